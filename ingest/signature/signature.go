@@ -1,0 +1,387 @@
+// Package signature verifies webhook signatures of the providers gatehouse
+// accepts (reference, stripe, github, slack, standard-webhooks, shopify).
+//
+// It is pure: no I/O, no clock, no globals. The caller passes the raw request
+// headers, the exact raw body bytes and the current time. Every comparison of
+// a signature is constant time (hmac.Equal) and every active secret is tried
+// against every candidate signature without stopping at the first mismatch,
+// so that secrets can be rotated with an overlap during which both verify.
+//
+// Order of checks: required headers are looked up first (ErrMissingHeader),
+// then parsed strictly (ErrMalformedHeader), then the signature is checked
+// (ErrBadSignature) and only an authentic timestamp is compared with the
+// tolerance window (ErrStaleTimestamp, ErrFutureTimestamp). A stale or future
+// reason therefore always means "genuinely signed but replayed or clock skew",
+// never "forged".
+//
+// Error messages may name a header but never contain a header value, a
+// signature or a secret.
+package signature
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Scheme names accepted in Config.Scheme.
+const (
+	schemeReference        = "reference"
+	schemeStripe           = "stripe"
+	schemeGitHub           = "github"
+	schemeSlack            = "slack"
+	schemeStandardWebhooks = "standard-webhooks"
+	schemeShopify          = "shopify"
+)
+
+// DefaultTolerance is used when Config.Tolerance is zero.
+const defaultTolerance = 300 * time.Second
+
+// maxCandidates bounds how many signatures one header may carry.
+const maxCandidates = 32
+
+// Secret is one active signing secret of an endpoint. ID is an
+// operator-chosen label (never the value) used in metrics and logs.
+type Secret struct {
+	ID    string
+	Value []byte
+}
+
+// Config configures one provider endpoint's verifier.
+type Config struct {
+	// Scheme is one of "reference", "stripe", "github", "slack",
+	// "standard-webhooks", "shopify".
+	Scheme string
+	// Secrets are the active secrets (more than one during a rotation
+	// overlap); at least one is required. An empty ID defaults to the
+	// secret's index ("0", "1", …); IDs must be unique. For
+	// standard-webhooks the value is "whsec_<base64>" or bare base64; for
+	// stripe it is the whole "whsec_…" string, used as raw HMAC key bytes.
+	Secrets []Secret
+	// Tolerance is the allowed distance between the signed timestamp and
+	// now, in both directions. 0 means 300 s. Ignored by schemes without a
+	// timestamp (github, shopify). Negative is an error.
+	Tolerance time.Duration
+	// TimestampHeader names the header carrying Unix seconds (reference
+	// scheme only, required there).
+	TimestampHeader string
+	// SignatureHeader names the header carrying the hex signature
+	// (reference scheme only, required there).
+	SignatureHeader string
+}
+
+// Result of a successful verification.
+type Result struct {
+	// SecretID is the ID of the secret that matched.
+	SecretID string
+	// Timestamp is the signed timestamp, zero for schemes without one.
+	Timestamp time.Time
+	// EventID is the event id carried in headers when the scheme defines
+	// one: github "<X-GitHub-Hook-ID>:<X-GitHub-Delivery>" (or just the
+	// delivery GUID without a hook id), shopify X-Shopify-Webhook-Id,
+	// standard-webhooks webhook-id; "" otherwise.
+	EventID string
+}
+
+// Verifier verifies one provider endpoint's requests.
+type Verifier interface {
+	// Verify checks h and the exact raw body at time now. Errors wrap
+	// exactly one of ErrMissingHeader, ErrMalformedHeader,
+	// ErrStaleTimestamp, ErrFutureTimestamp, ErrBadSignature.
+	Verify(h http.Header, body []byte, now time.Time) (Result, error)
+}
+
+// Sentinel errors wrapped by Verify; see Reason for their labels.
+var (
+	ErrMissingHeader   = errors.New("missing header")
+	ErrMalformedHeader = errors.New("malformed header")
+	ErrStaleTimestamp  = errors.New("stale timestamp")
+	ErrFutureTimestamp = errors.New("future timestamp")
+	ErrBadSignature    = errors.New("bad signature")
+)
+
+// Reason classifies err for metrics and logs: "missing_header",
+// "malformed_header", "stale_timestamp", "future_timestamp",
+// "bad_signature", or "unknown" for anything else (including nil).
+func Reason(err error) string {
+	switch {
+	case err == nil:
+		return "unknown"
+	case errors.Is(err, ErrMissingHeader):
+		return "missing_header"
+	case errors.Is(err, ErrMalformedHeader):
+		return "malformed_header"
+	case errors.Is(err, ErrStaleTimestamp):
+		return "stale_timestamp"
+	case errors.Is(err, ErrFutureTimestamp):
+		return "future_timestamp"
+	case errors.Is(err, ErrBadSignature):
+		return "bad_signature"
+	default:
+		return "unknown"
+	}
+}
+
+// key is a secret prepared for HMAC (decoded where the scheme requires it).
+type key struct {
+	id    string
+	value []byte
+}
+
+// New validates cfg and returns the Verifier for its scheme. It returns a
+// descriptive error for an unknown scheme, no secrets, an empty secret value,
+// duplicate secret IDs, a negative tolerance, missing or invalid header names
+// for the reference scheme (or header names set for another scheme), and a
+// standard-webhooks secret that is not valid base64. Errors never contain a
+// secret value.
+func New(cfg Config) (Verifier, error) {
+	if err := checkShape(cfg); err != nil {
+		return nil, err
+	}
+	if len(cfg.Secrets) == 0 {
+		return nil, fmt.Errorf("signature: scheme %q: at least one secret is required", cfg.Scheme)
+	}
+	if cfg.Tolerance < 0 {
+		return nil, fmt.Errorf("signature: scheme %q: negative tolerance %s", cfg.Scheme, cfg.Tolerance)
+	}
+	tol := cfg.Tolerance
+	if tol == 0 {
+		tol = defaultTolerance
+	}
+	keys := make([]key, 0, len(cfg.Secrets))
+	seen := make(map[string]bool, len(cfg.Secrets))
+	for i, s := range cfg.Secrets {
+		id := s.ID
+		if id == "" {
+			id = strconv.Itoa(i)
+		}
+		if seen[id] {
+			return nil, fmt.Errorf("signature: scheme %q: duplicate secret id %q", cfg.Scheme, id)
+		}
+		seen[id] = true
+		v, err := keyBytes(cfg.Scheme, s.Value)
+		if err != nil {
+			return nil, fmt.Errorf("signature: scheme %q: secret %q: %w", cfg.Scheme, id, err)
+		}
+		keys = append(keys, key{id: id, value: v})
+	}
+	switch cfg.Scheme {
+	case schemeReference:
+		return &referenceVerifier{
+			keys: keys, tol: tol,
+			tsHeader:  http.CanonicalHeaderKey(cfg.TimestampHeader),
+			sigHeader: http.CanonicalHeaderKey(cfg.SignatureHeader),
+		}, nil
+	case schemeStripe:
+		return &stripeVerifier{keys: keys, tol: tol}, nil
+	case schemeGitHub:
+		return &githubVerifier{keys: keys}, nil
+	case schemeSlack:
+		return &slackVerifier{keys: keys, tol: tol}, nil
+	case schemeStandardWebhooks:
+		return &standardVerifier{keys: keys, tol: tol}, nil
+	case schemeShopify:
+		return &shopifyVerifier{keys: keys}, nil
+	}
+	panic("unreachable: scheme checked by checkShape")
+}
+
+// checkShape validates everything in cfg except the secrets; shared by New
+// and Sign.
+func checkShape(cfg Config) error {
+	switch cfg.Scheme {
+	case schemeReference:
+		if cfg.TimestampHeader == "" || cfg.SignatureHeader == "" {
+			return errors.New("signature: scheme \"reference\" requires TimestampHeader and SignatureHeader")
+		}
+		if !isToken(cfg.TimestampHeader) {
+			return fmt.Errorf("signature: TimestampHeader %q is not a valid header name", cfg.TimestampHeader)
+		}
+		if !isToken(cfg.SignatureHeader) {
+			return fmt.Errorf("signature: SignatureHeader %q is not a valid header name", cfg.SignatureHeader)
+		}
+		if http.CanonicalHeaderKey(cfg.TimestampHeader) == http.CanonicalHeaderKey(cfg.SignatureHeader) {
+			return errors.New("signature: TimestampHeader and SignatureHeader must differ")
+		}
+		return nil
+	case schemeStripe, schemeGitHub, schemeSlack, schemeStandardWebhooks, schemeShopify:
+		if cfg.TimestampHeader != "" || cfg.SignatureHeader != "" {
+			return fmt.Errorf("signature: scheme %q: TimestampHeader and SignatureHeader are only used by the reference scheme", cfg.Scheme)
+		}
+		return nil
+	case "":
+		return errors.New("signature: scheme is required (reference, stripe, github, slack, standard-webhooks, shopify)")
+	default:
+		return fmt.Errorf("signature: unknown scheme %q (want reference, stripe, github, slack, standard-webhooks, shopify)", cfg.Scheme)
+	}
+}
+
+// keyBytes turns a configured secret into HMAC key bytes for scheme.
+func keyBytes(scheme string, value []byte) ([]byte, error) {
+	if len(value) == 0 {
+		return nil, errors.New("empty secret value")
+	}
+	if scheme == schemeStandardWebhooks {
+		return decodeStandardSecret(value)
+	}
+	return append([]byte(nil), value...), nil
+}
+
+// isToken reports whether s is a non-empty RFC 7230 token (a header name).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// macSHA256 returns HMAC-SHA256(k, parts[0] || parts[1] || …).
+func macSHA256(k []byte, parts ...[]byte) []byte {
+	m := hmac.New(sha256.New, k)
+	for _, p := range parts {
+		m.Write(p)
+	}
+	return m.Sum(nil)
+}
+
+// match computes the MAC of parts under every key and compares it, in
+// constant time, with every candidate. It never stops early: all keys and
+// all candidates are always examined. It returns the ID of the first key
+// (in configuration order) that matched any candidate.
+func match(keys []key, candidates [][]byte, parts ...[]byte) (string, bool) {
+	found := -1
+	for i := range keys {
+		expected := macSHA256(keys[i].value, parts...)
+		for _, c := range candidates {
+			if hmac.Equal(expected, c) && found < 0 {
+				found = i
+			}
+		}
+	}
+	if found < 0 {
+		return "", false
+	}
+	return keys[found].id, true
+}
+
+// header returns the single, whitespace-trimmed value of name. Absent or
+// blank → ErrMissingHeader; repeated → ErrMalformedHeader.
+func header(h http.Header, name string) (string, error) {
+	vals := h.Values(name)
+	switch {
+	case len(vals) == 0:
+		return "", missing(name)
+	case len(vals) > 1:
+		return "", malformed(name, "repeated")
+	}
+	v := trim(vals[0])
+	if v == "" {
+		return "", missing(name)
+	}
+	return v, nil
+}
+
+func trim(s string) string { return strings.Trim(s, " \t") }
+
+func missing(name string) error {
+	return fmt.Errorf("signature: %w %s", ErrMissingHeader, name)
+}
+
+func malformed(name, why string) error {
+	return fmt.Errorf("signature: %w %s: %s", ErrMalformedHeader, name, why)
+}
+
+func badSignature() error {
+	return fmt.Errorf("signature: %w: no signature matches any active secret", ErrBadSignature)
+}
+
+// maxTimestampDigits keeps parsed timestamps well inside int64.
+const maxTimestampDigits = 18
+
+// parseTimestamp parses Unix seconds strictly: ASCII digits only, no sign,
+// no leading zero (so the text round-trips through strconv.FormatInt, which
+// matters because several schemes sign the text).
+func parseTimestamp(s string) (int64, error) {
+	if s == "" || len(s) > maxTimestampDigits {
+		return 0, errors.New("not a Unix timestamp in seconds")
+	}
+	if s[0] == '0' && len(s) > 1 {
+		return 0, errors.New("timestamp has a leading zero")
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, errors.New("not a Unix timestamp in seconds")
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, nil
+}
+
+// timestampHeader reads and parses the timestamp header name.
+func timestampHeader(h http.Header, name string) (string, int64, error) {
+	v, err := header(h, name)
+	if err != nil {
+		return "", 0, err
+	}
+	ts, err := parseTimestamp(v)
+	if err != nil {
+		return "", 0, malformed(name, err.Error())
+	}
+	return v, ts, nil
+}
+
+// checkWindow compares an authentic timestamp with now: exactly tol old or
+// tol ahead passes, anything beyond fails.
+func checkWindow(ts time.Time, now time.Time, tol time.Duration) error {
+	age := now.Sub(ts)
+	if age > tol {
+		return fmt.Errorf("signature: %w: signed %s ago, tolerance %s", ErrStaleTimestamp, age.Round(time.Second), tol)
+	}
+	if -age > tol {
+		return fmt.Errorf("signature: %w: signed %s ahead, tolerance %s", ErrFutureTimestamp, (-age).Round(time.Second), tol)
+	}
+	return nil
+}
+
+// maxEventIDLen bounds event ids taken from headers (they become database keys).
+const maxEventIDLen = 255
+
+// eventIDHeader reads an event id header: 1..255 visible ASCII characters.
+func eventIDHeader(h http.Header, name string) (string, error) {
+	v, err := header(h, name)
+	if err != nil {
+		return "", err
+	}
+	if !validEventID(v) {
+		return "", malformed(name, "event id must be 1 to 255 visible ASCII characters")
+	}
+	return v, nil
+}
+
+func validEventID(s string) bool {
+	if s == "" || len(s) > maxEventIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,114 @@
+package signature
+
+import (
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Standard Webhooks header names, and the Svix names accepted as fallback.
+const (
+	standardIDHeader  = "Webhook-Id"
+	standardTSHeader  = "Webhook-Timestamp"
+	standardSigHeader = "Webhook-Signature"
+	svixIDHeader      = "Svix-Id"
+	svixTSHeader      = "Svix-Timestamp"
+	svixSigHeader     = "Svix-Signature"
+	standardPrefix    = "whsec_"
+	standardVersion   = "v1"
+)
+
+// standardVerifier implements Standard Webhooks (Svix):
+// webhook-signature: "v1,<base64>" entries separated by spaces, each being
+// base64(HMAC-SHA256(base64-decoded secret, "<id>.<ts>.<raw body>")).
+// When none of the webhook-* headers is present, the svix-* names are used.
+type standardVerifier struct {
+	keys []key
+	tol  time.Duration
+}
+
+func (v *standardVerifier) Verify(h http.Header, body []byte, now time.Time) (Result, error) {
+	idName, tsName, sigName := standardIDHeader, standardTSHeader, standardSigHeader
+	if len(h.Values(idName)) == 0 && len(h.Values(tsName)) == 0 && len(h.Values(sigName)) == 0 {
+		idName, tsName, sigName = svixIDHeader, svixTSHeader, svixSigHeader
+	}
+	msgID, err := eventIDHeader(h, idName)
+	if err != nil {
+		return Result{}, err
+	}
+	tsText, ts, err := timestampHeader(h, tsName)
+	if err != nil {
+		return Result{}, err
+	}
+	sigText, err := header(h, sigName)
+	if err != nil {
+		return Result{}, err
+	}
+	sigs, err := parseStandardSignatures(sigText)
+	if err != nil {
+		return Result{}, malformed(sigName, err.Error())
+	}
+	id, ok := match(v.keys, sigs, []byte(msgID+"."+tsText+"."), body)
+	if !ok {
+		return Result{}, badSignature()
+	}
+	t := time.Unix(ts, 0)
+	if err := checkWindow(t, now, v.tol); err != nil {
+		return Result{}, err
+	}
+	return Result{SecretID: id, Timestamp: t, EventID: msgID}, nil
+}
+
+// parseStandardSignatures parses a webhook-signature value: entries
+// "<version>,<value>" separated by whitespace. v1 values must be canonical
+// base64 of 32 bytes; entries of other versions (e.g. v1a asymmetric) are
+// ignored. At least one v1 entry is required.
+func parseStandardSignatures(s string) ([][]byte, error) {
+	var sigs [][]byte
+	for _, entry := range strings.Fields(s) {
+		version, val, ok := strings.Cut(entry, ",")
+		if !ok || version == "" || val == "" {
+			return nil, errors.New("want space-separated <version>,<signature> entries")
+		}
+		if version != standardVersion {
+			continue
+		}
+		if len(sigs) == maxCandidates {
+			return nil, errors.New("too many v1 signatures")
+		}
+		sig, err := parseBase64SHA256(val)
+		if err != nil {
+			return nil, errors.New("v1 signature is not base64 of 32 bytes")
+		}
+		sigs = append(sigs, sig)
+	}
+	if len(sigs) == 0 {
+		return nil, errors.New("no v1 signature")
+	}
+	return sigs, nil
+}
+
+// formatStandardSignatures formats sigs as a webhook-signature value.
+func formatStandardSignatures(sigs [][]byte) string {
+	parts := make([]string, len(sigs))
+	for i, s := range sigs {
+		parts[i] = standardVersion + "," + base64.StdEncoding.EncodeToString(s)
+	}
+	return strings.Join(parts, " ")
+}
+
+// decodeStandardSecret decodes "whsec_<base64>" or bare base64 into key
+// bytes. The error never contains the secret.
+func decodeStandardSecret(value []byte) ([]byte, error) {
+	s := strings.TrimPrefix(string(value), standardPrefix)
+	k, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, errors.New("standard-webhooks secret must be whsec_ followed by base64 (or bare base64)")
+	}
+	if len(k) == 0 {
+		return nil, errors.New("standard-webhooks secret decodes to an empty key")
+	}
+	return k, nil
+}
