@@ -1,0 +1,496 @@
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// KafkaBrokersEnv names a comma-separated broker list of an already running
+// Kafka that KafkaForTest uses instead of starting a private broker.
+const KafkaBrokersEnv = "GATEHOUSE_TEST_KAFKA_BROKERS"
+
+// KafkaLibsEnv, when set, names a directory of Kafka jars to use instead of
+// running deploy/local/kafka-fetch.sh.
+const KafkaLibsEnv = "GATEHOUSE_KAFKA_LIBS"
+
+// KafkaJavaOptsEnv, when set, replaces the broker's default JVM options.
+const KafkaJavaOptsEnv = "GATEHOUSE_KAFKA_JAVA_OPTS"
+
+const (
+	kafkaReadyTimeout = 60 * time.Second
+	kafkaStopTimeout  = 20 * time.Second
+)
+
+// kafkaJavaOpts favour start-up time on small machines: C1 only, serial GC,
+// a small heap, class-data sharing.
+var kafkaJavaOpts = []string{
+	"-Xmx512m", "-Xms256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	"-Xshare:auto", "-Djava.awt.headless=true", "-Djava.net.preferIPv4Stack=true",
+}
+
+// Kafka is a running single-node KRaft broker (combined broker+controller).
+type Kafka struct {
+	Brokers []string // "127.0.0.1:port" of the PLAINTEXT listener
+	Dir     string   // config, data (Dir/data) and log (Dir/broker.log)
+
+	libs           string
+	log4j          string
+	brokerPort     int
+	controllerPort int
+	ownsDir        bool // Dir was created by StartKafka; KafkaCleanup removes it
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has exited
+}
+
+// StartKafka starts a fresh private broker: KRaft, one node acting as broker
+// and controller, random free ports, a random cluster id and data under dir
+// (a new temporary directory when dir is ""). It fetches the jars with
+// deploy/local/kafka-fetch.sh when needed and returns once the broker answers
+// a metadata request, or an error carrying the tail of the broker log.
+func StartKafka(ctx context.Context, dir string) (*Kafka, error) {
+	libs, err := kafkaLibs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	k := &Kafka{libs: libs, log4j: filepath.Join(filepath.Dir(libs), "log4j2.xml")}
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "gatehouse-kafka-"); err != nil {
+			return nil, fmt.Errorf("kafka temp dir: %w", err)
+		}
+		k.ownsDir = true
+	}
+	k.Dir = dir
+	if k.brokerPort, err = kafkaFreePort(); err != nil {
+		return nil, err
+	}
+	if k.controllerPort, err = kafkaFreePort(); err != nil {
+		return nil, err
+	}
+	k.Brokers = []string{"127.0.0.1:" + strconv.Itoa(k.brokerPort)}
+	if err := k.writeConfig(); err != nil {
+		return nil, err
+	}
+	if err := k.format(ctx); err != nil {
+		return nil, err
+	}
+	if err := k.start(ctx); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Stop shuts the broker down with SIGTERM, then SIGKILL after a grace period,
+// and waits for it to exit. Stopping a stopped broker is a no-op.
+func (k *Kafka) Stop() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.stopLocked(syscall.SIGTERM)
+}
+
+// Kill ends the broker with SIGKILL (a crash) and waits for it to exit.
+func (k *Kafka) Kill() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.stopLocked(syscall.SIGKILL)
+}
+
+// Restart stops the broker if it is running and starts it again on the same
+// ports with the same data directory.
+func (k *Kafka) Restart(ctx context.Context) error {
+	if err := k.Stop(); err != nil {
+		return err
+	}
+	return k.start(ctx)
+}
+
+func (k *Kafka) stopLocked(sig syscall.Signal) error {
+	if k.cmd == nil {
+		return nil
+	}
+	defer func() { k.cmd = nil }()
+	select {
+	case <-k.done:
+		return nil
+	default:
+	}
+	if err := k.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("signal kafka: %w", err)
+	}
+	select {
+	case <-k.done:
+		return nil
+	case <-time.After(kafkaStopTimeout):
+	}
+	if err := k.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("kill kafka: %w", err)
+	}
+	<-k.done
+	return nil
+}
+
+func (k *Kafka) logPath() string   { return filepath.Join(k.Dir, "broker.log") }
+func (k *Kafka) dataDir() string   { return filepath.Join(k.Dir, "data") }
+func (k *Kafka) propsPath() string { return filepath.Join(k.Dir, "server.properties") }
+
+func (k *Kafka) writeConfig() error {
+	b, c := strconv.Itoa(k.brokerPort), strconv.Itoa(k.controllerPort)
+	props := strings.Join([]string{
+		"process.roles=broker,controller",
+		"node.id=1",
+		"controller.quorum.voters=1@127.0.0.1:" + c,
+		"listeners=PLAINTEXT://127.0.0.1:" + b + ",CONTROLLER://127.0.0.1:" + c,
+		"advertised.listeners=PLAINTEXT://127.0.0.1:" + b,
+		"controller.listener.names=CONTROLLER",
+		"inter.broker.listener.name=PLAINTEXT",
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"log.dirs=" + k.dataDir(),
+		"auto.create.topics.enable=false",
+		"num.partitions=1",
+		"default.replication.factor=1",
+		"min.insync.replicas=1",
+		"offsets.topic.replication.factor=1",
+		"offsets.topic.num.partitions=1",
+		"transaction.state.log.replication.factor=1",
+		"transaction.state.log.min.isr=1",
+		"transaction.state.log.num.partitions=1",
+		"share.coordinator.state.topic.replication.factor=1",
+		"share.coordinator.state.topic.min.isr=1",
+		"group.initial.rebalance.delay.ms=0",
+		"num.network.threads=2",
+		"num.io.threads=2",
+		"num.recovery.threads.per.data.dir=1",
+		"background.threads=2",
+		"log.cleaner.enable=true",
+		"log.cleaner.threads=1",
+		"log.cleaner.dedupe.buffer.size=2097152",
+		"",
+	}, "\n")
+	if err := os.MkdirAll(k.Dir, 0o755); err != nil {
+		return fmt.Errorf("kafka dir: %w", err)
+	}
+	if err := os.WriteFile(k.propsPath(), []byte(props), 0o644); err != nil {
+		return fmt.Errorf("write server.properties: %w", err)
+	}
+	return nil
+}
+
+// format is the equivalent of `kafka-storage format -t <random id>` with a
+// static voter set: the cluster-independent bootstrap.checkpoint comes from a
+// template formatted once per jar cache, meta.properties is written here with
+// a fresh cluster id and directory id. That saves one JVM start per broker.
+func (k *Kafka) format(ctx context.Context) error {
+	tmpl, err := kafkaBootstrapTemplate(ctx, k.libs, k.log4j)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(k.dataDir(), 0o755); err != nil {
+		return fmt.Errorf("kafka data dir: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(k.dataDir(), "bootstrap.checkpoint"), tmpl, 0o644); err != nil {
+		return fmt.Errorf("write bootstrap.checkpoint: %w", err)
+	}
+	meta := fmt.Sprintf("#\n#written by gatehouse testenv\nnode.id=1\ndirectory.id=%s\nversion=1\ncluster.id=%s\n",
+		kafkaUUID(), kafkaUUID())
+	if err := os.WriteFile(filepath.Join(k.dataDir(), "meta.properties"), []byte(meta), 0o644); err != nil {
+		return fmt.Errorf("write meta.properties: %w", err)
+	}
+	return nil
+}
+
+var kafkaTemplate struct {
+	sync.Mutex
+	data map[string][]byte
+}
+
+// kafkaBootstrapTemplate returns bootstrap.checkpoint for the jars in libs,
+// running `StorageTool format` once and caching the file next to libs.
+func kafkaBootstrapTemplate(ctx context.Context, libs, log4j string) ([]byte, error) {
+	kafkaTemplate.Lock()
+	defer kafkaTemplate.Unlock()
+	if b, ok := kafkaTemplate.data[libs]; ok {
+		return b, nil
+	}
+	cached := filepath.Join(filepath.Dir(libs), "bootstrap.checkpoint")
+	if kafkaTemplate.data == nil {
+		kafkaTemplate.data = map[string][]byte{}
+	}
+	if b, err := os.ReadFile(cached); err == nil && len(b) > 0 {
+		kafkaTemplate.data[libs] = b
+		return b, nil
+	}
+	tmp, err := os.MkdirTemp("", "gatehouse-kafka-format-")
+	if err != nil {
+		return nil, fmt.Errorf("kafka format dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	props := "process.roles=broker,controller\nnode.id=1\n" +
+		"controller.quorum.voters=1@127.0.0.1:9093\n" +
+		"listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\n" +
+		"controller.listener.names=CONTROLLER\nlog.dirs=" + filepath.Join(tmp, "data") + "\n"
+	propsPath := filepath.Join(tmp, "server.properties")
+	if err := os.WriteFile(propsPath, []byte(props), 0o644); err != nil {
+		return nil, fmt.Errorf("write format properties: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, "java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto",
+		"-Dlog4j2.configurationFile="+log4j, "-cp", filepath.Join(libs, "*"),
+		"kafka.tools.StorageTool", "format", "-t", kafkaUUID(), "-c", propsPath)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("kafka storage format: %w: %s", err, kafkaTail(out))
+	}
+	b, err := os.ReadFile(filepath.Join(tmp, "data", "bootstrap.checkpoint"))
+	if err != nil {
+		return nil, fmt.Errorf("read formatted bootstrap.checkpoint: %w", err)
+	}
+	// Publish atomically: other test binaries may read it concurrently.
+	part := cached + ".tmp." + strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(part, b, 0o644); err == nil {
+		_ = os.Rename(part, cached)
+	}
+	kafkaTemplate.data[libs] = b
+	return b, nil
+}
+
+// start launches the JVM and waits until the broker answers metadata.
+func (k *Kafka) start(ctx context.Context) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.cmd != nil {
+		return errors.New("kafka: already running")
+	}
+	logf, err := os.OpenFile(k.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("kafka log: %w", err)
+	}
+	opts := kafkaJavaOpts
+	if v := os.Getenv(KafkaJavaOptsEnv); v != "" {
+		opts = strings.Fields(v)
+	}
+	args := append(append([]string{}, opts...),
+		"-Dlog4j2.configurationFile="+k.log4j,
+		"-Dgatehouse.kafka.loglevel=WARN",
+		"-cp", filepath.Join(k.libs, "*"),
+		"kafka.Kafka", k.propsPath())
+	cmd := exec.Command("java", args...)
+	cmd.Dir = k.Dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// The broker dies with the thread that started it, so a crashed or
+	// killed test binary never leaves a JVM behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	done := make(chan struct{})
+	started := make(chan error, 1)
+	go func() {
+		// Pdeathsig fires when the forking OS thread exits: keep it alive,
+		// locked to this goroutine, for as long as the JVM runs.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		defer logf.Close()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			close(done)
+			return
+		}
+		started <- nil
+		_ = cmd.Wait()
+		close(done)
+	}()
+	if err := <-started; err != nil {
+		return fmt.Errorf("start kafka: %w", err)
+	}
+	k.cmd, k.done = cmd, done
+	if err := k.waitReady(ctx); err != nil {
+		_ = k.stopLocked(syscall.SIGKILL)
+		return fmt.Errorf("%w\n--- broker log tail (%s) ---\n%s", err, k.logPath(), k.logTail())
+	}
+	return nil
+}
+
+func (k *Kafka) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, kafkaReadyTimeout)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(k.Brokers...), kgo.DialTimeout(time.Second),
+		kgo.RetryTimeout(time.Second), kgo.RequestRetries(0))
+	if err != nil {
+		return fmt.Errorf("kafka ready client: %w", err)
+	}
+	defer cl.Close()
+	var lastErr error
+	for {
+		select {
+		case <-k.done:
+			return fmt.Errorf("kafka exited during start-up: %s", k.cmd.ProcessState)
+		default:
+		}
+		rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
+		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(rctx, cl)
+		rcancel()
+		if err == nil && len(resp.Brokers) > 0 {
+			return nil
+		}
+		if err != nil {
+			lastErr = err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kafka not ready at %s: %w (last error: %v)", k.Brokers[0], ctx.Err(), lastErr)
+		case <-k.done:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (k *Kafka) logTail() string {
+	b, err := os.ReadFile(k.logPath())
+	if err != nil {
+		return fmt.Sprintf("(read broker log: %v)", err)
+	}
+	return kafkaTail(b)
+}
+
+func kafkaTail(b []byte) string {
+	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	if len(lines) > 40 {
+		lines = lines[len(lines)-40:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// kafkaLibs returns the directory of Kafka jars, running the fetch script
+// (a fast no-op once the cache is complete).
+func kafkaLibs(ctx context.Context) (string, error) {
+	if v := os.Getenv(KafkaLibsEnv); v != "" {
+		return v, nil
+	}
+	root, err := kafkaModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	script := filepath.Join(root, "deploy", "local", "kafka-fetch.sh")
+	cmd := exec.CommandContext(ctx, "bash", script)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s: %w: %s", script, err, kafkaTail(stderr.Bytes()))
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) == 0 {
+		return "", fmt.Errorf("%s printed no libs directory", script)
+	}
+	return fields[len(fields)-1], nil
+}
+
+func kafkaModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("getwd: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("kafka: go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func kafkaFreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// kafkaUUID returns a random Kafka Uuid in its base64url string form.
+func kafkaUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+var kafkaShared struct {
+	once  sync.Once
+	k     *Kafka
+	err   error
+	start time.Duration
+}
+
+// KafkaForTest returns broker addresses for a test: the list in
+// GATEHOUSE_TEST_KAFKA_BROKERS when set, otherwise a broker private to this
+// test binary, started on first use and stopped by KafkaCleanup. It fails the
+// test, never skips, when no broker can be had.
+func KafkaForTest(t testing.TB) []string {
+	t.Helper()
+	if v := os.Getenv(KafkaBrokersEnv); v != "" {
+		return strings.Split(v, ",")
+	}
+	kafkaShared.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		begin := time.Now()
+		kafkaShared.k, kafkaShared.err = StartKafka(ctx, "")
+		kafkaShared.start = time.Since(begin)
+	})
+	if kafkaShared.err != nil {
+		t.Fatalf("start kafka: %v", kafkaShared.err)
+	}
+	t.Logf("kafka %v (started in %v)", kafkaShared.k.Brokers, kafkaShared.start.Round(time.Millisecond))
+	return kafkaShared.k.Brokers
+}
+
+// PrivateKafka starts a broker dedicated to this test (for restart and crash
+// tests) and stops it, removing its data, when the test ends.
+func PrivateKafka(t testing.TB) *Kafka {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	k, err := StartKafka(ctx, t.TempDir())
+	if err != nil {
+		t.Fatalf("start private kafka: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := k.Stop(); err != nil {
+			t.Errorf("stop private kafka: %v", err)
+		}
+	})
+	return k
+}
+
+// KafkaCleanup stops the broker KafkaForTest started, if any, and removes its
+// data. Call it from TestMain after m.Run.
+func KafkaCleanup() {
+	k := kafkaShared.k
+	if k == nil {
+		return
+	}
+	_ = k.Stop()
+	if k.ownsDir {
+		_ = os.RemoveAll(k.Dir)
+	}
+}
