@@ -1,0 +1,252 @@
+// Package ingest is gatehouse's webhook edge: one POST route per provider
+// that reads the raw body, verifies its signature, parses the envelope and
+// writes the inbox row and its outbox job in one atomic statement before
+// answering 204.
+package ingest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/internal/config"
+)
+
+// VerificationFailed is the body of every signature rejection (SPEC.md).
+const VerificationFailed = "Webhook signature verification failed"
+
+// StatusVerificationFailed is 400, as Stripe's reference receivers answer:
+// 401 would promise a WWW-Authenticate challenge the provider cannot answer,
+// and a 4xx tells the provider the delivery failed so it retries later.
+const StatusVerificationFailed = http.StatusBadRequest
+
+// recorder is the atomic inbox+outbox write (Writer in production).
+type recorder interface {
+	Write(ctx context.Context, rec Record) (Outcome, error)
+}
+
+// Config holds a Receiver's dependencies.
+type Config struct {
+	Providers  map[string]*config.Provider
+	Store      recorder
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+	Now        func() time.Time // default time.Now
+}
+
+// Receiver serves POST /webhooks/{provider}.
+type Receiver struct {
+	cfg       Config
+	endpoints map[string]*endpoint
+	m         *metrics
+}
+
+type endpoint struct {
+	name     string
+	p        *config.Provider
+	verifier signature.Verifier
+}
+
+// New builds a Receiver; it fails when a provider's signing config is invalid.
+func New(cfg Config) (*Receiver, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	r := &Receiver{cfg: cfg, endpoints: map[string]*endpoint{}, m: newMetrics(cfg.Registerer)}
+	for name, p := range cfg.Providers {
+		v, err := signature.New(SignatureConfig(p))
+		if err != nil {
+			return nil, fmt.Errorf("provider %s: %w", name, err)
+		}
+		r.endpoints[name] = &endpoint{name: name, p: p, verifier: v}
+	}
+	return r, nil
+}
+
+// SignatureConfig converts a provider's config into its verifier config.
+func SignatureConfig(p *config.Provider) signature.Config {
+	sc := signature.Config{
+		Scheme:          p.Scheme,
+		Tolerance:       p.Tolerance,
+		TimestampHeader: p.TimestampHeader,
+		SignatureHeader: p.SignatureHeader,
+	}
+	for _, s := range p.Secrets {
+		sc.Secrets = append(sc.Secrets, signature.Secret{ID: s.ID, Value: s.Resolved()})
+	}
+	return sc
+}
+
+// Routes registers one POST route per configured provider on mux. Other
+// methods on those paths answer 405 with Allow: POST; unknown providers 404.
+func (r *Receiver) Routes(mux chi.Router) {
+	names := make([]string, 0, len(r.endpoints))
+	for name := range r.endpoints {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		ep := r.endpoints[name]
+		path := "/webhooks/" + name
+		mux.HandleFunc(path, func(w http.ResponseWriter, req *http.Request) {
+			if req.Method == http.MethodPost {
+				r.serve(w, req, ep)
+				return
+			}
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, "method not allowed: use POST", http.StatusMethodNotAllowed)
+		})
+	}
+}
+
+// delivery accumulates what the per-delivery log line reports.
+type delivery struct {
+	requestID, eventID, typ, queueID, state, outcome, reason string
+	verified                                                 bool
+	status, attempt                                          int
+	err                                                      error
+}
+
+func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint) {
+	start := r.cfg.Now()
+	d := &delivery{requestID: requestID(req)}
+	w.Header().Set("X-Request-Id", d.requestID)
+	defer func() {
+		r.m.deliveries.WithLabelValues(ep.name, d.outcome).Inc()
+		r.m.ackLatency.WithLabelValues(ep.name, strconv.Itoa(d.status)).Observe(time.Since(start).Seconds())
+		r.logDelivery(req.Context(), ep.name, d)
+	}()
+	fail := func(status int, outcome, msg string) {
+		d.status, d.outcome = status, outcome
+		if status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "5")
+		}
+		http.Error(w, msg, status)
+	}
+
+	// 1. Raw bytes first, bounded while streaming (chunked bodies included).
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, ep.p.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			fail(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("body exceeds %d bytes", ep.p.MaxBodyBytes))
+			return
+		}
+		d.err = err
+		fail(http.StatusBadRequest, "bad_request", "could not read request body")
+		return
+	}
+	// 2. Verify over the raw bytes.
+	res, err := ep.verifier.Verify(req.Header, body, r.cfg.Now())
+	if err != nil {
+		d.reason = signature.Reason(err)
+		r.m.verifyFails.WithLabelValues(ep.name, d.reason).Inc()
+		fail(StatusVerificationFailed, "rejected_signature", VerificationFailed)
+		return
+	}
+	d.verified = true
+	r.m.secret.WithLabelValues(ep.name, res.SecretID).Inc()
+	// 3. Parse only after verification.
+	if ep.p.Scheme == "slack" && answerSlackChallenge(w, body) {
+		d.status, d.outcome = http.StatusOK, "challenge"
+		return
+	}
+	ev, err := parseDelivery(ep.p.Scheme, req.Header, body, res, r.cfg.Now())
+	if err != nil {
+		d.reason = err.Error()
+		fail(http.StatusBadRequest, "bad_request", err.Error())
+		return
+	}
+	d.eventID, d.typ = ev.ID, ev.Type
+	agg, found := "", false
+	for _, path := range ep.p.AggregateIDPath {
+		if agg, found = lookupPath(ev.Payload, path); found {
+			break
+		}
+	}
+	if !found {
+		agg = ev.ID
+		r.m.noAggregate.WithLabelValues(ep.name).Inc()
+	}
+	// 4–6. One atomic write; the outbox job only when the inbox row is new.
+	out, err := r.cfg.Store.Write(req.Context(), Record{
+		Provider: ep.name, EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt, Payload: ev.Payload,
+		SecretID: res.SecretID, AggregateID: agg, Topic: ep.p.Topic,
+	})
+	if err != nil {
+		d.err = err
+		fail(http.StatusServiceUnavailable, "unavailable", "event not recorded; retry later")
+		return
+	}
+	d.state, d.attempt = out.State, out.Attempts
+	d.outcome = "accepted"
+	if out.New {
+		d.queueID = out.OutboxID.String()
+	} else {
+		d.outcome = "duplicate"
+		r.m.duplicates.WithLabelValues(ep.name).Inc()
+	}
+	// 7. Acknowledge at once, after the commit.
+	d.status = http.StatusNoContent
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (r *Receiver) logDelivery(ctx context.Context, provider string, d *delivery) {
+	attrs := []slog.Attr{
+		slog.String("provider", provider), slog.String("event_id", d.eventID), slog.String("type", d.typ),
+		slog.Bool("verified", d.verified), slog.Int("response_status", d.status), slog.String("queue_id", d.queueID),
+		slog.String("processing_state", d.state), slog.Int("attempt", d.attempt), slog.String("request_id", d.requestID),
+		slog.String("outcome", d.outcome),
+	}
+	if d.reason != "" {
+		attrs = append(attrs, slog.String("reason", d.reason))
+	}
+	level := slog.LevelInfo
+	if d.err != nil {
+		level = slog.LevelError
+		attrs = append(attrs, slog.String("err", d.err.Error()))
+	} else if d.status >= 400 {
+		level = slog.LevelWarn
+	}
+	r.cfg.Logger.LogAttrs(ctx, level, "webhook delivery", attrs...)
+}
+
+var safeRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+
+func requestID(req *http.Request) string {
+	if v := req.Header.Get("X-Request-Id"); safeRequestID.MatchString(v) {
+		return v
+	}
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// answerSlackChallenge answers Slack's url_verification handshake (after the
+// signature was verified) by echoing the challenge; nothing is stored.
+func answerSlackChallenge(w http.ResponseWriter, body []byte) bool {
+	var c struct {
+		Type      string `json:"type"`
+		Challenge string `json:"challenge"`
+	}
+	if json.Unmarshal(body, &c) != nil || c.Type != "url_verification" {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]string{"challenge": c.Challenge})
+	return true
+}

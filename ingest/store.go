@@ -1,0 +1,222 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Record is one verified delivery to write: an inbox row and, when the row
+// is new, its outbox job.
+type Record struct {
+	Provider    string
+	EventID     string
+	Type        string
+	CreatedAt   *time.Time
+	Payload     []byte
+	SecretID    string
+	AggregateID string
+	Topic       string
+}
+
+// Outcome says what the atomic write did.
+type Outcome struct {
+	New      bool      // the inbox row was inserted by this delivery
+	OutboxID uuid.UUID // the outbox job (queue id) when New
+	State    string    // processing_state of the stored row
+	Attempts int       // processing attempts of the stored row
+}
+
+// Writer performs the atomic inbox+outbox write. Concurrent calls are
+// coalesced: each of a few workers takes whatever deliveries are waiting (up
+// to MaxBatch) and writes them in one statement, so one commit serves many
+// deliveries; every caller returns only after the commit of its own event.
+type Writer struct {
+	pool     *pgxpool.Pool
+	queue    chan *pending
+	maxBatch int
+	once     sync.Once
+}
+
+type pending struct {
+	rec  Record
+	out  Outcome
+	err  error
+	done chan struct{}
+}
+
+// NewWriter returns a Writer with workers goroutines (default 4) and batches
+// of at most maxBatch rows (default 64). Call Run to start it.
+func NewWriter(pool *pgxpool.Pool, workers, maxBatch int) *Writer {
+	if maxBatch <= 0 {
+		maxBatch = 64
+	}
+	if workers <= 0 {
+		workers = 4
+	}
+	w := &Writer{pool: pool, queue: make(chan *pending, workers*maxBatch), maxBatch: maxBatch}
+	for range workers {
+		go w.loop()
+	}
+	return w
+}
+
+// Write records rec atomically and reports whether it was new. An error
+// means nothing is known to be committed; the caller must not acknowledge.
+func (w *Writer) Write(ctx context.Context, rec Record) (Outcome, error) {
+	p := &pending{rec: rec, done: make(chan struct{})}
+	select {
+	case w.queue <- p:
+	case <-ctx.Done():
+		return Outcome{}, ctx.Err()
+	}
+	select {
+	case <-p.done:
+		return p.out, p.err
+	case <-ctx.Done():
+		// The batch may still commit; the provider retries and the retry is a duplicate.
+		return Outcome{}, ctx.Err()
+	}
+}
+
+func (w *Writer) loop() {
+	batch := make([]*pending, 0, w.maxBatch)
+	for first := range w.queue {
+		batch = append(batch[:0], first)
+	drain:
+		for len(batch) < w.maxBatch {
+			select {
+			case p := <-w.queue:
+				batch = append(batch, p)
+			default:
+				break drain
+			}
+		}
+		w.flush(batch)
+	}
+}
+
+func (w *Writer) flush(batch []*pending) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Deduplicate inside the batch; the first occurrence of a key is written,
+	// later ones are duplicates of it.
+	uniq := make([]*pending, 0, len(batch))
+	firstOf := map[[2]string]*pending{}
+	for _, p := range batch {
+		k := [2]string{p.rec.Provider, p.rec.EventID}
+		if _, ok := firstOf[k]; ok {
+			continue
+		}
+		firstOf[k] = p
+		uniq = append(uniq, p)
+	}
+	// A stable key order makes concurrent batches lock in the same order.
+	slices.SortFunc(uniq, func(a, b *pending) int {
+		if c := strings.Compare(a.rec.Provider, b.rec.Provider); c != 0 {
+			return c
+		}
+		return strings.Compare(a.rec.EventID, b.rec.EventID)
+	})
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if err = w.exec(ctx, uniq); err == nil || !retryable(err) {
+			break
+		}
+	}
+	for _, p := range batch {
+		k := [2]string{p.rec.Provider, p.rec.EventID}
+		first := firstOf[k]
+		switch {
+		case err != nil:
+			p.err = err
+		case first != p:
+			p.out = Outcome{New: false, State: first.out.State, Attempts: first.out.Attempts}
+		}
+		close(p.done)
+	}
+}
+
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}
+
+// insertSQL is the whole atomic write as one statement (one implicit
+// transaction): insert the inbox rows ON CONFLICT DO NOTHING, insert an
+// outbox row only for inbox rows actually inserted, and report per input
+// row whether it was new and the stored state of duplicates.
+const insertSQL = `
+WITH input AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[], $6::text[], $7::uuid[], $8::text[], $9::text[], $10::int[])
+    AS t(provider, event_id, event_type, payload, created_at, secret_id, outbox_id, aggregate_id, topic, ord)
+), ins AS (
+  INSERT INTO inbox (provider, event_id, event_type, payload, event_created_at, verified, secret_id)
+  SELECT provider, event_id, event_type, payload, created_at, true, secret_id FROM input ORDER BY ord
+  ON CONFLICT (provider, event_id) DO NOTHING
+  RETURNING provider, event_id
+), ob AS (
+  INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, event_id, topic)
+  SELECT i.outbox_id, i.provider, i.aggregate_id, i.event_type, i.payload, i.event_id, i.topic
+  FROM input i JOIN ins ON ins.provider = i.provider AND ins.event_id = i.event_id ORDER BY i.ord
+  RETURNING id
+)
+SELECT i.ord, ob.id IS NOT NULL, coalesce(x.processing_state, 'pending'), coalesce(x.attempts, 0)
+FROM input i
+LEFT JOIN ob ON ob.id = i.outbox_id
+LEFT JOIN inbox x ON x.provider = i.provider AND x.event_id = i.event_id`
+
+func (w *Writer) exec(ctx context.Context, uniq []*pending) error {
+	n := len(uniq)
+	var (
+		provs, ids, types, secrets, aggs, topics = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		payloads                                 = make([]string, n)
+		created                                  = make([]*time.Time, n)
+		outbox                                   = make([]uuid.UUID, n)
+		ord                                      = make([]int32, n)
+	)
+	for i, p := range uniq {
+		r := p.rec
+		provs[i], ids[i], types[i], secrets[i], aggs[i], topics[i] = r.Provider, r.EventID, r.Type, r.SecretID, r.AggregateID, r.Topic
+		payloads[i], created[i], ord[i] = string(r.Payload), r.CreatedAt, int32(i)
+		id, err := uuid.NewV7()
+		if err != nil {
+			return fmt.Errorf("outbox id: %w", err)
+		}
+		outbox[i] = id
+	}
+	rows, err := w.pool.Query(ctx, insertSQL, provs, ids, types, payloads, created, secrets, outbox, aggs, topics, ord)
+	if err != nil {
+		return fmt.Errorf("insert inbox and outbox: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			i        int32
+			isNew    bool
+			state    string
+			attempts int32
+		)
+		if err := rows.Scan(&i, &isNew, &state, &attempts); err != nil {
+			return fmt.Errorf("scan outcome: %w", err)
+		}
+		o := Outcome{New: isNew, State: state, Attempts: int(attempts)}
+		if isNew {
+			o.OutboxID = outbox[i]
+		}
+		uniq[i].out = o
+	}
+	rows.Close() // reads through the commit's ReadyForQuery
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("insert inbox and outbox: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,195 @@
+// Package config loads gatehouse's YAML configuration, applies environment
+// overrides, resolves secret references and validates the result.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole configuration of one gatehouse process.
+type Config struct {
+	// Listen is the public HTTP address (webhooks, login, API). Default ":8080".
+	Listen string `yaml:"listen"`
+	// AdminListen serves /metrics, /healthz and /readyz. Default ":9090".
+	AdminListen string `yaml:"admin_listen"`
+	// DatabaseURL is a libpq/pgx connection string. Required.
+	DatabaseURL string `yaml:"database_url"`
+	// LogLevel is debug, info, warn or error. Default info.
+	LogLevel string `yaml:"log_level"`
+	// Providers maps a provider name (the path segment of /webhooks/{provider}) to its endpoint.
+	Providers map[string]*Provider `yaml:"providers"`
+	// Kafka configures the brokers used by relay and consumers.
+	Kafka Kafka `yaml:"kafka"`
+	// Relay configures the outbox relay.
+	Relay Relay `yaml:"relay"`
+	// Consumers configures the Kafka consumers.
+	Consumers Consumers `yaml:"consumers"`
+	// Auth configures browser login, sessions and the bearer-protected API.
+	Auth Auth `yaml:"auth"`
+}
+
+var providerName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+// Load reads the YAML file at path (a missing file is an error unless
+// allowMissing), applies GATEHOUSE_* environment overrides through getenv,
+// fills defaults, resolves secret references and validates everything. The
+// returned error names the offending key.
+func Load(path string, allowMissing bool, getenv func(string) string) (*Config, error) {
+	raw, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && allowMissing:
+		raw = nil
+	case err != nil:
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(raw, getenv)
+}
+
+// Parse is Load without the file: it decodes raw YAML (unknown keys are
+// errors), applies overrides and defaults, resolves secrets and validates.
+func Parse(raw []byte, getenv func(string) string) (*Config, error) {
+	cfg := &Config{}
+	if len(bytes.TrimSpace(raw)) > 0 {
+		dec := yaml.NewDecoder(bytes.NewReader(raw))
+		dec.KnownFields(true)
+		if err := dec.Decode(cfg); err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+	}
+	cfg.applyEnv(getenv)
+	cfg.applyDefaults()
+	if err := cfg.resolve(getenv); err != nil {
+		return nil, err
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func (c *Config) applyEnv(getenv func(string) string) {
+	set := func(dst *string, name string) {
+		if v := getenv(name); v != "" {
+			*dst = v
+		}
+	}
+	set(&c.Listen, "GATEHOUSE_LISTEN")
+	set(&c.AdminListen, "GATEHOUSE_ADMIN_LISTEN")
+	set(&c.DatabaseURL, "GATEHOUSE_DATABASE_URL")
+	set(&c.LogLevel, "GATEHOUSE_LOG_LEVEL")
+	if v := getenv("GATEHOUSE_KAFKA_BROKERS"); v != "" {
+		c.Kafka.Brokers = splitList(v)
+	}
+	c.applyEnvSections(getenv)
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (c *Config) applyDefaults() {
+	if c.Listen == "" {
+		c.Listen = ":8080"
+	}
+	if c.AdminListen == "" {
+		c.AdminListen = ":9090"
+	}
+	if c.LogLevel == "" {
+		c.LogLevel = "info"
+	}
+	for name, p := range c.Providers {
+		if p != nil {
+			p.applyDefaults(name)
+		}
+	}
+	c.applySectionDefaults()
+}
+
+func (c *Config) resolve(getenv func(string) string) error {
+	for name, p := range c.Providers {
+		if p == nil {
+			continue
+		}
+		for i := range p.Secrets {
+			v, err := ResolveSecret(p.Secrets[i].Value, getenv)
+			if err != nil {
+				return fmt.Errorf("config: providers.%s.secrets[%d].value: %w", name, i, err)
+			}
+			p.Secrets[i].resolved = v
+		}
+	}
+	return c.resolveSections(getenv)
+}
+
+func (c *Config) validate() error {
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("config: log_level: %q is not one of debug, info, warn, error", c.LogLevel)
+	}
+	for name, p := range c.Providers {
+		if !providerName.MatchString(name) {
+			return fmt.Errorf("config: providers.%s: name must match %s", name, providerName)
+		}
+		if p == nil {
+			return fmt.Errorf("config: providers.%s: empty provider", name)
+		}
+		if err := p.validate(); err != nil {
+			return fmt.Errorf("config: providers.%s.%w", name, err)
+		}
+	}
+	return c.validateSections()
+}
+
+// RequireDatabase reports a clear error when no database is configured.
+func (c *Config) RequireDatabase() error {
+	if c.DatabaseURL == "" {
+		return errors.New("config: database_url: required (or set GATEHOUSE_DATABASE_URL)")
+	}
+	return nil
+}
+
+// ResolveSecret turns a secret reference into its value: "env:NAME" reads the
+// environment variable NAME, "file:/path" reads the file (trailing newline
+// trimmed); anything else is the literal value. An empty result is an error.
+func ResolveSecret(ref string, getenv func(string) string) ([]byte, error) {
+	var v string
+	switch {
+	case strings.HasPrefix(ref, "env:"):
+		name := strings.TrimPrefix(ref, "env:")
+		v = getenv(name)
+		if v == "" {
+			return nil, fmt.Errorf("environment variable %s is empty or unset", name)
+		}
+	case strings.HasPrefix(ref, "file:"):
+		b, err := os.ReadFile(strings.TrimPrefix(ref, "file:"))
+		if err != nil {
+			return nil, fmt.Errorf("read secret file: %w", err)
+		}
+		v = strings.TrimRight(string(b), "\r\n")
+	default:
+		v = ref
+	}
+	if v == "" {
+		return nil, errors.New("secret is empty")
+	}
+	return []byte(v), nil
+}
+
+// Duration is a time.Duration that YAML writes as "300s" or "10m".
+type Duration = time.Duration

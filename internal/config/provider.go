@@ -1,0 +1,121 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+)
+
+// Schemes lists the signing schemes a provider may use.
+var Schemes = []string{"reference", "stripe", "github", "slack", "standard-webhooks", "shopify"}
+
+// Provider is one webhook endpoint: POST /webhooks/{name}.
+type Provider struct {
+	// Scheme is the signing scheme, one of Schemes. Required.
+	Scheme string `yaml:"scheme"`
+	// Secrets are the active signing secrets; several during a rotation overlap.
+	Secrets []SecretEntry `yaml:"secrets"`
+	// Tolerance bounds |now - signed timestamp|. Default 300s.
+	Tolerance time.Duration `yaml:"tolerance"`
+	// TimestampHeader and SignatureHeader name the headers of the reference scheme.
+	TimestampHeader string `yaml:"timestamp_header"`
+	SignatureHeader string `yaml:"signature_header"`
+	// MaxBodyBytes limits the request body. Default 1 MiB.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// AggregateIDPath is the dotted path inside the envelope to the subject
+	// object's ID (the outbox aggregateid and Kafka key), e.g. "data.payment_id".
+	// Several paths may be given; the first present one wins.
+	AggregateIDPath []string `yaml:"aggregate_id_path"`
+	// Topic is the Kafka topic of this provider. Default gatehouse.webhooks.<name>.
+	Topic string `yaml:"topic"`
+	// APIURL is the provider's API base address used by consumers to fetch the
+	// authoritative object.
+	APIURL string `yaml:"api_url"`
+	// APIKey authenticates consumer calls to APIURL (secret reference allowed).
+	APIKey string `yaml:"api_key"`
+	// APIVersion is the provider API version pinned for webhooks and API calls.
+	APIVersion string `yaml:"api_version"`
+	// Owner maps an object to a user: a dotted path into the fetched object
+	// whose value is "<issuer> <subject>" or a subject under OwnerIssuer.
+	OwnerPath   string `yaml:"owner_path"`
+	OwnerIssuer string `yaml:"owner_issuer"`
+
+	apiKey []byte
+}
+
+// SecretEntry is one signing secret. Value may be a literal, "env:NAME" or "file:/path".
+type SecretEntry struct {
+	ID       string `yaml:"id"`
+	Value    string `yaml:"value"`
+	resolved []byte
+}
+
+// Resolved returns the secret's value after reference resolution.
+func (s SecretEntry) Resolved() []byte { return s.resolved }
+
+// APIKeyValue returns the resolved API key, nil when none is configured.
+func (p *Provider) APIKeyValue() []byte { return p.apiKey }
+
+// DefaultMaxBodyBytes is the default request body limit of a provider.
+const DefaultMaxBodyBytes = 1 << 20
+
+func (p *Provider) applyDefaults(name string) {
+	if p.Tolerance == 0 {
+		p.Tolerance = 300 * time.Second
+	}
+	if p.MaxBodyBytes == 0 {
+		p.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if p.Topic == "" {
+		p.Topic = "gatehouse.webhooks." + name
+	}
+	for i := range p.Secrets {
+		if p.Secrets[i].ID == "" {
+			p.Secrets[i].ID = fmt.Sprintf("secret%d", i+1)
+		}
+	}
+	if len(p.AggregateIDPath) == 0 {
+		switch p.Scheme {
+		case "stripe":
+			p.AggregateIDPath = []string{"data.object.id"}
+		case "github":
+			p.AggregateIDPath = []string{"data.repository.full_name"}
+		}
+	}
+}
+
+func (p *Provider) validate() error {
+	known := false
+	for _, s := range Schemes {
+		known = known || s == p.Scheme
+	}
+	if !known {
+		return fmt.Errorf("scheme: %q is not one of %v", p.Scheme, Schemes)
+	}
+	if len(p.Secrets) == 0 {
+		return errors.New("secrets: at least one secret is required; verification cannot be switched off")
+	}
+	seen := map[string]bool{}
+	for i, s := range p.Secrets {
+		if seen[s.ID] {
+			return fmt.Errorf("secrets[%d].id: duplicate id %q", i, s.ID)
+		}
+		seen[s.ID] = true
+	}
+	if p.Scheme == "reference" && (p.TimestampHeader == "" || p.SignatureHeader == "") {
+		return errors.New("timestamp_header: reference scheme needs timestamp_header and signature_header")
+	}
+	if p.Tolerance < 0 {
+		return errors.New("tolerance: must be positive")
+	}
+	if p.MaxBodyBytes < 0 {
+		return errors.New("max_body_bytes: must be positive")
+	}
+	if p.APIURL != "" {
+		if u, err := url.Parse(p.APIURL); err != nil || u.Scheme == "" || u.Host == "" {
+			return fmt.Errorf("api_url: %q is not an absolute URL", p.APIURL)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,43 @@
+package config
+
+// The per-stage sections of Config each live in a file of their own; this
+// file wires their hooks into Parse in one place.
+
+func (c *Config) applyEnvSections(getenv func(string) string) {
+	c.Kafka.applyEnv(getenv)
+	c.Auth.applyEnv(getenv)
+}
+
+func (c *Config) applySectionDefaults() {
+	c.Kafka.applyDefaults()
+	c.Relay.applyDefaults()
+	c.Consumers.applyDefaults()
+	c.Auth.applyDefaults()
+}
+
+func (c *Config) resolveSections(getenv func(string) string) error {
+	for name, p := range c.Providers {
+		if p == nil || p.APIKey == "" {
+			continue
+		}
+		v, err := ResolveSecret(p.APIKey, getenv)
+		if err != nil {
+			return errorf("providers.%s.api_key: %w", name, err)
+		}
+		p.apiKey = v
+	}
+	return c.Auth.resolve(getenv)
+}
+
+func (c *Config) validateSections() error {
+	if err := c.Kafka.validate(); err != nil {
+		return err
+	}
+	if err := c.Relay.validate(); err != nil {
+		return err
+	}
+	if err := c.Consumers.validate(); err != nil {
+		return err
+	}
+	return c.Auth.validate()
+}

@@ -1,0 +1,57 @@
+// Package obs builds gatehouse's logger and metrics registry and serves the
+// admin endpoints (/metrics, /healthz, /readyz).
+package obs
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// NewLogger returns a JSON slog logger at the given level (debug, info, warn, error).
+func NewLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// NewRegistry returns the process's one metrics registry, with the Go and
+// process collectors registered.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// Check reports whether a dependency is usable; nil means ready.
+type Check func(ctx context.Context) error
+
+// AdminHandler serves /metrics from reg, /healthz (the process answers) and
+// /readyz (every check passes within two seconds; 503 otherwise).
+func AdminHandler(reg *prometheus.Registry, log *slog.Logger, checks map[string]Check) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		for name, check := range checks {
+			if err := check(ctx); err != nil {
+				log.Warn("not ready", "check", name, "err", err)
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = io.WriteString(w, name+": not ready\n")
+				return
+			}
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+	return mux
+}

@@ -1,0 +1,28 @@
+package probe
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/internal/testenv"
+)
+
+func TestProbe(t *testing.T) {
+	ctx := context.Background()
+	b := time.Now()
+	k, err := testenv.StartKafka(ctx, "/tmp/kf/probe/b")
+	if err != nil { t.Fatal(err) }
+	t.Logf("start %v", time.Since(b))
+	b = time.Now()
+	if err := k.Stop(); err != nil { t.Fatal(err) }
+	t.Logf("stop %v", time.Since(b))
+	b = time.Now()
+	if err := k.Restart(ctx); err != nil { t.Fatal(err) }
+	t.Logf("start2 %v", time.Since(b))
+	k.Kill()
+	b = time.Now()
+	if err := k.Restart(ctx); err != nil { t.Fatal(err) }
+	t.Logf("start after kill %v", time.Since(b))
+	k.Stop()
+}
