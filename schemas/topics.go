@@ -1,0 +1,48 @@
+// Package schemas is gatehouse's shared vocabulary: topic names, Kafka record
+// headers and message shapes that the relay writes and consumers and data
+// teams read. It is a public contract; change it only compatibly.
+package schemas
+
+import "strconv"
+
+// Record headers follow the CloudEvents Kafka protocol binding (binary mode):
+// the record value is the provider's verified envelope as JSON and the event
+// attributes travel as ce_* headers.
+const (
+	HeaderID          = "ce_id"          // the provider's event id (dedupe key together with ce_source)
+	HeaderSource      = "ce_source"      // "/webhooks/<provider>"
+	HeaderType        = "ce_type"        // the provider's event type, e.g. payment.succeeded
+	HeaderTime        = "ce_time"        // event creation time, RFC 3339, when the provider gave one
+	HeaderSpecVersion = "ce_specversion" // "1.0"
+	HeaderContentType = "content-type"   // "application/json"
+	HeaderOutboxID    = "gatehouse_outbox_id"
+	HeaderProvider    = "gatehouse_provider"
+)
+
+// Retry and dead-letter headers written by consumers when they forward a record.
+const (
+	HeaderAttempt         = "gatehouse_attempt"          // 1-based processing attempt of the forwarded record
+	HeaderOriginTopic     = "gatehouse_original_topic"
+	HeaderOriginPartition = "gatehouse_original_partition"
+	HeaderOriginOffset    = "gatehouse_original_offset"
+	HeaderOriginTimestamp = "gatehouse_original_timestamp" // RFC 3339 nano
+	HeaderDueAt           = "gatehouse_due_at"             // RFC 3339 nano: not to be processed before
+	HeaderErrorClass      = "gatehouse_error_class"        // transient or permanent
+	HeaderErrorMessage    = "gatehouse_error_message"      // truncated to 512 bytes
+)
+
+// SpecVersion is the CloudEvents version of the ce_* headers.
+const SpecVersion = "1.0"
+
+// DefaultTopic is the topic of a provider when its config names none.
+func DefaultTopic(provider string) string { return "gatehouse.webhooks." + provider }
+
+// RetryTopic is the n-th (1-based) retry topic of a topic.
+func RetryTopic(topic string, n int) string { return topic + ".retry." + strconv.Itoa(n) }
+
+// DeadLetterTopic is the dead-letter topic of a topic.
+func DeadLetterTopic(topic string) string { return topic + ".dlq" }
+
+// Source is the ce_source of a provider's events.
+func Source(provider string) string { return "/webhooks/" + provider }
+
