@@ -21,7 +21,7 @@ const (
 
 // Retry and dead-letter headers written by consumers when they forward a record.
 const (
-	HeaderAttempt         = "gatehouse_attempt"          // 1-based processing attempt of the forwarded record
+	HeaderAttempt         = "gatehouse_attempt" // 1-based processing attempt of the forwarded record
 	HeaderOriginTopic     = "gatehouse_original_topic"
 	HeaderOriginPartition = "gatehouse_original_partition"
 	HeaderOriginOffset    = "gatehouse_original_offset"
@@ -45,4 +45,3 @@ func DeadLetterTopic(topic string) string { return topic + ".dlq" }
 
 // Source is the ce_source of a provider's events.
 func Source(provider string) string { return "/webhooks/" + provider }
-

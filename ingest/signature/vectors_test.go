@@ -258,3 +258,5 @@ func TestShopifyEventID(t *testing.T) {
 		t.Fatalf("%+v %v", res, err)
 	}
 }
+
+func hexMAC(secret, msg string) string { return hex.EncodeToString(mac(secret, msg)) }

@@ -31,6 +31,17 @@ const KafkaBrokersEnv = "GATEHOUSE_TEST_KAFKA_BROKERS"
 // running deploy/local/kafka-fetch.sh.
 const KafkaLibsEnv = "GATEHOUSE_KAFKA_LIBS"
 
+// KafkaLogLevelEnv sets the broker's log4j root level (default WARN); the
+// log is Dir/broker.log.
+const KafkaLogLevelEnv = "GATEHOUSE_KAFKA_LOGLEVEL"
+
+func kafkaLogLevel() string {
+	if v := os.Getenv(KafkaLogLevelEnv); v != "" {
+		return v
+	}
+	return "WARN"
+}
+
 // KafkaJavaOptsEnv, when set, replaces the broker's default JVM options.
 const KafkaJavaOptsEnv = "GATEHOUSE_KAFKA_JAVA_OPTS"
 
@@ -288,7 +299,7 @@ func (k *Kafka) start(ctx context.Context) error {
 	}
 	args := append(append([]string{}, opts...),
 		"-Dlog4j2.configurationFile="+k.log4j,
-		"-Dgatehouse.kafka.loglevel=WARN",
+		"-Dgatehouse.kafka.loglevel="+kafkaLogLevel(),
 		"-cp", filepath.Join(k.libs, "*"),
 		"kafka.Kafka", k.propsPath())
 	cmd := exec.Command("java", args...)

@@ -36,14 +36,16 @@ func TestKafkaProduceConsume(t *testing.T) {
 }
 
 func TestKafkaRestart(t *testing.T) {
+	begin := time.Now()
 	k := testenv.PrivateKafka(t)
+	t.Logf("private broker started in %v", time.Since(begin).Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	topic := "kafkacheck-restart"
 	createTopic(ctx, t, k.Brokers, topic)
 	produce(ctx, t, k.Brokers, topic, "before")
 
-	begin := time.Now()
+	begin = time.Now()
 	if err := k.Restart(ctx); err != nil {
 		t.Fatalf("restart: %v", err)
 	}
@@ -59,13 +61,17 @@ func TestKafkaRestart(t *testing.T) {
 	if err := k.Kill(); err != nil {
 		t.Fatalf("kill: %v", err)
 	}
+	begin = time.Now()
 	if err := k.Restart(ctx); err != nil {
 		t.Fatalf("restart after kill: %v", err)
 	}
+	t.Logf("restart after kill took %v", time.Since(begin).Round(time.Millisecond))
+	begin = time.Now()
 	got = consume(ctx, t, k.Brokers, topic, 2)
 	if want := []string{"before", "after"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("after crash consumed %q, want %q", got, want)
 	}
+	t.Logf("consume after crash took %v", time.Since(begin).Round(time.Millisecond))
 }
 
 func createTopic(ctx context.Context, t *testing.T, brokers []string, topic string) {
