@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -99,9 +100,20 @@ func (p *rp) callback(r *http.Request) rpResult {
 		res.err = errors.New("state unknown or already consumed")
 		return res
 	}
-	tok, err := p.conf.Exchange(r.Context(), res.query.Get("code"), oauth2.VerifierOption(login.verifier))
+	code := res.query.Get("code")
+	// The OP must enforce PKCE: a wrong verifier is refused (and does not burn the code).
+	if _, err := p.conf.Exchange(r.Context(), code, oauth2.VerifierOption(oauth2.GenerateVerifier())); !isInvalidGrant(err) {
+		res.err = fmt.Errorf("exchange with a wrong code_verifier: err %v, want invalid_grant", err)
+		return res
+	}
+	tok, err := p.conf.Exchange(r.Context(), code, oauth2.VerifierOption(login.verifier))
 	if err != nil {
 		res.err = fmt.Errorf("exchange code: %w", err)
+		return res
+	}
+	// The code is single-use.
+	if _, err := p.conf.Exchange(r.Context(), code, oauth2.VerifierOption(login.verifier)); !isInvalidGrant(err) {
+		res.err = fmt.Errorf("second exchange of the same code: err %v, want invalid_grant", err)
 		return res
 	}
 	res.token = tok
@@ -211,22 +223,24 @@ func browserLogin(t *testing.T, browser context.Context, p *rp, op *testenv.OP) 
 	tctx, cancel := context.WithTimeout(tab, 60*time.Second)
 	defer cancel()
 	begin := time.Now()
+	// The OP's login form (example/server/exampleop/templates/login.html):
+	// inputs #username and #password, one submit button. Submitting it
+	// redirects (302s, no load event in between) to the RP's /callback.
+	submit := chromedp.Click(chromedp.CSS(`form button[type="submit"]`))
 	err := chromedp.Do(tctx,
 		chromedp.Navigate(p.base+"/login"),
 		chromedp.WaitVisible(chromedp.ID("username")),
 		chromedp.SendKeys(chromedp.ID("username"), op.Username),
 		chromedp.SendKeys(chromedp.ID("password"), op.Password),
-		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS("#result, #error")),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.WaitEvent(page.LoadEventFired, nil, submit)(ctx, tg)
+			return err
+		}),
 	)
-	if err != nil {
-		loc, _ := chromedp.Run(tctx, chromedp.Location())
+	loc, locErr := chromedp.Run(tctx, chromedp.Location())
+	if err != nil || locErr != nil || !strings.HasPrefix(loc, p.base+"/callback?") {
 		body, _ := chromedp.Run(tctx, chromedp.Text(chromedp.CSS("body")))
-		t.Fatalf("browser login: %v (at %s: %q)", err, loc, body)
-	}
-	loc, err := chromedp.Run(tctx, chromedp.Location())
-	if err != nil || !strings.HasPrefix(loc, p.base+"/callback?") {
-		t.Fatalf("browser ended at %q (err %v), want %s/callback", loc, err, p.base)
+		t.Fatalf("browser login: err %v / %v, ended at %q (want %s/callback): page text %q", err, locErr, loc, p.base, body)
 	}
 	var res rpResult
 	select {
