@@ -187,6 +187,11 @@ func (k *Kafka) writeConfig() error {
 		"share.coordinator.state.topic.replication.factor=1",
 		"share.coordinator.state.topic.min.isr=1",
 		"group.initial.rebalance.delay.ms=0",
+		// A restarted broker must wait for its previous incarnation's session
+		// to expire before it can register again (after a crash): keep that
+		// short so crash/restart tests stay fast.
+		"broker.session.timeout.ms=3000",
+		"broker.heartbeat.interval.ms=500",
 		"num.network.threads=2",
 		"num.io.threads=2",
 		"num.recovery.threads.per.data.dir=1",

@@ -33,7 +33,7 @@ func Main(m *testing.M) {
 	for i := len(hooks) - 1; i >= 0; i-- {
 		hooks[i]()
 	}
-	kafkaCleanupHook()
+	KafkaCleanup()
 	os.Exit(code)
 }
 
@@ -54,7 +54,3 @@ func RepoRoot() (string, error) {
 		dir = parent
 	}
 }
-
-// kafkaCleanupHook stops a lazily started Kafka broker, if the Kafka part of
-// this package started one.
-var kafkaCleanupHook = func() {}

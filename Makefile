@@ -1,0 +1,28 @@
+# gatehouse: `make run` for a local instance, `make test` for the whole suite.
+GO ?= go
+GOTESTFLAGS ?=
+
+.PHONY: run test deps build bench vet fuzz
+
+run:
+	deploy/local/run.sh
+
+build:
+	mkdir -p bin && $(GO) build -o bin/gatehouse ./cmd/gatehouse
+
+# deps installs and fetches every real component the tests start
+# (PostgreSQL must be installed; Kafka jars, Chromium and promtool are fetched here).
+deps:
+	deploy/local/deps.sh
+
+vet:
+	$(GO) vet ./...
+
+test: deps vet
+	$(GO) test -count=1 -timeout 25m $(GOTESTFLAGS) ./...
+
+fuzz:
+	deploy/local/fuzz.sh
+
+bench: deps
+	deploy/bench/bench.sh

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what `make test` needs on a fresh machine, idempotently: the
+# PostgreSQL server binaries, headless Chromium, Kafka's jars (Maven Central).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null; then
+  apt_install postgresql
+fi
+command -v pgbench >/dev/null || ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1 || apt_install postgresql-contrib
+deploy/local/install-chromium.sh >/dev/null
+deploy/local/kafka-fetch.sh >/dev/null
