@@ -46,6 +46,10 @@ type Config struct {
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 	Now        func() time.Time // default time.Now
+	// WriteTimeout bounds the atomic write; past it the provider gets 503
+	// with Retry-After instead of waiting into its own timeout (the 504 of
+	// SPEC.md). Default 5s.
+	WriteTimeout time.Duration
 }
 
 // Receiver serves POST /webhooks/{provider}.
@@ -65,6 +69,9 @@ type endpoint struct {
 func New(cfg Config) (*Receiver, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 5 * time.Second
 	}
 	r := &Receiver{cfg: cfg, endpoints: map[string]*endpoint{}, m: newMetrics(cfg.Registerer)}
 	for name, p := range cfg.Providers {
@@ -183,7 +190,9 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		r.m.noAggregate.WithLabelValues(ep.name).Inc()
 	}
 	// 4–6. One atomic write; the outbox job only when the inbox row is new.
-	out, err := r.cfg.Store.Write(req.Context(), Record{
+	wctx, cancel := context.WithTimeout(req.Context(), r.cfg.WriteTimeout)
+	defer cancel()
+	out, err := r.cfg.Store.Write(wctx, Record{
 		Provider: ep.name, EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt, Payload: ev.Payload,
 		SecretID: res.SecretID, AggregateID: agg, Topic: ep.p.Topic,
 	})
