@@ -279,7 +279,19 @@ func opBuild() (string, error) {
 	if err := os.Rename(tmp, bin); err != nil {
 		return "", fmt.Errorf("install OP binary: %w", err)
 	}
+	opPruneCache(dir, bin)
 	return bin, nil
+}
+
+// opPruneCache removes OP binaries of older go.mod/go.sum states, leaving any
+// touched in the last hour alone (another test binary may be about to run it).
+func opPruneCache(dir, keep string) {
+	old, _ := filepath.Glob(filepath.Join(dir, "op-*"))
+	for _, f := range old {
+		if fi, err := os.Stat(f); err == nil && f != keep && time.Since(fi.ModTime()) > time.Hour {
+			os.Remove(f)
+		}
+	}
 }
 
 // opModuleRoot walks up from the working directory to the directory holding go.mod.
