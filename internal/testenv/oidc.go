@@ -37,8 +37,8 @@ const opPackage = "github.com/zitadel/oidc/v3/example/server"
 // Clients registered by the example (storage/client.go), all with the redirect URIs
 // passed to StartOP, matched exactly (scheme, host, port, path, trailing slash):
 //
-//   - "web" / "secret": confidential web client, client_secret_basic (the OP also
-//     accepts client_secret_post), response type code, grants authorization_code +
+//   - "web" / "secret": confidential web client, client_secret_basic (use
+//     oauth2.AuthStyleInHeader), response type code, grants authorization_code +
 //     refresh_token + token exchange, PKCE S256 optional but verified when sent,
 //     opaque bearer access tokens. Exposed as ClientID/ClientSecret.
 //   - "native": public client (token_endpoint_auth_method none), PKCE S256 mandatory,
