@@ -43,8 +43,8 @@ func parseDelivery(scheme string, h http.Header, body []byte, res signature.Resu
 	if !json.Valid(body) {
 		return parsed{}, fmt.Errorf("%w: body is not valid JSON", errBadEnvelope)
 	}
-	var env envelope
-	if err := json.Unmarshal(body, &env); err != nil {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
 		return parsed{}, fmt.Errorf("%w: body is not a JSON object", errBadEnvelope)
 	}
 	switch scheme {
@@ -76,6 +76,10 @@ func parseDelivery(scheme string, h http.Header, body []byte, res signature.Resu
 			at = time.Unix(s.EventTime, 0)
 		}
 		return wrap(s.EventID, t, at, body)
+	}
+	var env envelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		return parsed{}, fmt.Errorf("%w: id, type and created_at must be strings: %v", errBadEnvelope, err)
 	}
 	id := env.ID
 	if id == "" {
