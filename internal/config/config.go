@@ -35,6 +35,8 @@ type Config struct {
 	Consumers Consumers `yaml:"consumers"`
 	// Auth configures browser login, sessions and the bearer-protected API.
 	Auth Auth `yaml:"auth"`
+	// API configures the /api/v1 resource server (bearer tokens, operators).
+	API API `yaml:"api"`
 }
 
 var providerName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
@@ -62,7 +64,7 @@ func Parse(raw []byte, getenv func(string) string) (*Config, error) {
 		dec := yaml.NewDecoder(bytes.NewReader(raw))
 		dec.KnownFields(true)
 		if err := dec.Decode(cfg); err != nil {
-			return nil, fmt.Errorf("config: %w", err)
+			return nil, fmt.Errorf("config: %w", explainYAML(raw, err))
 		}
 	}
 	cfg.applyEnv(getenv)

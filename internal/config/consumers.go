@@ -6,8 +6,23 @@ import "time"
 type Consumers struct {
 	// Group is the consumer group id. Default gatehouse.
 	Group string `yaml:"group"`
-	// RetryDelays is the retry ladder. Default [10s, 1m, 10m].
+	// RetryDelays is the retry ladder: one retry topic <topic>.retry.<n> per
+	// entry, each holding records until the delay has passed. Default
+	// [10s, 1m, 10m]. After the last retry fails the record goes to <topic>.dlq.
 	RetryDelays []time.Duration `yaml:"retry_delays"`
+	// Providers limits the consumed providers; empty means every configured
+	// provider.
+	Providers []string `yaml:"providers"`
+	// Concurrency bounds how many partitions are processed in parallel
+	// (records of one partition are always processed in order). Default 16.
+	Concurrency int `yaml:"concurrency"`
+	// MaxPollRecords bounds the records taken per poll. Default 500.
+	MaxPollRecords int `yaml:"max_poll_records"`
+	// APITimeout bounds one call to a provider's API. Default 10s.
+	APITimeout time.Duration `yaml:"api_timeout"`
+	// DrainTimeout bounds how long a stopping consumer finishes the records
+	// it already polled. Default 30s.
+	DrainTimeout time.Duration `yaml:"drain_timeout"`
 }
 
 func (c *Consumers) applyDefaults() {
@@ -17,6 +32,18 @@ func (c *Consumers) applyDefaults() {
 	if len(c.RetryDelays) == 0 {
 		c.RetryDelays = []time.Duration{10 * time.Second, time.Minute, 10 * time.Minute}
 	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 16
+	}
+	if c.MaxPollRecords == 0 {
+		c.MaxPollRecords = 500
+	}
+	if c.APITimeout == 0 {
+		c.APITimeout = 10 * time.Second
+	}
+	if c.DrainTimeout == 0 {
+		c.DrainTimeout = 30 * time.Second
+	}
 }
 
 func (c *Consumers) validate() error {
@@ -25,6 +52,14 @@ func (c *Consumers) validate() error {
 			return errorf("consumers.retry_delays[%d]: must be positive", i)
 		}
 	}
+	if c.Concurrency < 1 {
+		return errorf("consumers.concurrency: must be at least 1")
+	}
+	if c.MaxPollRecords < 1 {
+		return errorf("consumers.max_poll_records: must be at least 1")
+	}
+	if c.APITimeout < 0 || c.DrainTimeout < 0 {
+		return errorf("consumers.api_timeout and drain_timeout: must be positive")
+	}
 	return nil
 }
-

@@ -1,25 +1,44 @@
 package config
 
-import "time"
+import (
+	"regexp"
+	"time"
+)
+
+// identifier is what a slot or publication name may be (PostgreSQL
+// unquoted identifier, lower case).
+var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // Kafka configures the Kafka client shared by relay and consumers.
 type Kafka struct {
-	// Brokers are seed brokers; empty means `gatehouse dev` embeds a kfake broker.
+	// Brokers are seed brokers; empty means `gatehouse dev` embeds a kfake
+	// broker. Env GATEHOUSE_KAFKA_BROKERS (comma-separated) overrides.
 	Brokers []string `yaml:"brokers"`
+	// ClientID is sent to the brokers. Default "gatehouse".
+	ClientID string `yaml:"client_id"`
 	// Partitions and ReplicationFactor are used when gatehouse creates a topic.
 	// Defaults 6 and 1. An existing topic's partition count is never changed.
 	Partitions        int32 `yaml:"partitions"`
 	ReplicationFactor int16 `yaml:"replication_factor"`
+	// TopicConfigs are applied to topics gatehouse creates, e.g.
+	// retention.ms. Default: retention.ms=604800000 (7 days).
+	TopicConfigs map[string]string `yaml:"topic_configs"`
 }
 
 func (k *Kafka) applyEnv(getenv func(string) string) {}
 
 func (k *Kafka) applyDefaults() {
+	if k.ClientID == "" {
+		k.ClientID = "gatehouse"
+	}
 	if k.Partitions == 0 {
 		k.Partitions = 6
 	}
 	if k.ReplicationFactor == 0 {
 		k.ReplicationFactor = 1
+	}
+	if k.TopicConfigs == nil {
+		k.TopicConfigs = map[string]string{"retention.ms": "604800000"}
 	}
 }
 
@@ -35,15 +54,37 @@ func (k *Kafka) validate() error {
 
 // Relay configures the outbox relay.
 type Relay struct {
-	// Mode is "replication" (logical replication, default) or "poll".
+	// Mode is "replication" (logical replication, default) or "poll";
+	// `gatehouse relay --mode` overrides.
 	Mode string `yaml:"mode"`
 	// Slot and Publication name the replication slot and publication.
-	// Defaults gatehouse_outbox and gatehouse_outbox.
+	// Defaults gatehouse_outbox and gatehouse_outbox. The slot name also
+	// names the lock that keeps one relay active at a time (both modes).
 	Slot        string `yaml:"slot"`
 	Publication string `yaml:"publication"`
 	// RepublishAfter is the age after which the dispatcher re-publishes an
 	// unsent outbox row. Default 30s.
 	RepublishAfter time.Duration `yaml:"republish_after"`
+	// StatusInterval is how often the streamer reports its confirmed LSN to
+	// PostgreSQL and asks for a keepalive. Default 1s.
+	StatusInterval time.Duration `yaml:"status_interval"`
+	// HeartbeatInterval is how often the streamer writes a logical decoding
+	// message so the slot advances on a quiet database. Default 10s.
+	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"`
+	// PollInterval is how long poll mode and the dispatcher sleep when they
+	// found nothing to do. Default 100ms (poll mode), the dispatcher checks
+	// every RepublishAfter/4.
+	PollInterval time.Duration `yaml:"poll_interval"`
+	// BatchSize is how many rows poll mode and the dispatcher take per
+	// transaction. Default 1000.
+	BatchSize int `yaml:"batch_size"`
+	// RetainPublished is how long published outbox rows are kept before the
+	// relay deletes them; a negative value keeps them forever. Default 168h
+	// (7 days).
+	RetainPublished time.Duration `yaml:"retain_published"`
+	// MetricsInterval is how often queue age and slot lag are measured.
+	// Default 5s.
+	MetricsInterval time.Duration `yaml:"metrics_interval"`
 }
 
 func (r *Relay) applyDefaults() {
@@ -59,12 +100,41 @@ func (r *Relay) applyDefaults() {
 	if r.RepublishAfter == 0 {
 		r.RepublishAfter = 30 * time.Second
 	}
+	if r.StatusInterval == 0 {
+		r.StatusInterval = time.Second
+	}
+	if r.HeartbeatInterval == 0 {
+		r.HeartbeatInterval = 10 * time.Second
+	}
+	if r.PollInterval == 0 {
+		r.PollInterval = 100 * time.Millisecond
+	}
+	if r.BatchSize == 0 {
+		r.BatchSize = 1000
+	}
+	if r.RetainPublished == 0 {
+		r.RetainPublished = 7 * 24 * time.Hour
+	}
+	if r.MetricsInterval == 0 {
+		r.MetricsInterval = 5 * time.Second
+	}
 }
 
 func (r *Relay) validate() error {
 	if r.Mode != "replication" && r.Mode != "poll" {
 		return errorf("relay.mode: %q is not replication or poll", r.Mode)
 	}
+	if !identifier.MatchString(r.Slot) {
+		return errorf("relay.slot: %q must match %s", r.Slot, identifier)
+	}
+	if !identifier.MatchString(r.Publication) {
+		return errorf("relay.publication: %q must match %s", r.Publication, identifier)
+	}
+	if r.RepublishAfter < 0 || r.StatusInterval < 0 || r.HeartbeatInterval < 0 || r.PollInterval < 0 || r.MetricsInterval < 0 {
+		return errorf("relay: intervals must be positive")
+	}
+	if r.BatchSize < 1 {
+		return errorf("relay.batch_size: must be at least 1")
+	}
 	return nil
 }
-

@@ -6,6 +6,7 @@ package config
 func (c *Config) applyEnvSections(getenv func(string) string) {
 	c.Kafka.applyEnv(getenv)
 	c.Auth.applyEnv(getenv)
+	c.API.applyEnv(getenv)
 }
 
 func (c *Config) applySectionDefaults() {
@@ -13,6 +14,7 @@ func (c *Config) applySectionDefaults() {
 	c.Relay.applyDefaults()
 	c.Consumers.applyDefaults()
 	c.Auth.applyDefaults()
+	c.API.applyDefaults()
 }
 
 func (c *Config) resolveSections(getenv func(string) string) error {
@@ -26,6 +28,9 @@ func (c *Config) resolveSections(getenv func(string) string) error {
 		}
 		p.apiKey = v
 	}
+	if err := c.API.resolve(getenv); err != nil {
+		return err
+	}
 	return c.Auth.resolve(getenv)
 }
 
@@ -37,6 +42,9 @@ func (c *Config) validateSections() error {
 		return err
 	}
 	if err := c.Consumers.validate(); err != nil {
+		return err
+	}
+	if err := c.API.validate(); err != nil {
 		return err
 	}
 	return c.Auth.validate()

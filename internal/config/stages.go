@@ -5,4 +5,3 @@ import "fmt"
 func errorf(format string, args ...any) error {
 	return fmt.Errorf("config: "+format, args...)
 }
-

@@ -1,0 +1,166 @@
+package config
+
+import (
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// API configures gatehouse's own API under /api/v1 as an OAuth resource
+// server. Bearer access tokens are accepted when Audience and at least one
+// issuer are set; the browser reaches the same API with its session cookie
+// whenever login is enabled.
+type API struct {
+	// Audience is this API's identifier; a token's aud must contain it.
+	// Required when Issuers is set (env GATEHOUSE_API_AUDIENCE).
+	Audience string `yaml:"audience"`
+	// Issuers are the trusted authorization servers.
+	Issuers []APIIssuer `yaml:"issuers"`
+	// Skew is the clock skew allowed on exp, nbf and iat. Default 60s.
+	Skew time.Duration `yaml:"skew"`
+	// TokenType is "at+jwt" (default: RFC 9068 typ required) or "compat"
+	// (any typ, but tokens that look like ID tokens are still refused).
+	TokenType string `yaml:"token_type"`
+	// IDTokenAudiences are login client IDs: a token whose aud contains one is
+	// refused as an ID token. The login client ID (auth section) is added by
+	// the wiring when known.
+	IDTokenAudiences []string `yaml:"id_token_audiences"`
+	// Operators may read and replay inbox events: listed (issuer, subject)
+	// pairs, and bearer tokens carrying OperatorRole in their roles claim.
+	Operators []APIOperator `yaml:"operators"`
+	// OperatorRole is the role that makes a bearer caller an operator.
+	// Default "gatehouse:operator".
+	OperatorRole string `yaml:"operator_role"`
+	// JWKSMaxAge bounds how long a key set is cached. Default 1h.
+	JWKSMaxAge time.Duration `yaml:"jwks_max_age"`
+	// JWKSMinRefetch is the least time between fetches caused by unknown key
+	// IDs. Default 30s.
+	JWKSMinRefetch time.Duration `yaml:"jwks_min_refetch"`
+}
+
+// APIIssuer is one trusted authorization server.
+type APIIssuer struct {
+	// Issuer is compared exactly with the token's iss. Required.
+	Issuer string `yaml:"issuer"`
+	// JWKSURL defaults to jwks_uri from the issuer's discovery document.
+	JWKSURL string `yaml:"jwks_url"`
+	// Algorithms is the JWS allowlist. Default [RS256, PS256, ES256, EdDSA];
+	// none and HS* are refused.
+	Algorithms []string `yaml:"algorithms"`
+	// RolesClaim is the dotted path of the roles claim. Default "roles".
+	RolesClaim string `yaml:"roles_claim"`
+	// ScopeAliases maps issuer scope names to API scopes.
+	ScopeAliases map[string][]string `yaml:"scope_aliases"`
+	// Introspection enables RFC 7662 for opaque tokens when ClientID is set.
+	Introspection APIIntrospection `yaml:"introspection"`
+}
+
+// APIIntrospection configures RFC 7662 token introspection.
+type APIIntrospection struct {
+	// URL defaults to introspection_endpoint from discovery.
+	URL string `yaml:"url"`
+	// ClientID and ClientSecret (a secret reference: literal, env:NAME or
+	// file:/path) authenticate gatehouse at the endpoint.
+	ClientID     string `yaml:"client_id"`
+	ClientSecret string `yaml:"client_secret"`
+
+	secret []byte
+}
+
+// Secret returns the resolved client secret.
+func (i APIIntrospection) Secret() []byte { return i.secret }
+
+// APIOperator names one operator by identity.
+type APIOperator struct {
+	Issuer  string `yaml:"issuer"`
+	Subject string `yaml:"subject"`
+}
+
+// apiAlgorithms are the algorithms an issuer may list.
+var apiAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+
+// BearerEnabled reports whether bearer tokens are accepted.
+func (a *API) BearerEnabled() bool { return a.Audience != "" && len(a.Issuers) > 0 }
+
+func (a *API) applyEnv(getenv func(string) string) {
+	if v := getenv("GATEHOUSE_API_AUDIENCE"); v != "" {
+		a.Audience = v
+	}
+}
+
+func (a *API) applyDefaults() {
+	if a.Skew == 0 {
+		a.Skew = 60 * time.Second
+	}
+	if a.TokenType == "" {
+		a.TokenType = "at+jwt"
+	}
+	if a.OperatorRole == "" {
+		a.OperatorRole = "gatehouse:operator"
+	}
+	if a.JWKSMaxAge == 0 {
+		a.JWKSMaxAge = time.Hour
+	}
+	if a.JWKSMinRefetch == 0 {
+		a.JWKSMinRefetch = 30 * time.Second
+	}
+}
+
+func (a *API) resolve(getenv func(string) string) error {
+	for i := range a.Issuers {
+		in := &a.Issuers[i].Introspection
+		if in.ClientSecret == "" {
+			continue
+		}
+		v, err := ResolveSecret(in.ClientSecret, getenv)
+		if err != nil {
+			return errorf("api.issuers[%d].introspection.client_secret: %w", i, err)
+		}
+		in.secret = v
+	}
+	return nil
+}
+
+func (a *API) validate() error {
+	if len(a.Issuers) > 0 && a.Audience == "" {
+		return errorf("api.audience: required when api.issuers is set (the identifier tokens must carry in aud)")
+	}
+	if a.Skew < 0 || a.Skew > 10*time.Minute {
+		return errorf("api.skew: %s is outside 0..10m", a.Skew)
+	}
+	if a.TokenType != "at+jwt" && a.TokenType != "compat" {
+		return errorf("api.token_type: %q is not at+jwt or compat", a.TokenType)
+	}
+	if a.JWKSMaxAge < 0 || a.JWKSMinRefetch < 0 {
+		return errorf("api.jwks_max_age, api.jwks_min_refetch: must be positive")
+	}
+	seen := map[string]bool{}
+	for i, is := range a.Issuers {
+		if u, err := url.Parse(is.Issuer); err != nil || u.Scheme == "" || u.Host == "" {
+			return errorf("api.issuers[%d].issuer: %q is not an absolute URL", i, is.Issuer)
+		}
+		if seen[is.Issuer] {
+			return errorf("api.issuers[%d].issuer: duplicate %q", i, is.Issuer)
+		}
+		seen[is.Issuer] = true
+		for _, alg := range is.Algorithms {
+			if !slices.Contains(apiAlgorithms, alg) {
+				return errorf("api.issuers[%d].algorithms: %q is not allowed (asymmetric only: %s; never none or HS*)", i, alg, strings.Join(apiAlgorithms, ", "))
+			}
+		}
+		in := is.Introspection
+		if (in.URL != "" || in.ClientSecret != "") && in.ClientID == "" {
+			return errorf("api.issuers[%d].introspection.client_id: required when introspection is configured", i)
+		}
+		if in.ClientID != "" && in.ClientSecret == "" {
+			return errorf("api.issuers[%d].introspection.client_secret: required with client_id", i)
+		}
+	}
+	for i, op := range a.Operators {
+		if op.Issuer == "" || op.Subject == "" {
+			return errorf("api.operators[%d]: issuer and subject are both required", i)
+		}
+	}
+	return nil
+}

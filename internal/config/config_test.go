@@ -1,0 +1,116 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+const valid = `
+database_url: postgres://localhost/x
+providers:
+  demo:
+    scheme: reference
+    timestamp_header: X-Ts
+    signature_header: X-Sig
+    secrets: [{id: a, value: "env:DEMO"}]
+`
+
+func TestParseValidWithDefaultsAndSecretRefs(t *testing.T) {
+	cfg, err := Parse([]byte(valid), env(map[string]string{"DEMO": "s3cret"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Providers["demo"]
+	if string(p.Secrets[0].Resolved()) != "s3cret" {
+		t.Fatalf("secret = %q", p.Secrets[0].Resolved())
+	}
+	if p.Tolerance != 300*time.Second || p.MaxBodyBytes != 1<<20 || p.Topic != "gatehouse.webhooks.demo" {
+		t.Fatalf("defaults: %v %v %v", p.Tolerance, p.MaxBodyBytes, p.Topic)
+	}
+	if cfg.Listen != ":8080" || cfg.AdminListen != ":9090" {
+		t.Fatalf("listen defaults: %q %q", cfg.Listen, cfg.AdminListen)
+	}
+}
+
+func TestEnvironmentOverrides(t *testing.T) {
+	cfg, err := Parse([]byte(valid), env(map[string]string{
+		"DEMO": "x", "GATEHOUSE_DATABASE_URL": "postgres://other/db", "GATEHOUSE_LISTEN": ":1",
+		"GATEHOUSE_KAFKA_BROKERS": "a:9092, b:9092",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DatabaseURL != "postgres://other/db" || cfg.Listen != ":1" || len(cfg.Kafka.Brokers) != 2 || cfg.Kafka.Brokers[1] != "b:9092" {
+		t.Fatalf("overrides not applied: %+v", cfg)
+	}
+}
+
+func TestFileSecretReference(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(path, []byte("from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Parse([]byte(strings.Replace(valid, "env:DEMO", "file:"+path, 1)), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(cfg.Providers["demo"].Secrets[0].Resolved()); got != "from-file" {
+		t.Fatalf("secret = %q", got)
+	}
+}
+
+// Every invalid configuration is refused with an error naming the bad key.
+func TestInvalidConfigNamesTheKey(t *testing.T) {
+	cases := map[string]struct{ yaml, key string }{
+		"unknown top-level key": {valid + "\nlisten_adress: x\n", "listen_adress"},
+		"unknown provider key":  {strings.Replace(valid, "scheme: reference", "scheme: reference\n    secret: x", 1), "secret"},
+		"bad scheme":            {strings.Replace(valid, "scheme: reference", "scheme: hmac", 1), "providers.demo.scheme"},
+		"no secrets":            {strings.Replace(valid, `secrets: [{id: a, value: "env:DEMO"}]`, "secrets: []", 1), "providers.demo.secrets"},
+		"unset env secret":      {strings.Replace(valid, "env:DEMO", "env:NOPE", 1), "providers.demo.secrets[0].value"},
+		"missing file secret":   {strings.Replace(valid, "env:DEMO", "file:/nonexistent/x", 1), "providers.demo.secrets[0].value"},
+		"reference headers":     {strings.Replace(valid, "timestamp_header: X-Ts", "", 1), "providers.demo.timestamp_header"},
+		"bad log level":         {valid + "log_level: loud\n", "log_level"},
+		"bad duration":          {strings.Replace(valid, "scheme: reference", "scheme: reference\n    tolerance: soon", 1), "tolerance"},
+		"bad provider name":     {strings.Replace(valid, "  demo:", "  Demo/x:", 1), "providers.Demo/x"},
+		"bad api url":           {strings.Replace(valid, "scheme: reference", "scheme: reference\n    api_url: not a url", 1), "providers.demo.api_url"},
+		"bad relay mode":        {valid + "relay: {mode: carrier-pigeon}\n", "relay.mode"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse([]byte(c.yaml), env(map[string]string{"DEMO": "x"}))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), c.key) {
+				t.Fatalf("error %q does not name %q", err, c.key)
+			}
+			if strings.Contains(err.Error(), "s3cret") {
+				t.Fatal("error leaks a secret")
+			}
+		})
+	}
+}
+
+func TestRequireDatabase(t *testing.T) {
+	cfg, err := Parse(nil, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.RequireDatabase(); err == nil || !strings.Contains(err.Error(), "database_url") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	if _, err := Load(filepath.Join(t.TempDir(), "none.yaml"), false, env(nil)); err == nil {
+		t.Fatal("missing explicit file accepted")
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "none.yaml"), true, env(nil)); err != nil {
+		t.Fatal(err)
+	}
+}
