@@ -1,0 +1,109 @@
+// Command ingestbench measures gatehouse's webhook receiver against its
+// physical ceiling: it starts a private PostgreSQL cluster (fsync on),
+// migrates it, starts the receiver (the real `gatehouse serve` binary, or the
+// same components in-process for tuning), drives signed, unique events over
+// HTTP keep-alive connections at each concurrency (closed loop), and runs
+// pgbench with the Writer's identical single-row statement at the same
+// concurrency on the same database in the same run. Runs alternate receiver
+// and pgbench so drift hits both; tables are truncated and checkpointed
+// before every run. An open-loop run at half the maximum receiver rate
+// checks ack latency (measured from each request's scheduled send time, so
+// queueing is not hidden), with pgbench -R at the same rate beside it.
+//
+// It prints a Markdown section (the table of docs/BENCHMARKS.md) on stdout
+// and progress on stderr. Usage:
+//
+//	go build -o bin/gatehouse ./cmd/gatehouse
+//	go run ./deploy/bench/ingestbench -gatehouse bin/gatehouse
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type options struct {
+	gatehouse   string        // path of the gatehouse binary; "" runs the receiver in-process
+	conc        []int         // closed-loop concurrencies
+	runs        int           // runs per configuration
+	duration    time.Duration // length of each run
+	warmup      time.Duration // untimed warm-up per side before the runs
+	openRuns    int           // open-loop runs
+	openConns   int           // connections available to the open-loop run
+	bodyBytes   int           // approximate size of each event body
+	workers     int           // in-process Writer workers
+	batch       int           // in-process Writer max batch
+	poolSize    int           // in-process pool size
+	pgDir       string        // where the private cluster lives ("" = temp dir)
+	keep        bool          // keep the cluster directory
+	receiverLog string        // where the receiver's delivery log goes
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "ingestbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	b, err := setup(ctx, o, stderr)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	res, err := b.measure(ctx)
+	if err != nil {
+		return err
+	}
+	res.print(stdout)
+	return nil
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("ingestbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &options{}
+	conc := fs.String("c", "16,64", "closed-loop concurrencies (comma-separated)")
+	fs.StringVar(&o.gatehouse, "gatehouse", "bin/gatehouse", "gatehouse binary to benchmark; empty runs the receiver in-process")
+	fs.IntVar(&o.runs, "runs", 5, "timed runs per configuration and side")
+	fs.DurationVar(&o.duration, "d", 10*time.Second, "duration of each run")
+	fs.DurationVar(&o.warmup, "warmup", 3*time.Second, "untimed warm-up per side")
+	fs.IntVar(&o.openRuns, "open-runs", 3, "open-loop runs at half the maximum rate")
+	fs.IntVar(&o.openConns, "open-conns", 64, "connections (and pgbench clients) of the open-loop run")
+	fs.IntVar(&o.bodyBytes, "body", 512, "approximate event body size in bytes")
+	fs.IntVar(&o.workers, "workers", 4, "in-process only: Writer workers")
+	fs.IntVar(&o.batch, "batch", 64, "in-process only: Writer max batch")
+	fs.IntVar(&o.poolSize, "pool", 32, "in-process only: pgx pool size")
+	fs.StringVar(&o.pgDir, "pgdir", "", "directory for the private PostgreSQL cluster (default a temp dir)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the cluster directory")
+	fs.StringVar(&o.receiverLog, "receiver-log", os.DevNull, "file receiving the receiver's per-delivery log")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	for _, s := range strings.Split(*conc, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-c: bad concurrency %q", s)
+		}
+		o.conc = append(o.conc, n)
+	}
+	if o.runs < 1 || o.duration <= 0 {
+		return nil, fmt.Errorf("-runs and -d must be positive")
+	}
+	return o, nil
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// sample is one timed run of one side, with what the database saw.
+type sample struct {
+	runResult
+	xacts    int64 // write transactions (xids) the run consumed
+	walBytes int64
+}
+
+func (s sample) perCommit() float64 {
+	if s.xacts == 0 {
+		return 0
+	}
+	return float64(s.n) / float64(s.xacts)
+}
+
+// shape is one load shape with the samples of both sides.
+type shape struct {
+	name      string
+	conns     int
+	rate      float64 // 0 = closed loop
+	recv, pgb []sample
+}
+
+// results is everything the report prints.
+type results struct {
+	b       *bench
+	closed  []*shape
+	open    *shape
+	maxRate float64
+}
+
+// dbMark is the database position used to count transactions and WAL.
+type dbMark struct{ xid, lsn int64 }
+
+func (b *bench) mark(ctx context.Context) (dbMark, error) {
+	var m dbMark
+	err := b.admin.QueryRow(ctx,
+		`SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint`).Scan(&m.xid, &m.lsn)
+	return m, err
+}
+
+// sampleRun resets the tables, runs f, and checks that the database holds
+// exactly one inbox and one outbox row per acknowledged event.
+func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult, error)) (sample, error) {
+	if err := b.reset(ctx); err != nil {
+		return sample{}, err
+	}
+	before, err := b.mark(ctx)
+	if err != nil {
+		return sample{}, err
+	}
+	r, err := f()
+	if err != nil {
+		return sample{}, fmt.Errorf("%s: %w", side, err)
+	}
+	if r.errs > 0 {
+		return sample{}, fmt.Errorf("%s: %d failed requests (last: %s)", side, r.errs, r.errMsg)
+	}
+	after, err := b.mark(ctx)
+	if err != nil {
+		return sample{}, err
+	}
+	inbox, outbox, err := b.count(ctx)
+	if err != nil {
+		return sample{}, err
+	}
+	if inbox != int64(r.n) || outbox != int64(r.n) {
+		return sample{}, fmt.Errorf("%s: %d acknowledged events but %d inbox and %d outbox rows", side, r.n, inbox, outbox)
+	}
+	return sample{runResult: r, xacts: after.xid - before.xid, walBytes: after.lsn - before.lsn}, nil
+}
+
+func (b *bench) presign(rate float64) *requests {
+	return b.gen.presign(int(rate*b.o.duration.Seconds()*1.3) + 2000)
+}
+
+func (b *bench) measure(ctx context.Context) (*results, error) {
+	res := &results{b: b}
+	maxC := b.o.conc[len(b.o.conc)-1]
+	fmt.Fprintf(b.log, "ingestbench: warm-up %s per side at %d connections\n", b.o.warmup, maxC)
+	warm, err := b.sampleRun(ctx, "receiver warm-up", func() (runResult, error) {
+		return closedLoop(ctx, b.recv.addr, maxC, b.o.warmup, b.gen.presign(1000))
+	})
+	if err != nil {
+		return nil, err
+	}
+	rate := warm.tput()
+	if _, err := b.sampleRun(ctx, "pgbench warm-up", func() (runResult, error) {
+		return runPgbench(ctx, b.dbURL, b.script, maxC, b.o.warmup, 0)
+	}); err != nil {
+		return nil, err
+	}
+	for _, c := range b.o.conc {
+		cfg := &shape{name: fmt.Sprintf("closed loop, %d connections", c), conns: c}
+		res.closed = append(res.closed, cfg)
+		for i := range b.o.runs {
+			recv := func() error {
+				src := b.presign(rate)
+				s, err := b.sampleRun(ctx, "receiver", func() (runResult, error) {
+					return closedLoop(ctx, b.recv.addr, c, b.o.duration, src)
+				})
+				cfg.recv = append(cfg.recv, s)
+				rate = max(rate, s.tput())
+				return err
+			}
+			pgb := func() error {
+				s, err := b.sampleRun(ctx, "pgbench", func() (runResult, error) {
+					return runPgbench(ctx, b.dbURL, b.script, c, b.o.duration, 0)
+				})
+				cfg.pgb = append(cfg.pgb, s)
+				return err
+			}
+			order := []func() error{recv, pgb}
+			if i%2 == 1 { // alternate who goes first, so drift hits both sides
+				order[0], order[1] = pgb, recv
+			}
+			for _, f := range order {
+				if err := f(); err != nil {
+					return nil, err
+				}
+			}
+			r, p := cfg.recv[len(cfg.recv)-1], cfg.pgb[len(cfg.pgb)-1]
+			fmt.Fprintf(b.log, "ingestbench: c=%d run %d: receiver %.0f/s p99 %s (%.1f events/commit) | pgbench %.0f/s p99 %s | ratio %.2f\n",
+				c, i+1, r.tput(), ms(r.pct(0.99)), r.perCommit(), p.tput(), ms(p.pct(0.99)), r.tput()/p.tput())
+		}
+		res.maxRate = max(res.maxRate, median(cfg.recv, sample.tput))
+	}
+	if b.o.openRuns > 0 {
+		half := res.maxRate / 2
+		res.open = &shape{name: fmt.Sprintf("open loop (Poisson), %.0f events/s = ½ max, up to %d connections", half, b.o.openConns), conns: b.o.openConns, rate: half}
+		for i := range b.o.openRuns {
+			src := b.presign(half)
+			r, err := b.sampleRun(ctx, "receiver open loop", func() (runResult, error) {
+				return openLoop(ctx, b.recv.addr, b.o.openConns, half, b.o.duration, src)
+			})
+			if err != nil {
+				return nil, err
+			}
+			p, err := b.sampleRun(ctx, "pgbench -R", func() (runResult, error) {
+				return runPgbench(ctx, b.dbURL, b.script, b.o.openConns, b.o.duration, half)
+			})
+			if err != nil {
+				return nil, err
+			}
+			res.open.recv, res.open.pgb = append(res.open.recv, r), append(res.open.pgb, p)
+			fmt.Fprintf(b.log, "ingestbench: open loop %.0f/s run %d: receiver p50 %s p99 %s | pgbench -R p50 %s p99 %s\n",
+				half, i+1, ms(r.pct(0.5)), ms(r.pct(0.99)), ms(p.pct(0.5)), ms(p.pct(0.99)))
+		}
+	}
+	return res, nil
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }

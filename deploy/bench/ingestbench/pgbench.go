@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// pgScript is the pgbench side: the Writer's statement with one row per
+// transaction, as a single delivery writes it.
+type pgScript struct {
+	path string
+	defs []string // -D name=value arguments
+	text string
+}
+
+var paramRef = regexp.MustCompile(`\$(\d+)\b`)
+
+// buildScript turns the captured statement and arguments into a pgbench
+// script. Every parameter keeps its cast and its captured one-element array
+// value (passed with -D, so pgbench binds it as a parameter like pgx does),
+// except the two that must be unique per transaction: the event id (the
+// text[] parameter holding captureEventID) becomes ARRAY[:eid], a per-client
+// counter interleaved with :client_id (13 digits, increasing, like the
+// receiver's ids), and the outbox id (the uuid[] parameter) is derived from
+// the same number. Unknown parameter types fail loudly, so a change to
+// ingest/store.go cannot silently produce a different statement.
+func buildScript(dir, stmt string, args []any) (*pgScript, error) {
+	s := &pgScript{path: filepath.Join(dir, "ingest-insert.sql"), defs: []string{"n=0"}}
+	repl := make(map[int]string, len(args))
+	var idSeen, uuidSeen bool
+	for i, a := range args {
+		n := i + 1
+		switch v := a.(type) {
+		case []string:
+			if len(v) == 1 && v[0] == captureEventID {
+				repl[n] = "ARRAY[:eid]"
+				idSeen = true
+				continue
+			}
+			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, arrayLit(v[0])))
+		case []*time.Time:
+			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, arrayLit(v[0].Format(time.RFC3339Nano))))
+		case []int32:
+			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d={%d}", n, v[0]))
+		case []uuid.UUID:
+			repl[n] = "ARRAY[lpad(to_hex(:eid::bigint), 32, '0')::uuid]"
+			uuidSeen = true
+		default:
+			return nil, fmt.Errorf("pgbench script: parameter $%d has unsupported type %T", n, a)
+		}
+	}
+	if !idSeen || !uuidSeen {
+		return nil, fmt.Errorf("pgbench script: event id or outbox id parameter not found in %d captured arguments", len(args))
+	}
+	var bad error
+	body := paramRef.ReplaceAllStringFunc(stmt, func(m string) string {
+		n, _ := strconv.Atoi(m[1:])
+		r, ok := repl[n]
+		if !ok {
+			bad = fmt.Errorf("pgbench script: statement references %s beyond its arguments", m)
+		}
+		return r
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	s.text = "\\set n :n + 1\n\\set eid 1000000000000 + :n * 1000 + :client_id\n" + strings.TrimSpace(body) + ";\n"
+	return s, os.WriteFile(s.path, []byte(s.text), 0o644)
+}
+
+// arrayLit is a one-element PostgreSQL array literal.
+func arrayLit(v string) string {
+	return `{"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v) + `"}`
+}
+
+var tpsLine = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
+
+// runPgbench runs the script with clients connections for d (at rate
+// transactions/s when rate > 0) and reads every transaction's latency from
+// pgbench's per-transaction log.
+func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d time.Duration, rate float64) (runResult, error) {
+	logDir, err := os.MkdirTemp("", "ingestbench-pgbench-")
+	if err != nil {
+		return runResult{}, err
+	}
+	defer os.RemoveAll(logDir)
+	args := []string{"-n", "-M", "prepared", "-c", strconv.Itoa(clients), "-j", "2",
+		"-T", strconv.Itoa(int(d.Round(time.Second).Seconds())), "-f", s.path,
+		"-l", "--log-prefix", filepath.Join(logDir, "pgb")}
+	if rate > 0 {
+		args = append(args, "-R", strconv.FormatFloat(rate, 'f', 0, 64))
+	}
+	for _, def := range s.defs {
+		args = append(args, "-D", def)
+	}
+	args = append(args, dbURL)
+	out, err := exec.CommandContext(ctx, "pgbench", args...).CombinedOutput()
+	if err != nil {
+		return runResult{}, fmt.Errorf("pgbench: %w: %s", err, tail(out, 1500))
+	}
+	m := tpsLine.FindSubmatch(out)
+	if m == nil {
+		return runResult{}, fmt.Errorf("pgbench: no tps in output: %s", tail(out, 1500))
+	}
+	tps, _ := strconv.ParseFloat(string(m[1]), 64)
+	lats, err := readPgbenchLogs(logDir)
+	if err != nil {
+		return runResult{}, err
+	}
+	r := runResult{n: len(lats), lats: lats}
+	// pgbench's own tps excludes connection set-up; express it as n/elapsed.
+	if tps > 0 {
+		r.elapsed = time.Duration(float64(len(lats)) / tps * float64(time.Second))
+	}
+	if rate > 0 {
+		r.elapsed = d
+	}
+	return r, nil
+}
+
+// readPgbenchLogs collects field 3 (latency in µs; from the scheduled start
+// under -R) of every line of every per-thread log file in dir.
+func readPgbenchLogs(dir string) ([]time.Duration, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "pgb.*"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("pgbench: no transaction logs in %s", dir)
+	}
+	var lats []time.Duration
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 3 {
+				continue
+			}
+			us, err := strconv.ParseInt(fields[2], 10, 64)
+			if err != nil {
+				continue // "skipped" under --latency-limit; not used here
+			}
+			lats = append(lats, time.Duration(us)*time.Microsecond)
+		}
+		fh.Close()
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+	}
+	slices.Sort(lats)
+	return lats, nil
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// median of f over samples (the mean of the middle two for even counts).
+func median(ss []sample, f func(sample) float64) float64 {
+	if len(ss) == 0 {
+		return 0
+	}
+	v := make([]float64, len(ss))
+	for i, s := range ss {
+		v[i] = f(s)
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func medianMs(ss []sample, q float64) string {
+	return fmt.Sprintf("%.2f ms", median(ss, func(s sample) float64 { return float64(s.pct(q)) / float64(time.Millisecond) }))
+}
+
+// thousands formats n with thin spaces between digit groups.
+func thousands(f float64) string {
+	s := fmt.Sprintf("%.0f", f)
+	var out []string
+	for len(s) > 3 {
+		out = append([]string{s[len(s)-3:]}, out...)
+		s = s[:len(s)-3]
+	}
+	return strings.Join(append([]string{s}, out...), " ")
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+// ratios returns the paired per-run ratios receiver/pgbench, sorted.
+func ratios(c *shape) []float64 {
+	var r []float64
+	for i := range min(len(c.recv), len(c.pgb)) {
+		r = append(r, c.recv[i].tput()/c.pgb[i].tput())
+	}
+	slices.Sort(r)
+	return r
+}
+
+func (res *results) print(w io.Writer) {
+	b := res.b
+	fmt.Fprintf(w, "## Webhook receiver\n\n")
+	fmt.Fprintf(w, "Receiver: %s. PostgreSQL %s, private cluster on local disk (%s). ", b.recv.desc, b.pgVer, b.settings)
+	fmt.Fprintf(w, "Events: unique, %d-byte JSON bodies signed with the reference scheme, sent over HTTP/1.1 keep-alive connections; ack latency is measured by the client from request write to 204. ", len(b.gen.body(1_000_000_000_000, time.Now())))
+	fmt.Fprintf(w, "pgbench runs the Writer's statement captured from the wire (one row per transaction, `-M prepared -j 2`) on the same database. ")
+	fmt.Fprintf(w, "%d × %s per configuration and side, alternating receiver and pgbench; tables truncated and checkpointed before each run; every run checked for exactly one inbox and one outbox row per 2xx. Medians.\n\n", b.o.runs, b.o.duration)
+
+	fmt.Fprintf(w, "| load | side | throughput (events/s) | p50 ack | p99 ack | events per commit | WAL per event |\n|---|---|---:|---:|---:|---:|---:|\n")
+	for _, c := range res.closed {
+		res.rows(w, c)
+		r := ratios(c)
+		mr := median(c.recv, sample.tput) / median(c.pgb, sample.tput)
+		fmt.Fprintf(w, "| | **ratio receiver / pgbench** | **%.2f** (paired runs %.2f–%.2f) | | | | |\n", mr, r[0], r[len(r)-1])
+	}
+	if res.open != nil {
+		res.rows(w, res.open)
+	}
+	fmt.Fprintf(w, "\nTargets: ratio ≥ 1.0 at every concurrency: %s", verdict(res.ratiosMet()))
+	if res.open != nil {
+		p99 := median(res.open.recv, func(s sample) float64 { return float64(s.pct(0.99)) / float64(time.Millisecond) })
+		fmt.Fprintf(w, "; p99 ack ≤ 10 ms at half the maximum rate (%s events/s): %s (median p99 %.2f ms, worst run %s)",
+			thousands(res.open.rate), verdict(p99 <= 10), p99, ms(worst(res.open.recv, 0.99)))
+	}
+	fmt.Fprintf(w, ".\n\n<details><summary>Per run</summary>\n\n| load | run | receiver events/s | receiver p99 | pgbench tps | pgbench p99 | ratio |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, c := range append(res.closed, res.open) {
+		if c == nil {
+			continue
+		}
+		for i := range min(len(c.recv), len(c.pgb)) {
+			r, p := c.recv[i], c.pgb[i]
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.2f |\n", c.name, i+1, thousands(r.tput()), ms(r.pct(0.99)), thousands(p.tput()), ms(p.pct(0.99)), r.tput()/p.tput())
+		}
+	}
+	fmt.Fprintf(w, "\n</details>\n")
+}
+
+func (res *results) rows(w io.Writer, c *shape) {
+	pg := "pgbench, same statement, 1 row per transaction"
+	if c.rate > 0 {
+		pg = "pgbench -R at the same rate"
+	}
+	for i, side := range []struct {
+		name string
+		ss   []sample
+	}{{"gatehouse receiver", c.recv}, {pg, c.pgb}} {
+		load := ""
+		if i == 0 {
+			load = c.name
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.1f | %s B |\n", load, side.name,
+			thousands(median(side.ss, sample.tput)), medianMs(side.ss, 0.5), medianMs(side.ss, 0.99),
+			median(side.ss, sample.perCommit), thousands(median(side.ss, func(s sample) float64 { return float64(s.walBytes) / float64(s.n) })))
+	}
+}
+
+func (res *results) ratiosMet() bool {
+	for _, c := range res.closed {
+		if median(c.recv, sample.tput)/median(c.pgb, sample.tput) < 1 {
+			return false
+		}
+	}
+	return true
+}
+
+func worst(ss []sample, q float64) time.Duration {
+	var w time.Duration
+	for _, s := range ss {
+		w = max(w, s.pct(q))
+	}
+	return w
+}
