@@ -88,7 +88,8 @@ type Result struct {
 	EventID string
 }
 
-// Verifier verifies one provider endpoint's requests.
+// Verifier verifies one provider endpoint's requests. Verifiers returned by
+// New are immutable and safe for concurrent use.
 type Verifier interface {
 	// Verify checks h and the exact raw body at time now. Errors wrap
 	// exactly one of ErrMissingHeader, ErrMalformedHeader,
