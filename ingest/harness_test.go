@@ -245,4 +245,3 @@ func expectStatus(t *testing.T, r response, want int) {
 		t.Fatalf("status = %d, want %d (body %q)", r.status, want, r.body)
 	}
 }
-
