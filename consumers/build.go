@@ -1,0 +1,94 @@
+package consumers
+
+import (
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/gatehouse/gatehouse/internal/config"
+)
+
+// HandlersFromConfig registers the built-in handlers of every provider
+// with an api_url: RegisterReference for the reference scheme,
+// RegisterStripe for stripe. Providers of other schemes, or without an
+// api_url, have no fetching handler: their events are recorded as skipped.
+func HandlersFromConfig(providers map[string]*config.Provider, apiTimeout time.Duration, now func() time.Time, log *slog.Logger) (*Registry, error) {
+	reg := NewRegistry()
+	names := make([]string, 0, len(providers))
+	for n := range providers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p := providers[name]
+		if p == nil || p.APIURL == "" {
+			log.Info("provider has no api_url; its events are recorded without an effect", "provider", name)
+			continue
+		}
+		cfg := APIClientConfig{BaseURL: p.APIURL, Key: p.APIKeyValue(), Version: p.APIVersion, Timeout: apiTimeout}
+		switch p.Scheme {
+		case "reference":
+			api, err := NewAPIClient(cfg)
+			if err != nil {
+				return nil, fmt.Errorf("provider %s: %w", name, err)
+			}
+			RegisterReference(reg, name, api)
+		case "stripe":
+			cfg.VersionHeader = "Stripe-Version"
+			api, err := NewAPIClient(cfg)
+			if err != nil {
+				return nil, fmt.Errorf("provider %s: %w", name, err)
+			}
+			RegisterStripe(reg, name, api, now)
+		default:
+			log.Info("no built-in handlers for this scheme; events are recorded without an effect", "provider", name, "scheme", p.Scheme)
+		}
+	}
+	return reg, nil
+}
+
+// FromConfig builds a Runner's Config from gatehouse's configuration: the
+// providers listed in consumers.providers (all when empty), their topics,
+// the retry ladder and the built-in handlers. Pool, Logger and Registerer
+// are passed through. It fails on an unknown provider name.
+func FromConfig(c *config.Config, deps Config) (Config, error) {
+	out := deps
+	out.Brokers = c.Kafka.Brokers
+	out.Group = c.Consumers.Group
+	out.RetryDelays = c.Consumers.RetryDelays
+	out.Concurrency = c.Consumers.Concurrency
+	out.MaxPollRecords = c.Consumers.MaxPollRecords
+	out.DrainTimeout = c.Consumers.DrainTimeout
+	out.Partitions = c.Kafka.Partitions
+	out.ReplicationFactor = c.Kafka.ReplicationFactor
+	if out.Logger == nil {
+		out.Logger = slog.Default()
+	}
+	if out.Now == nil {
+		out.Now = time.Now
+	}
+	selected := map[string]*config.Provider{}
+	if len(c.Consumers.Providers) == 0 {
+		selected = c.Providers
+	}
+	for _, name := range c.Consumers.Providers {
+		p, ok := c.Providers[name]
+		if !ok {
+			return Config{}, fmt.Errorf("consumers.providers: %q is not a configured provider", name)
+		}
+		selected[name] = p
+	}
+	out.Topics = map[string]string{}
+	for name, p := range selected {
+		out.Topics[name] = p.Topic
+	}
+	if out.Handlers == nil {
+		reg, err := HandlersFromConfig(selected, c.Consumers.APITimeout, out.Now, out.Logger)
+		if err != nil {
+			return Config{}, err
+		}
+		out.Handlers = reg
+	}
+	return out, nil
+}

@@ -1,0 +1,83 @@
+package consumers
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// handle processes one record to its end: applied, ignored, or forwarded to
+// the next retry topic or the dead-letter topic. It returns false when the
+// record could not be finished (the forward failed or processing was cut
+// off by the drain timeout); the record must then stay unmarked.
+func (s *session) handle(ctx context.Context, rec *kgo.Record, role topicRole) bool {
+	r := s.r
+	start := r.cfg.Now()
+	ev, err := decode(rec, role.provider)
+	outcome := ""
+	if err == nil {
+		outcome, err = r.processEvent(ctx, ev)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		attempt := 1
+		if ev != nil {
+			attempt = ev.Attempt
+		}
+		class := Classify(err)
+		f := r.layout.next(role, attempt, class, r.cfg.Now())
+		if perr := produce(ctx, s.cl, forwardRecord(rec, f, class, err)); perr != nil {
+			r.log.Error("forward failed; record left unmarked", "topic", rec.Topic, "partition", rec.Partition,
+				"offset", rec.Offset, "to", f.topic, "err", perr)
+			return false
+		}
+		state, next := StateRetrying, &f.dueAt
+		outcome = OutcomeRetried
+		if f.dead {
+			state, next, outcome = StateDead, nil, OutcomeDeadLettered
+		}
+		provider, id := peekIdentity(rec)
+		if provider == role.provider && id != "" {
+			if ferr := r.store.fail(ctx, provider, id, state, class, truncate(err.Error(), maxErrorMessage), next); ferr != nil {
+				r.log.Error("record failure state", "provider", provider, "event_id", id, "err", ferr)
+			}
+		}
+		r.log.Warn("event processing failed", "provider", provider, "event_id", id, "topic", rec.Topic,
+			"partition", rec.Partition, "offset", rec.Offset, "attempt", attempt, "error_class", class,
+			"forwarded_to", f.topic, "processing_state", state, "err", err)
+	} else {
+		r.log.Debug("event processed", "provider", ev.Provider, "event_id", ev.ID, "type", ev.Type,
+			"topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "attempt", ev.Attempt, "outcome", outcome)
+	}
+	r.m.processed.WithLabelValues(r.cfg.Group, rec.Topic, itoa(rec.Partition), outcome).Inc()
+	r.m.duration.WithLabelValues(r.cfg.Group, rec.Topic, outcome).Observe(r.cfg.Now().Sub(start).Seconds())
+	return true
+}
+
+// processEvent runs one attempt of an event: claim the inbox row, call the
+// handler (which fetches the authoritative object), apply the effect.
+func (r *Runner) processEvent(ctx context.Context, ev *Event) (string, error) {
+	prev, _, err := r.store.claim(ctx, ev.Provider, ev.ID)
+	if errors.Is(err, errNoInbox) {
+		return "", Permanent(err)
+	}
+	if err != nil {
+		return "", err
+	}
+	if Final(prev) {
+		return OutcomeDuplicate, nil
+	}
+	var eff *Effect
+	if h := r.cfg.Handlers.Lookup(ev.Provider, ev.Type); h != nil {
+		if eff, err = h.Handle(ctx, ev); err != nil {
+			return "", err
+		}
+	}
+	return r.store.apply(ctx, ev, eff)
+}
+
+func itoa(p int32) string { return strconv.Itoa(int(p)) }
