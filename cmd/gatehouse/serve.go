@@ -107,13 +107,21 @@ func serveHTTP(ctx context.Context, e env, b *base, public http.Handler) error {
 		{Handler: public, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute},
 		{Handler: admin, ReadHeaderTimeout: 10 * time.Second},
 	}
-	fmt.Fprintf(e.stdout, "gatehouse listening public=http://%s admin=http://%s\n", pubLn.Addr(), admLn.Addr())
+	scheme := "http"
+	if b.cfg.Auth.TLSEnabled() {
+		scheme = "https"
+	}
+	fmt.Fprintf(e.stdout, "gatehouse listening public=%s://%s admin=http://%s\n", scheme, pubLn.Addr(), admLn.Addr())
 	b.log.Info("listening", "public", pubLn.Addr().String(), "admin", admLn.Addr().String())
 	g, gctx := errgroup.WithContext(ctx)
 	for i, ln := range []net.Listener{pubLn, admLn} {
 		srv := servers[i]
 		g.Go(func() error {
-			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			serve := srv.Serve
+			if i == 0 && b.cfg.Auth.TLSEnabled() { // public listener: built-in TLS (auth.tls_cert_file/tls_key_file)
+				serve = func(l net.Listener) error { return srv.ServeTLS(l, b.cfg.Auth.TLSCertFile, b.cfg.Auth.TLSKeyFile) }
+			}
+			if err := serve(ln); !errors.Is(err, http.ErrServerClosed) {
 				return fmt.Errorf("serve: %w", err)
 			}
 			return nil

@@ -1,0 +1,245 @@
+package auth
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/oauth2"
+)
+
+// preLoginCookie binds pending logins to the browser that started them. One
+// value is shared by every tab of the browser, so several logins may run at
+// once; it lives as long as a login transaction.
+const preLoginCookie = "__Host-gatehouse-login"
+
+// loginTx is a pending login between /login and the callback.
+type loginTx struct {
+	Verifier      string `json:"v"`
+	Nonce         string `json:"n"`
+	bindingHash   []byte
+	next          string
+	attempt       int
+	correlationID string
+	createdAt     time.Time
+	expiresAt     time.Time
+}
+
+func loginAD(stateHash []byte) []byte {
+	return []byte("auth_login_tx:" + hex.EncodeToString(stateHash))
+}
+
+// login starts a login: GET /login?next=…
+func (s *Service) login(w http.ResponseWriter, r *http.Request) {
+	next := SafeNext(r.URL.Query().Get("next"), s.cfg.NextAllowlist)
+	s.startLogin(w, r, next, 0, randomToken(9))
+}
+
+// startLogin stores a new login transaction and redirects to the OP.
+func (s *Service) startLogin(w http.ResponseWriter, r *http.Request, next string, attempt int, corr string) {
+	binding := ""
+	if c, err := r.Cookie(preLoginCookie); err == nil && len(c.Value) == 43 {
+		binding = c.Value // another tab's pending login: share the binding
+	} else {
+		binding = randomToken(32)
+	}
+	state, nonce, verifier := randomToken(32), randomToken(32), oauth2.GenerateVerifier()
+	now := s.now()
+	tx := loginTx{Verifier: verifier, Nonce: nonce}
+	sh := hash(state)
+	keyID, ct, err := s.store.sealJSON(tx, loginAD(sh))
+	if err == nil {
+		_, err = s.store.pool.Exec(r.Context(), `INSERT INTO auth_login_tx (state_hash, binding_hash, key_id, secrets,
+			next_path, attempt, correlation_id, created_at, expires_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
+			sh, hash(binding), keyID, ct, next, attempt, corr, now, now.Add(s.cfg.LoginTimeout))
+	}
+	if err != nil {
+		s.log.Error("login: store transaction", "correlation_id", corr, "err", err)
+		s.logins.WithLabelValues("internal_error").Inc()
+		s.errorPage(w, r, http.StatusInternalServerError, pageInternal, corr, nil)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: preLoginCookie, Value: binding, Path: "/", MaxAge: int(s.cfg.LoginTimeout / time.Second),
+		HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode,
+	})
+	s.log.Info("login started", "correlation_id", corr, "client_id", s.cfg.ClientID, "callback_uri", s.cfg.RedirectURL,
+		"attempt", attempt, "next", next, "started_at", now)
+	noStore(w)
+	http.Redirect(w, r, s.oauth.AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), http.StatusFound)
+}
+
+// consumeTx deletes and returns the transaction of state: a state is usable
+// exactly once, and it is consumed before the code is redeemed.
+func (s *Service) consumeTx(ctx context.Context, state string) (*loginTx, error) {
+	sh := hash(state)
+	var (
+		tx    loginTx
+		keyID string
+		ct    []byte
+	)
+	err := s.store.pool.QueryRow(ctx, `DELETE FROM auth_login_tx WHERE state_hash = $1
+		RETURNING binding_hash, key_id, secrets, next_path, attempt, correlation_id, created_at, expires_at`, sh).
+		Scan(&tx.bindingHash, &keyID, &ct, &tx.next, &tx.attempt, &tx.correlationID, &tx.createdAt, &tx.expiresAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("consume login transaction: %w", err)
+	}
+	if err := s.store.openJSON(keyID, ct, loginAD(sh), &tx); err != nil {
+		return nil, fmt.Errorf("open login transaction: %w", err)
+	}
+	return &tx, nil
+}
+
+// callback finishes a login: GET <redirect path>?code=…&state=…
+func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	state := q.Get("state")
+	opErr := q.Get("error")
+	corr := randomToken(9)
+	logMismatch := func(reason string) {
+		s.logins.WithLabelValues("state_mismatch").Inc()
+		s.log.Warn("login failed: state mismatch", "correlation_id", corr, "reason", reason, "op_error", opErr,
+			"client_id", s.cfg.ClientID, "callback_uri", s.cfg.RedirectURL, "at", s.now())
+	}
+	if state == "" {
+		logMismatch("no state parameter")
+		s.errorPage(w, r, http.StatusBadRequest, pageStateMismatch, corr, nil)
+		return
+	}
+	tx, err := s.consumeTx(ctx, state)
+	if err != nil {
+		s.log.Error("login: consume state", "correlation_id", corr, "err", err)
+		s.errorPage(w, r, http.StatusInternalServerError, pageInternal, corr, nil)
+		return
+	}
+	if tx == nil {
+		logMismatch("state unknown or already used")
+		s.errorPage(w, r, http.StatusBadRequest, pageStateMismatch, corr, nil)
+		return
+	}
+	corr = tx.correlationID
+	c, cerr := r.Cookie(preLoginCookie)
+	if cerr != nil || subtle.ConstantTimeCompare(hash(c.Value), tx.bindingHash) != 1 {
+		logMismatch("state belongs to another browser (pre-login cookie missing or different)")
+		s.errorPage(w, r, http.StatusBadRequest, pageStateMismatch, corr, nil)
+		return
+	}
+	l := s.log.With("correlation_id", corr, "client_id", s.cfg.ClientID, "callback_uri", s.cfg.RedirectURL,
+		"login_started_at", tx.createdAt)
+	if s.now().After(tx.expiresAt) {
+		s.logins.WithLabelValues("expired").Inc()
+		l.Warn("login failed: login transaction expired", "expired_at", tx.expiresAt)
+		s.errorPage(w, r, http.StatusBadRequest, pageLoginExpired, corr, map[string]string{"Next": tx.next})
+		return
+	}
+	// RFC 9207: the authorization response names its issuer (mix-up defence).
+	if iss, ok := q["iss"]; ok || s.meta.IssParameter {
+		if !ok || len(iss) != 1 || iss[0] != s.cfg.Issuer {
+			s.logins.WithLabelValues("issuer_mismatch").Inc()
+			l.Warn("login failed: authorization response iss does not match the issuer", "iss_present", ok)
+			s.errorPage(w, r, http.StatusBadRequest, pageIssuerMismatch, corr, nil)
+			return
+		}
+	}
+	if opErr != "" {
+		s.opError(w, r, l, tx, corr, opErr, "authorize")
+		return
+	}
+	code := q.Get("code")
+	if code == "" {
+		s.logins.WithLabelValues("no_code").Inc()
+		l.Warn("login failed: callback without code")
+		s.errorPage(w, r, http.StatusBadRequest, pageVerifyFailed, corr, nil)
+		return
+	}
+	ectx, cancel := context.WithTimeout(s.opContext(ctx), 15*time.Second)
+	defer cancel()
+	tok, err := s.oauth.Exchange(ectx, code, oauth2.VerifierOption(tx.Verifier))
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		s.opError(w, r, l, tx, corr, re.ErrorCode, "token")
+		return
+	}
+	if err != nil {
+		s.logins.WithLabelValues("op_unreachable").Inc()
+		l.Error("login failed: token endpoint unreachable", "err", err)
+		s.errorPage(w, r, http.StatusBadGateway, pageOPUnavailable, corr, nil)
+		return
+	}
+	id, err := s.verifyLogin(ctx, tok, tx.Nonce)
+	if err != nil {
+		s.logins.WithLabelValues("invalid_id_token").Inc()
+		l.Warn("login failed: ID token or UserInfo rejected", "err", err)
+		s.errorPage(w, r, http.StatusBadRequest, pageVerifyFailed, corr, nil)
+		return
+	}
+	ts := tokenSet{AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken,
+		IDToken: id.raw, Expiry: tok.Expiry}
+	cookie, sess, err := s.store.createSession(ctx, newSession{User: id.user, Email: id.email, Name: id.name,
+		OPSID: id.sid, Device: deviceOf(r.UserAgent()), Tokens: ts})
+	if err != nil {
+		l.Error("login: create session", "err", err)
+		s.errorPage(w, r, http.StatusInternalServerError, pageInternal, corr, nil)
+		return
+	}
+	s.setSessionCookie(w, cookie, s.cfg.SessionLifetime)
+	s.logins.WithLabelValues("ok").Inc()
+	l.Info("login succeeded", "session", sess.ID, "issuer", id.user.Issuer, "subject", id.user.Subject,
+		"refresh_token", tok.RefreshToken != "", "finished_at", s.now())
+	noStore(w)
+	http.Redirect(w, r, tx.next, http.StatusSeeOther)
+}
+
+// opError handles an OAuth error from the authorize redirect or the token endpoint.
+func (s *Service) opError(w http.ResponseWriter, r *http.Request, l interface {
+	Warn(string, ...any)
+	Info(string, ...any)
+}, tx *loginTx, corr, code, where string) {
+	s.logins.WithLabelValues("op_error").Inc()
+	l.Warn("login failed: identity provider error", "op_error", code, "endpoint", where, "attempt", tx.attempt)
+	switch code {
+	case "redirect_uri_mismatch":
+		// Deterministic: restarting cannot fix it, so never loop.
+		s.errorPage(w, r, http.StatusBadRequest, pageRedirectMismatch, corr, map[string]string{"RedirectURI": s.cfg.RedirectURL})
+	case "invalid_grant":
+		if where == "token" && tx.attempt == 0 {
+			// The code expired or was already used: one automatic restart.
+			l.Info("login restarting once after invalid_grant")
+			s.startLogin(w, r, tx.next, 1, corr)
+			return
+		}
+		s.errorPage(w, r, http.StatusBadRequest, pageInvalidGrant, corr, map[string]string{"Next": tx.next})
+	case "access_denied":
+		s.errorPage(w, r, http.StatusForbidden, pageAccessDenied, corr, map[string]string{"Next": tx.next})
+	case "invalid_client", "unauthorized_client", "unsupported_response_type", "invalid_scope":
+		s.errorPage(w, r, http.StatusBadGateway, pageMisconfigured, corr, map[string]string{"Code": code})
+	default:
+		s.errorPage(w, r, http.StatusBadGateway, pageOPError, corr, map[string]string{"Code": code, "Next": tx.next})
+	}
+}
+
+func (s *Service) setSessionCookie(w http.ResponseWriter, value string, maxAge time.Duration) {
+	c := &http.Cookie{
+		Name: s.store.cookieName, Value: value, Path: "/", HttpOnly: true, Secure: true,
+		SameSite: http.SameSiteLaxMode, MaxAge: int(maxAge / time.Second),
+	}
+	if maxAge <= 0 {
+		c.MaxAge = -1
+	}
+	http.SetCookie(w, c)
+}
+
+func noStore(w http.ResponseWriter) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Pragma", "no-cache")
+}

@@ -1,0 +1,304 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/oauth2"
+
+	"github.com/gatehouse/gatehouse/internal/config"
+)
+
+// Config configures a Service.
+type Config struct {
+	// Auth is the auth section (issuer, client, redirect URL, lifetimes…).
+	Auth config.Auth
+	// Store holds sessions and tokens. Required.
+	Store *Store
+	// HTTPClient talks to the OP (discovery, JWKS, token, UserInfo,
+	// revocation). Default: a client with a 10s timeout.
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+	Now        func() time.Time
+}
+
+// opMetadata is the part of the OP's discovery document go-oidc does not parse.
+type opMetadata struct {
+	Revocation      string   `json:"revocation_endpoint"`
+	EndSession      string   `json:"end_session_endpoint"`
+	UserInfo        string   `json:"userinfo_endpoint"`
+	IssParameter    bool     `json:"authorization_response_iss_parameter_supported"`
+	BackChannel     bool     `json:"backchannel_logout_supported"`
+	ChallengeMethod []string `json:"code_challenge_methods_supported"`
+}
+
+// Service is the browser login surface (see the package documentation).
+type Service struct {
+	cfg      config.Auth
+	store    *Store
+	client   *http.Client
+	log      *slog.Logger
+	now      func() time.Time
+	provider *oidc.Provider
+	meta     opMetadata
+	oauth    *oauth2.Config
+	verifier *oidc.IDTokenVerifier
+	origin   string
+	kick     chan struct{}
+	pages    *pages
+
+	logins, refreshes, opRevocations *prometheus.CounterVec
+}
+
+// New discovers the OP at cfg.Auth.Issuer and returns the Service. It fails
+// when discovery fails, the discovered issuer differs from the configured
+// one, or the OP does not support PKCE S256 while advertising its methods.
+func New(ctx context.Context, cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("auth: nil store")
+	}
+	if !cfg.Auth.Enabled() {
+		return nil, errors.New("auth: issuer not configured")
+	}
+	s := &Service{cfg: cfg.Auth, store: cfg.Store, client: cfg.HTTPClient, log: cfg.Logger, now: cfg.Now,
+		origin: OriginOf(cfg.Auth.RedirectURL), kick: make(chan struct{}, 1)}
+	if s.client == nil {
+		s.client = &http.Client{Timeout: 10 * time.Second}
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	var err error
+	s.provider, err = oidc.NewProvider(s.opContext(ctx), cfg.Auth.Issuer)
+	if err != nil {
+		return nil, fmt.Errorf("auth: discovery at %s: %w", cfg.Auth.Issuer, err)
+	}
+	if err := s.provider.Claims(&s.meta); err != nil {
+		return nil, fmt.Errorf("auth: discovery metadata: %w", err)
+	}
+	if len(s.meta.ChallengeMethod) > 0 && !slices.Contains(s.meta.ChallengeMethod, "S256") {
+		return nil, fmt.Errorf("auth: the OP does not support PKCE S256 (code_challenge_methods_supported %v)", s.meta.ChallengeMethod)
+	}
+	scopes := []string{oidc.ScopeOpenID}
+	for _, sc := range cfg.Auth.Scopes {
+		if sc != oidc.ScopeOpenID && sc != oidc.ScopeOfflineAccess && !slices.Contains(scopes, sc) {
+			scopes = append(scopes, sc)
+		}
+	}
+	if cfg.Auth.RefreshEnabled() {
+		scopes = append(scopes, oidc.ScopeOfflineAccess)
+	}
+	s.oauth = &oauth2.Config{
+		ClientID:     cfg.Auth.ClientID,
+		ClientSecret: string(cfg.Auth.ClientSecretValue()),
+		Endpoint:     s.provider.Endpoint(),
+		RedirectURL:  cfg.Auth.RedirectURL,
+		Scopes:       scopes,
+	}
+	if s.oauth.ClientSecret == "" {
+		s.oauth.Endpoint.AuthStyle = oauth2.AuthStyleInParams // public client: client_id in the body
+	}
+	s.verifier = s.provider.Verifier(&oidc.Config{
+		ClientID:             cfg.Auth.ClientID,
+		SupportedSigningAlgs: cfg.Auth.IDTokenAlgs,
+		Now:                  s.now,
+	})
+	if s.pages, err = newPages(); err != nil {
+		return nil, err
+	}
+	s.logins = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatehouse_auth_logins_total", Help: "Browser logins by result.",
+	}, []string{"result"})
+	s.refreshes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatehouse_auth_token_refreshes_total", Help: "Server-side token refreshes by result.",
+	}, []string{"result"})
+	s.opRevocations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatehouse_auth_op_revocations_total", Help: "RFC 7009 token revocations sent to the OP by result.",
+	}, []string{"result"})
+	if cfg.Registerer != nil {
+		for _, c := range []prometheus.Collector{s.logins, s.refreshes, s.opRevocations} {
+			if err := cfg.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("auth: register metrics: %w", err)
+			}
+		}
+	}
+	s.log.Info("auth configured", "issuer", cfg.Auth.Issuer, "client_id", cfg.Auth.ClientID,
+		"callback_uri", cfg.Auth.RedirectURL, "scopes", strings.Join(scopes, " "),
+		"revocation_endpoint", s.meta.Revocation != "", "end_session_endpoint", s.meta.EndSession != "",
+		"rfc9207_iss", s.meta.IssParameter)
+	return s, nil
+}
+
+// opContext makes go-oidc and x/oauth2 use the Service's HTTP client.
+func (s *Service) opContext(ctx context.Context) context.Context {
+	return oidc.ClientContext(ctx, s.client)
+}
+
+// Store returns the session store.
+func (s *Service) Store() *Store { return s.store }
+
+// callbackPath is the path of the registered redirect URL.
+func (s *Service) callbackPath() string {
+	u, _ := url.Parse(s.cfg.RedirectURL)
+	if u.Path == "" {
+		return "/"
+	}
+	return u.Path
+}
+
+// Routes mounts the browser endpoints on r (see the package documentation).
+// State-changing endpoints are wrapped in RequireCSRF; the back-channel
+// logout endpoint (called by the OP, not a browser) and the operator API
+// (bearer token) are not.
+func (s *Service) Routes(r chi.Router) {
+	r.Get("/signin", s.signinPage)
+	r.Get("/login", s.login)
+	r.Get(s.callbackPath(), s.callback)
+	r.Get("/account", s.account)
+	r.With(s.csrf).Post("/logout", s.logout)
+	r.With(s.csrf).Post("/account/sessions/{id}/revoke", s.revokeOne)
+	r.With(s.csrf).Post("/account/sessions/revoke-all", s.revokeAll)
+	r.Post("/backchannel-logout", s.backchannelLogout)
+	if len(s.cfg.OperatorTokenValue()) > 0 {
+		r.Post("/operator/v1/revoke-user", s.operatorRevokeUser)
+	}
+}
+
+func (s *Service) csrf(next http.Handler) http.Handler { return RequireCSRF(s.origin, next) }
+
+// AccessToken returns a valid access token of the session, refreshing it
+// first on the server when it expires within refresh_before. Concurrent calls
+// for one session (in any process) share one refresh. Errors: ErrNoSession
+// (revoked), ErrSessionEnded (the OP refused the refresh token; the session
+// is revoked), ErrRefreshTokenReuse (family revoked), ErrNoRefreshToken, or
+// a transport error (the session stays).
+func (s *Service) AccessToken(ctx context.Context, sessionID string) (string, error) {
+	ts, err := s.store.freshTokens(ctx, sessionID, s.cfg.RefreshBefore, false, s.refresh)
+	s.countRefresh(err)
+	if err != nil {
+		return "", err
+	}
+	return ts.AccessToken, nil
+}
+
+// ForceRefresh refreshes the session's tokens now, whatever their expiry.
+func (s *Service) ForceRefresh(ctx context.Context, sessionID string) error {
+	_, err := s.store.freshTokens(ctx, sessionID, s.cfg.RefreshBefore, true, s.refresh)
+	s.countRefresh(err)
+	return err
+}
+
+func (s *Service) countRefresh(err error) {
+	switch {
+	case err == nil:
+		s.refreshes.WithLabelValues("ok").Inc()
+	case errors.Is(err, ErrSessionEnded), errors.Is(err, ErrRefreshTokenReuse):
+		s.refreshes.WithLabelValues("session_ended").Inc()
+		s.Kick()
+	case errors.Is(err, ErrNoSession), errors.Is(err, ErrNoRefreshToken):
+	default:
+		s.refreshes.WithLabelValues("error").Inc()
+	}
+}
+
+func (s *Service) refresh(ctx context.Context, rt string) (*oauth2.Token, error) {
+	ctx, cancel := context.WithTimeout(s.opContext(ctx), 15*time.Second)
+	defer cancel()
+	return s.oauth.TokenSource(ctx, &oauth2.Token{RefreshToken: rt}).Token()
+}
+
+// Kick asks the revocation loop to run now (after a revocation).
+func (s *Service) Kick() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run revokes the tokens of revoked sessions at the OP (RFC 7009, when the OP
+// advertises a revocation endpoint), deletes them, and cleans expired rows,
+// every op_revoke_interval or when kicked, until ctx ends.
+func (s *Service) Run(ctx context.Context) error {
+	t := time.NewTicker(s.cfg.OPRevokeInterval)
+	defer t.Stop()
+	lastCleanup := time.Time{}
+	for {
+		if time.Since(lastCleanup) > time.Minute {
+			if err := s.store.cleanup(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("auth cleanup failed", "err", err)
+			}
+			lastCleanup = time.Now()
+		}
+		for {
+			n, err := s.store.drainOPRevocations(ctx, 50, s.revokeAtOP())
+			if err != nil && ctx.Err() == nil {
+				s.log.Warn("auth revocation loop failed", "err", err)
+			}
+			if n < 50 || err != nil {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		case <-s.kick:
+		}
+	}
+}
+
+// revokeAtOP returns the RFC 7009 call, or nil when the OP has no endpoint.
+func (s *Service) revokeAtOP() opRevokeFunc {
+	if s.meta.Revocation == "" {
+		return nil
+	}
+	return func(ctx context.Context, token, hint string) error {
+		form := url.Values{"token": {token}, "token_type_hint": {hint}}
+		secret := s.oauth.ClientSecret
+		if secret == "" {
+			form.Set("client_id", s.oauth.ClientID)
+		}
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.meta.Revocation, strings.NewReader(form.Encode()))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if secret != "" {
+			req.SetBasicAuth(url.QueryEscape(s.oauth.ClientID), url.QueryEscape(secret))
+		}
+		resp, err := s.client.Do(req)
+		if err != nil {
+			s.opRevocations.WithLabelValues("error").Inc()
+			return fmt.Errorf("revocation endpoint: %w", err)
+		}
+		resp.Body.Close()
+		switch {
+		case resp.StatusCode/100 == 2:
+			s.opRevocations.WithLabelValues("ok").Inc()
+			return nil
+		case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
+			s.opRevocations.WithLabelValues("error").Inc()
+			return fmt.Errorf("revocation endpoint: status %d", resp.StatusCode)
+		default: // a 4xx will not change on retry
+			s.opRevocations.WithLabelValues("refused").Inc()
+			s.log.Warn("revocation endpoint refused a token", "status", resp.StatusCode, "token_type_hint", hint, "client_id", s.oauth.ClientID)
+			return nil
+		}
+	}
+}
