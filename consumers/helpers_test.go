@@ -1,0 +1,411 @@
+package consumers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/internal/testenv"
+	"github.com/gatehouse/gatehouse/schemas"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(runChild())
+	}
+	testenv.Main(m)
+}
+
+// refAPI is the reference provider's API for tests: GET /v1/<collection>/<id>
+// answers the stored object, after failing with a scripted status a given
+// number of times.
+type refAPI struct {
+	srv      *httptest.Server
+	mu       sync.Mutex
+	objects  map[string]map[string]any // path → object
+	failures map[string][]int          // path → statuses to answer first
+	delay    time.Duration
+	calls    atomic.Int64
+	log      map[string][]time.Time // path → request times
+	key      string
+}
+
+func newRefAPI(t *testing.T) *refAPI {
+	a := &refAPI{objects: map[string]map[string]any{}, failures: map[string][]int{}, log: map[string][]time.Time{}, key: "ref_test_key"}
+	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+func (a *refAPI) serve(w http.ResponseWriter, r *http.Request) {
+	a.calls.Add(1)
+	a.mu.Lock()
+	a.log[r.URL.Path] = append(a.log[r.URL.Path], time.Now())
+	delay := a.delay
+	var status int
+	if fs := a.failures[r.URL.Path]; len(fs) > 0 {
+		status, a.failures[r.URL.Path] = fs[0], fs[1:]
+	}
+	obj, ok := a.objects[r.URL.Path]
+	var body []byte
+	if ok {
+		body, _ = json.Marshal(obj)
+	}
+	a.mu.Unlock()
+	if delay > 0 {
+		time.Sleep(delay)
+	}
+	switch {
+	case r.Header.Get("Authorization") != "Bearer "+a.key:
+		http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+	case r.Header.Get("Api-Version") != "2026-01-01":
+		http.Error(w, `{"error":"unpinned api version"}`, http.StatusBadRequest)
+	case status != 0:
+		http.Error(w, `{"error":"scripted failure"}`, status)
+	case !ok:
+		http.Error(w, `{"error":"no such object"}`, http.StatusNotFound)
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}
+}
+
+func (a *refAPI) setPayment(id string, version int, status string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.objects["/v1/payments/"+id] = map[string]any{"id": id, "object": "payment", "version": version, "status": status}
+}
+
+func (a *refAPI) fail(path string, statuses ...int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.failures[path] = append(a.failures[path], statuses...)
+}
+
+func (a *refAPI) requests(path string) []time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]time.Time(nil), a.log[path]...)
+}
+
+func (a *refAPI) client(t *testing.T) *APIClient {
+	c, err := NewAPIClient(APIClientConfig{BaseURL: a.srv.URL, Key: []byte(a.key), Version: "2026-01-01", Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// fixture is one test's database, topics and producer.
+type fixture struct {
+	t        *testing.T
+	dbURL    string
+	pool     *pgxpool.Pool
+	brokers  []string
+	provider string
+	topic    string
+	group    string
+	prod     *kgo.Client
+	writer   *ingest.Writer
+	api      *refAPI
+	delays   []time.Duration
+}
+
+var fixtureSeq atomic.Int64
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	f := &fixture{t: t, dbURL: testenv.Postgres(t), brokers: testenv.KafkaForTest(t), provider: "ref"}
+	n := fixtureSeq.Add(1)
+	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	f.topic = fmt.Sprintf("test.%s.%d.%d", name, time.Now().UnixNano()%1e9, n)
+	f.group = "g-" + f.topic
+	f.delays = []time.Duration{200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond}
+	var err error
+	if f.pool, err = pgxpool.New(ctx, f.dbURL); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.pool.Close)
+	if f.prod, err = kgo.NewClient(kgo.SeedBrokers(f.brokers...), kgo.ProducerLinger(0)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.prod.Close)
+	l := newLayout(map[string]string{f.provider: f.topic}, f.delays)
+	if err := EnsureTopics(ctx, f.prod, 3, 1, l.all()...); err != nil {
+		t.Fatal(err)
+	}
+	f.writer = ingest.NewWriter(f.pool, 2, 64)
+	f.api = newRefAPI(t)
+	return f
+}
+
+func (f *fixture) registry() *Registry {
+	r := NewRegistry()
+	RegisterReference(r, f.provider, f.api.client(f.t))
+	return r
+}
+
+func (f *fixture) config(reg prometheus.Registerer) Config {
+	return Config{
+		Brokers: f.brokers, Group: f.group, Topics: map[string]string{f.provider: f.topic},
+		RetryDelays: f.delays, Pool: f.pool, Handlers: f.registry(), Partitions: 3,
+		SessionTimeout: 6 * time.Second, DrainTimeout: 5 * time.Second,
+		KafkaOpts:  []kgo.Opt{kgo.HeartbeatInterval(500 * time.Millisecond), kgo.FetchMaxWait(200 * time.Millisecond)},
+		Logger:     testLogger(f.t),
+		Registerer: reg,
+	}
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// start runs a Runner until the test ends or stop is called.
+func (f *fixture) start(cfg Config) (r *Runner, stop func()) {
+	f.t.Helper()
+	r, err := New(cfg)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				f.t.Errorf("runner: %v", err)
+			}
+		})
+	}
+	f.t.Cleanup(stop)
+	return r, stop
+}
+
+// ingest records a verified delivery the way the receiver does (inbox row
+// and outbox row in one statement) and returns whether it was new.
+func (f *fixture) ingest(id, typ, paymentID string) bool {
+	f.t.Helper()
+	body, _ := json.Marshal(map[string]any{"id": id, "type": typ, "created_at": time.Now().UTC().Format(time.RFC3339),
+		"data": map[string]any{"payment_id": paymentID}})
+	now := time.Now().UTC()
+	out, err := f.writer.Write(context.Background(), ingest.Record{
+		Provider: f.provider, EventID: id, Type: typ, CreatedAt: &now, Payload: body,
+		SecretID: "test", AggregateID: paymentID, Topic: f.topic,
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return out.New
+}
+
+// relay publishes unsent outbox rows per the contract in package schemas
+// (what ingest/relay does), marking them published. It returns how many.
+func (f *fixture) relay() int {
+	f.t.Helper()
+	ctx := context.Background()
+	rows, err := f.pool.Query(ctx, `SELECT id, aggregatetype, aggregateid, type, payload, event_id, topic, created_at
+FROM outbox WHERE published_at IS NULL ORDER BY seq`)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	var ids []string
+	for rows.Next() {
+		var id, prov, agg, typ, evID, topic string
+		var payload []byte
+		var created time.Time
+		if err := rows.Scan(&id, &prov, &agg, &typ, &payload, &evID, &topic, &created); err != nil {
+			f.t.Fatal(err)
+		}
+		recs = append(recs, contractRecord(topic, prov, evID, typ, agg, id, payload))
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		f.t.Fatal(err)
+	}
+	if _, err := f.pool.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE id = ANY($1::uuid[])`, ids); err != nil {
+		f.t.Fatal(err)
+	}
+	return len(recs)
+}
+
+// contractRecord is a record exactly as the relay writes it.
+func contractRecord(topic, provider, eventID, typ, key, outboxID string, payload []byte) *kgo.Record {
+	h := func(k, v string) kgo.RecordHeader { return kgo.RecordHeader{Key: k, Value: []byte(v)} }
+	var env struct {
+		CreatedAt string `json:"created_at"`
+	}
+	_ = json.Unmarshal(payload, &env)
+	hs := []kgo.RecordHeader{
+		h(schemas.HeaderID, eventID), h(schemas.HeaderSource, schemas.Source(provider)), h(schemas.HeaderType, typ),
+		h(schemas.HeaderSpecVersion, schemas.SpecVersion), h(schemas.HeaderContentType, "application/json"),
+		h(schemas.HeaderOutboxID, outboxID), h(schemas.HeaderProvider, provider),
+	}
+	if env.CreatedAt != "" {
+		hs = append(hs, h(schemas.HeaderTime, env.CreatedAt))
+	}
+	return &kgo.Record{Topic: topic, Key: []byte(key), Value: payload, Headers: hs}
+}
+
+type inboxRow struct {
+	State, LastError, LastErrorClass string
+	Attempts, Replays                int
+}
+
+func (f *fixture) inbox(id string) inboxRow {
+	f.t.Helper()
+	var r inboxRow
+	var a, rp int32
+	err := f.pool.QueryRow(context.Background(), `SELECT processing_state, coalesce(last_error,''), coalesce(last_error_class,''), attempts, replays
+FROM inbox WHERE provider = $1 AND event_id = $2`, f.provider, id).Scan(&r.State, &r.LastError, &r.LastErrorClass, &a, &rp)
+	if err != nil {
+		f.t.Fatalf("inbox %s: %v", id, err)
+	}
+	r.Attempts, r.Replays = int(a), int(rp)
+	return r
+}
+
+// waitState waits until every listed event is in state.
+func (f *fixture) waitState(state string, timeout time.Duration, ids ...string) {
+	f.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var n int
+		err := f.pool.QueryRow(context.Background(), `SELECT count(*) FROM inbox WHERE provider = $1 AND event_id = ANY($2) AND processing_state = $3`,
+			f.provider, ids, state).Scan(&n)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if n == len(ids) {
+			return
+		}
+		if time.Now().After(deadline) {
+			var states []string
+			rows, _ := f.pool.Query(context.Background(), `SELECT event_id || '=' || processing_state FROM inbox WHERE provider = $1 AND event_id = ANY($2) AND processing_state <> $3 LIMIT 10`, f.provider, ids, state)
+			for rows.Next() {
+				var s string
+				_ = rows.Scan(&s)
+				states = append(states, s)
+			}
+			rows.Close()
+			f.t.Fatalf("after %v only %d of %d events are %s; others: %v", timeout, n, len(ids), state, states)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// effects returns the number of effect-log rows per event id.
+func (f *fixture) effects() map[string]int {
+	f.t.Helper()
+	rows, err := f.pool.Query(context.Background(), `SELECT event_id, count(*) FROM provider_object_changes WHERE provider = $1 GROUP BY event_id`, f.provider)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			f.t.Fatal(err)
+		}
+		out[id] = n
+	}
+	return out
+}
+
+// readTopic reads n records of topic from the start (no group).
+func (f *fixture) readTopic(topic string, n int, timeout time.Duration) []*kgo.Record {
+	f.t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(f.brokers...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var out []*kgo.Record
+	for len(out) < n {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			f.t.Fatalf("topic %s: got %d of %d records", topic, len(out), n)
+		}
+		out = append(out, fs.Records()...)
+	}
+	return out
+}
+
+func header(rec *kgo.Record, key string) string {
+	for _, h := range rec.Headers {
+		if h.Key == key {
+			return string(h.Value)
+		}
+	}
+	return ""
+}
+
+// counter reads a counter of reg with the given label values.
+func counter(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	metric:
+		for _, m := range mf.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			for k, v := range labels {
+				if have[k] != v {
+					continue metric
+				}
+			}
+			if m.GetCounter() != nil {
+				sum += m.GetCounter().GetValue()
+			} else if m.GetGauge() != nil {
+				sum += m.GetGauge().GetValue()
+			}
+		}
+	}
+	return sum
+}
+
+func ids(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = prefix + strconv.Itoa(i)
+	}
+	return out
+}
