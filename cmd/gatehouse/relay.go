@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/gatehouse/gatehouse/ingest/relay"
+	"github.com/gatehouse/gatehouse/internal/obs"
+	"github.com/gatehouse/gatehouse/internal/pg"
+)
+
+func init() {
+	register("relay", "publish outbox rows to Kafka (logical replication, or --mode poll)", runRelay)
+}
+
+func runRelay(ctx context.Context, e env, args []string) error {
+	fs, cfgPath := newFlags("relay", e)
+	mode := fs.String("mode", "", "replication or poll (default: relay.mode from the config)")
+	b, err := loadBase(ctx, e, fs, cfgPath, args)
+	if err != nil {
+		return err
+	}
+	defer b.pool.Close()
+	if *mode != "" {
+		b.cfg.Relay.Mode = *mode
+	}
+	if len(b.cfg.Kafka.Brokers) == 0 {
+		return errors.New("relay: kafka.brokers is empty (set GATEHOUSE_KAFKA_BROKERS, or use `gatehouse dev` for an embedded broker)")
+	}
+	rl, err := newRelay(b)
+	if err != nil {
+		return err
+	}
+	defer rl.Close()
+	ln, err := net.Listen("tcp", b.cfg.AdminListen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", b.cfg.AdminListen, err)
+	}
+	srv := &http.Server{Handler: obs.AdminHandler(b.reg, b.log, map[string]obs.Check{"database": pg.Ping(b.pool)}),
+		ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	fmt.Fprintf(e.stdout, "gatehouse relay mode=%s admin=http://%s\n", b.cfg.Relay.Mode, ln.Addr())
+	return rl.Run(ctx)
+}
+
+// newRelay builds the relay of b's configuration: the providers' topics are
+// created at start.
+func newRelay(b *base) (*relay.Relay, error) {
+	var topics []string
+	for _, p := range b.cfg.Providers {
+		if p != nil && p.Topic != "" {
+			topics = append(topics, p.Topic)
+		}
+	}
+	sort.Strings(topics)
+	return relay.New(relay.Config{
+		Pool: b.pool, DatabaseURL: b.cfg.DatabaseURL, Relay: b.cfg.Relay, Kafka: b.cfg.Kafka,
+		Topics: topics, Logger: b.log, Registerer: b.reg,
+	})
+}

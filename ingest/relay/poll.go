@@ -1,0 +1,163 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Publishing paths (the "path" label of the metrics).
+const (
+	pathStream     = "stream"
+	pathDispatcher = "dispatcher"
+	pathPoll       = "poll"
+)
+
+// claimSQL takes the oldest unsent rows at least $2 old, skipping rows
+// another transaction holds, and drops from the batch every row whose key
+// still has an earlier unsent row outside the batch (locked elsewhere or
+// not old enough): per-key order holds even when rows are skipped. Nothing
+// is selected by a cursor, so a row whose transaction commits late (a lower
+// seq than rows already published) is still found: out-of-order commits are
+// never skipped.
+const claimSQL = `
+WITH cand AS (
+  SELECT id, seq, topic, aggregateid FROM outbox
+  WHERE published_at IS NULL AND created_at <= now() - $2::interval
+  ORDER BY seq LIMIT $1
+  FOR UPDATE SKIP LOCKED
+)
+SELECT o.id::text, o.aggregatetype, o.aggregateid, o.type, o.payload::text, o.event_id, o.topic, o.created_at, o.seq
+FROM cand c JOIN outbox o ON o.id = c.id
+WHERE NOT EXISTS (
+  SELECT 1 FROM outbox p
+  WHERE p.published_at IS NULL AND p.topic = c.topic AND p.aggregateid = c.aggregateid AND p.seq < c.seq
+    AND p.id NOT IN (SELECT id FROM cand))
+ORDER BY c.seq`
+
+// pollLoop publishes unsent rows older than minAge in batches, each in one
+// transaction: claim, produce, wait for every acknowledgement, mark
+// published, commit. A Kafka error rolls the batch back (its rows stay
+// unsent) and ends the loop with the error. It sleeps idle when a batch
+// came back empty.
+func (r *Relay) pollLoop(ctx context.Context, path string, minAge, idle time.Duration) error {
+	for {
+		n, err := r.pollOnce(ctx, path, minAge)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if n < r.cfg.Relay.BatchSize {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(idle):
+			}
+		}
+	}
+}
+
+func (r *Relay) pollOnce(ctx context.Context, path string, minAge time.Duration) (int, error) {
+	tx, err := r.cfg.Pool.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("%s: begin: %w", path, err)
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // no-op after commit
+	rows, err := claim(ctx, tx, r.cfg.Relay.BatchSize, minAge)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(rows) == 0 {
+		return 0, tx.Commit(ctx)
+	}
+	if path == pathDispatcher {
+		r.log.Info("dispatcher re-publishing unsent outbox rows", "rows", len(rows), "older_than", minAge)
+	}
+	if err := r.ensureTopics(ctx, topicsOf(rows)...); err != nil {
+		return 0, err
+	}
+	if err := r.produceAll(ctx, rows, path); err != nil {
+		return 0, err
+	}
+	ids := make([]string, len(rows))
+	for i, row := range rows {
+		ids[i] = row.ID
+	}
+	tag, err := tx.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE id = ANY($1::uuid[])`, ids)
+	if err != nil {
+		return 0, fmt.Errorf("%s: mark published: %w", path, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("%s: commit: %w", path, err)
+	}
+	r.m.marked.Add(float64(tag.RowsAffected()))
+	return len(rows), nil
+}
+
+func claim(ctx context.Context, tx pgx.Tx, limit int, minAge time.Duration) ([]*Row, error) {
+	q, err := tx.Query(ctx, claimSQL, limit, minAge)
+	if err != nil {
+		return nil, fmt.Errorf("claim outbox rows: %w", err)
+	}
+	defer q.Close()
+	var out []*Row
+	for q.Next() {
+		row := &Row{}
+		var payload string
+		if err := q.Scan(&row.ID, &row.AggregateType, &row.AggregateID, &row.Type, &payload, &row.EventID,
+			&row.Topic, &row.CreatedAt, &row.Seq); err != nil {
+			return nil, fmt.Errorf("scan outbox row: %w", err)
+		}
+		row.Payload = []byte(payload)
+		out = append(out, row)
+	}
+	if err := q.Err(); err != nil {
+		return nil, fmt.Errorf("claim outbox rows: %w", err)
+	}
+	return out, nil
+}
+
+// produceAll produces rows in order and waits for every acknowledgement;
+// it returns the first error.
+func (r *Relay) produceAll(ctx context.Context, rows []*Row, path string) error {
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	wg.Add(len(rows))
+	for _, row := range rows {
+		created := row.CreatedAt
+		r.cl.Produce(ctx, row.Record(), func(rec *kgo.Record, err error) {
+			defer wg.Done()
+			if err != nil {
+				r.m.errors.WithLabelValues(rec.Topic).Inc()
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+				return
+			}
+			r.m.published.WithLabelValues(rec.Topic, path).Inc()
+			if !created.IsZero() {
+				r.m.latency.WithLabelValues(path).Observe(r.cfg.Now().Sub(created).Seconds())
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		if errors.Is(firstErr, context.Canceled) && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%s: produce: %w", path, firstErr)
+	}
+	return nil
+}

@@ -1,0 +1,425 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// streamer is one replication session: a reader decoding the WAL and
+// producing records, a marker marking acknowledged rows published and
+// completing their transactions, and a status sender confirming the
+// watermark. Only the status sender writes to the connection.
+type streamer struct {
+	r    *Relay
+	conn *pgconn.PgConn
+	wm   *watermark
+	fail func(error)
+
+	rels     map[uint32]*relation
+	cur      []*Row
+	inTxn    bool
+	streams  map[uint32][]streamRow // streamed (large) transactions by top-level xid
+	inStream bool
+	xid      uint32 // top-level xid of the current stream segment
+
+	serverEnd atomic.Uint64 // latest WAL end from a keepalive
+	kick      chan struct{} // ask the status sender to report now
+
+	markMu  sync.Mutex
+	markQ   []*txn
+	markSig chan struct{}
+}
+
+type streamRow struct {
+	row    *Row
+	subxid uint32
+}
+
+// stream runs one replication session until an error or ctx ends.
+func (r *Relay) stream(ctx context.Context) error {
+	if err := r.setupPublication(ctx); err != nil {
+		return err
+	}
+	pcfg, err := pgconn.ParseConfig(r.cfg.DatabaseURL)
+	if err != nil {
+		return &fatalError{fmt.Errorf("parse database url: %w", err)}
+	}
+	pcfg.RuntimeParams["replication"] = "database"
+	pcfg.ConnectTimeout = 5 * time.Second
+	conn, err := pgconn.ConnectConfig(ctx, pcfg)
+	if err != nil {
+		return fmt.Errorf("replication connection: %w", err)
+	}
+	defer conn.Close(context.Background())
+	start, err := r.ensureSlot(ctx, conn)
+	if err != nil {
+		return err
+	}
+	args := []string{"proto_version '2'", "publication_names '" + r.cfg.Relay.Publication + "'", "streaming 'on'"}
+	if err := pglogrepl.StartReplication(ctx, conn, r.cfg.Relay.Slot, 0, pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
+		return fmt.Errorf("start replication: %w", err)
+	}
+	r.log.Info("streaming outbox inserts", "slot", r.cfg.Relay.Slot, "publication", r.cfg.Relay.Publication, "from_lsn", start.String())
+
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s := &streamer{r: r, conn: conn, wm: newWatermark(start), fail: func(err error) { cancel(err) },
+		rels: map[uint32]*relation{}, streams: map[uint32][]streamRow{},
+		kick: make(chan struct{}, 1), markSig: make(chan struct{}, 1)}
+	s.serverEnd.Store(uint64(start))
+	var wg sync.WaitGroup
+	for _, fn := range []func(context.Context) error{s.read, s.status, s.marker, r.heartbeat} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(sctx); err != nil {
+				cancel(err)
+			}
+		}()
+	}
+	<-sctx.Done()
+	conn.Close(context.Background()) // unblocks the reader
+	wg.Wait()
+	r.statusMu.Lock()
+	r.lastLag = time.Time{}
+	r.statusMu.Unlock()
+	if err := context.Cause(sctx); ctx.Err() == nil {
+		return err
+	}
+	return nil
+}
+
+// setupPublication creates the insert-only publication on the outbox table
+// when it does not exist.
+func (r *Relay) setupPublication(ctx context.Context) error {
+	var exists bool
+	if err := r.cfg.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)`,
+		r.cfg.Relay.Publication).Scan(&exists); err != nil {
+		return fmt.Errorf("look up publication: %w", err)
+	}
+	if exists {
+		return nil
+	}
+	_, err := r.cfg.Pool.Exec(ctx, `CREATE PUBLICATION `+r.cfg.Relay.Publication+` FOR TABLE outbox WITH (publish = 'insert')`)
+	var pgErr *pgconn.PgError
+	if err != nil && !(errors.As(err, &pgErr) && pgErr.Code == "42710") {
+		return fmt.Errorf("create publication: %w", err)
+	}
+	r.log.Info("publication created", "publication", r.cfg.Relay.Publication)
+	return nil
+}
+
+// ensureSlot creates the persistent pgoutput slot when it does not exist
+// and returns its confirmed flush LSN.
+func (r *Relay) ensureSlot(ctx context.Context, conn *pgconn.PgConn) (pglogrepl.LSN, error) {
+	var plugin, lsn *string
+	err := r.cfg.Pool.QueryRow(ctx, `SELECT plugin, confirmed_flush_lsn::text FROM pg_replication_slots
+		WHERE slot_name = $1 AND database = current_database()`, r.cfg.Relay.Slot).Scan(&plugin, &lsn)
+	switch {
+	case err == nil && plugin != nil && *plugin != "pgoutput":
+		return 0, &fatalError{fmt.Errorf("replication slot %s uses plugin %s, not pgoutput", r.cfg.Relay.Slot, *plugin)}
+	case err == nil && lsn != nil:
+		return pglogrepl.ParseLSN(*lsn)
+	case err != nil && !errors.Is(err, pgx.ErrNoRows):
+		return 0, fmt.Errorf("look up replication slot: %w", err)
+	}
+	res, err := pglogrepl.CreateReplicationSlot(ctx, conn, r.cfg.Relay.Slot, "pgoutput",
+		pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: "NOEXPORT_SNAPSHOT"})
+	if err != nil {
+		return 0, fmt.Errorf("create replication slot: %w", err)
+	}
+	r.log.Info("replication slot created; rows inserted before now are published by the dispatcher",
+		"slot", r.cfg.Relay.Slot, "consistent_point", res.ConsistentPoint)
+	return pglogrepl.ParseLSN(res.ConsistentPoint)
+}
+
+// heartbeat writes a small non-transactional logical message now and then
+// so the walsender has WAL of this database to decode and its keepalives
+// let the slot advance on a quiet database.
+func (r *Relay) heartbeat(ctx context.Context) error {
+	t := time.NewTicker(r.cfg.Relay.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if _, err := r.cfg.Pool.Exec(ctx, `SELECT pg_logical_emit_message(false, 'gatehouse.heartbeat', now()::text)`); err != nil && ctx.Err() == nil {
+				r.log.Warn("relay heartbeat", "err", err)
+			}
+		}
+	}
+}
+
+// read decodes the replication stream and produces committed rows.
+func (s *streamer) read(ctx context.Context) error {
+	for {
+		msg, err := s.conn.ReceiveMessage(ctx)
+		if err != nil {
+			return fmt.Errorf("receive replication message: %w", err)
+		}
+		switch m := msg.(type) {
+		case *pgproto3.CopyData:
+			if len(m.Data) == 0 {
+				continue
+			}
+			switch m.Data[0] {
+			case pglogrepl.PrimaryKeepaliveMessageByteID:
+				ka, err := pglogrepl.ParsePrimaryKeepaliveMessage(m.Data[1:])
+				if err != nil {
+					return fmt.Errorf("parse keepalive: %w", err)
+				}
+				if uint64(ka.ServerWALEnd) > s.serverEnd.Load() {
+					s.serverEnd.Store(uint64(ka.ServerWALEnd))
+				}
+				if ka.ReplyRequested {
+					s.nudge()
+				}
+			case pglogrepl.XLogDataByteID:
+				x, err := pglogrepl.ParseXLogData(m.Data[1:])
+				if err != nil {
+					return fmt.Errorf("parse xlogdata: %w", err)
+				}
+				if err := s.handle(ctx, x.WALData); err != nil {
+					return err
+				}
+			}
+		case *pgproto3.ErrorResponse:
+			return fmt.Errorf("replication: %w", pgconn.ErrorResponseToPgError(m))
+		case *pgproto3.CopyDone:
+			return errors.New("replication: server ended the stream")
+		}
+	}
+}
+
+func (s *streamer) nudge() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// handle applies one pgoutput message.
+func (s *streamer) handle(ctx context.Context, data []byte) error {
+	msg, err := pglogrepl.ParseV2(data, s.inStream)
+	if err != nil {
+		return fmt.Errorf("decode pgoutput message: %w", err)
+	}
+	switch m := msg.(type) {
+	case *pglogrepl.RelationMessageV2:
+		s.rels[m.RelationID] = newRelation(&m.RelationMessage)
+	case *pglogrepl.BeginMessage:
+		s.cur, s.inTxn = nil, true
+		s.setOpen()
+	case *pglogrepl.InsertMessageV2:
+		row, err := s.decode(m.RelationID, m.Tuple)
+		if err != nil || row == nil {
+			return err
+		}
+		if s.inStream {
+			s.streams[s.xid] = append(s.streams[s.xid], streamRow{row: row, subxid: m.Xid})
+		} else {
+			s.cur = append(s.cur, row)
+		}
+	case *pglogrepl.CommitMessage:
+		rows := s.cur
+		s.cur, s.inTxn = nil, false
+		s.publish(ctx, rows, m.TransactionEndLSN, m.CommitTime)
+		s.setOpen()
+	case *pglogrepl.StreamStartMessageV2:
+		s.inStream, s.xid = true, m.Xid
+		if _, ok := s.streams[m.Xid]; !ok {
+			s.streams[m.Xid] = nil
+		}
+		s.setOpen()
+	case *pglogrepl.StreamStopMessageV2:
+		s.inStream = false
+	case *pglogrepl.StreamCommitMessageV2:
+		srows := s.streams[m.Xid]
+		delete(s.streams, m.Xid)
+		rows := make([]*Row, len(srows))
+		for i, sr := range srows {
+			rows[i] = sr.row
+		}
+		s.publish(ctx, rows, m.TransactionEndLSN, m.CommitTime)
+		s.setOpen()
+	case *pglogrepl.StreamAbortMessageV2:
+		if m.Xid == m.SubXid {
+			delete(s.streams, m.Xid)
+		} else {
+			kept := s.streams[m.Xid][:0]
+			for _, sr := range s.streams[m.Xid] {
+				if sr.subxid != m.SubXid {
+					kept = append(kept, sr)
+				}
+			}
+			s.streams[m.Xid] = kept
+		}
+		s.setOpen()
+	}
+	return nil
+}
+
+func (s *streamer) setOpen() {
+	n := len(s.streams)
+	if s.inTxn {
+		n++
+	}
+	s.wm.setOpen(n)
+}
+
+// publish registers a committed transaction and produces its rows; the
+// marker completes it once Kafka acknowledged all of them.
+func (s *streamer) publish(ctx context.Context, rows []*Row, end pglogrepl.LSN, commitTime time.Time) {
+	t := s.wm.add(end, commitTime, rows)
+	if len(rows) == 0 {
+		s.wm.complete(t)
+		return
+	}
+	if err := s.r.ensureTopics(ctx, topicsOf(rows)...); err != nil {
+		s.fail(err)
+		return
+	}
+	for _, row := range rows {
+		s.r.cl.Produce(ctx, row.Record(), func(rec *kgo.Record, err error) {
+			if err != nil {
+				s.r.m.errors.WithLabelValues(rec.Topic).Inc()
+				s.fail(fmt.Errorf("produce to %s: %w", rec.Topic, err))
+				return
+			}
+			s.r.m.published.WithLabelValues(rec.Topic, pathStream).Inc()
+			s.r.m.latency.WithLabelValues(pathStream).Observe(s.r.cfg.Now().Sub(commitTime).Seconds())
+			if t.remaining.Add(-1) == 0 {
+				s.markMu.Lock()
+				s.markQ = append(s.markQ, t)
+				s.markMu.Unlock()
+				select {
+				case s.markSig <- struct{}{}:
+				default:
+				}
+			}
+		})
+	}
+}
+
+// marker marks the rows of fully acknowledged transactions published and
+// then completes them, which advances the watermark.
+func (s *streamer) marker(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.markSig:
+		}
+		s.markMu.Lock()
+		batch := s.markQ
+		s.markQ = nil
+		s.markMu.Unlock()
+		var ids []string
+		for _, t := range batch {
+			for _, row := range t.rows {
+				ids = append(ids, row.ID)
+			}
+		}
+		for len(ids) > 0 {
+			n := min(len(ids), 10_000)
+			if err := s.r.markPublished(ctx, ids[:n]); err != nil {
+				return err
+			}
+			ids = ids[n:]
+		}
+		for _, t := range batch {
+			t.rows = nil
+			s.wm.complete(t)
+		}
+		s.nudge()
+	}
+}
+
+// status confirms the watermark to PostgreSQL every StatusInterval (asking
+// for a keepalive, whose WAL end lets an idle slot advance) and whenever
+// the watermark moved or the server asked.
+func (s *streamer) status(ctx context.Context) error {
+	t := time.NewTicker(s.r.cfg.Relay.StatusInterval)
+	defer t.Stop()
+	var last pglogrepl.LSN
+	for {
+		reply := false
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			reply = true
+		case <-s.kick:
+		}
+		conf := s.wm.advanceIdle(pglogrepl.LSN(s.serverEnd.Load()))
+		if conf == last && !reply {
+			continue
+		}
+		if err := pglogrepl.SendStandbyStatusUpdate(ctx, s.conn, pglogrepl.StandbyStatusUpdate{
+			WALWritePosition: conf, ReplyRequested: reply,
+		}); err != nil {
+			return fmt.Errorf("send standby status: %w", err)
+		}
+		last = conf
+		s.r.m.confirmed.Set(float64(conf))
+		_, _, oldest := s.wm.state()
+		s.r.statusMu.Lock()
+		s.r.lastLag = oldest
+		s.r.statusMu.Unlock()
+	}
+}
+
+// relation maps the outbox columns of a relation message to tuple indexes.
+type relation struct {
+	outbox bool
+	idx    map[string]int
+}
+
+func newRelation(m *pglogrepl.RelationMessage) *relation {
+	rel := &relation{outbox: m.RelationName == "outbox", idx: map[string]int{}}
+	for i, c := range m.Columns {
+		rel.idx[c.Name] = i
+	}
+	return rel
+}
+
+// decode turns an outbox insert tuple into a Row; inserts into other tables
+// yield nil.
+func (s *streamer) decode(relID uint32, tuple *pglogrepl.TupleData) (*Row, error) {
+	rel, ok := s.rels[relID]
+	if !ok {
+		return nil, fmt.Errorf("insert for unknown relation %d", relID)
+	}
+	if !rel.outbox || tuple == nil {
+		return nil, nil
+	}
+	col := func(name string) []byte {
+		i, ok := rel.idx[name]
+		if !ok || i >= len(tuple.Columns) || tuple.Columns[i].DataType != pglogrepl.TupleDataTypeText {
+			return nil
+		}
+		return tuple.Columns[i].Data
+	}
+	row := &Row{
+		ID: string(col("id")), AggregateType: string(col("aggregatetype")), AggregateID: string(col("aggregateid")),
+		Type: string(col("type")), Payload: col("payload"), EventID: string(col("event_id")), Topic: string(col("topic")),
+		CreatedAt: pgTimestamp(string(col("created_at"))),
+	}
+	row.Seq, _ = strconv.ParseInt(string(col("seq")), 10, 64)
+	if row.ID == "" || row.Topic == "" {
+		return nil, fmt.Errorf("outbox insert without id or topic (relation %d)", relID)
+	}
+	return row, nil
+}
