@@ -1,0 +1,182 @@
+package auth
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/internal/config"
+)
+
+// syncBuffer collects log output from concurrent handlers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// rp is gatehouse's auth Service behind a TLS test server, against a hostile OP.
+type rp struct {
+	t     *testing.T
+	op    *hostileOP
+	svc   *Service
+	store *Store
+	pool  *pgxpool.Pool
+	srv   *httptest.Server
+	logs  *syncBuffer
+	clk   *clock
+	base  string
+}
+
+func newRP(t *testing.T, pool *pgxpool.Pool, op *hostileOP, edit func(*config.Auth)) *rp {
+	t.Helper()
+	h := &rp{t: t, op: op, pool: pool, logs: &syncBuffer{}, clk: &clock{t: time.Now()}}
+	var handler http.Handler = http.NotFoundHandler()
+	h.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	h.srv.StartTLS()
+	t.Cleanup(h.srv.Close)
+	h.base = h.srv.URL
+	a := testAuthConfig(t)
+	a.Issuer = op.issuer()
+	a.ClientID = hostileClientID
+	a.ClientSecret = "literal"
+	a.SetSecrets([]byte(hostileSecret), []byte("operator-token-abc"))
+	a.RedirectURL = h.base + "/callback"
+	a.Scopes = []string{"profile", "email"}
+	a.RefreshBefore = time.Minute
+	a.IDTokenAlgs = []string{"RS256"}
+	a.LoginTimeout = 10 * time.Minute
+	a.OPRevokeInterval = 50 * time.Millisecond
+	if edit != nil {
+		edit(&a)
+	}
+	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var err error
+	h.store, err = NewStore(StoreConfig{Pool: pool, Auth: a, Logger: log, Now: h.clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.svc, err = New(context.Background(), Config{Auth: a, Store: h.store, Logger: log, Registerer: prometheus.NewRegistry(),
+		Now: h.clk.Now, HTTPClient: h.op.srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := chi.NewRouter()
+	h.svc.Routes(r)
+	r.Get("/", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "home") })
+	handler = r
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = h.svc.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return h
+}
+
+// browser is a fresh cookie jar that trusts the test server and follows redirects.
+func (h *rp) browser() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	c := *h.srv.Client() // a copy: the server's client is shared
+	c.Jar = jar
+	return &c
+}
+
+// noFollow is a client that stops at the first redirect (same jar).
+func noFollow(c *http.Client) *http.Client {
+	cc := *c
+	cc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &cc
+}
+
+type page struct {
+	status int
+	url    string
+	body   string
+}
+
+var kindRE = regexp.MustCompile(`data-kind="([a-z_]+)"`)
+
+// kind is the error page kind, "" when the page is not an error page.
+func (p page) kind() string {
+	m := kindRE.FindStringSubmatch(p.body)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+func (h *rp) get(c *http.Client, u string) page {
+	h.t.Helper()
+	resp, err := c.Get(u)
+	if err != nil {
+		h.t.Fatalf("GET %s: %v", u, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return page{status: resp.StatusCode, url: resp.Request.URL.String(), body: string(b)}
+}
+
+func (h *rp) post(c *http.Client, path string, hdr map[string]string) page {
+	h.t.Helper()
+	req, _ := http.NewRequest("POST", h.base+path, strings.NewReader(""))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		h.t.Fatalf("POST %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return page{status: resp.StatusCode, url: resp.Request.URL.String(), body: string(b)}
+}
+
+// login runs the whole flow in browser c and returns the final page.
+func (h *rp) login(c *http.Client) page { return h.get(c, h.base+"/login?next=/account") }
+
+// mustLogin logs in and fails unless /account shows the user.
+func (h *rp) mustLogin(c *http.Client) page {
+	h.t.Helper()
+	p := h.login(c)
+	if p.status != 200 || !strings.Contains(p.body, `id="subject">`+hostileSubject) {
+		h.t.Fatalf("login failed: status %d at %s kind %q\nlogs:\n%s", p.status, p.url, p.kind(), h.logs.String())
+	}
+	return p
+}
+
+func (h *rp) sessionCookie(c *http.Client) *http.Cookie {
+	for _, ck := range c.Jar.Cookies(mustURL(h.base)) {
+		if ck.Name == h.store.CookieName() {
+			return ck
+		}
+	}
+	return nil
+}
+
+func (h *rp) sessionID(c *http.Client) string {
+	h.t.Helper()
+	ck := h.sessionCookie(c)
+	if ck == nil {
+		h.t.Fatal("no session cookie")
+	}
+	s, err := h.store.Lookup(context.Background(), ck.Value)
+	if err != nil {
+		h.t.Fatalf("session of cookie: %v", err)
+	}
+	return s.ID
+}
