@@ -129,10 +129,12 @@ type fixture struct {
 
 var fixtureSeq atomic.Int64
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureFor(t, "ref") }
+
+func newFixtureFor(t *testing.T, provider string) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{t: t, dbURL: testenv.Postgres(t), brokers: testenv.KafkaForTest(t), provider: "ref"}
+	f := &fixture{t: t, dbURL: testenv.Postgres(t), brokers: testenv.KafkaForTest(t), provider: provider}
 	n := fixtureSeq.Add(1)
 	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
 	f.topic = fmt.Sprintf("test.%s.%d.%d", name, time.Now().UnixNano()%1e9, n)
@@ -207,9 +209,15 @@ func (f *fixture) start(cfg Config) (r *Runner, stop func()) {
 // and outbox row in one statement) and returns whether it was new.
 func (f *fixture) ingest(id, typ, paymentID string) bool {
 	f.t.Helper()
+	return f.ingestData(id, typ, paymentID, map[string]any{"payment_id": paymentID})
+}
+
+func (f *fixture) ingestData(id, typ, aggregateID string, data map[string]any) bool {
+	f.t.Helper()
 	body, _ := json.Marshal(map[string]any{"id": id, "type": typ, "created_at": time.Now().UTC().Format(time.RFC3339),
-		"data": map[string]any{"payment_id": paymentID}})
+		"data": data})
 	now := time.Now().UTC()
+	paymentID := aggregateID
 	out, err := f.writer.Write(context.Background(), ingest.Record{
 		Provider: f.provider, EventID: id, Type: typ, CreatedAt: &now, Payload: body,
 		SecretID: "test", AggregateID: paymentID, Topic: f.topic,

@@ -1,0 +1,142 @@
+package consumers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/internal/testenv"
+)
+
+// Every processing_state transition of the documented state machine, on
+// the real inbox table.
+func TestStateTransitions(t *testing.T) {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	s := store{pool: pool}
+	w := ingest.NewWriter(pool, 1, 8)
+	add := func(id string) *Event {
+		body, _ := json.Marshal(map[string]any{"id": id, "type": "payment.succeeded", "data": map[string]any{"payment_id": "p_" + id}})
+		if _, err := w.Write(ctx, ingest.Record{Provider: "ref", EventID: id, Type: "payment.succeeded", Payload: body,
+			SecretID: "s", AggregateID: "p_" + id, Topic: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		return &Event{Provider: "ref", ID: id, Type: "payment.succeeded"}
+	}
+	state := func(id string) (string, int) {
+		var st string
+		var n int32
+		if err := pool.QueryRow(ctx, `SELECT processing_state, attempts FROM inbox WHERE provider='ref' AND event_id=$1`, id).Scan(&st, &n); err != nil {
+			t.Fatal(err)
+		}
+		return st, int(n)
+	}
+	expect := func(id, want string, attempts int) {
+		t.Helper()
+		if st, n := state(id); st != want || n != attempts {
+			t.Fatalf("%s: state %s attempts %d, want %s %d", id, st, n, want, attempts)
+		}
+	}
+	claim := func(id, wantPrev string) {
+		t.Helper()
+		prev, _, err := s.claim(ctx, "ref", id)
+		if err != nil || prev != wantPrev {
+			t.Fatalf("claim %s: prev %q err %v, want prev %q", id, prev, err, wantPrev)
+		}
+	}
+	eff := func(obj string, v int64) *Effect {
+		return &Effect{ObjectType: "payment", ObjectID: obj, Version: v, Data: json.RawMessage(`{"v":1}`)}
+	}
+	apply := func(ev *Event, e *Effect, want string) {
+		t.Helper()
+		got, err := s.apply(ctx, ev, e)
+		if err != nil || got != want {
+			t.Fatalf("apply %s: %q %v, want %q", ev.ID, got, err, want)
+		}
+	}
+
+	// pending → processing → succeeded
+	a := add("a")
+	expect("a", StatePending, 0)
+	claim("a", StatePending)
+	expect("a", StateProcessing, 1)
+	apply(a, eff("obj", 2), OutcomeOK)
+	expect("a", StateSucceeded, 1)
+	// succeeded is final: a second claim changes nothing, a second apply is a duplicate.
+	claim("a", StateSucceeded)
+	expect("a", StateSucceeded, 1)
+	apply(a, eff("obj", 3), OutcomeDuplicate)
+	expect("a", StateSucceeded, 1)
+
+	// processing → retrying → processing → ignored_stale
+	b := add("b")
+	claim("b", StatePending)
+	next := time.Now().Add(time.Minute)
+	if err := s.fail(ctx, "ref", "b", StateRetrying, ClassTransient, "503", &next); err != nil {
+		t.Fatal(err)
+	}
+	expect("b", StateRetrying, 1)
+	claim("b", StateRetrying)
+	expect("b", StateProcessing, 2)
+	apply(b, eff("obj", 2), OutcomeStale)
+	expect("b", StateIgnoredStale, 2)
+
+	// processing → dead → (replay) pending → processing → skipped
+	c := add("c")
+	claim("c", StatePending)
+	if err := s.fail(ctx, "ref", "c", StateDead, ClassPermanent, "404", nil); err != nil {
+		t.Fatal(err)
+	}
+	expect("c", StateDead, 1)
+	target := ReplayTarget{Topic: "t", AggregateIDPath: []string{"data.payment_id"}}
+	if _, err := Replay(ctx, pool, target, ReplayRequest{Provider: "ref", EventID: "c", RequestedBy: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	expect("c", StatePending, 0)
+	claim("c", StatePending)
+	apply(c, nil, OutcomeSkipped)
+	expect("c", StateSkipped, 1)
+
+	// A late failure of a duplicate copy never downgrades a final state.
+	if err := s.fail(ctx, "ref", "a", StateDead, ClassTransient, "late", nil); err != nil {
+		t.Fatal(err)
+	}
+	expect("a", StateSucceeded, 1)
+
+	// succeeded → (replay --force) pending: the handler runs again, the
+	// version guard still decides.
+	if _, err := Replay(ctx, pool, target, ReplayRequest{Provider: "ref", EventID: "a"}); !errors.Is(err, ErrNotReplayable) {
+		t.Fatalf("replay without force: %v", err)
+	}
+	if _, err := Replay(ctx, pool, target, ReplayRequest{Provider: "ref", EventID: "a", Force: true, RequestedBy: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	expect("a", StatePending, 0)
+	claim("a", StatePending)
+	apply(a, eff("obj", 5), OutcomeOK)
+	expect("a", StateSucceeded, 1)
+
+	// No verified inbox row: errNoInbox.
+	if _, _, err := s.claim(ctx, "ref", "unknown"); !errors.Is(err, errNoInbox) {
+		t.Fatalf("claim unknown: %v", err)
+	}
+	// The check constraint refuses states outside the machine.
+	if _, err := pool.Exec(ctx, `UPDATE inbox SET processing_state = 'done' WHERE event_id = 'a'`); err == nil {
+		t.Fatal("inbox accepted an undocumented state")
+	}
+	var changes, replays int
+	_ = pool.QueryRow(ctx, `SELECT count(*) FROM provider_object_changes`).Scan(&changes)
+	_ = pool.QueryRow(ctx, `SELECT count(*) FROM replays`).Scan(&replays)
+	if changes != 2 || replays != 2 {
+		t.Fatalf("changes %d replays %d, want 2 and 2", changes, replays)
+	}
+}

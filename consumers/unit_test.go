@@ -1,0 +1,176 @@
+package consumers
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/gatehouse/gatehouse/schemas"
+)
+
+func TestLadderNext(t *testing.T) {
+	l := newLayout(map[string]string{"p": "t"}, []time.Duration{time.Second, time.Minute})
+	now := time.Unix(1000, 0)
+	cases := []struct {
+		topic   string
+		attempt int
+		class   string
+		want    forwarding
+	}{
+		{"t", 1, ClassTransient, forwarding{topic: "t.retry.1", attempt: 2, dueAt: now.Add(time.Second)}},
+		{"t.retry.1", 2, ClassTransient, forwarding{topic: "t.retry.2", attempt: 3, dueAt: now.Add(time.Minute)}},
+		{"t.retry.2", 3, ClassTransient, forwarding{topic: "t.dlq", attempt: 3, dead: true}},
+		{"t", 1, ClassPermanent, forwarding{topic: "t.dlq", attempt: 1, dead: true}},
+		{"t.retry.1", 2, ClassPermanent, forwarding{topic: "t.dlq", attempt: 2, dead: true}},
+	}
+	for _, c := range cases {
+		if got := l.next(l.roles[c.topic], c.attempt, c.class, now); got != c.want {
+			t.Errorf("next(%s, %d, %s) = %+v, want %+v", c.topic, c.attempt, c.class, got, c.want)
+		}
+	}
+	if len(l.consumed()) != 3 || len(l.all()) != 4 {
+		t.Errorf("layout topics: consumed %v all %v", l.consumed(), l.all())
+	}
+}
+
+func TestForwardRecordKeepsOriginAcrossHops(t *testing.T) {
+	ts := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	rec := &kgo.Record{Topic: "t", Partition: 2, Offset: 41, Timestamp: ts, Key: []byte("k"), Value: []byte(`{}`),
+		Headers: []kgo.RecordHeader{{Key: schemas.HeaderID, Value: []byte("e1")}}}
+	due := ts.Add(time.Second)
+	hop1 := forwardRecord(rec, forwarding{topic: "t.retry.1", attempt: 2, dueAt: due}, ClassTransient, errors.New(strings.Repeat("é", 600)))
+	hop1.Partition, hop1.Offset, hop1.Timestamp = 0, 7, ts.Add(time.Hour)
+	hop2 := forwardRecord(hop1, forwarding{topic: "t.dlq", attempt: 2, dead: true}, ClassPermanent, errors.New("404"))
+	want := map[string]string{
+		schemas.HeaderID: "e1", schemas.HeaderOriginTopic: "t", schemas.HeaderOriginPartition: "2",
+		schemas.HeaderOriginOffset: "41", schemas.HeaderOriginTimestamp: ts.Format(time.RFC3339Nano),
+		schemas.HeaderAttempt: "2", schemas.HeaderErrorClass: ClassPermanent, schemas.HeaderErrorMessage: "404",
+	}
+	got := headers(hop2)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("header %s = %q, want %q", k, got[k], v)
+		}
+	}
+	if _, ok := got[schemas.HeaderDueAt]; ok || len(hop2.Headers) != len(want) {
+		t.Errorf("dlq headers = %v", got)
+	}
+	msg := headers(hop1)[schemas.HeaderErrorMessage]
+	if len(msg) > maxErrorMessage || !strings.HasPrefix(msg, "é") || strings.ContainsRune(msg, '\uFFFD') {
+		t.Errorf("truncated message: %d bytes", len(msg))
+	}
+	if headers(hop1)[schemas.HeaderDueAt] != due.Format(time.RFC3339Nano) || string(hop2.Key) != "k" {
+		t.Errorf("hop1 headers %v", headers(hop1))
+	}
+}
+
+func TestRegistryLookup(t *testing.T) {
+	r := NewRegistry()
+	mk := func(name string) Handler {
+		return HandlerFunc(func(context.Context, *Event) (*Effect, error) { return &Effect{ObjectID: name}, nil })
+	}
+	r.Register("p", "invoice.paid", mk("exact"))
+	r.Register("p", "invoice.*", mk("invoice"))
+	r.Register("p", "customer.subscription.*", mk("sub"))
+	r.Register("q", "*", mk("any"))
+	cases := map[[2]string]string{
+		{"p", "invoice.paid"}: "exact", {"p", "invoice.voided"}: "invoice", {"p", "customer.subscription.updated"}: "sub",
+		{"p", "customer.created"}: "", {"q", "whatever"}: "any", {"r", "invoice.paid"}: "",
+	}
+	for k, want := range cases {
+		h := r.Lookup(k[0], k[1])
+		got := ""
+		if h != nil {
+			e, _ := h.Handle(context.Background(), nil)
+			got = e.ObjectID
+		}
+		if got != want {
+			t.Errorf("Lookup(%s, %s) = %q, want %q", k[0], k[1], got, want)
+		}
+	}
+}
+
+func TestAPIClientClassifiesFailures(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/ok":
+			if r.Header.Get("Authorization") != "Bearer k" || r.Header.Get("Api-Version") != "v1" {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			_, _ = w.Write([]byte(`{"id":"x","version":3}`))
+		case "/slow":
+			time.Sleep(300 * time.Millisecond)
+		case "/html":
+			_, _ = w.Write([]byte(`<html>`))
+		default:
+			code := map[string]int{"/429": 429, "/500": 500, "/503": 503, "/404": 404, "/400": 400, "/401": 401, "/408": 408}[r.URL.Path]
+			w.WriteHeader(code)
+		}
+	}))
+	defer srv.Close()
+	c, err := NewAPIClient(APIClientConfig{BaseURL: srv.URL, Key: []byte("k"), Version: "v1", Timeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj, err := c.Get(context.Background(), "/ok"); err != nil || !strings.Contains(string(obj), `"x"`) {
+		t.Fatalf("ok: %s %v", obj, err)
+	}
+	want := map[string]string{"/429": ClassTransient, "/500": ClassTransient, "/503": ClassTransient, "/408": ClassTransient,
+		"/slow": ClassTransient, "/html": ClassTransient, "/404": ClassPermanent, "/400": ClassPermanent, "/401": ClassPermanent}
+	for path, class := range want {
+		_, err := c.Get(context.Background(), path)
+		if err == nil || Classify(err) != class {
+			t.Errorf("%s: %v classified %s, want %s", path, err, Classify(err), class)
+		}
+	}
+	down, _ := NewAPIClient(APIClientConfig{BaseURL: "http://127.0.0.1:1"})
+	if _, err := down.Get(context.Background(), "/x"); err == nil || Classify(err) != ClassTransient {
+		t.Errorf("connection refused: %v, want transient", err)
+	}
+	if _, err := NewAPIClient(APIClientConfig{BaseURL: "/relative"}); err == nil {
+		t.Error("relative api url accepted")
+	}
+}
+
+func TestDecodeRejectsBrokenRecords(t *testing.T) {
+	good := contractRecord("t", "p", "e1", "payment.succeeded", "k", "o", []byte(`{"id":"e1","data":{"payment_id":"x"}}`))
+	ev, err := decode(good, "p")
+	if err != nil || ev.ID != "e1" || ev.Attempt != 1 || ev.ObjectKey != "k" {
+		t.Fatalf("decode good: %+v %v", ev, err)
+	}
+	if v, ok := ev.Path("payment_id"); !ok || v != "x" {
+		t.Errorf("Path = %q %v", v, ok)
+	}
+	strip := func(key string) *kgo.Record {
+		r := *good
+		r.Headers = nil
+		for _, h := range good.Headers {
+			if h.Key != key {
+				r.Headers = append(r.Headers, h)
+			}
+		}
+		return &r
+	}
+	notJSON := *good
+	notJSON.Value = []byte("{")
+	badAttempt := *good
+	badAttempt.Headers = append(append([]kgo.RecordHeader(nil), good.Headers...), kgo.RecordHeader{Key: schemas.HeaderAttempt, Value: []byte("x")})
+	for name, rec := range map[string]*kgo.Record{
+		"no provider": strip(schemas.HeaderProvider), "no id": strip(schemas.HeaderID), "no type": strip(schemas.HeaderType),
+		"not json": &notJSON, "bad attempt": &badAttempt,
+	} {
+		if _, err := decode(rec, "p"); err == nil || Classify(err) != ClassPermanent {
+			t.Errorf("%s: %v, want a permanent error", name, err)
+		}
+	}
+	if _, err := decode(good, "other"); err == nil {
+		t.Error("record of another provider accepted")
+	}
+}
