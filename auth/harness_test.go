@@ -27,8 +27,12 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // rp is gatehouse's auth Service behind a TLS test server, against a hostile OP.
 type rp struct {
@@ -180,3 +184,5 @@ func (h *rp) sessionID(c *http.Client) string {
 	}
 	return s.ID
 }
+
+func ioNopCloser(s string) io.ReadCloser { return io.NopCloser(strings.NewReader(s)) }
