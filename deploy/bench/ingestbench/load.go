@@ -100,6 +100,8 @@ type runResult struct {
 	lats    []time.Duration // sorted
 	errs    int
 	errMsg  string
+	// clientCPU is the CPU time of a client process that ran apart (pgbench).
+	clientCPU time.Duration
 }
 
 func (r runResult) tput() float64 { return float64(r.n) / r.elapsed.Seconds() }

@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,6 +46,7 @@ type options struct {
 	pgDir       string        // where the private cluster lives ("" = temp dir)
 	keep        bool          // keep the cluster directory
 	receiverLog string        // where the receiver's delivery log goes
+	cpuProfile  string        // CPU profile of this process (load generator, and the receiver when in-process)
 }
 
 func main() {
@@ -66,6 +68,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer b.close()
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	res, err := b.measure(ctx)
 	if err != nil {
 		return err
@@ -92,6 +105,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.pgDir, "pgdir", "", "directory for the private PostgreSQL cluster (default a temp dir)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the cluster directory")
 	fs.StringVar(&o.receiverLog, "receiver-log", os.DevNull, "file receiving the receiver's per-delivery log")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (load generator, plus the receiver with -gatehouse '') to this file")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

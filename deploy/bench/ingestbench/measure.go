@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -11,6 +14,18 @@ type sample struct {
 	runResult
 	xacts    int64 // write transactions (xids) the run consumed
 	walBytes int64
+	pgCPU    time.Duration // CPU time of all PostgreSQL processes
+	appCPU   time.Duration // CPU time of the rest of the side: receiver and load generator, or pgbench
+	recvCPU  time.Duration // of which the receiver process (binary mode)
+	load     float64       // 1-minute load average of the machine after the run
+}
+
+// cpuPerEvent is CPU time per acknowledged event in µs.
+func cpuPerEvent(d time.Duration, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / float64(n)
 }
 
 func (s sample) perCommit() float64 {
@@ -56,7 +71,9 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult,
 	if err != nil {
 		return sample{}, err
 	}
+	cpu0 := b.cpuMark()
 	r, err := f()
+	cpu1 := b.cpuMark()
 	if err != nil {
 		return sample{}, fmt.Errorf("%s: %w", side, err)
 	}
@@ -74,7 +91,21 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult,
 	if inbox != int64(r.n) || outbox != int64(r.n) {
 		return sample{}, fmt.Errorf("%s: %d acknowledged events but %d inbox and %d outbox rows", side, r.n, inbox, outbox)
 	}
-	return sample{runResult: r, xacts: after.xid - before.xid, walBytes: after.lsn - before.lsn}, nil
+	return sample{
+		runResult: r, xacts: after.xid - before.xid, walBytes: after.lsn - before.lsn,
+		pgCPU: cpu1.pg - cpu0.pg, appCPU: cpu1.recv - cpu0.recv + cpu1.self - cpu0.self + r.clientCPU,
+		recvCPU: cpu1.recv - cpu0.recv, load: loadAvg(),
+	}, nil
+}
+
+func loadAvg() float64 {
+	raw, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(raw))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
 
 func (b *bench) presign(rate float64) *requests {
@@ -127,8 +158,9 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 				}
 			}
 			r, p := cfg.recv[len(cfg.recv)-1], cfg.pgb[len(cfg.pgb)-1]
-			fmt.Fprintf(b.log, "ingestbench: c=%d run %d: receiver %.0f/s p99 %s (%.1f events/commit) | pgbench %.0f/s p99 %s | ratio %.2f\n",
-				c, i+1, r.tput(), ms(r.pct(0.99)), r.perCommit(), p.tput(), ms(p.pct(0.99)), r.tput()/p.tput())
+			fmt.Fprintf(b.log, "ingestbench: c=%d run %d: receiver %.0f/s p99 %s (%.1f events/commit, CPU/event pg %.0fµs app %.0fµs of which receiver %.0fµs) | pgbench %.0f/s p99 %s (CPU/event pg %.0fµs app %.0fµs) | ratio %.2f | load %.1f\n",
+				c, i+1, r.tput(), ms(r.pct(0.99)), r.perCommit(), cpuPerEvent(r.pgCPU, r.n), cpuPerEvent(r.appCPU, r.n), cpuPerEvent(r.recvCPU, r.n),
+				p.tput(), ms(p.pct(0.99)), cpuPerEvent(p.pgCPU, p.n), cpuPerEvent(p.appCPU, p.n), r.tput()/p.tput(), p.load)
 		}
 		res.maxRate = max(res.maxRate, median(cfg.recv, sample.tput))
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
 // pgScript is the pgbench side: the Writer's statement with one row per
@@ -105,7 +107,12 @@ func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d t
 		args = append(args, "-D", def)
 	}
 	args = append(args, dbURL)
-	out, err := exec.CommandContext(ctx, "pgbench", args...).CombinedOutput()
+	bin, err := pgbenchPath()
+	if err != nil {
+		return runResult{}, err
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return runResult{}, fmt.Errorf("pgbench: %w: %s", err, tail(out, 1500))
 	}
@@ -118,7 +125,7 @@ func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d t
 	if err != nil {
 		return runResult{}, err
 	}
-	r := runResult{n: len(lats), lats: lats}
+	r := runResult{n: len(lats), lats: lats, clientCPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
 	// pgbench's own tps excludes connection set-up; express it as n/elapsed.
 	if tps > 0 {
 		r.elapsed = time.Duration(float64(len(lats)) / tps * float64(time.Second))
@@ -127,6 +134,22 @@ func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d t
 		r.elapsed = d
 	}
 	return r, nil
+}
+
+// pgbenchPath finds pgbench on PATH or beside the PostgreSQL server binaries.
+func pgbenchPath() (string, error) {
+	if p, err := exec.LookPath("pgbench"); err == nil {
+		return p, nil
+	}
+	dir, err := testenv.PGBinDir()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, "pgbench")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("pgbench not found on PATH nor in %s (make deps installs it)", dir)
+	}
+	return p, nil
 }
 
 // readPgbenchLogs collects field 3 (latency in µs; from the scheduled start

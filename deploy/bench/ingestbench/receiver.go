@@ -27,6 +27,7 @@ import (
 type receiver struct {
 	addr string // host:port of the public listener
 	desc string // what runs, for the table
+	pid  int    // the receiver's process (0 when in-process)
 	stop func()
 }
 
@@ -94,7 +95,7 @@ providers:
 		procs = "default"
 	}
 	desc := fmt.Sprintf("`gatehouse serve` binary (Writer defaults of cmd/gatehouse/serve.go, GOMAXPROCS=%s)", procs)
-	return &receiver{addr: addr, desc: desc, stop: stop}, nil
+	return &receiver{addr: addr, desc: desc, pid: cmd.Process.Pid, stop: stop}, nil
 }
 
 var listening = regexp.MustCompile(`public=http://(\S+)`)

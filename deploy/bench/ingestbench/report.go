@@ -64,12 +64,12 @@ func (res *results) print(w io.Writer) {
 	fmt.Fprintf(w, "pgbench runs the Writer's statement captured from the wire (one row per transaction, `-M prepared -j 2`) on the same database. ")
 	fmt.Fprintf(w, "%d × %s per configuration and side, alternating receiver and pgbench; tables truncated and checkpointed before each run; every run checked for exactly one inbox and one outbox row per 2xx. Medians.\n\n", b.o.runs, b.o.duration)
 
-	fmt.Fprintf(w, "| load | side | throughput (events/s) | p50 ack | p99 ack | events per commit | WAL per event |\n|---|---|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "| load | side | throughput (events/s) | p50 ack | p99 ack | events per commit | WAL per event | PostgreSQL CPU per event | client-side CPU per event |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range res.closed {
 		res.rows(w, c)
 		r := ratios(c)
 		mr := median(c.recv, sample.tput) / median(c.pgb, sample.tput)
-		fmt.Fprintf(w, "| | **ratio receiver / pgbench** | **%.2f** (paired runs %.2f–%.2f) | | | | |\n", mr, r[0], r[len(r)-1])
+		fmt.Fprintf(w, "| | **ratio receiver / pgbench** | **%.2f** (paired runs %.2f–%.2f) | | | | | | |\n", mr, r[0], r[len(r)-1])
 	}
 	if res.open != nil {
 		res.rows(w, res.open)
@@ -80,14 +80,14 @@ func (res *results) print(w io.Writer) {
 		fmt.Fprintf(w, "; p99 ack ≤ 10 ms at half the maximum rate (%s events/s): %s (median p99 %.2f ms, worst run %s)",
 			thousands(res.open.rate), verdict(p99 <= 10), p99, ms(worst(res.open.recv, 0.99)))
 	}
-	fmt.Fprintf(w, ".\n\n<details><summary>Per run</summary>\n\n| load | run | receiver events/s | receiver p99 | pgbench tps | pgbench p99 | ratio |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, ".\n\n<details><summary>Per run</summary>\n\n| load | run | receiver events/s | receiver p99 | pgbench tps | pgbench p99 | ratio | load average after the pair |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range append(res.closed, res.open) {
 		if c == nil {
 			continue
 		}
 		for i := range min(len(c.recv), len(c.pgb)) {
 			r, p := c.recv[i], c.pgb[i]
-			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.2f |\n", c.name, i+1, thousands(r.tput()), ms(r.pct(0.99)), thousands(p.tput()), ms(p.pct(0.99)), r.tput()/p.tput())
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.2f | %.1f |\n", c.name, i+1, thousands(r.tput()), ms(r.pct(0.99)), thousands(p.tput()), ms(p.pct(0.99)), r.tput()/p.tput(), max(r.load, p.load))
 		}
 	}
 	fmt.Fprintf(w, "\n</details>\n")
@@ -106,9 +106,11 @@ func (res *results) rows(w io.Writer, c *shape) {
 		if i == 0 {
 			load = c.name
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.1f | %s B |\n", load, side.name,
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.1f | %s B | %.0f µs | %.0f µs |\n", load, side.name,
 			thousands(median(side.ss, sample.tput)), medianMs(side.ss, 0.5), medianMs(side.ss, 0.99),
-			median(side.ss, sample.perCommit), thousands(median(side.ss, func(s sample) float64 { return float64(s.walBytes) / float64(s.n) })))
+			median(side.ss, sample.perCommit), thousands(median(side.ss, func(s sample) float64 { return float64(s.walBytes) / float64(s.n) })),
+			median(side.ss, func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
+			median(side.ss, func(s sample) float64 { return cpuPerEvent(s.appCPU, s.n) }))
 	}
 }
 

@@ -40,7 +40,7 @@ type bench struct {
 	recv     *receiver
 	gen      *eventGen
 	script   *pgScript // the Writer's statement, captured from the wire, as a pgbench script
-	settings string // the PostgreSQL settings quoted in the table
+	settings string    // the PostgreSQL settings quoted in the table
 	pgVer    string
 }
 

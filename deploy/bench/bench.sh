@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# `make bench`: runs every benchmark section in turn and prints one Markdown
+# report (machine header + one section per stage), also saved under
+# bin/bench-<UTC date>.md (bin/ is git-ignored) so it can be pasted into docs/BENCHMARKS.md.
+#
+# SECTIONS — the list of section scripts, run in this order. To add a
+# section (relay, consumers, …), write an executable
+# deploy/bench/<nn>-<name>.sh that prints its own "## <Title>" Markdown
+# section on stdout (progress on stderr) and exits non-zero on failure; the
+# glob below picks it up, ordered by <nn>:
+#   10-ingest.sh     webhook receiver vs pgbench          (deploy/bench/ingestbench)
+#   20-relay.sh      outbox relay                         (reserved for the relay owner)
+#   30-consumers.sh  Kafka consumers                      (reserved for the consumers owner)
+#
+# Environment:
+#   BENCH_ONLY=ingest,relay   run only the sections whose <name> is listed
+#   BENCH_ARGS="-runs 3"      extra flags passed to every section script
+#   GO                        go command (default go)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export GO="${GO:-go}"
+
+mkdir -p bin
+"$GO" build -o bin/gatehouse ./cmd/gatehouse
+
+out="bin/bench-$(date -u +%Y%m%dT%H%M%SZ).md"
+{
+	echo "# gatehouse benchmarks"
+	echo
+	deploy/bench/machine.sh
+	echo
+} | tee "$out"
+
+status=0
+for section in deploy/bench/[0-9][0-9]-*.sh; do
+	[ -x "$section" ] || continue
+	name="$(basename "$section" .sh)"
+	name="${name#[0-9][0-9]-}"
+	if [ -n "${BENCH_ONLY:-}" ] && [[ ",${BENCH_ONLY}," != *",${name},"* ]]; then
+		continue
+	fi
+	echo "bench: running section ${name} (${section})" >&2
+	# shellcheck disable=SC2086 # BENCH_ARGS is a list of flags
+	if ! "$section" ${BENCH_ARGS:-} | tee -a "$out"; then
+		echo "bench: section ${name} FAILED" >&2
+		echo -e "\n## ${name}\n\nFAILED (see the output of \`make bench\`).\n" >>"$out"
+		status=1
+	fi
+	echo | tee -a "$out"
+done
+echo "bench: report saved to ${out}" >&2
+exit "$status"
