@@ -15,5 +15,7 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
   apt_install postgresql
 fi
 command -v pgbench >/dev/null || ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1 || apt_install postgresql-contrib
+# promtool (alert rule tests in deploy/prometheus) ships in Debian's prometheus package.
+command -v promtool >/dev/null || apt_install prometheus
 deploy/local/install-chromium.sh >/dev/null
 deploy/local/kafka-fetch.sh >/dev/null
