@@ -165,6 +165,25 @@ func TestRetryLadderRecovers(t *testing.T) {
 	if got := counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeOK, "topic": schemas.RetryTopic(f.topic, 2)}); got != 1 {
 		t.Errorf("ok on retry.2 = %v, want 1", got)
 	}
+	// Lag and queue age per partition, franz-go's client metrics through kprom.
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, mf := range mfs {
+		names[mf.GetName()] = true
+	}
+	for _, n := range []string{"gatehouse_consumer_lag_records", "gatehouse_consumer_queue_age_seconds",
+		"gatehouse_consumer_processing_duration_seconds", "gatehouse_consumer_rebalances_total",
+		"gatehouse_consumer_kafka_buffered_fetch_records_total", "gatehouse_consumer_kafka_connects_total"} {
+		if !names[n] {
+			t.Errorf("metric %s not exported", n)
+		}
+	}
+	if lag := counter(t, reg, "gatehouse_consumer_lag_records", nil); lag != 0 {
+		t.Errorf("lag after success = %v, want 0", lag)
+	}
 }
 
 // A permanent failure (404 from the API) goes to the dead-letter topic at

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gatehouse/gatehouse/schemas"
@@ -172,5 +173,46 @@ func TestDecodeRejectsBrokenRecords(t *testing.T) {
 	}
 	if _, err := decode(good, "other"); err == nil {
 		t.Error("record of another provider accepted")
+	}
+}
+
+func TestLagAndQueueAgeGauges(t *testing.T) {
+	now := time.Unix(10_000, 0)
+	p := newPartitions("g", func() time.Time { return now })
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(p)
+	gauge := func(name, topic string) float64 {
+		return counter(t, reg, name, map[string]string{"topic": topic, "partition": "0", "group": "g"})
+	}
+	main, retry := tp{"t", 0}, tp{"t.retry.1", 0}
+	// Five records fetched from offset 10; the head (written 30s ago) is in progress.
+	p.fetched(main, 15, 10)
+	p.head(main, now.Add(-30*time.Second))
+	if lag, age := gauge("gatehouse_consumer_lag_records", "t"), gauge("gatehouse_consumer_queue_age_seconds", "t"); lag != 5 || age != 30 {
+		t.Errorf("in progress: lag %v age %v, want 5 and 30", lag, age)
+	}
+	// Head done; four left, the next one is at most as old as the last done.
+	p.done(main, 10, now.Add(-30*time.Second))
+	if lag, age := gauge("gatehouse_consumer_lag_records", "t"), gauge("gatehouse_consumer_queue_age_seconds", "t"); lag != 4 || age != 30 {
+		t.Errorf("after one: lag %v age %v, want 4 and 30", lag, age)
+	}
+	p.done(main, 14, now.Add(-time.Second))
+	if lag, age := gauge("gatehouse_consumer_lag_records", "t"), gauge("gatehouse_consumer_queue_age_seconds", "t"); lag != 0 || age != 0 {
+		t.Errorf("caught up: lag %v age %v, want 0 and 0", lag, age)
+	}
+	// A retry record held until its due time in 10s: lag 1, age 0; 25s
+	// later it is 15s overdue.
+	p.fetched(retry, 1, 0)
+	p.head(retry, now.Add(10*time.Second))
+	if lag, age := gauge("gatehouse_consumer_lag_records", "t.retry.1"), gauge("gatehouse_consumer_queue_age_seconds", "t.retry.1"); lag != 1 || age != 0 {
+		t.Errorf("held: lag %v age %v, want 1 and 0", lag, age)
+	}
+	now = now.Add(25 * time.Second)
+	if age := gauge("gatehouse_consumer_queue_age_seconds", "t.retry.1"); age != 15 {
+		t.Errorf("overdue: age %v, want 15", age)
+	}
+	p.drop(map[string][]int32{"t.retry.1": {0}})
+	if n := counter(t, reg, "gatehouse_consumer_lag_records", map[string]string{"topic": "t.retry.1"}); n != 0 {
+		t.Errorf("revoked partition still exported")
 	}
 }
