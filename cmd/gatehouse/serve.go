@@ -87,6 +87,9 @@ func publicRouter(ctx context.Context, b *base) (chi.Router, error) {
 	if err := mountAuth(ctx, b, r); err != nil {
 		return nil, err
 	}
+	if err := mountAPI(ctx, b, r); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 

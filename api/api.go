@@ -1,0 +1,150 @@
+// Package api is gatehouse's own HTTP API under /api/v1, an OAuth 2.0
+// resource server: machine clients present bearer access tokens (checked by
+// auth/bearer), the browser presents its session cookie (backend-for-frontend),
+// and every call checks both the scope (what the client may do) and the
+// caller's role or ownership (what the person may do).
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/auth/bearer"
+	"github.com/gatehouse/gatehouse/internal/config"
+)
+
+// Prefix is where the API is mounted.
+const Prefix = "/api/v1"
+
+// Scopes the API knows.
+const (
+	ScopeSessionsRead  = "sessions:read"
+	ScopeSessionsWrite = "sessions:write"
+	ScopeEventsRead    = "events:read"
+	ScopeEventsReplay  = "events:replay"
+	ScopeObjectsRead   = "objects:read"
+)
+
+// AllScopes are granted to the browser's own session: gatehouse's frontend
+// is first-party, so only the person's roles and ownership limit it.
+var AllScopes = []string{ScopeSessionsRead, ScopeSessionsWrite, ScopeEventsRead, ScopeEventsReplay, ScopeObjectsRead}
+
+// TokenVerifier checks a bearer token (auth/bearer.Verifier).
+type TokenVerifier interface {
+	Verify(ctx context.Context, token string) (*bearer.Principal, error)
+}
+
+// User is a person: the pair (issuer, subject).
+type User struct {
+	Issuer  string
+	Subject string
+}
+
+// Session is a browser session as the session store describes it. ID is a
+// public handle, never the cookie value.
+type Session struct {
+	ID         string
+	Device     string
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+	ExpiresAt  time.Time
+}
+
+// Errors a SessionStore returns.
+var (
+	// ErrNoSession: the request has no live session cookie.
+	ErrNoSession = errors.New("api: no session")
+	// ErrSessionNotFound: no live session with that id belongs to the user.
+	ErrSessionNotFound = errors.New("api: session not found")
+)
+
+// SessionStore is what the API needs of the browser session store (the
+// login stage's auth.Store, adapted in cmd/gatehouse).
+type SessionStore interface {
+	// SessionFromRequest resolves the request's session cookie to the session
+	// id and its user; ErrNoSession when there is none.
+	SessionFromRequest(r *http.Request) (id string, u User, err error)
+	// ListSessions lists the user's live sessions.
+	ListSessions(ctx context.Context, u User) ([]Session, error)
+	// RevokeSession revokes one of the user's sessions; ErrSessionNotFound
+	// when id is not a live session of u.
+	RevokeSession(ctx context.Context, u User, id, reason string) error
+}
+
+// Config configures the API.
+type Config struct {
+	// Verifier checks bearer tokens; nil means bearer tokens are not accepted
+	// (every Authorization header is then answered 401 invalid_token).
+	Verifier TokenVerifier
+	// Sessions resolves browser sessions and lists/revokes them; nil means
+	// no cookie access and the /sessions endpoints answer 404 for everyone.
+	Sessions SessionStore
+	// Pool is the database (inbox, outbox, provider_objects). Required.
+	Pool *pgxpool.Pool
+	// Providers are the configured webhook providers (for replay topics and
+	// aggregate ids, and the owner mapping of objects).
+	Providers map[string]*config.Provider
+	// Operators are (issuer, subject) pairs allowed to read and replay events.
+	Operators []config.APIOperator
+	// OperatorRole in a bearer token's roles also makes an operator.
+	// Default "gatehouse:operator".
+	OperatorRole string
+	// Logger defaults to slog.Default(); Now to time.Now.
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+	Now        func() time.Time
+}
+
+// Server serves the API.
+type Server struct {
+	cfg       Config
+	operators map[[2]string]bool
+	m         *metrics
+}
+
+// New returns a Server. It fails without a pool.
+func New(cfg Config) (*Server, error) {
+	if cfg.Pool == nil {
+		return nil, errors.New("api: nil pool")
+	}
+	if cfg.OperatorRole == "" {
+		cfg.OperatorRole = "gatehouse:operator"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{cfg: cfg, operators: map[[2]string]bool{}, m: newMetrics(cfg.Registerer)}
+	for _, op := range cfg.Operators {
+		s.operators[[2]string{op.Issuer, op.Subject}] = true
+	}
+	return s, nil
+}
+
+// Routes mounts the API under Prefix on r.
+func (s *Server) Routes(r chi.Router) {
+	r.Route(Prefix, func(r chi.Router) {
+		r.Get("/openapi.yaml", serveOpenAPI)
+		r.Group(func(r chi.Router) {
+			r.Use(s.authenticate)
+			r.With(s.require(ScopeSessionsRead)).Get("/sessions", s.listSessions)
+			r.With(s.require(ScopeSessionsWrite)).Delete("/sessions/{id}", s.revokeSession)
+			r.With(s.require(ScopeEventsRead), s.operatorOnly).Get("/events", s.listEvents)
+			r.With(s.require(ScopeEventsRead), s.operatorOnly).Get("/events/{provider}/{event_id}", s.getEvent)
+			r.With(s.require(ScopeEventsReplay), s.operatorOnly).Post("/events/{provider}/{event_id}/replay", s.replayEvent)
+			r.With(s.require(ScopeObjectsRead)).Get("/objects", s.listObjects)
+			r.With(s.require(ScopeObjectsRead)).Get("/objects/{provider}/{object_id}", s.getObject)
+		})
+		r.NotFound(func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, errNoRoute) })
+		r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, errMethod) })
+	})
+}

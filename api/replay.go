@@ -1,0 +1,73 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/gatehouse/gatehouse/consumers"
+)
+
+// errConflict answers a replay the event's state forbids without force.
+var errConflict = errors.New("event cannot be replayed in its state")
+
+// ReplayResult is the answer to a replay.
+type ReplayResult struct {
+	Provider      string `json:"provider"`
+	EventID       string `json:"event_id"`
+	OutboxID      string `json:"outbox_id"`
+	PreviousState string `json:"previous_state"`
+	Forced        bool   `json:"forced"`
+}
+
+// replayEvent re-enqueues a stored, verified event through consumers.Replay
+// (the same function `gatehouse replay` uses): in one transaction a new
+// outbox row for the stored payload exactly as the receiver writes it, the
+// inbox row back to pending with attempts reset, and a row in replays naming
+// the operator. Events in a final state (succeeded, ignored_stale, skipped)
+// or in processing, and unverified ones, are refused with 409 unless
+// ?force=true. It never forges an inbound HTTP request.
+func (s *Server) replayEvent(w http.ResponseWriter, r *http.Request) {
+	c := CallerFrom(r.Context())
+	force := false
+	switch v := r.URL.Query().Get("force"); v {
+	case "", "false":
+	case "true":
+		force = true
+	default:
+		s.fail(w, r, badRequest("force must be true or false"))
+		return
+	}
+	provider, eventID := chi.URLParam(r, "provider"), chi.URLParam(r, "event_id")
+	res, err := s.replay(r.Context(), provider, eventID, force, "api:"+c.User.Issuer+" "+c.User.Subject)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.cfg.Logger.Info("event replayed via api", "provider", provider, "event_id", eventID,
+		"queue_id", res.OutboxID, "previous_state", res.PreviousState, "forced", force,
+		"operator_issuer", c.User.Issuer, "operator_subject", c.User.Subject)
+	writeJSON(w, http.StatusAccepted, res)
+}
+
+func (s *Server) replay(ctx context.Context, provider, eventID string, force bool, by string) (*ReplayResult, error) {
+	target := consumers.ReplayTarget{Topic: "gatehouse.webhooks." + provider}
+	if p := s.cfg.Providers[provider]; p != nil {
+		target = consumers.ReplayTarget{Topic: p.Topic, AggregateIDPath: p.AggregateIDPath}
+	}
+	res, err := consumers.Replay(ctx, s.cfg.Pool, target, consumers.ReplayRequest{
+		Provider: provider, EventID: eventID, Force: force, RequestedBy: by,
+	})
+	switch {
+	case errors.Is(err, consumers.ErrNotFound):
+		return nil, errNotFound
+	case errors.Is(err, consumers.ErrNotReplayable):
+		return nil, fmt.Errorf("%w: %w", errConflict, err)
+	case err != nil:
+		return nil, err
+	}
+	return &ReplayResult{Provider: provider, EventID: eventID, OutboxID: res.OutboxID.String(), PreviousState: res.PreviousState, Forced: force}, nil
+}
