@@ -170,17 +170,23 @@ VALUES ($1, $2, $3, $4, $5, true, 'secret1', $6, 3, 'boom')`, ev.provider, ev.id
 // issuer and returns its public id and cookie value.
 func (f *fixture) newSession(subject string) (id, cookie string) {
 	f.t.Helper()
+	return f.newSessionAt(f.is.URL, subject)
+}
+
+// newSessionAt is newSession for any issuer.
+func (f *fixture) newSessionAt(issuer, subject string) (id, cookie string) {
+	f.t.Helper()
 	ctx := context.Background()
 	fam, sid := uuid.New(), uuid.New()
 	cookie = "cookie-" + uuid.NewString()
 	h := sha256.Sum256([]byte(cookie))
 	now := time.Now()
 	if _, err := f.pool.Exec(ctx, `INSERT INTO auth_refresh_families (id, issuer, subject, created_at) VALUES ($1, $2, $3, $4)`,
-		fam, f.is.URL, subject, now); err != nil {
+		fam, issuer, subject, now); err != nil {
 		f.t.Fatal(err)
 	}
 	if _, err := f.pool.Exec(ctx, `INSERT INTO auth_sessions (id, token_hash, issuer, subject, device, family_id, created_at, last_seen_at, absolute_expires_at)
-VALUES ($1, $2, $3, $4, 'test browser', $5, $6, $6, $7)`, sid, h[:], f.is.URL, subject, fam, now, now.Add(time.Hour)); err != nil {
+VALUES ($1, $2, $3, $4, 'test browser', $5, $6, $6, $7)`, sid, h[:], issuer, subject, fam, now, now.Add(time.Hour)); err != nil {
 		f.t.Fatal(err)
 	}
 	return sid.String(), cookie
