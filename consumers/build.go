@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/internal/kafka"
 )
 
 // HandlersFromConfig registers the built-in handlers of every provider
@@ -60,8 +61,9 @@ func FromConfig(c *config.Config, deps Config) (Config, error) {
 	out.Concurrency = c.Consumers.Concurrency
 	out.MaxPollRecords = c.Consumers.MaxPollRecords
 	out.DrainTimeout = c.Consumers.DrainTimeout
-	out.Partitions = c.Kafka.Partitions
-	out.ReplicationFactor = c.Kafka.ReplicationFactor
+	out.ClientID = c.Kafka.ClientID
+	out.TopicSpec = kafka.TopicSpec{Partitions: c.Kafka.Partitions, ReplicationFactor: c.Kafka.ReplicationFactor,
+		Configs: c.Kafka.TopicConfigs}
 	if out.Logger == nil {
 		out.Logger = slog.Default()
 	}

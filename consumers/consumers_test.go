@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/gatehouse/gatehouse/internal/kafka"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -176,7 +178,7 @@ func TestRetryLadderRecovers(t *testing.T) {
 	}
 	for _, n := range []string{"gatehouse_consumer_lag_records", "gatehouse_consumer_queue_age_seconds",
 		"gatehouse_consumer_processing_duration_seconds", "gatehouse_consumer_rebalances_total",
-		"gatehouse_consumer_kafka_buffered_fetch_records_total", "gatehouse_consumer_kafka_connects_total"} {
+		"gatehouse_kafka_consumer_buffered_fetch_records_total", "gatehouse_kafka_consumer_connects_total"} {
 		if !names[n] {
 			t.Errorf("metric %s not exported", n)
 		}
@@ -263,7 +265,7 @@ func TestExhaustedRetriesAndUndecodable(t *testing.T) {
 	f := newFixture(t)
 	f.delays = []time.Duration{100 * time.Millisecond, 100 * time.Millisecond}
 	l := newLayout(map[string]string{f.provider: f.topic}, f.delays)
-	if err := EnsureTopics(context.Background(), f.prod, 3, 1, l.all()...); err != nil {
+	if _, err := kafka.EnsureTopics(context.Background(), kadm.NewClient(f.prod), nil, kafka.TopicSpec{Partitions: 3}, l.all()...); err != nil {
 		t.Fatal(err)
 	}
 	f.start(f.config(nil))

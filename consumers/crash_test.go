@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/gatehouse/gatehouse/internal/kafka"
 )
 
 // childEnv carries a childSpec: the test binary then runs as a consumer
@@ -50,7 +52,7 @@ func runChild() int {
 	RegisterReference(reg, s.Provider, api)
 	r, err := New(Config{
 		Brokers: s.Brokers, Group: s.Group, Topics: map[string]string{s.Provider: s.Topic}, RetryDelays: s.Delays,
-		Pool: pool, Handlers: reg, Partitions: 3, SessionTimeout: 6 * time.Second,
+		Pool: pool, Handlers: reg, TopicSpec: kafka.TopicSpec{Partitions: 3}, SessionTimeout: 6 * time.Second,
 		KafkaOpts: []kgo.Opt{kgo.HeartbeatInterval(500 * time.Millisecond), kgo.FetchMaxWait(200 * time.Millisecond)},
 	})
 	if err != nil {

@@ -18,11 +18,13 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/relay"
+	"github.com/gatehouse/gatehouse/internal/kafka"
 	"github.com/gatehouse/gatehouse/internal/testenv"
-	"github.com/gatehouse/gatehouse/schemas"
 )
 
 func TestMain(m *testing.M) {
@@ -150,7 +152,7 @@ func newFixtureFor(t *testing.T, provider string) *fixture {
 	}
 	t.Cleanup(f.prod.Close)
 	l := newLayout(map[string]string{f.provider: f.topic}, f.delays)
-	if err := EnsureTopics(ctx, f.prod, 3, 1, l.all()...); err != nil {
+	if _, err := kafka.EnsureTopics(ctx, kadm.NewClient(f.prod), nil, kafka.TopicSpec{Partitions: 3}, l.all()...); err != nil {
 		t.Fatal(err)
 	}
 	f.writer = ingest.NewWriter(f.pool, 2, 64)
@@ -167,7 +169,7 @@ func (f *fixture) registry() *Registry {
 func (f *fixture) config(reg prometheus.Registerer) Config {
 	return Config{
 		Brokers: f.brokers, Group: f.group, Topics: map[string]string{f.provider: f.topic},
-		RetryDelays: f.delays, Pool: f.pool, Handlers: f.registry(), Partitions: 3,
+		RetryDelays: f.delays, Pool: f.pool, Handlers: f.registry(), TopicSpec: kafka.TopicSpec{Partitions: 3},
 		SessionTimeout: 6 * time.Second, DrainTimeout: 5 * time.Second,
 		KafkaOpts:  []kgo.Opt{kgo.HeartbeatInterval(500 * time.Millisecond), kgo.FetchMaxWait(200 * time.Millisecond)},
 		Logger:     testLogger(f.t),
@@ -262,22 +264,11 @@ FROM outbox WHERE published_at IS NULL ORDER BY seq`)
 	return len(recs)
 }
 
-// contractRecord is a record exactly as the relay writes it.
+// contractRecord is a record exactly as the relay writes it (ingest/relay's
+// mapping of an outbox row).
 func contractRecord(topic, provider, eventID, typ, key, outboxID string, payload []byte) *kgo.Record {
-	h := func(k, v string) kgo.RecordHeader { return kgo.RecordHeader{Key: k, Value: []byte(v)} }
-	var env struct {
-		CreatedAt string `json:"created_at"`
-	}
-	_ = json.Unmarshal(payload, &env)
-	hs := []kgo.RecordHeader{
-		h(schemas.HeaderID, eventID), h(schemas.HeaderSource, schemas.Source(provider)), h(schemas.HeaderType, typ),
-		h(schemas.HeaderSpecVersion, schemas.SpecVersion), h(schemas.HeaderContentType, "application/json"),
-		h(schemas.HeaderOutboxID, outboxID), h(schemas.HeaderProvider, provider),
-	}
-	if env.CreatedAt != "" {
-		hs = append(hs, h(schemas.HeaderTime, env.CreatedAt))
-	}
-	return &kgo.Record{Topic: topic, Key: []byte(key), Value: payload, Headers: hs}
+	row := relay.Row{ID: outboxID, AggregateType: provider, AggregateID: key, Type: typ, Payload: payload, EventID: eventID, Topic: topic}
+	return row.Record()
 }
 
 type inboxRow struct {

@@ -16,9 +16,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/plugin/kprom"
-	"github.com/twmb/franz-go/plugin/kslog"
+
+	"github.com/gatehouse/gatehouse/internal/kafka"
 )
 
 // Config holds a Runner's dependencies and settings.
@@ -39,10 +40,11 @@ type Config struct {
 	DrainTimeout time.Duration
 	// SessionTimeout is the group session timeout; default 45s.
 	SessionTimeout time.Duration
-	// Partitions and ReplicationFactor are used to create missing topics;
-	// defaults 6 and 1.
-	Partitions        int32
-	ReplicationFactor int16
+	// TopicSpec is used to create missing topics (partitions default 6,
+	// replication factor 1); existing topics are never changed.
+	TopicSpec kafka.TopicSpec
+	// ClientID is sent to the brokers; default gatehouse.
+	ClientID string
 	// KafkaOpts are appended to the client options (tests, TLS, SASL).
 	KafkaOpts []kgo.Opt
 
@@ -58,7 +60,6 @@ type Runner struct {
 	store  store
 	parts  *partitions
 	m      *metrics
-	kprom  *kprom.Metrics
 	log    *slog.Logger
 }
 
@@ -95,12 +96,6 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.SessionTimeout <= 0 {
 		cfg.SessionTimeout = 45 * time.Second
 	}
-	if cfg.Partitions <= 0 {
-		cfg.Partitions = 6
-	}
-	if cfg.ReplicationFactor <= 0 {
-		cfg.ReplicationFactor = 1
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -115,9 +110,6 @@ func New(cfg Config) (*Runner, error) {
 		log:    cfg.Logger.With("group", cfg.Group),
 	}
 	r.m = newMetrics(cfg.Registerer, r.parts)
-	if cfg.Registerer != nil {
-		r.kprom = kprom.NewMetrics("gatehouse", kprom.Subsystem("consumer_kafka"), kprom.Registerer(cfg.Registerer))
-	}
 	return r, nil
 }
 
@@ -144,14 +136,18 @@ func (r *Runner) Run(ctx context.Context) error {
 }
 
 func (r *Runner) ensureTopics(ctx context.Context) error {
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(r.cfg.Brokers...)}, r.cfg.KafkaOpts...)...)
+	opts, err := kafka.Options(kafka.ClientConfig{Brokers: r.cfg.Brokers, ClientID: r.cfg.ClientID, Name: "consumer-admin"})
+	if err != nil {
+		return fmt.Errorf("consumers: %w", err)
+	}
+	cl, err := kgo.NewClient(append(opts, r.cfg.KafkaOpts...)...)
 	if err != nil {
 		return fmt.Errorf("consumers: kafka client: %w", err)
 	}
 	defer cl.Close()
 	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := EnsureTopics(tctx, cl, r.cfg.Partitions, r.cfg.ReplicationFactor, r.layout.all()...); err != nil {
+	if _, err := kafka.EnsureTopics(tctx, kadm.NewClient(cl), r.log, r.cfg.TopicSpec, r.layout.all()...); err != nil {
 		return fmt.Errorf("consumers: %w", err)
 	}
 	return nil
@@ -168,8 +164,12 @@ type session struct {
 
 func (r *Runner) session(ctx context.Context) error {
 	s := &session{r: r, held: map[tp][]*kgo.Record{}}
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(r.cfg.Brokers...),
+	opts, err := kafka.Options(kafka.ClientConfig{Brokers: r.cfg.Brokers, ClientID: r.cfg.ClientID,
+		Logger: r.log, Registerer: r.cfg.Registerer, Name: "consumer"})
+	if err != nil {
+		return err
+	}
+	opts = append(opts,
 		kgo.ConsumerGroup(r.cfg.Group),
 		kgo.ConsumeTopics(r.layout.consumed()...),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -180,13 +180,9 @@ func (r *Runner) session(ctx context.Context) error {
 		kgo.OnPartitionsAssigned(s.onAssigned),
 		kgo.OnPartitionsRevoked(s.onRevoked),
 		kgo.OnPartitionsLost(s.onLost),
-		kgo.RecordDeliveryTimeout(30 * time.Second),
+		kgo.RecordDeliveryTimeout(30*time.Second),
 		kgo.ProducerLinger(0),
-		kgo.WithLogger(kslog.New(r.log.With("component", "kafka"))),
-	}
-	if r.kprom != nil {
-		opts = append(opts, kgo.WithHooks(r.kprom))
-	}
+	)
 	cl, err := kgo.NewClient(append(opts, r.cfg.KafkaOpts...)...)
 	if err != nil {
 		return fmt.Errorf("kafka client: %w", err)

@@ -1,14 +1,7 @@
 package consumers
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gatehouse/gatehouse/schemas"
 )
@@ -59,20 +52,4 @@ func (l layout) all() []string {
 		}
 	}
 	return out
-}
-
-// EnsureTopics creates the topics that do not exist yet with the given
-// partitions and replication factor; existing topics are left unchanged.
-func EnsureTopics(ctx context.Context, cl *kgo.Client, partitions int32, rf int16, topics ...string) error {
-	adm := kadm.NewClient(cl)
-	resp, err := adm.CreateTopics(ctx, partitions, rf, nil, topics...)
-	if err != nil {
-		return fmt.Errorf("create topics: %w", err)
-	}
-	for _, r := range resp.Sorted() {
-		if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
-			return fmt.Errorf("create topic %s: %w", r.Topic, r.Err)
-		}
-	}
-	return nil
 }

@@ -17,6 +17,13 @@ import (
 
 func init() {
 	register("consume", "process provider events from Kafka (consumer group, retries, dead letters)", runConsume)
+	devConsumers = func(ctx context.Context, _ env, b *base) error {
+		run, err := newConsumers(b)
+		if err != nil {
+			return err
+		}
+		return run.Run(ctx)
+	}
 }
 
 func runConsume(ctx context.Context, e env, args []string) error {
