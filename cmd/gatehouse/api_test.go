@@ -1,0 +1,60 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/auth/bearer/bearertest"
+	"github.com/gatehouse/gatehouse/internal/testenv"
+)
+
+// TestServeMountsAPI drives the real binary with an api section: the
+// OpenAPI document is served, a request without credentials gets the bare
+// Bearer challenge, a token from the configured issuer is accepted, and
+// the API's metrics are on the admin listener.
+func TestServeMountsAPI(t *testing.T) {
+	is := bearertest.NewIssuer(t)
+	cfgPath := filepath.Join(t.TempDir(), "gatehouse.yaml")
+	cfg := `
+listen: "127.0.0.1:0"
+admin_listen: "127.0.0.1:0"
+api:
+  audience: https://gatehouse.test/api
+  issuers: [{issuer: "` + is.URL + `"}]
+`
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, testenv.Postgres(t), cfgPath)
+	get := func(url, auth string) (int, string, string) {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(b)
+	}
+	if code, _, body := get(p.public+"/api/v1/openapi.yaml", ""); code != 200 || !strings.HasPrefix(body, "openapi: 3.1.0") {
+		t.Fatalf("openapi: %d %.40q", code, body)
+	}
+	if code, ch, _ := get(p.public+"/api/v1/sessions", ""); code != 401 || ch != `Bearer realm="gatehouse"` {
+		t.Fatalf("no credentials: %d %q", code, ch)
+	}
+	tok := is.Mint(is.Claims(time.Now(), "alice", "https://gatehouse.test/api", "sessions:read"), bearertest.Options{})
+	if code, ch, body := get(p.public+"/api/v1/sessions", "Bearer "+tok); code != 200 || !strings.Contains(body, `"sessions":[]`) {
+		t.Fatalf("valid token: %d %q %s", code, ch, body)
+	}
+	if code, _, body := get(p.admin+"/metrics", ""); code != 200 || !strings.Contains(body, `gatehouse_api_authentications_total{method="bearer",result="ok"} 1`) {
+		t.Fatalf("metrics: %d, api counters missing", code)
+	}
+}
