@@ -72,7 +72,7 @@ func testRecordFormat(t *testing.T, e *env) {
 }
 
 func testPerKeyOrder(t *testing.T, e *env) {
-	e.start()
+	rn := e.start()
 	var keys []string
 	for i := range 16 {
 		keys = append(keys, fmt.Sprintf("obj_%02d", i))
@@ -81,6 +81,14 @@ func testPerKeyOrder(t *testing.T, e *env) {
 	g := collect(t, e.brokers, []string{e.topic}, evs, 60*time.Second)
 	checkOrder(t, g, evs)
 	waitFor(t, 10*time.Second, "rows marked published", func() bool { return e.unsent() == 0 })
+	// Every row went through the mode's main path (not only the safety net).
+	path := pathPoll
+	if e.mode == ModeReplication {
+		path = pathStream
+	}
+	waitFor(t, 10*time.Second, "rows published by the "+path+" path", func() bool {
+		return value(rn.r.m.published.WithLabelValues(e.topic, path)) >= float64(len(evs))
+	})
 }
 
 // testLargeTransactions writes transactions far above
@@ -237,7 +245,7 @@ func currentLSN(t *testing.T, e *env) string {
 func testSingleActive(t *testing.T, e *env) {
 	a := e.start()
 	waitFor(t, 10*time.Second, "first relay active", func() bool { return value(a.r.m.active) == 1 })
-	b := e.start()
+	b := e.startNoWait()
 	time.Sleep(time.Second)
 	if value(b.r.m.active) != 0 {
 		t.Fatal("second relay became active while the first holds the slot")

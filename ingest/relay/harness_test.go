@@ -94,7 +94,21 @@ type running struct {
 	done   chan error
 }
 
+// start runs a relay and waits until it publishes (holds the lock and
+// streams or polls).
 func (e *env) start() *running {
+	e.t.Helper()
+	rn := e.startNoWait()
+	select {
+	case <-rn.r.Ready():
+	case <-time.After(30 * time.Second):
+		e.t.Fatal("relay not ready after 30s")
+	}
+	return rn
+}
+
+// startNoWait runs a relay without waiting for it to become active.
+func (e *env) startNoWait() *running {
 	e.t.Helper()
 	reg := prometheus.NewRegistry()
 	r, err := New(e.config(reg))

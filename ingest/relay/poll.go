@@ -16,6 +16,7 @@ const (
 	pathStream     = "stream"
 	pathDispatcher = "dispatcher"
 	pathPoll       = "poll"
+	pathSnapshot   = "snapshot"
 )
 
 // claimSQL takes the oldest unsent rows at least $2 old, skipping rows
@@ -31,13 +32,18 @@ WITH cand AS (
   WHERE published_at IS NULL AND created_at <= now() - $2::interval
   ORDER BY seq LIMIT $1
   FOR UPDATE SKIP LOCKED
+), keys AS (
+  SELECT topic, aggregateid, max(seq) AS hi FROM cand GROUP BY topic, aggregateid
+), blocks AS (
+  SELECT k.topic, k.aggregateid, min(p.seq) AS b
+  FROM keys k JOIN outbox p ON p.published_at IS NULL AND p.topic = k.topic AND p.aggregateid = k.aggregateid AND p.seq < k.hi
+  WHERE p.id NOT IN (SELECT id FROM cand)
+  GROUP BY k.topic, k.aggregateid
 )
 SELECT o.id::text, o.aggregatetype, o.aggregateid, o.type, o.payload::text, o.event_id, o.topic, o.created_at, o.seq
 FROM cand c JOIN outbox o ON o.id = c.id
-WHERE NOT EXISTS (
-  SELECT 1 FROM outbox p
-  WHERE p.published_at IS NULL AND p.topic = c.topic AND p.aggregateid = c.aggregateid AND p.seq < c.seq
-    AND p.id NOT IN (SELECT id FROM cand))
+LEFT JOIN blocks b ON b.topic = c.topic AND b.aggregateid = c.aggregateid
+WHERE b.b IS NULL OR c.seq < b.b
 ORDER BY c.seq`
 
 // pollLoop publishes unsent rows older than minAge in batches, each in one
@@ -46,6 +52,9 @@ ORDER BY c.seq`
 // unsent) and ends the loop with the error. It sleeps idle when a batch
 // came back empty.
 func (r *Relay) pollLoop(ctx context.Context, path string, minAge, idle time.Duration) error {
+	if path == pathPoll {
+		r.markReady()
+	}
 	for {
 		n, err := r.pollOnce(ctx, path, minAge)
 		if ctx.Err() != nil {
@@ -79,6 +88,9 @@ func (r *Relay) pollOnce(ctx context.Context, path string, minAge time.Duration)
 	}
 	if path == pathDispatcher {
 		r.log.Info("dispatcher re-publishing unsent outbox rows", "rows", len(rows), "older_than", minAge)
+	}
+	if path == pathSnapshot {
+		r.log.Info("new slot: publishing outbox rows written before it", "rows", len(rows))
 	}
 	if err := r.ensureTopics(ctx, topicsOf(rows)...); err != nil {
 		return 0, err

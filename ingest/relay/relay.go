@@ -69,7 +69,16 @@ type Relay struct {
 
 	statusMu sync.Mutex
 	lastLag  time.Time // oldest pending commit time of the streamer
+
+	readyOnce sync.Once
+	ready     chan struct{}
 }
+
+// Ready is closed once this relay first publishes: it holds the lock and is
+// streaming from the slot (replication) or polling (poll).
+func (r *Relay) Ready() <-chan struct{} { return r.ready }
+
+func (r *Relay) markReady() { r.readyOnce.Do(func() { close(r.ready) }) }
 
 // New builds a relay and its idempotent Kafka producer. It returns an error
 // when the config is incomplete or the client cannot be built.
@@ -88,7 +97,7 @@ func New(cfg Config) (*Relay, error) {
 	}
 	r := &Relay{
 		cfg: cfg, log: cfg.Logger.With("component", "relay"), m: newMetrics(cfg.Registerer),
-		known: map[string]bool{},
+		known: map[string]bool{}, ready: make(chan struct{}),
 		spec: kafka.TopicSpec{Partitions: cfg.Kafka.Partitions, ReplicationFactor: cfg.Kafka.ReplicationFactor,
 			Configs: cfg.Kafka.TopicConfigs},
 	}

@@ -62,14 +62,18 @@ func (r *Relay) stream(ctx context.Context) error {
 		return fmt.Errorf("replication connection: %w", err)
 	}
 	defer conn.Close(context.Background())
-	start, err := r.ensureSlot(ctx, conn)
+	start, created, err := r.ensureSlot(ctx, conn)
 	if err != nil {
+		return err
+	}
+	if err := r.snapshot(ctx, created); err != nil {
 		return err
 	}
 	args := []string{"proto_version '2'", "publication_names '" + r.cfg.Relay.Publication + "'", "streaming 'on'"}
 	if err := pglogrepl.StartReplication(ctx, conn, r.cfg.Relay.Slot, 0, pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
 		return fmt.Errorf("start replication: %w", err)
 	}
+	r.markReady()
 	r.log.Info("streaming outbox inserts", "slot", r.cfg.Relay.Slot, "publication", r.cfg.Relay.Publication, "from_lsn", start.String())
 
 	sctx, cancel := context.WithCancelCause(ctx)
@@ -121,27 +125,64 @@ func (r *Relay) setupPublication(ctx context.Context) error {
 }
 
 // ensureSlot creates the persistent pgoutput slot when it does not exist
-// and returns its confirmed flush LSN.
-func (r *Relay) ensureSlot(ctx context.Context, conn *pgconn.PgConn) (pglogrepl.LSN, error) {
+// and returns its confirmed flush LSN and whether it was created now.
+func (r *Relay) ensureSlot(ctx context.Context, conn *pgconn.PgConn) (pglogrepl.LSN, bool, error) {
 	var plugin, lsn *string
 	err := r.cfg.Pool.QueryRow(ctx, `SELECT plugin, confirmed_flush_lsn::text FROM pg_replication_slots
 		WHERE slot_name = $1 AND database = current_database()`, r.cfg.Relay.Slot).Scan(&plugin, &lsn)
 	switch {
 	case err == nil && plugin != nil && *plugin != "pgoutput":
-		return 0, &fatalError{fmt.Errorf("replication slot %s uses plugin %s, not pgoutput", r.cfg.Relay.Slot, *plugin)}
+		return 0, false, &fatalError{fmt.Errorf("replication slot %s uses plugin %s, not pgoutput", r.cfg.Relay.Slot, *plugin)}
 	case err == nil && lsn != nil:
-		return pglogrepl.ParseLSN(*lsn)
+		l, err := pglogrepl.ParseLSN(*lsn)
+		return l, false, err
 	case err != nil && !errors.Is(err, pgx.ErrNoRows):
-		return 0, fmt.Errorf("look up replication slot: %w", err)
+		return 0, false, fmt.Errorf("look up replication slot: %w", err)
 	}
 	res, err := pglogrepl.CreateReplicationSlot(ctx, conn, r.cfg.Relay.Slot, "pgoutput",
 		pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: "NOEXPORT_SNAPSHOT"})
 	if err != nil {
-		return 0, fmt.Errorf("create replication slot: %w", err)
+		return 0, false, fmt.Errorf("create replication slot: %w", err)
 	}
-	r.log.Info("replication slot created; rows inserted before now are published by the dispatcher",
-		"slot", r.cfg.Relay.Slot, "consistent_point", res.ConsistentPoint)
-	return pglogrepl.ParseLSN(res.ConsistentPoint)
+	r.log.Info("replication slot created", "slot", r.cfg.Relay.Slot, "consistent_point", res.ConsistentPoint)
+	l, err := pglogrepl.ParseLSN(res.ConsistentPoint)
+	return l, true, err
+}
+
+// snapshot publishes every unsent row before streaming starts when the
+// slot is new or a previous snapshot did not finish: rows committed before a
+// slot's consistent point never come through it. Streaming later repeats
+// rows committed after that point (at-least-once), never reorders a key.
+func (r *Relay) snapshot(ctx context.Context, created bool) error {
+	slot := r.cfg.Relay.Slot
+	if created {
+		if _, err := r.cfg.Pool.Exec(ctx, `INSERT INTO relay_slot (slot) VALUES ($1)
+			ON CONFLICT (slot) DO UPDATE SET created_at = now(), snapshot_done_at = NULL`, slot); err != nil {
+			return fmt.Errorf("record new slot: %w", err)
+		}
+	}
+	var done bool
+	err := r.cfg.Pool.QueryRow(ctx, `SELECT snapshot_done_at IS NOT NULL FROM relay_slot WHERE slot = $1`, slot).Scan(&done)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("look up slot snapshot: %w", err)
+	}
+	if done {
+		return nil
+	}
+	for {
+		n, err := r.pollOnce(ctx, pathSnapshot, 0)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	if _, err := r.cfg.Pool.Exec(ctx, `INSERT INTO relay_slot (slot, snapshot_done_at) VALUES ($1, now())
+		ON CONFLICT (slot) DO UPDATE SET snapshot_done_at = now()`, slot); err != nil {
+		return fmt.Errorf("record slot snapshot: %w", err)
+	}
+	return nil
 }
 
 // heartbeat writes a small non-transactional logical message now and then
