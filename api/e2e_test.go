@@ -126,6 +126,9 @@ func TestRealOP(t *testing.T) {
 		t.Fatalf("sessions %v, want only %s", got, mine)
 	}
 
+	if strings.Contains(f.logs.String(), access) {
+		t.Fatal("the opaque access token was logged")
+	}
 	plain, _ := opTokens(t, op, "openid")
 	if a := f.bearerGet("/api/v1/sessions", plain); a.status != 403 || a.body["scope"] != "sessions:read" {
 		t.Fatalf("token without the scope: %d %s", a.status, a.raw)

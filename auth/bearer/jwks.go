@@ -142,7 +142,9 @@ func (k *keySet) refresh(ctx context.Context) error {
 	k.mu.Lock()
 	k.lastAttempt = k.now()
 	k.mu.Unlock()
-	keys, err := k.fetch(ctx)
+	// The fetch outlives a caller that goes away: a cancelled fetch would
+	// still count against the rate limit and delay a rotated key's tokens.
+	keys, err := k.fetch(context.WithoutCancel(ctx))
 	if err != nil {
 		k.m.jwksFetches.WithLabelValues("error").Inc()
 		k.log.Warn("jwks fetch failed", "issuer", k.issuer, "error", err)
