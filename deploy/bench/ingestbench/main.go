@@ -39,6 +39,7 @@ type options struct {
 	warmup      time.Duration // untimed warm-up per side before the runs
 	openRuns    int           // open-loop runs
 	openConns   int           // connections available to the open-loop run
+	openRate    float64       // fixed open-loop rate (0 = half the measured maximum)
 	bodyBytes   int           // approximate size of each event body
 	workers     int           // in-process Writer workers
 	batch       int           // in-process Writer max batch
@@ -47,6 +48,7 @@ type options struct {
 	keep        bool          // keep the cluster directory
 	receiverLog string        // where the receiver's delivery log goes
 	cpuProfile  string        // CPU profile of this process (load generator, and the receiver when in-process)
+	tune        []int         // Writer worker counts to compare in-process instead of the benchmark
 }
 
 func main() {
@@ -79,6 +81,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if len(o.tune) > 0 {
+		return b.tune(ctx, o.tune, stdout)
+	}
 	res, err := b.measure(ctx)
 	if err != nil {
 		return err
@@ -93,10 +98,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	conc := fs.String("c", "16,64", "closed-loop concurrencies (comma-separated)")
 	fs.StringVar(&o.gatehouse, "gatehouse", "bin/gatehouse", "gatehouse binary to benchmark; empty runs the receiver in-process")
-	fs.IntVar(&o.runs, "runs", 5, "timed runs per configuration and side")
+	fs.IntVar(&o.runs, "runs", 5, "timed runs per configuration and side (0 with -open-rate: open loop only)")
 	fs.DurationVar(&o.duration, "d", 10*time.Second, "duration of each run")
 	fs.DurationVar(&o.warmup, "warmup", 3*time.Second, "untimed warm-up per side")
 	fs.IntVar(&o.openRuns, "open-runs", 3, "open-loop runs at half the maximum rate")
+	fs.Float64Var(&o.openRate, "open-rate", 0, "open-loop rate in events/s (default half the maximum closed-loop rate)")
 	fs.IntVar(&o.openConns, "open-conns", 64, "connections (and pgbench clients) of the open-loop run")
 	fs.IntVar(&o.bodyBytes, "body", 512, "approximate event body size in bytes")
 	fs.IntVar(&o.workers, "workers", 4, "in-process only: Writer workers")
@@ -106,18 +112,33 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.keep, "keep", false, "keep the cluster directory")
 	fs.StringVar(&o.receiverLog, "receiver-log", os.DevNull, "file receiving the receiver's per-delivery log")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (load generator, plus the receiver with -gatehouse '') to this file")
+	tune := fs.String("tune", "", "compare these Writer worker counts (comma-separated) with in-process receivers, interleaved with pgbench, instead of the benchmark")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	for _, s := range strings.Split(*conc, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("-c: bad concurrency %q", s)
-		}
-		o.conc = append(o.conc, n)
+	var err error
+	if o.conc, err = intList("-c", *conc); err != nil {
+		return nil, err
 	}
-	if o.runs < 1 || o.duration <= 0 {
-		return nil, fmt.Errorf("-runs and -d must be positive")
+	if *tune != "" {
+		if o.tune, err = intList("-tune", *tune); err != nil {
+			return nil, err
+		}
+	}
+	if o.runs < 0 || o.duration <= 0 || (o.runs == 0 && o.openRate <= 0) {
+		return nil, fmt.Errorf("-d must be positive, and -runs too unless -open-rate is given")
 	}
 	return o, nil
+}
+
+func intList(flagName, v string) ([]int, error) {
+	var out []int
+	for _, s := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s: bad value %q", flagName, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

@@ -129,6 +129,9 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 		return nil, err
 	}
 	for _, c := range b.o.conc {
+		if b.o.runs == 0 {
+			break
+		}
 		cfg := &shape{name: fmt.Sprintf("closed loop, %d connections", c), conns: c}
 		res.closed = append(res.closed, cfg)
 		for i := range b.o.runs {
@@ -166,7 +169,12 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 	}
 	if b.o.openRuns > 0 {
 		half := res.maxRate / 2
-		res.open = &shape{name: fmt.Sprintf("open loop (Poisson), %.0f events/s = ½ max, up to %d connections", half, b.o.openConns), conns: b.o.openConns, rate: half}
+		name := fmt.Sprintf("open loop (Poisson), %.0f events/s = ½ max, up to %d connections", half, b.o.openConns)
+		if b.o.openRate > 0 {
+			half = b.o.openRate
+			name = fmt.Sprintf("open loop (Poisson), %.0f events/s, up to %d connections", half, b.o.openConns)
+		}
+		res.open = &shape{name: name, conns: b.o.openConns, rate: half}
 		for i := range b.o.openRuns {
 			src := b.presign(half)
 			r, err := b.sampleRun(ctx, "receiver open loop", func() (runResult, error) {

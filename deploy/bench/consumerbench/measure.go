@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/signature"
+)
+
+type results struct {
+	o           *options
+	ceiling     float64       // records/s of a plain group consumer
+	consumer    float64       // events/s, first to last processed
+	consumerAll time.Duration // wall time from start, group join included
+	sent        int
+	achieved    float64
+	lat         []time.Duration
+	apiCalls    int64
+}
+
+func body(id string, now time.Time) []byte {
+	b, _ := json.Marshal(map[string]any{"id": id, "type": "payment.succeeded", "created_at": now.UTC().Format(time.RFC3339),
+		"data": map[string]any{"payment_id": "pay_" + id, "amount": 1999, "currency": "eur"}})
+	return b
+}
+
+// throughput pre-loads -n events through the relay into the topic, reads
+// them with a plain group consumer (the ceiling), then with gatehouse's.
+func (b *bench) throughput(ctx context.Context, res *results) error {
+	stopRelay, err := b.startRelay(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopRelay()
+	fmt.Fprintf(b.log, "consumerbench: writing %d events (inbox + outbox) and relaying them\n", b.o.events)
+	w := ingest.NewWriter(b.pool, 4, 64)
+	topic := b.cfg.Providers[provider].Topic
+	var wg sync.WaitGroup
+	errc := make(chan error, 1)
+	jobs := make(chan int)
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				id := "tp_" + strconv.Itoa(i)
+				now := time.Now()
+				if _, err := w.Write(ctx, ingest.Record{Provider: provider, EventID: id, Type: "payment.succeeded", CreatedAt: &now,
+					Payload: body(id, now), SecretID: "bench", AggregateID: "pay_" + id, Topic: topic}); err != nil {
+					select {
+					case errc <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for i := range b.o.events {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return err
+	default:
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.kafka.Brokers...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	for deadline := time.Now().Add(5 * time.Minute); ; {
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err == nil {
+			total := int64(0)
+			ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+			if total >= int64(b.o.events) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("relay did not publish %d events within 5 minutes", b.o.events)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	fmt.Fprintf(b.log, "consumerbench: Kafka read ceiling (plain group consumer)\n")
+	ceil, err := kgo.NewClient(kgo.SeedBrokers(b.kafka.Brokers...), kgo.ConsumerGroup("ceiling"), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
+	if err != nil {
+		return err
+	}
+	var first time.Time
+	n := 0
+	for n < b.o.events {
+		fs := ceil.PollRecords(ctx, 1000)
+		if ctx.Err() != nil {
+			ceil.Close()
+			return ctx.Err()
+		}
+		if k := len(fs.Records()); k > 0 && first.IsZero() {
+			first = time.Now()
+			n += k - 1 // the first record's poll starts the clock
+		} else {
+			n += k
+		}
+	}
+	res.ceiling = float64(b.o.events-1) / time.Since(first).Seconds()
+	ceil.Close()
+
+	fmt.Fprintf(b.log, "consumerbench: gatehouse consumer with the projection write\n")
+	start := time.Now()
+	stopCons, err := b.startConsumer(ctx, "consumerbench", nil)
+	if err != nil {
+		return err
+	}
+	b.consumerStop = stopCons
+	if err := b.waitProcessed(ctx, "tp_%", b.o.events, 10*time.Minute); err != nil {
+		return err
+	}
+	res.consumerAll = time.Since(start)
+	var span float64
+	if err := b.pool.QueryRow(ctx, `SELECT extract(epoch FROM max(processed_at) - min(processed_at))::float8
+FROM inbox WHERE provider = $1 AND event_id LIKE 'tp_%'`, provider).Scan(&span); err != nil {
+		return err
+	}
+	res.consumer = float64(b.o.events-1) / span
+	return nil
+}
+
+func (b *bench) waitProcessed(ctx context.Context, like string, n int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var done int
+		if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM inbox WHERE provider = $1 AND event_id LIKE $2 AND processing_state = 'succeeded'`,
+			provider, like).Scan(&done); err != nil {
+			return err
+		}
+		if done >= n {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("only %d of %d events succeeded", done, n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// latency posts signed deliveries to the real receiver at a steady rate
+// and measures, per event, the receiver's 2xx to inbox.processed_at.
+func (b *bench) latency(ctx context.Context, res *results) error {
+	defer func() {
+		if b.consumerStop != nil {
+			b.consumerStop()
+		}
+	}()
+	stopRelay, err := b.startRelay(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopRelay()
+	addr, stopRecv, err := b.receiver()
+	if err != nil {
+		return err
+	}
+	defer stopRecv()
+	fmt.Fprintf(b.log, "consumerbench: %v at %.0f events/s through receiver, relay and consumer\n", b.o.duration, b.o.rate)
+	sc := signature.Config{Scheme: "reference", TimestampHeader: tsHeader, SignatureHeader: sgHeader}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
+	var mu sync.Mutex
+	acked := map[string]time.Time{}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 256)
+	interval := time.Duration(float64(time.Second) / b.o.rate)
+	start := time.Now()
+	total := int(b.o.duration.Seconds() * b.o.rate)
+	errs := 0
+	for i := 0; i < total; i++ {
+		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
+			time.Sleep(d)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(id string) {
+			defer func() { <-sem; wg.Done() }()
+			now := time.Now()
+			bd := body(id, now)
+			h, _ := signature.Sign(sc, []byte(secret), bd, now, id)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, addr+"/webhooks/"+provider, bytes.NewReader(bd))
+			req.Header = h
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			at := time.Now()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil || resp.StatusCode/100 != 2 {
+				errs++
+			} else {
+				acked[id] = at
+			}
+			if resp != nil {
+				resp.Body.Close()
+			}
+		}("lat_" + strconv.Itoa(i))
+	}
+	wg.Wait()
+	res.sent = len(acked)
+	res.achieved = float64(total) / time.Since(start).Seconds()
+	if errs > 0 {
+		return fmt.Errorf("%d deliveries were not acknowledged", errs)
+	}
+	if err := b.waitProcessed(ctx, "lat_%", len(acked), 5*time.Minute); err != nil {
+		return err
+	}
+	rows, err := b.pool.Query(ctx, `SELECT event_id, processed_at FROM inbox WHERE provider = $1 AND event_id LIKE 'lat_%'`, provider)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var at time.Time
+		if err := rows.Scan(&id, &at); err != nil {
+			return err
+		}
+		res.lat = append(res.lat, at.Sub(acked[id]))
+	}
+	slices.Sort(res.lat)
+	res.apiCalls = b.apiCalls.Load()
+	return rows.Err()
+}
+
+func (r *results) pct(q float64) time.Duration {
+	if len(r.lat) == 0 {
+		return 0
+	}
+	i := int(q * float64(len(r.lat)-1))
+	return r.lat[i]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"fmt"
+	"io"
+)
+
+func (r *results) print(w io.Writer, b *bench) {
+	o := r.o
+	fmt.Fprintf(w, "## Consumers\n\n")
+	fmt.Fprintf(w, "`go run ./deploy/bench/consumerbench` (section 30 of `make bench`): a private PostgreSQL %s (fsync on), "+
+		"one Kafka 4 broker, the real receiver, relay (logical replication) and consumer in one process, and a local "+
+		"reference-provider API (added latency %v) on this machine. Topic of %d partitions, consumers.concurrency %d. "+
+		"Every event is a new payment: one API fetch and one transaction (event-id dedupe row, version-guarded upsert "+
+		"of the projection, effect log row, inbox state) per event.\n\n",
+		b.pgVer, o.apiLatency, o.partitions, o.concurrency)
+	fmt.Fprintf(w, "| measure | value |\n|---|---|\n")
+	fmt.Fprintf(w, "| Kafka read ceiling: plain franz-go group consumer, no processing, %d records | %.0f records/s |\n", o.events, r.ceiling)
+	fmt.Fprintf(w, "| gatehouse consumer with the projection write, %d pre-loaded events (first to last processed) | %.0f events/s (%.1f%% of the ceiling) |\n",
+		o.events, r.consumer, 100*r.consumer/r.ceiling)
+	fmt.Fprintf(w, "| the same, wall time including the group join | %.1f s |\n", r.consumerAll.Seconds())
+	fmt.Fprintf(w, "| steady rate offered / achieved, %v | %.0f / %.0f events/s, %d acknowledged |\n", o.duration, o.rate, r.achieved, r.sent)
+	fmt.Fprintf(w, "| end-to-end latency, receiver 2xx → `succeeded` (inbox.processed_at): p50 / p90 / p99 / max | %s / %s / %s / %s |\n",
+		ms(r.pct(.5)), ms(r.pct(.9)), ms(r.pct(.99)), ms(r.pct(1)))
+	fmt.Fprintf(w, "| provider API fetches in the whole run | %d |\n", r.apiCalls)
+}
