@@ -347,7 +347,7 @@ func TestRefreshRotationAndReuseAgainstHostileOP(t *testing.T) {
 		t.Fatalf("refreshes = %d, want 8 (one per call, serialised)", refreshes)
 	}
 	// The stored refresh token is the OP's newest one.
-	ts, err := h.store.freshTokens(ctx, sid, 0, false, nil)
+	ts, err := h.store.loadTokens(ctx, sid)
 	if err != nil || ts.RefreshToken != current {
 		t.Fatalf("stored refresh token is not the newest: %v", err)
 	}

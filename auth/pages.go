@@ -58,7 +58,7 @@ func (p *pages) render(w http.ResponseWriter, status int, title, name string, da
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // not no-referrer: that turns Origin into "null" and breaks the CSRF check
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
 	w.WriteHeader(status)
 	_, err := w.Write(out.Bytes())

@@ -240,17 +240,23 @@ func (s *Store) freshTokens(ctx context.Context, sessionID string, before time.D
 	return ts, nil
 }
 
-// idToken returns the stored ID token of a session (for id_token_hint).
+// idToken returns the stored ID token of a session.
 func (s *Store) idToken(ctx context.Context, sessionID string) (string, error) {
+	ts, err := s.loadTokens(ctx, sessionID)
+	return ts.IDToken, err
+}
+
+// loadTokens decrypts the stored tokens of a session without refreshing.
+func (s *Store) loadTokens(ctx context.Context, sessionID string) (tokenSet, error) {
 	var keyID string
 	var ct []byte
 	err := s.pool.QueryRow(ctx, `SELECT key_id, ciphertext FROM auth_tokens WHERE session_id = $1`, sessionID).Scan(&keyID, &ct)
 	if err != nil {
-		return "", fmt.Errorf("load tokens: %w", err)
+		return tokenSet{}, fmt.Errorf("load tokens: %w", err)
 	}
 	var ts tokenSet
 	if err := s.openJSON(keyID, ct, tokensAD(sessionID), &ts); err != nil {
-		return "", err
+		return tokenSet{}, err
 	}
-	return ts.IDToken, nil
+	return ts, nil
 }
