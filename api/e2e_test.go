@@ -114,7 +114,7 @@ func TestRealOP(t *testing.T) {
 		}}
 	}})
 	mine, _ := f.newSessionAt(op.Issuer, op.Subject)
-	f.newSessionAt(op.Issuer, "id2")      // another user of the same OP
+	f.newSessionAt(op.Issuer, "id2")     // another user of the same OP
 	f.newSessionAt(f.is.URL, op.Subject) // same subject, another issuer
 
 	access, idToken := opTokens(t, op, "openid custom_scope")
