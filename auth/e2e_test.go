@@ -136,15 +136,18 @@ func TestEndToEndChromiumRealOP(t *testing.T) {
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
-	artifact := filepath.Join("testdata", "artifacts", "account.png")
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	artifact := filepath.Join(root, "testdata", "artifacts", "auth-account.png") // gitignored
 	if err := os.MkdirAll(filepath.Dir(artifact), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(artifact, shot, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	abs, _ := filepath.Abs(artifact)
-	t.Logf("screenshot of /account: %s (%d bytes)", abs, len(shot))
+	t.Logf("screenshot of /account: %s (%d bytes)", artifact, len(shot))
 
 	// Revoke session 1 from session 2; session 1 is signed out on its next request.
 	rctx, rcancel := context.WithTimeout(tab2, 15*time.Second)
