@@ -131,8 +131,9 @@ func TestJWKSRefetchRateLimited(t *testing.T) {
 		t.Fatalf("%d %s", a.status, a.raw)
 	}
 	start := f.is.Fetches()
+	forged := bearertest.NewKey(t, "forged")
 	for i := range 25 {
-		tok := f.is.Mint(f.is.Claims(f.now, "alice", audience, "objects:read"), bearertest.Options{Key: bearertest.NewKey(t, "forged")})
+		tok := f.is.Mint(f.is.Claims(f.now, "alice", audience, "objects:read"), bearertest.Options{Key: forged})
 		if a := f.bearerGet(path, tok); a.status != 401 {
 			t.Fatalf("forged %d: %d", i, a.status)
 		}
