@@ -111,6 +111,18 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("login failed: state mismatch", "correlation_id", corr, "reason", reason, "op_error", opErr,
 			"client_id", s.cfg.ClientID, "callback_uri", s.cfg.RedirectURL, "at", s.now())
 	}
+	if state == "" && opErr != "" {
+		// The OP answered with an error and no state (it could not trust the request).
+		s.logins.WithLabelValues("op_error").Inc()
+		s.log.Warn("login failed: identity provider error without state", "correlation_id", corr, "op_error", opErr,
+			"client_id", s.cfg.ClientID, "callback_uri", s.cfg.RedirectURL, "at", s.now())
+		if opErr == "redirect_uri_mismatch" {
+			s.errorPage(w, r, http.StatusBadRequest, pageRedirectMismatch, corr, map[string]string{"RedirectURI": s.cfg.RedirectURL})
+			return
+		}
+		s.errorPage(w, r, http.StatusBadGateway, pageOPError, corr, map[string]string{"Code": opErr})
+		return
+	}
 	if state == "" {
 		logMismatch("no state parameter")
 		s.errorPage(w, r, http.StatusBadRequest, pageStateMismatch, corr, nil)
@@ -191,6 +203,13 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		l.Error("login: create session", "err", err)
 		s.errorPage(w, r, http.StatusInternalServerError, pageInternal, corr, nil)
 		return
+	}
+	if prev, err := s.store.SessionFromRequest(r); err == nil && prev.ID != sess.ID {
+		// This browser's previous session is replaced, not left running beside the new one.
+		if err := s.store.RevokeSession(ctx, prev.User, prev.ID, "replaced by a new login"); err != nil && !errors.Is(err, ErrSessionNotFound) {
+			l.Warn("login: revoke the replaced session", "session", prev.ID, "err", err)
+		}
+		s.Kick()
 	}
 	s.setSessionCookie(w, cookie, s.cfg.SessionLifetime)
 	s.logins.WithLabelValues("ok").Inc()

@@ -409,3 +409,22 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 var _ = config.Auth{}
+
+func TestLoginReplacesSessionAndOPErrorWithoutState(t *testing.T) {
+	pool := testPool(t)
+	op := startHostileOP(t)
+	h := newRP(t, pool, op, nil)
+	b := h.browser()
+	h.mustLogin(b)
+	first := h.sessionCookie(b).Value
+	h.mustLogin(b)
+	if _, err := h.store.Lookup(context.Background(), first); !errors.Is(err, ErrNoSession) {
+		t.Fatalf("the replaced session is still live: %v", err)
+	}
+	if p := h.get(b, h.base+"/callback?error=redirect_uri_mismatch"); p.kind() != pageRedirectMismatch {
+		t.Fatalf("OP error without state: %q", p.kind())
+	}
+	if p := h.get(b, h.base+"/callback?error=server_error"); p.kind() != pageOPError || !strings.Contains(p.body, "server_error") {
+		t.Fatalf("OP error without state: %q", p.kind())
+	}
+}
