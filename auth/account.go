@@ -8,6 +8,16 @@ import (
 	"github.com/go-chi/chi/v5"
 )
 
+// home is GET /: the account page when signed in, else the sign-in page.
+func (s *Service) home(w http.ResponseWriter, r *http.Request) {
+	noStore(w)
+	if _, err := s.store.SessionFromRequest(r); err == nil {
+		http.Redirect(w, r, "/account", http.StatusSeeOther)
+		return
+	}
+	http.Redirect(w, r, "/signin?next=%2Faccount", http.StatusSeeOther)
+}
+
 // signinPage is GET /signin?next=…: a page with one "Sign in" button.
 func (s *Service) signinPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()

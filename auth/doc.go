@@ -34,7 +34,7 @@
 // # The browser surface
 //
 // New(Config) returns a *Service that discovers the OP and mounts (Routes):
-// GET /signin (page), GET /login?next=…, GET <redirect_url path> (callback),
+// GET / (to /account or /signin), GET /signin (page), GET /login?next=…, GET <redirect_url path> (callback),
 // POST /logout, GET /account, POST /account/sessions/{id}/revoke,
 // POST /account/sessions/revoke-all, POST /backchannel-logout and, with an
 // operator token, POST /operator/v1/revoke-user. Service.AccessToken gives a

@@ -82,7 +82,6 @@ func newRP(t *testing.T, pool *pgxpool.Pool, op *hostileOP, edit func(*config.Au
 	}
 	r := chi.NewRouter()
 	h.svc.Routes(r)
-	r.Get("/", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "home") })
 	handler = r
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

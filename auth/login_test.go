@@ -421,6 +421,12 @@ func TestLoginReplacesSessionAndOPErrorWithoutState(t *testing.T) {
 	if _, err := h.store.Lookup(context.Background(), first); !errors.Is(err, ErrNoSession) {
 		t.Fatalf("the replaced session is still live: %v", err)
 	}
+	if p := h.get(b, h.base+"/"); !strings.HasSuffix(p.url, "/account") || p.status != 200 {
+		t.Fatalf("GET / signed in ended at %s", p.url)
+	}
+	if p := h.get(h.browser(), h.base+"/"); !strings.Contains(p.url, "/signin?next=%2Faccount") || !strings.Contains(p.body, `id="signin"`) {
+		t.Fatalf("GET / signed out ended at %s", p.url)
+	}
 	if p := h.get(b, h.base+"/callback?error=redirect_uri_mismatch"); p.kind() != pageRedirectMismatch {
 		t.Fatalf("OP error without state: %q", p.kind())
 	}

@@ -160,11 +160,13 @@ func (s *Service) callbackPath() string {
 	return u.Path
 }
 
-// Routes mounts the browser endpoints on r (see the package documentation).
+// Routes mounts the browser endpoints on r (see the package documentation),
+// and GET / (the account page when signed in, else the sign-in page).
 // State-changing endpoints are wrapped in RequireCSRF; the back-channel
 // logout endpoint (called by the OP, not a browser) and the operator API
 // (bearer token) are not.
 func (s *Service) Routes(r chi.Router) {
+	r.Get("/", s.home)
 	r.Get("/signin", s.signinPage)
 	r.Get("/login", s.login)
 	r.Get(s.callbackPath(), s.callback)
