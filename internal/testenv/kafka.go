@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,10 +90,10 @@ func StartKafka(ctx context.Context, dir string) (*Kafka, error) {
 		k.ownsDir = true
 	}
 	k.Dir = dir
-	if k.brokerPort, err = kafkaFreePort(); err != nil {
+	if k.brokerPort, err = freePort(); err != nil {
 		return nil, err
 	}
-	if k.controllerPort, err = kafkaFreePort(); err != nil {
+	if k.controllerPort, err = freePort(); err != nil {
 		return nil, err
 	}
 	k.Brokers = []string{"127.0.0.1:" + strconv.Itoa(k.brokerPort)}
@@ -397,7 +396,7 @@ func kafkaLibs(ctx context.Context) (string, error) {
 	if v := os.Getenv(KafkaLibsEnv); v != "" {
 		return v, nil
 	}
-	root, err := kafkaModuleRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
@@ -415,32 +414,6 @@ func kafkaLibs(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("%s printed no libs directory", script)
 	}
 	return fields[len(fields)-1], nil
-}
-
-func kafkaModuleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("getwd: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("kafka: go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
-
-func kafkaFreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // kafkaUUID returns a random Kafka Uuid in its base64url string form.

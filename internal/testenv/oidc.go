@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -134,7 +133,7 @@ func (o *OP) Stop() {
 }
 
 func opStart(bin, logFile string, redirectURIs []string) (*OP, error) {
-	port, err := opFreePort()
+	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +227,7 @@ func opBinary() (string, error) {
 }
 
 func opBuild() (string, error) {
-	root, err := opModuleRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
@@ -292,33 +291,6 @@ func opPruneCache(dir, keep string) {
 			os.Remove(f)
 		}
 	}
-}
-
-// opModuleRoot walks up from the working directory to the directory holding go.mod.
-func opModuleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("getwd: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("go.mod not found above working directory: %w", os.ErrNotExist)
-		}
-		dir = parent
-	}
-}
-
-func opFreePort() (int, error) {
-	l, err := net.Listen("tcp", ":0")
-	if err != nil {
-		return 0, fmt.Errorf("listen for a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func opTail(b []byte, n int) string {
@@ -389,7 +361,7 @@ func browserPath() (string, error) {
 			browserExePath = BrowserChromium
 			return
 		}
-		root, err := opModuleRoot()
+		root, err := RepoRoot()
 		if err != nil {
 			browserErr = err
 			return
