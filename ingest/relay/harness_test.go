@@ -343,28 +343,6 @@ func (e *env) writer(ctx context.Context, keys []string, perKey, maxTx int, paus
 	return out
 }
 
-// tableEvents lists every outbox row of the database as events.
-func (e *env) tableEvents() []event {
-	e.t.Helper()
-	rows, err := e.pool.Query(context.Background(), `SELECT id::text, aggregateid, (payload->'data'->>'version')::int, topic, event_id FROM outbox ORDER BY seq`)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []event
-	for rows.Next() {
-		var ev event
-		if err := rows.Scan(&ev.ID, &ev.Key, &ev.Version, &ev.Topic, &ev.EventID); err != nil {
-			e.t.Fatal(err)
-		}
-		out = append(out, ev)
-	}
-	if err := rows.Err(); err != nil {
-		e.t.Fatal(err)
-	}
-	return out
-}
-
 // value reads a gauge or counter.
 func value(c prometheus.Collector) float64 {
 	ch := make(chan prometheus.Metric, 1)

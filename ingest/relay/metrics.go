@@ -51,12 +51,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Last LSN this relay confirmed to PostgreSQL (as a number).",
 		}),
 		marked: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "gatehouse_relay_rows_marked_total",
-			Help: "Outbox rows marked published.",
+			Name: "gatehouse_relay_rows_finished_total",
+			Help: "Published outbox rows deleted or marked published (relay.on_published).",
 		}),
 		cleaned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "gatehouse_relay_rows_deleted_total",
-			Help: "Published outbox rows deleted after relay.retain_published.",
+			Help: "Rows marked published deleted after relay.retain_published (on_published: mark).",
 		}),
 	}
 	if reg != nil {

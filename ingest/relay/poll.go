@@ -47,8 +47,8 @@ WHERE b.b IS NULL OR c.seq < b.b
 ORDER BY c.seq`
 
 // pollLoop publishes unsent rows older than minAge in batches, each in one
-// transaction: claim, produce, wait for every acknowledgement, mark
-// published, commit. A Kafka error rolls the batch back (its rows stay
+// transaction: claim, produce, wait for every acknowledgement, delete or
+// mark the rows, commit. A Kafka error rolls the batch back (its rows stay
 // unsent) and ends the loop with the error. It sleeps idle when a batch
 // came back empty.
 func (r *Relay) pollLoop(ctx context.Context, path string, minAge, idle time.Duration) error {
@@ -102,9 +102,9 @@ func (r *Relay) pollOnce(ctx context.Context, path string, minAge time.Duration)
 	for i, row := range rows {
 		ids[i] = row.ID
 	}
-	tag, err := tx.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE id = ANY($1::uuid[])`, ids)
+	tag, err := tx.Exec(ctx, r.publishedSQL(), ids)
 	if err != nil {
-		return 0, fmt.Errorf("%s: mark published: %w", path, err)
+		return 0, fmt.Errorf("%s: finish published rows: %w", path, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("%s: commit: %w", path, err)

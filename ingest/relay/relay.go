@@ -31,6 +31,13 @@ const (
 	ModePoll        = "poll"
 )
 
+// What happens to an outbox row once Kafka acknowledged it
+// (config relay.on_published).
+const (
+	OnPublishedDelete = "delete" // the default
+	OnPublishedMark   = "mark"
+)
+
 // Config holds a Relay's dependencies.
 type Config struct {
 	// Pool is used for the lock-free queries: publication set-up, marking
@@ -198,7 +205,26 @@ func (r *Relay) term(ctx context.Context) error {
 	}
 	run("lock", func(ctx context.Context) error { return lead.watch(ctx, r.cfg.RetryInterval) })
 	if r.cfg.Relay.Mode == ModeReplication {
-		run("stream", r.stream)
+		// The stream reconnects on its own, so the dispatcher keeps the
+		// safety net up while the stream cannot run.
+		run("stream", func(ctx context.Context) error {
+			for {
+				err := r.stream(ctx)
+				if ctx.Err() != nil {
+					return nil
+				}
+				var fatal *fatalError
+				if errors.As(err, &fatal) {
+					return err
+				}
+				r.log.Warn("replication stream ended; reconnecting", "err", err, "retry_in", r.cfg.RetryInterval)
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(r.cfg.RetryInterval):
+				}
+			}
+		})
 		run("dispatcher", func(ctx context.Context) error {
 			return r.pollLoop(ctx, pathDispatcher, r.cfg.Relay.RepublishAfter, max(r.cfg.Relay.RepublishAfter/4, 10*time.Millisecond))
 		})
@@ -254,22 +280,32 @@ func topicsOf(rows []*Row) []string {
 	return out
 }
 
-// markPublished sets published_at on rows (idempotent).
+// publishedSQL finishes published rows ($1: their ids): delete them, or
+// mark them published (relay.on_published). Both are idempotent.
+func (r *Relay) publishedSQL() string {
+	if r.cfg.Relay.OnPublished == OnPublishedMark {
+		return `UPDATE outbox SET published_at = now() WHERE id = ANY($1::uuid[]) AND published_at IS NULL`
+	}
+	return `DELETE FROM outbox WHERE id = ANY($1::uuid[])`
+}
+
+// markPublished finishes rows Kafka acknowledged (see publishedSQL).
 func (r *Relay) markPublished(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	tag, err := r.cfg.Pool.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE id = ANY($1::uuid[]) AND published_at IS NULL`, ids)
+	tag, err := r.cfg.Pool.Exec(ctx, r.publishedSQL(), ids)
 	if err != nil {
-		return fmt.Errorf("mark published: %w", err)
+		return fmt.Errorf("finish published rows: %w", err)
 	}
 	r.m.marked.Add(float64(tag.RowsAffected()))
 	return nil
 }
 
-// cleanupLoop deletes published rows older than RetainPublished.
+// cleanupLoop deletes rows marked published that were created more than
+// RetainPublished ago (on_published: mark).
 func (r *Relay) cleanupLoop(ctx context.Context) error {
-	if r.cfg.Relay.RetainPublished < 0 {
+	if r.cfg.Relay.RetainPublished < 0 || r.cfg.Relay.OnPublished != OnPublishedMark {
 		return nil
 	}
 	interval := min(r.cfg.Relay.RetainPublished/10, time.Minute)

@@ -78,7 +78,11 @@ type Relay struct {
 	// BatchSize is how many rows poll mode and the dispatcher take per
 	// transaction. Default 1000.
 	BatchSize int `yaml:"batch_size"`
-	// RetainPublished is how long published outbox rows are kept before the
+	// OnPublished is what the relay does with an outbox row once Kafka has
+	// acknowledged it: "delete" (default; cheapest, the inbox keeps the event)
+	// or "mark" (set published_at and keep the row for RetainPublished).
+	OnPublished string `yaml:"on_published"`
+	// RetainPublished is how long rows marked published (on_published: mark) are kept before the
 	// relay deletes them; a negative value keeps them forever. Default 168h
 	// (7 days).
 	RetainPublished time.Duration `yaml:"retain_published"`
@@ -99,6 +103,9 @@ func (r *Relay) applyDefaults() {
 	}
 	if r.RepublishAfter == 0 {
 		r.RepublishAfter = 30 * time.Second
+	}
+	if r.OnPublished == "" {
+		r.OnPublished = "delete"
 	}
 	if r.StatusInterval == 0 {
 		r.StatusInterval = time.Second
@@ -132,6 +139,9 @@ func (r *Relay) validate() error {
 	}
 	if r.RepublishAfter < 0 || r.StatusInterval < 0 || r.HeartbeatInterval < 0 || r.PollInterval < 0 || r.MetricsInterval < 0 {
 		return errorf("relay: intervals must be positive")
+	}
+	if r.OnPublished != "delete" && r.OnPublished != "mark" {
+		return errorf("relay.on_published: %q is not delete or mark", r.OnPublished)
 	}
 	if r.BatchSize < 1 {
 		return errorf("relay.batch_size: must be at least 1")

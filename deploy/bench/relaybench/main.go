@@ -1,0 +1,113 @@
+// Command relaybench measures gatehouse's outbox relay: outbox rows
+// committed → records readable on the Kafka topic, against the ceiling of a
+// franz-go producer writing the same records straight to the same broker in
+// the same run. It starts a private PostgreSQL cluster (fsync on) and a
+// private Kafka 4 broker (internal/testenv), runs the relay in-process
+// (the code of `gatehouse relay`), and for each mode measures:
+//
+//   - paced runs (open loop, default 1k/s and 5k/s): a writer commits rows
+//     in small transactions every 10ms; commit-to-topic latency is the time
+//     from the writer's COMMIT returning to a consumer receiving the record;
+//   - a max run: writers commit batches as fast as they can while the relay
+//     publishes; throughput is rows committed / time until the last arrived;
+//   - a backlog drain: rows written while the relay was stopped, then
+//     published as fast as the relay can.
+//
+// The ceiling producer runs at the same rates (latency = Produce call to
+// consumer receipt) and flat out. It prints a Markdown section on stdout and
+// progress on stderr. Usage:
+//
+//	go run ./deploy/bench/relaybench [-d 10s] [-rates 1000,5000] [-modes replication,poll]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type options struct {
+	duration   time.Duration
+	rates      []int
+	modes      []string
+	backlog    int
+	keys       int
+	batch      int // rows per transaction in max and backlog runs
+	writers    int // concurrent writers in max runs
+	partitions int
+	runs       int
+	pgDir      string
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "relaybench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("relaybench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &options{}
+	rates := fs.String("rates", "1000,5000", "paced rates in rows/s")
+	modes := fs.String("modes", "replication,poll", "relay modes to measure")
+	fs.DurationVar(&o.duration, "d", 10*time.Second, "length of each paced and max run")
+	fs.IntVar(&o.backlog, "backlog", 200_000, "rows of the backlog-drain run (0 skips it)")
+	fs.IntVar(&o.keys, "keys", 1000, "distinct keys (subject objects)")
+	fs.IntVar(&o.batch, "batch", 500, "rows per transaction in max and backlog runs")
+	fs.IntVar(&o.writers, "writers", 2, "concurrent writers in the max run")
+	fs.IntVar(&o.partitions, "partitions", 6, "partitions of the benchmark topics")
+	fs.IntVar(&o.runs, "runs", 1, "repetitions of every measurement (each is a row)")
+	fs.StringVar(&o.pgDir, "pg-dir", "", "directory of the private PostgreSQL cluster (default: a temp dir)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	for _, s := range strings.Split(*rates, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("bad rate %q", s)
+			}
+			o.rates = append(o.rates, n)
+		}
+	}
+	for _, m := range strings.Split(*modes, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			o.modes = append(o.modes, m)
+		}
+	}
+	b, err := setup(ctx, o, stderr)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	var rows []result
+	for range max(o.runs, 1) {
+		for _, rate := range append(append([]int{}, o.rates...), 0) {
+			r, err := b.ceiling(ctx, rate)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, r)
+		}
+		for _, mode := range o.modes {
+			res, err := b.relayRuns(ctx, mode)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, res...)
+		}
+	}
+	report(stdout, o, b, rows)
+	return nil
+}

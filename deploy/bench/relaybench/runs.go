@@ -1,0 +1,379 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/gatehouse/gatehouse/ingest/relay"
+	"github.com/gatehouse/gatehouse/internal/config"
+)
+
+// result is one row of the table.
+type result struct {
+	what       string
+	offered    string
+	n          int
+	throughput float64       // records/s
+	p50, p99   time.Duration // <0: not measured
+	dups       int
+}
+
+// stamps records when each id was committed (or produced) and received.
+type stamps struct {
+	mu       sync.Mutex
+	sent     map[string]time.Time
+	recv     map[string]time.Time
+	records  int
+	lastRecv time.Time
+}
+
+func newStamps() *stamps { return &stamps{sent: map[string]time.Time{}, recv: map[string]time.Time{}} }
+
+func (s *stamps) markSent(ids []string, at time.Time) {
+	s.mu.Lock()
+	for _, id := range ids {
+		s.sent[id] = at
+	}
+	s.mu.Unlock()
+}
+
+// consume reads topic from its start until want records (distinct ids) were
+// received or ctx ends.
+func (b *bench) consume(ctx context.Context, topic string, s *stamps, want func() int) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.k.Brokers...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	for {
+		pctx, pcancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		fs := cl.PollFetches(pctx)
+		pcancel()
+		now := time.Now()
+		if ctx.Err() != nil {
+			return fmt.Errorf("consume %s: %w (have %d of %d)", topic, ctx.Err(), len(s.recv), want())
+		}
+		s.mu.Lock()
+		fs.EachRecord(func(r *kgo.Record) {
+			s.records++
+			for _, h := range r.Headers {
+				if h.Key == "gatehouse_outbox_id" {
+					if _, ok := s.recv[string(h.Value)]; !ok {
+						s.recv[string(h.Value)] = now
+						s.lastRecv = now
+					}
+				}
+			}
+		})
+		n := len(s.recv)
+		s.mu.Unlock()
+		if w := want(); w > 0 && n >= w {
+			return nil
+		}
+	}
+}
+
+type row struct {
+	id, key string
+	payload []byte
+}
+
+func (b *bench) rows(n int) []row {
+	out := make([]row, n)
+	for i := range out {
+		key := fmt.Sprintf("pay_%05d", rand.IntN(b.o.keys))
+		id := uuid.NewString()
+		p, _ := json.Marshal(map[string]any{"id": "evt_" + id[:18], "type": "payment.succeeded",
+			"created_at": time.Now().UTC().Format(time.RFC3339), "data": map[string]any{"payment_id": key, "amount": 4200, "currency": "eur",
+				"customer": "cus_" + key[4:], "description": "benchmark event with a realistic envelope size"}})
+		out[i] = row{id: id, key: key, payload: p}
+	}
+	return out
+}
+
+const insertSQL = `INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, event_id, topic)
+SELECT id, 'bench', key, 'payment.succeeded', p::jsonb, 'evt_' || left(id::text, 18), $4 FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(id, key, p)`
+
+func (b *bench) insert(ctx context.Context, topic string, rs []row) ([]string, error) {
+	ids, keys, ps := make([]string, len(rs)), make([]string, len(rs)), make([]string, len(rs))
+	for i, r := range rs {
+		ids[i], keys[i], ps[i] = r.id, r.key, string(r.payload)
+	}
+	_, err := b.pool.Exec(ctx, insertSQL, ids, keys, ps, topic)
+	return ids, err
+}
+
+// paced calls emit every 10ms with the number of rows due at rate since
+// start, for d.
+func paced(ctx context.Context, rate int, d time.Duration, emit func(n int) error) (int, error) {
+	start := time.Now()
+	sent := 0
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		el := time.Since(start)
+		if el >= d {
+			return sent, nil
+		}
+		due := int(float64(rate)*el.Seconds()) - sent
+		if due > 0 {
+			if err := emit(due); err != nil {
+				return sent, err
+			}
+			sent += due
+		}
+		select {
+		case <-ctx.Done():
+			return sent, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func summarize(what, offered string, s *stamps, n int, elapsed time.Duration, withLatency bool) result {
+	r := result{what: what, offered: offered, n: n, p50: -1, p99: -1}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r.dups = s.records - len(s.recv)
+	if elapsed > 0 {
+		r.throughput = float64(n) / elapsed.Seconds()
+	}
+	if withLatency {
+		var ls []time.Duration
+		for id, at := range s.recv {
+			if c, ok := s.sent[id]; ok {
+				ls = append(ls, max(at.Sub(c), 0))
+			}
+		}
+		sort.Slice(ls, func(i, j int) bool { return ls[i] < ls[j] })
+		if len(ls) > 0 {
+			r.p50, r.p99 = ls[len(ls)/2], ls[min(len(ls)-1, len(ls)*99/100)]
+		}
+	}
+	return r
+}
+
+// ceiling runs the franz-go producer straight to the broker: paced at rate,
+// or flat out for the run length when rate is 0.
+func (b *bench) ceiling(ctx context.Context, rate int) (result, error) {
+	topic, err := b.newTopic(ctx, "ceiling")
+	if err != nil {
+		return result{}, err
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.k.Brokers...), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.ProducerLinger(time.Millisecond), kgo.MaxBufferedRecords(50_000))
+	if err != nil {
+		return result{}, err
+	}
+	defer cl.Close()
+	s := newStamps()
+	total := 0
+	var mu sync.Mutex
+	cctx, cancel := context.WithTimeout(ctx, b.o.duration+2*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- b.consume(cctx, topic, s, func() int { mu.Lock(); defer mu.Unlock(); return total }) }()
+	produce := func(rs []row) {
+		now := time.Now()
+		ids := make([]string, len(rs))
+		for i, r := range rs {
+			ids[i] = r.id
+		}
+		s.markSent(ids, now)
+		for _, r := range rs {
+			cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(r.key), Value: r.payload, Headers: []kgo.RecordHeader{
+				{Key: "ce_id", Value: []byte("evt_" + r.id[:18])}, {Key: "ce_source", Value: []byte("/webhooks/bench")},
+				{Key: "ce_type", Value: []byte("payment.succeeded")}, {Key: "ce_specversion", Value: []byte("1.0")},
+				{Key: "content-type", Value: []byte("application/json")}, {Key: "gatehouse_outbox_id", Value: []byte(r.id)},
+				{Key: "gatehouse_provider", Value: []byte("bench")}}}, nil)
+		}
+	}
+	start := time.Now()
+	offered := "max"
+	if rate > 0 {
+		offered = fmt.Sprintf("%d/s", rate)
+		n, err := paced(ctx, rate, b.o.duration, func(n int) error { produce(b.rows(n)); return nil })
+		if err != nil {
+			return result{}, err
+		}
+		mu.Lock()
+		total = n
+		mu.Unlock()
+	} else {
+		pre := b.rows(20_000)
+		n := 0
+		for time.Since(start) < b.o.duration {
+			produce(pre)
+			n += len(pre)
+			pre = b.rows(20_000)
+		}
+		mu.Lock()
+		total = n
+		mu.Unlock()
+	}
+	if err := <-done; err != nil {
+		return result{}, err
+	}
+	r := summarize("franz-go producer → broker (ceiling)", offered, s, total, s.lastRecv.Sub(start), rate > 0)
+	b.logf("ceiling %s: %.0f records/s p50 %v p99 %v", offered, r.throughput, r.p50, r.p99)
+	return r, nil
+}
+
+// startRelay runs a relay of mode until the returned stop is called.
+func (b *bench) startRelay(ctx context.Context, mode string) (func(), error) {
+	rc := config.Relay{Mode: mode, Slot: "bench_" + mode, Publication: "gatehouse_outbox"}
+	kc := config.Kafka{Brokers: b.k.Brokers, Partitions: int32(b.o.partitions), ReplicationFactor: 1}
+	cfg, err := config.Parse(nil, func(string) string { return "" })
+	if err != nil {
+		return nil, err
+	}
+	rc.RepublishAfter, rc.StatusInterval, rc.HeartbeatInterval = cfg.Relay.RepublishAfter, cfg.Relay.StatusInterval, cfg.Relay.HeartbeatInterval
+	rc.PollInterval, rc.BatchSize, rc.RetainPublished, rc.MetricsInterval = cfg.Relay.PollInterval, cfg.Relay.BatchSize, cfg.Relay.RetainPublished, cfg.Relay.MetricsInterval
+	kc.ClientID, kc.TopicConfigs = cfg.Kafka.ClientID, cfg.Kafka.TopicConfigs
+	rl, err := relay.New(relay.Config{Pool: b.pool, DatabaseURL: b.dbURL, Relay: rc, Kafka: kc,
+		Logger: slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- rl.Run(rctx) }()
+	select {
+	case <-rl.Ready():
+	case err := <-done:
+		cancel()
+		rl.Close()
+		return nil, fmt.Errorf("relay stopped: %v", err)
+	case <-time.After(time.Minute):
+		cancel()
+		rl.Close()
+		return nil, fmt.Errorf("relay not ready after a minute")
+	}
+	return func() { cancel(); <-done; rl.Close() }, nil
+}
+
+// relayRuns measures one mode: paced runs, a max run and a backlog drain.
+func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
+	var out []result
+	what := "relay, " + mode
+	stop, err := b.startRelay(ctx, mode)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { stop() }()
+	measure := func(offered string, latency bool, write func(topic string, s *stamps) (int, error)) (result, error) {
+		topic, err := b.newTopic(ctx, mode)
+		if err != nil {
+			return result{}, err
+		}
+		s := newStamps()
+		var mu sync.Mutex
+		total := 0
+		cctx, cancel := context.WithTimeout(ctx, b.o.duration+5*time.Minute)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- b.consume(cctx, topic, s, func() int { mu.Lock(); defer mu.Unlock(); return total }) }()
+		start := time.Now()
+		n, err := write(topic, s)
+		if err != nil {
+			return result{}, err
+		}
+		mu.Lock()
+		total = n
+		mu.Unlock()
+		if err := <-done; err != nil {
+			return result{}, err
+		}
+		r := summarize(what, offered, s, n, s.lastRecv.Sub(start), latency)
+		b.logf("%s %s: %d rows, %.0f records/s p50 %v p99 %v dups %d", what, offered, n, r.throughput, r.p50, r.p99, r.dups)
+		return r, nil
+	}
+	for _, rate := range b.o.rates {
+		r, err := measure(fmt.Sprintf("%d/s", rate), true, func(topic string, s *stamps) (int, error) {
+			return paced(ctx, rate, b.o.duration, func(n int) error {
+				ids, err := b.insert(ctx, topic, b.rows(n))
+				s.markSent(ids, time.Now())
+				return err
+			})
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	r, err := measure(fmt.Sprintf("max (%d writers × %d rows/tx)", b.o.writers, b.o.batch), true, func(topic string, s *stamps) (int, error) {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		total := 0
+		var firstErr error
+		start := time.Now()
+		for range b.o.writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Since(start) < b.o.duration && ctx.Err() == nil {
+					ids, err := b.insert(ctx, topic, b.rows(b.o.batch))
+					s.markSent(ids, time.Now())
+					mu.Lock()
+					if err != nil && firstErr == nil {
+						firstErr = err
+					}
+					if err == nil {
+						total += len(ids)
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		return total, firstErr
+	})
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, r)
+	if b.o.backlog > 0 {
+		stop()
+		topic, err := b.newTopic(ctx, mode+"-backlog")
+		if err != nil {
+			return nil, err
+		}
+		for left := b.o.backlog; left > 0; left -= b.o.batch {
+			if _, err := b.insert(ctx, topic, b.rows(min(left, b.o.batch))); err != nil {
+				return nil, err
+			}
+		}
+		s := newStamps()
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- b.consume(cctx, topic, s, func() int { return b.o.backlog }) }()
+		start := time.Now()
+		if stop, err = b.startRelay(ctx, mode); err != nil {
+			return nil, err
+		}
+		if err := <-done; err != nil {
+			return nil, err
+		}
+		r := summarize(what, fmt.Sprintf("backlog of %d rows", b.o.backlog), s, b.o.backlog, s.lastRecv.Sub(start), false)
+		b.logf("%s backlog: %.0f records/s", what, r.throughput)
+		out = append(out, r)
+	}
+	if mode == relay.ModeReplication {
+		// Leave no slot pinning WAL behind for the next mode.
+		stop()
+		stop = func() {}
+		_, _ = b.pool.Exec(ctx, `SELECT pg_drop_replication_slot('bench_replication')`)
+	}
+	return out, nil
+}
