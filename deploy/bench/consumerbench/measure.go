@@ -105,11 +105,13 @@ func (b *bench) throughput(ctx context.Context, res *results) error {
 	}
 	var first time.Time
 	n := 0
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
 	for n < b.o.events {
-		fs := ceil.PollRecords(ctx, 1000)
-		if ctx.Err() != nil {
+		fs := ceil.PollRecords(cctx, 1000)
+		if cctx.Err() != nil {
 			ceil.Close()
-			return ctx.Err()
+			return fmt.Errorf("ceiling consumer read %d of %d records: %w", n, b.o.events, cctx.Err())
 		}
 		if k := len(fs.Records()); k > 0 && first.IsZero() {
 			first = time.Now()

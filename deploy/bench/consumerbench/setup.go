@@ -172,7 +172,8 @@ func (b *bench) startConsumer(ctx context.Context, group string, reg prometheus.
 
 // receiver runs the real webhook receiver on a loopback listener.
 func (b *bench) receiver() (addr string, stop func(), err error) {
-	rcv, err := ingest.New(ingest.Config{Providers: b.cfg.Providers, Store: ingest.NewWriter(b.pool, 4, 64), Logger: quiet()})
+	rcv, err := ingest.New(ingest.Config{Providers: b.cfg.Providers, Store: ingest.NewWriter(b.pool, 4, 64), Logger: quiet(),
+		Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		return "", nil, err
 	}

@@ -151,11 +151,11 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 				cfg.pgb = append(cfg.pgb, s)
 				return err
 			}
-			order := []func() error{recv, pgb}
-			if i%2 == 1 { // alternate who goes first, so drift hits both sides
-				order[0], order[1] = pgb, recv
-			}
-			for _, f := range order {
+			// Strict alternation R P R P …: every run follows a run of the
+			// other side (the first follows the pgbench warm-up), so whatever a
+			// run leaves behind (dirty pages, WAL to recycle) and slow drift in
+			// the machine's background load hit both sides alike.
+			for _, f := range []func() error{recv, pgb} {
 				if err := f(); err != nil {
 					return nil, err
 				}

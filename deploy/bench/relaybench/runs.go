@@ -83,6 +83,10 @@ func (b *bench) consume(ctx context.Context, topic string, s *stamps, want func(
 	}
 }
 
+// warmUp gives a new consumer time to load the new topic's metadata and
+// start fetching, so its start-up is not counted as latency.
+func warmUp() { time.Sleep(2 * time.Second) }
+
 type row struct {
 	id, key string
 	payload []byte
@@ -183,6 +187,7 @@ func (b *bench) ceiling(ctx context.Context, rate int) (result, error) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- b.consume(cctx, topic, s, func() int { mu.Lock(); defer mu.Unlock(); return total }) }()
+	warmUp()
 	produce := func(rs []row) {
 		now := time.Now()
 		ids := make([]string, len(rs))
@@ -283,6 +288,7 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 		defer cancel()
 		done := make(chan error, 1)
 		go func() { done <- b.consume(cctx, topic, s, func() int { mu.Lock(); defer mu.Unlock(); return total }) }()
+		warmUp()
 		start := time.Now()
 		n, err := write(topic, s)
 		if err != nil {
@@ -358,6 +364,7 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 		defer cancel()
 		done := make(chan error, 1)
 		go func() { done <- b.consume(cctx, topic, s, func() int { return b.o.backlog }) }()
+		warmUp()
 		start := time.Now()
 		if stop, err = b.startRelay(ctx, mode); err != nil {
 			return nil, err
