@@ -331,3 +331,40 @@ func testSingleActive(t *testing.T, e *env) {
 	g := collect(t, e.brokers, []string{e.topic}, append(evs, more...), 30*time.Second)
 	checkOrder(t, g, append(evs, more...))
 }
+
+// TestPollLockedRowBlocksItsKey: a row locked by another transaction (as
+// by a second dispatcher) is skipped, and so are the later rows of its key,
+// while other keys flow; once the lock goes, the key follows in order.
+func TestPollLockedRowBlocksItsKey(t *testing.T) {
+	e := newEnv(t, ModePoll, testenv.KafkaForTest(t), "")
+	ctx := context.Background()
+	k0 := e.newEvents("held", 0, 1)
+	e.mustInsert(k0...)
+	tx, err := e.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM outbox WHERE id = $1 FOR UPDATE`, k0[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	k1 := e.newEvents("held", 1, 1)
+	other := e.newEvents("free", 0, 1)
+	e.mustInsert(append(k1, other...)...)
+	collect(t, e.brokers, []string{e.topic}, other, 30*time.Second)
+	time.Sleep(500 * time.Millisecond) // several poll rounds
+	var stillThere int
+	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM outbox WHERE id = $1 AND published_at IS NULL`, k1[0].ID).Scan(&stillThere); err != nil {
+		t.Fatal(err)
+	}
+	if stillThere != 1 {
+		t.Fatal("a later row of a key was published while the key's earlier row was locked")
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := append(append([]event{}, k0...), k1...)
+	g := collect(t, e.brokers, []string{e.topic}, append(want, other...), 30*time.Second)
+	checkOrder(t, g, want)
+}

@@ -21,8 +21,9 @@ const (
 
 // claimSQL takes the oldest unsent rows at least $2 old, skipping rows
 // another transaction holds, and drops from the batch every row whose key
-// still has an earlier unsent row outside the batch (locked elsewhere or
-// not old enough): per-key order holds even when rows are skipped. Nothing
+// has an earlier unsent row outside the batch (locked elsewhere or not old
+// enough): per-key order holds even when rows are skipped. Its cost grows
+// with the batch, not with the backlog. Nothing
 // is selected by a cursor, so a row whose transaction commits late (a lower
 // seq than rows already published) is still found: out-of-order commits are
 // never skipped.
@@ -32,17 +33,18 @@ WITH cand AS (
   WHERE published_at IS NULL AND created_at <= now() - $2::interval
   ORDER BY seq LIMIT $1
   FOR UPDATE SKIP LOCKED
-), keys AS (
-  SELECT topic, aggregateid, max(seq) AS hi FROM cand GROUP BY topic, aggregateid
-), blocks AS (
-  SELECT k.topic, k.aggregateid, min(p.seq) AS b
-  FROM keys k JOIN outbox p ON p.published_at IS NULL AND p.topic = k.topic AND p.aggregateid = k.aggregateid AND p.seq < k.hi
-  WHERE p.id NOT IN (SELECT id FROM cand)
-  GROUP BY k.topic, k.aggregateid
+), skipped AS (
+  -- Unsent rows ordered before the batch's last row but not in it: locked
+  -- by another transaction or not old enough. A key with such a row keeps
+  -- its later rows out of this batch.
+  SELECT p.topic, p.aggregateid, min(p.seq) AS b
+  FROM outbox p
+  WHERE p.published_at IS NULL AND p.seq < (SELECT max(seq) FROM cand) AND p.id NOT IN (SELECT id FROM cand)
+  GROUP BY p.topic, p.aggregateid
 )
 SELECT o.id::text, o.aggregatetype, o.aggregateid, o.type, o.payload::text, o.event_id, o.topic, o.created_at, o.seq
 FROM cand c JOIN outbox o ON o.id = c.id
-LEFT JOIN blocks b ON b.topic = c.topic AND b.aggregateid = c.aggregateid
+LEFT JOIN skipped b ON b.topic = c.topic AND b.aggregateid = c.aggregateid
 WHERE b.b IS NULL OR c.seq < b.b
 ORDER BY c.seq`
 
