@@ -27,6 +27,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,6 +45,7 @@ type options struct {
 	partitions int
 	runs       int
 	pgDir      string
+	cpuProfile string
 }
 
 func main() {
@@ -68,6 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.writers, "writers", 2, "concurrent writers in the max run")
 	fs.IntVar(&o.partitions, "partitions", 6, "partitions of the benchmark topics")
 	fs.IntVar(&o.runs, "runs", 1, "repetitions of every measurement (each is a row)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (writer, relay, consumer) to this file")
 	fs.StringVar(&o.pgDir, "pg-dir", "", "directory of the private PostgreSQL cluster (default: a temp dir)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -85,6 +88,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if m = strings.TrimSpace(m); m != "" {
 			o.modes = append(o.modes, m)
 		}
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	b, err := setup(ctx, o, stderr)
 	if err != nil {
