@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer b.close()
-	res := &results{o: o}
+	res := &results{o: o, loadStart: loadAvg()}
 	if err := b.throughput(ctx, res); err != nil {
 		return err
 	}

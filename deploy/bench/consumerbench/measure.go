@@ -20,13 +20,15 @@ import (
 
 type results struct {
 	o           *options
-	ceiling     float64       // records/s of a plain group consumer
+	ceiling     float64       // records/s of a plain consumer
+	ceilingSQL  float64       // events/s of pgbench running the consumer's SQL
 	consumer    float64       // events/s, first to last processed
 	consumerAll time.Duration // wall time from start, group join included
 	sent        int
 	achieved    float64
 	lat         []time.Duration
 	apiCalls    int64
+	loadStart   string
 }
 
 func body(id string, now time.Time) []byte {
@@ -117,6 +119,11 @@ func (b *bench) throughput(ctx context.Context, res *results) error {
 	}
 	res.ceiling = float64(n) / time.Since(start).Seconds()
 	ceil.Close()
+
+	fmt.Fprintf(b.log, "consumerbench: PostgreSQL ceiling (pgbench, the consumer's statements)\n")
+	if res.ceilingSQL, err = b.ceilingSQL(ctx); err != nil {
+		return err
+	}
 
 	fmt.Fprintf(b.log, "consumerbench: gatehouse consumer with the projection write\n")
 	start = time.Now()
