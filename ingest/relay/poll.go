@@ -104,6 +104,10 @@ func (r *Relay) pollOnce(ctx context.Context, path string, minAge time.Duration)
 	for i, row := range rows {
 		ids[i] = row.ID
 	}
+	// As in markPublished: a lost commit only re-publishes the batch.
+	if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
 	tag, err := tx.Exec(ctx, r.publishedSQL(), ids)
 	if err != nil {
 		return 0, fmt.Errorf("%s: finish published rows: %w", path, err)
