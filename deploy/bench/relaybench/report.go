@@ -3,8 +3,19 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 )
+
+// loadAvg is the 1-minute load average (other work sharing the machine).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(b))[0]
+}
 
 func ms(d time.Duration) string {
 	if d < 0 {
@@ -22,10 +33,10 @@ func report(w io.Writer, o *options, b *bench, rows []result) {
 		"Latency is commit-to-topic: from the writer's COMMIT returning (ceiling: from the Produce call) to a consumer receiving the record. "+
 		"Paced runs last %v; throughput = rows / (last record received − start).\n\n",
 		b.pgVer, b.kVer, o.partitions, o.keys, o.duration)
-	fmt.Fprintln(w, "| path | offered | rows | records/s | p50 | p99 | duplicates |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| path | offered | rows | records/s | p50 | p99 | duplicates | load avg |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %s | %d | %.0f | %s | %s | %d |\n", r.what, r.offered, r.n, r.throughput, ms(r.p50), ms(r.p99), r.dups)
+		fmt.Fprintf(w, "| %s | %s | %d | %.0f | %s | %s | %d | %s |\n", r.what, r.offered, r.n, r.throughput, ms(r.p50), ms(r.p99), r.dups, r.load)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Anchors: Sequin reports 50k ops/s with p99 253 ms from one slot; Debezium Server 20–23k ops/s with p99 ≈ 440 ms. "+

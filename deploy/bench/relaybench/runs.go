@@ -25,6 +25,7 @@ type result struct {
 	throughput float64       // records/s
 	p50, p99   time.Duration // <0: not measured
 	dups       int
+	load       string // 1-minute load average when the run ended
 }
 
 // stamps records when each id was committed (or produced) and received.
@@ -145,7 +146,7 @@ func paced(ctx context.Context, rate int, d time.Duration, emit func(n int) erro
 }
 
 func summarize(what, offered string, s *stamps, n int, elapsed time.Duration, withLatency bool) result {
-	r := result{what: what, offered: offered, n: n, p50: -1, p99: -1}
+	r := result{what: what, offered: offered, n: n, p50: -1, p99: -1, load: loadAvg()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.dups = s.records - len(s.recv)
