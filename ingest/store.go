@@ -154,6 +154,16 @@ func retryable(err error) bool {
 // transaction): insert the inbox rows ON CONFLICT DO NOTHING, insert an
 // outbox row only for inbox rows actually inserted, and report per input
 // row whether it was new and the stored state of duplicates.
+//
+// The stored state is looked up only for duplicates: the LATERAL lookup is
+// gated on ob.id IS NULL (a one-time filter, checked before any scan) and
+// kept from being flattened into a join by LIMIT 1, so it is an index probe
+// of inbox_pkey whatever the statistics say. A
+// plain LEFT JOIN of input with inbox is planned as a hash join over a
+// sequential scan of inbox whenever inbox's statistics are empty or stale
+// (a fresh or truncated table), so every write scanned the whole inbox until
+// autovacuum analysed it: at 16 pgbench clients that halved throughput in
+// some runs (docs/BENCHMARKS.md).
 const insertSQL = `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[], $6::text[], $7::uuid[], $8::text[], $9::text[], $10::int[])
@@ -172,7 +182,11 @@ WITH input AS (
 SELECT i.ord, ob.id IS NOT NULL, coalesce(x.processing_state, 'pending'), coalesce(x.attempts, 0)
 FROM input i
 LEFT JOIN ob ON ob.id = i.outbox_id
-LEFT JOIN inbox x ON x.provider = i.provider AND x.event_id = i.event_id`
+LEFT JOIN LATERAL (
+  SELECT processing_state, attempts FROM inbox
+  WHERE provider = i.provider AND event_id = i.event_id AND ob.id IS NULL
+  LIMIT 1
+) x ON true`
 
 func (w *Writer) exec(ctx context.Context, uniq []*pending) error {
 	n := len(uniq)
