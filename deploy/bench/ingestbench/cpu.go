@@ -88,3 +88,21 @@ func (b *bench) cpuMark() cpuMark {
 	m.self, _, _ = procCPU(os.Getpid(), false)
 	return m
 }
+
+// niceValue is this process's nice value (inherited by everything it starts).
+func niceValue() int {
+	raw, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(raw, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(raw[i+1:]))
+	if len(f) < 17 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[16]) // field 19: nice
+	return n
+}
