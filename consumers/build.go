@@ -59,6 +59,7 @@ func FromConfig(c *config.Config, deps Config) (Config, error) {
 	out.Group = c.Consumers.Group
 	out.RetryDelays = c.Consumers.RetryDelays
 	out.Concurrency = c.Consumers.Concurrency
+	out.KeyConcurrency = c.Consumers.KeyConcurrency
 	out.MaxPollRecords = c.Consumers.MaxPollRecords
 	out.DrainTimeout = c.Consumers.DrainTimeout
 	out.ClientID = c.Kafka.ClientID

@@ -308,3 +308,52 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// Records of different objects in one partition run in parallel, records of
+// one object strictly in order: with an object whose every fetch returns a
+// newer version, its five events apply five increasing versions, none stale,
+// in offset order.
+func TestOneObjectInOrderAmongParallelKeys(t *testing.T) {
+	f := newFixture(t)
+	f.api.setPayment("pay_seq", 0, "open")
+	f.api.mu.Lock()
+	f.api.bump["/v1/payments/pay_seq"] = true
+	f.api.delay = 5 * time.Millisecond
+	f.api.mu.Unlock()
+	var evs []string
+	for i := 0; i < 5; i++ {
+		id := "evt_seq_" + strconv.Itoa(i)
+		f.ingest(id, "payment.updated", "pay_seq")
+		evs = append(evs, id)
+		for j := 0; j < 4; j++ {
+			other := "pay_other_" + strconv.Itoa(i*4+j)
+			f.api.setPayment(other, 1, "succeeded")
+			f.ingest("evt_o_"+strconv.Itoa(i*4+j), "payment.succeeded", other)
+			evs = append(evs, "evt_o_"+strconv.Itoa(i*4+j))
+		}
+	}
+	f.relay() // one batch: the consumer sees them together
+	f.start(f.config(nil))
+	f.waitState(StateSucceeded, 30*time.Second, evs...)
+	rows, err := f.pool.Query(context.Background(), `SELECT event_id, coalesce(old_version, 0), new_version FROM provider_object_changes
+WHERE object_id = 'pay_seq' ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	i := 0
+	for rows.Next() {
+		var id string
+		var oldV, newV int64
+		if err := rows.Scan(&id, &oldV, &newV); err != nil {
+			t.Fatal(err)
+		}
+		if id != "evt_seq_"+strconv.Itoa(i) || newV != int64(i+1) || oldV != int64(i) {
+			t.Errorf("change %d: %s v%d→v%d, want evt_seq_%d v%d→v%d", i, id, oldV, newV, i, i, i+1)
+		}
+		i++
+	}
+	if i != 5 {
+		t.Errorf("%d changes of pay_seq, want 5", i)
+	}
+}

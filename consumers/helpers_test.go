@@ -42,6 +42,7 @@ type refAPI struct {
 	mu       sync.Mutex
 	objects  map[string]map[string]any // path → object
 	failures map[string][]int          // path → statuses to answer first
+	bump     map[string]bool           // path → each fetch sees the next version
 	delay    time.Duration
 	calls    atomic.Int64
 	log      map[string][]time.Time // path → request times
@@ -49,7 +50,7 @@ type refAPI struct {
 }
 
 func newRefAPI(t *testing.T) *refAPI {
-	a := &refAPI{objects: map[string]map[string]any{}, failures: map[string][]int{}, log: map[string][]time.Time{}, key: "ref_test_key"}
+	a := &refAPI{objects: map[string]map[string]any{}, failures: map[string][]int{}, bump: map[string]bool{}, log: map[string][]time.Time{}, key: "ref_test_key"}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
 	t.Cleanup(a.srv.Close)
 	return a
@@ -65,6 +66,9 @@ func (a *refAPI) serve(w http.ResponseWriter, r *http.Request) {
 		status, a.failures[r.URL.Path] = fs[0], fs[1:]
 	}
 	obj, ok := a.objects[r.URL.Path]
+	if ok && a.bump[r.URL.Path] {
+		obj["version"] = obj["version"].(int) + 1 // the object changes between fetches
+	}
 	var body []byte
 	if ok {
 		body, _ = json.Marshal(obj)

@@ -34,6 +34,11 @@ type Config struct {
 	Handlers    *Registry     // default: an empty registry (every event skipped)
 	// Concurrency bounds partitions processed in parallel; default 16.
 	Concurrency int
+	// KeyConcurrency bounds the keys (objects) of one main-topic partition
+	// processed in parallel; records of one key are always processed in
+	// order, retry topics always in offset order. Default 4; 1 processes
+	// every partition strictly in offset order.
+	KeyConcurrency int
 	// MaxPollRecords bounds the records of one poll; default 500.
 	MaxPollRecords int
 	// DrainTimeout bounds finishing polled records after ctx ends; default 30s.
@@ -86,6 +91,9 @@ func New(cfg Config) (*Runner, error) {
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 16
+	}
+	if cfg.KeyConcurrency <= 0 {
+		cfg.KeyConcurrency = 4
 	}
 	if cfg.MaxPollRecords <= 0 {
 		cfg.MaxPollRecords = 500
@@ -159,6 +167,7 @@ type session struct {
 	cl     *kgo.Client
 	mu     sync.Mutex
 	held   map[tp][]*kgo.Record // not yet due records of paused retry partitions
+	rebal  sync.RWMutex         // read-held while processing; callbacks take it
 	broken atomic.Bool          // a record could not be finished: restart the session
 }
 
@@ -214,7 +223,13 @@ func (r *Runner) session(ctx context.Context) error {
 				r.log.Warn("fetch error", "topic", t, "partition", p, "err", err)
 			}
 		})
+		// franz-go holds rebalance callbacks only after a non-empty poll;
+		// held records may be processed after an empty one, so the callbacks
+		// also wait for rebal: no partition is revoked while its records are
+		// being processed and marked.
+		s.rebal.RLock()
 		s.process(pctx, s.collect(fetches))
+		s.rebal.RUnlock()
 		cl.AllowRebalance()
 		if s.broken.Load() {
 			return errors.New("a record could not be finished")
@@ -288,6 +303,10 @@ func (s *session) process(ctx context.Context, batches map[tp][]*kgo.Record) {
 
 func (s *session) processPartition(ctx context.Context, k tp, recs []*kgo.Record) {
 	role := s.r.layout.roles[k.topic]
+	if role.level == 0 && s.r.cfg.KeyConcurrency > 1 {
+		s.processKeyed(ctx, k, recs, role)
+		return
+	}
 	for i, rec := range recs {
 		at := rec.Timestamp
 		if role.level > 0 {
@@ -312,6 +331,8 @@ func (s *session) processPartition(ctx context.Context, k tp, recs []*kgo.Record
 }
 
 func (s *session) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+	s.rebal.Lock()
+	defer s.rebal.Unlock()
 	s.r.m.rebalances.WithLabelValues(s.r.cfg.Group, "assigned").Inc()
 	s.r.log.Info("partitions assigned", "partitions", assigned)
 }
@@ -320,6 +341,8 @@ func (s *session) onAssigned(_ context.Context, _ *kgo.Client, assigned map[stri
 // marked) and commits everything marked, so the next owner starts exactly
 // after the last finished record.
 func (s *session) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	s.rebal.Lock()
+	defer s.rebal.Unlock()
 	s.r.m.rebalances.WithLabelValues(s.r.cfg.Group, "revoked").Inc()
 	s.forget(cl, revoked)
 	if err := cl.CommitMarkedOffsets(ctx); err != nil {
@@ -331,6 +354,8 @@ func (s *session) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[str
 // onLost forgets lost partitions without committing: another member may
 // already own them.
 func (s *session) onLost(_ context.Context, cl *kgo.Client, lost map[string][]int32) {
+	s.rebal.Lock()
+	defer s.rebal.Unlock()
 	s.r.m.rebalances.WithLabelValues(s.r.cfg.Group, "lost").Inc()
 	s.forget(cl, lost)
 	s.r.log.Warn("partitions lost", "partitions", lost)

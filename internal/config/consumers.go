@@ -16,6 +16,9 @@ type Consumers struct {
 	// Concurrency bounds how many partitions are processed in parallel
 	// (records of one partition are always processed in order). Default 16.
 	Concurrency int `yaml:"concurrency"`
+	// KeyConcurrency bounds the keys (objects) of one partition processed in
+	// parallel; events of one object are always processed in order. Default 4.
+	KeyConcurrency int `yaml:"key_concurrency"`
 	// MaxPollRecords bounds the records taken per poll. Default 500.
 	MaxPollRecords int `yaml:"max_poll_records"`
 	// APITimeout bounds one call to a provider's API. Default 10s.
@@ -34,6 +37,9 @@ func (c *Consumers) applyDefaults() {
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = 16
+	}
+	if c.KeyConcurrency == 0 {
+		c.KeyConcurrency = 4
 	}
 	if c.MaxPollRecords == 0 {
 		c.MaxPollRecords = 500
@@ -54,6 +60,9 @@ func (c *Consumers) validate() error {
 	}
 	if c.Concurrency < 1 {
 		return errorf("consumers.concurrency: must be at least 1")
+	}
+	if c.KeyConcurrency < 1 {
+		return errorf("consumers.key_concurrency: must be at least 1")
 	}
 	if c.MaxPollRecords < 1 {
 		return errorf("consumers.max_poll_records: must be at least 1")
