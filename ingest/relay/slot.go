@@ -1,0 +1,111 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// setupPublication creates the insert-only publication on the outbox table
+// when it does not exist.
+func (r *Relay) setupPublication(ctx context.Context) error {
+	var exists bool
+	if err := r.cfg.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)`,
+		r.cfg.Relay.Publication).Scan(&exists); err != nil {
+		return fmt.Errorf("look up publication: %w", err)
+	}
+	if exists {
+		return nil
+	}
+	_, err := r.cfg.Pool.Exec(ctx, `CREATE PUBLICATION `+r.cfg.Relay.Publication+` FOR TABLE outbox WITH (publish = 'insert')`)
+	var pgErr *pgconn.PgError
+	if err != nil && !(errors.As(err, &pgErr) && pgErr.Code == "42710") {
+		return fmt.Errorf("create publication: %w", err)
+	}
+	r.log.Info("publication created", "publication", r.cfg.Relay.Publication)
+	return nil
+}
+
+// ensureSlot creates the persistent pgoutput slot when it does not exist
+// and returns its confirmed flush LSN and whether it was created now.
+func (r *Relay) ensureSlot(ctx context.Context, conn *pgconn.PgConn) (pglogrepl.LSN, bool, error) {
+	var plugin, lsn *string
+	err := r.cfg.Pool.QueryRow(ctx, `SELECT plugin, confirmed_flush_lsn::text FROM pg_replication_slots
+		WHERE slot_name = $1 AND database = current_database()`, r.cfg.Relay.Slot).Scan(&plugin, &lsn)
+	switch {
+	case err == nil && plugin != nil && *plugin != "pgoutput":
+		return 0, false, &fatalError{fmt.Errorf("replication slot %s uses plugin %s, not pgoutput", r.cfg.Relay.Slot, *plugin)}
+	case err == nil && lsn != nil:
+		l, err := pglogrepl.ParseLSN(*lsn)
+		return l, false, err
+	case err != nil && !errors.Is(err, pgx.ErrNoRows):
+		return 0, false, fmt.Errorf("look up replication slot: %w", err)
+	}
+	res, err := pglogrepl.CreateReplicationSlot(ctx, conn, r.cfg.Relay.Slot, "pgoutput",
+		pglogrepl.CreateReplicationSlotOptions{Mode: pglogrepl.LogicalReplication, SnapshotAction: "NOEXPORT_SNAPSHOT"})
+	if err != nil {
+		return 0, false, fmt.Errorf("create replication slot: %w", err)
+	}
+	r.log.Info("replication slot created", "slot", r.cfg.Relay.Slot, "consistent_point", res.ConsistentPoint)
+	l, err := pglogrepl.ParseLSN(res.ConsistentPoint)
+	return l, true, err
+}
+
+// snapshot publishes every unsent row before streaming starts when the
+// slot is new or a previous snapshot did not finish: rows committed before a
+// slot's consistent point never come through it. Streaming later repeats
+// rows committed after that point (at-least-once), never reorders a key.
+func (r *Relay) snapshot(ctx context.Context, created bool) error {
+	slot := r.cfg.Relay.Slot
+	if created {
+		if _, err := r.cfg.Pool.Exec(ctx, `INSERT INTO relay_slot (slot) VALUES ($1)
+			ON CONFLICT (slot) DO UPDATE SET created_at = now(), snapshot_done_at = NULL`, slot); err != nil {
+			return fmt.Errorf("record new slot: %w", err)
+		}
+	}
+	var done bool
+	err := r.cfg.Pool.QueryRow(ctx, `SELECT snapshot_done_at IS NOT NULL FROM relay_slot WHERE slot = $1`, slot).Scan(&done)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("look up slot snapshot: %w", err)
+	}
+	if done {
+		return nil
+	}
+	for {
+		n, err := r.pollOnce(ctx, pathSnapshot, 0)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	if _, err := r.cfg.Pool.Exec(ctx, `INSERT INTO relay_slot (slot, snapshot_done_at) VALUES ($1, now())
+		ON CONFLICT (slot) DO UPDATE SET snapshot_done_at = now()`, slot); err != nil {
+		return fmt.Errorf("record slot snapshot: %w", err)
+	}
+	return nil
+}
+
+// heartbeat writes a small non-transactional logical message now and then
+// so the walsender has WAL of this database to decode and its keepalives
+// let the slot advance on a quiet database.
+func (r *Relay) heartbeat(ctx context.Context) error {
+	t := time.NewTicker(r.cfg.Relay.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if _, err := r.cfg.Pool.Exec(ctx, `SELECT pg_logical_emit_message(false, 'gatehouse.heartbeat', now()::text)`); err != nil && ctx.Err() == nil {
+				r.log.Warn("relay heartbeat", "err", err)
+			}
+		}
+	}
+}
