@@ -18,13 +18,14 @@ import (
 )
 
 type options struct {
-	events      int
-	rate        float64
-	duration    time.Duration
-	partitions  int
-	concurrency int
-	apiLatency  time.Duration
-	keep        bool
+	events         int
+	rate           float64
+	duration       time.Duration
+	partitions     int
+	concurrency    int
+	keyConcurrency int
+	apiLatency     time.Duration
+	keep           bool
 }
 
 func main() {
@@ -41,16 +42,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	o := &options{}
 	fs.IntVar(&o.events, "n", 20000, "events of the throughput run (pre-loaded into the topic)")
-	fs.Float64Var(&o.rate, "rate", 200, "events/s of the steady-rate latency run")
+	fs.Float64Var(&o.rate, "rate", 100, "events/s of the steady-rate latency run")
 	fs.DurationVar(&o.duration, "d", 20*time.Second, "duration of the latency run")
 	fs.IntVar(&o.partitions, "partitions", 6, "partitions of the provider topic")
 	fs.IntVar(&o.concurrency, "concurrency", 16, "consumers.concurrency (partitions processed in parallel)")
+	fs.IntVar(&o.keyConcurrency, "key-concurrency", 4, "consumers.key_concurrency (objects of one partition processed in parallel)")
 	fs.DurationVar(&o.apiLatency, "api-latency", 0, "added latency of the provider API's object fetch")
 	fs.BoolVar(&o.keep, "keep", false, "keep the PostgreSQL and Kafka directories")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.events < 1 || o.rate <= 0 || o.duration <= 0 || o.partitions < 1 || o.concurrency < 1 {
+	if o.events < 1 || o.rate <= 0 || o.duration <= 0 || o.partitions < 1 || o.concurrency < 1 || o.keyConcurrency < 1 {
 		return fmt.Errorf("-n, -rate, -d, -partitions and -concurrency must be positive")
 	}
 	b, err := setup(ctx, o, stderr)

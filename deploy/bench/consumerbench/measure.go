@@ -44,7 +44,7 @@ func (b *bench) throughput(ctx context.Context, res *results) error {
 	if err != nil {
 		return err
 	}
-	defer stopRelay()
+	b.relayStop = stopRelay // the latency run keeps using it
 	fmt.Fprintf(b.log, "consumerbench: writing %d events (inbox + outbox) and relaying them\n", b.o.events)
 	w := ingest.NewWriter(b.pool, 4, 64)
 	topic := b.cfg.Providers[provider].Topic
@@ -170,12 +170,10 @@ func (b *bench) latency(ctx context.Context, res *results) error {
 		if b.consumerStop != nil {
 			b.consumerStop()
 		}
+		if b.relayStop != nil {
+			b.relayStop()
+		}
 	}()
-	stopRelay, err := b.startRelay(ctx)
-	if err != nil {
-		return err
-	}
-	defer stopRelay()
 	addr, stopRecv, err := b.receiver()
 	if err != nil {
 		return err

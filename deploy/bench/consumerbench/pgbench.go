@@ -19,9 +19,9 @@ SELECT * FROM consumers_claim('pgb', 'pgb_' || :id);
 SELECT consumers_apply('pgb', 'pgb_' || :id, 'payment.succeeded', 'pay_pgb_' || :id, 'payment', 1, '{"id":"pay","object":"payment","version":1,"status":"succeeded","amount":1999}');
 `
 
-// ceilingSQL runs pgbench with the consumer's statements at one client per
-// partition (the consumer processes at most that many events at once) and
-// returns transactions (events) per second.
+// ceilingSQL runs pgbench with the consumer's statements at as many clients
+// as the consumer processes events at once (partitions × key concurrency)
+// and returns transactions (events) per second.
 func (b *bench) ceilingSQL(ctx context.Context) (float64, error) {
 	n := b.o.events * 4
 	if _, err := b.pool.Exec(ctx, `CREATE SEQUENCE consumerbench_seq`); err != nil {
@@ -39,7 +39,7 @@ SELECT 'pgb', 'pgb_' || i, 'payment.succeeded', '{"id":"x"}', true, 'bench' FROM
 	if err := os.WriteFile(script, []byte(pgbenchScript), 0o644); err != nil {
 		return 0, err
 	}
-	clients := b.o.partitions
+	clients := b.o.partitions * b.o.keyConcurrency
 	cmd := exec.CommandContext(ctx, path, "-n", "-M", "prepared", "-c", strconv.Itoa(clients), "-j", strconv.Itoa(min(clients, 2)),
 		"-t", strconv.Itoa(b.o.events/clients), "-f", script, b.dbURL)
 	start := time.Now()

@@ -21,14 +21,14 @@ func (r *results) print(w io.Writer, b *bench) {
 	fmt.Fprintf(w, "## Consumers\n\n")
 	fmt.Fprintf(w, "`go run ./deploy/bench/consumerbench` (section 30 of `make bench`): a private PostgreSQL %s (fsync on), "+
 		"one Kafka 4 broker, the real receiver, relay (logical replication) and consumer in one process, and a local "+
-		"reference-provider API (added latency %v) on this machine. Topic of %d partitions, consumers.concurrency %d. "+
+		"reference-provider API (added latency %v) on this machine. Topic of %d partitions, consumers.concurrency %d, consumers.key_concurrency %d. "+
 		"Every event is a new payment: one API fetch and one transaction (event-id dedupe row, version-guarded upsert "+
 		"of the projection, effect log row, inbox state) per event.\n\n",
-		b.pgVer, o.apiLatency, o.partitions, o.concurrency)
+		b.pgVer, o.apiLatency, o.partitions, o.concurrency, o.keyConcurrency)
 	fmt.Fprintf(w, "| measure | value |\n|---|---|\n")
 	fmt.Fprintf(w, "| Kafka read ceiling: plain franz-go consumer (no group), no processing, %d records, from client start | %.0f records/s |\n", o.events, r.ceiling)
 	fmt.Fprintf(w, "| PostgreSQL ceiling: pgbench running the consumer's two statements per event (`consumers_claim`, `consumers_apply`), %d clients | %.0f events/s |\n",
-		o.partitions, r.ceilingSQL)
+		o.partitions*o.keyConcurrency, r.ceilingSQL)
 	fmt.Fprintf(w, "| gatehouse consumer with the projection write, %d pre-loaded events (first to last processed) | %.0f events/s (%.0f%% of the PostgreSQL ceiling) |\n",
 		o.events, r.consumer, 100*r.consumer/r.ceilingSQL)
 	fmt.Fprintf(w, "| the same, wall time including the group join | %.1f s |\n", r.consumerAll.Seconds())

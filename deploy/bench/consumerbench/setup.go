@@ -47,6 +47,7 @@ type bench struct {
 	// consumerStop stops the consumer started by the throughput run; the
 	// latency run keeps using it.
 	consumerStop func()
+	relayStop    func()
 }
 
 func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
@@ -85,6 +86,7 @@ kafka:
 consumers:
   group: consumerbench
   concurrency: %d
+  key_concurrency: %d
 providers:
   %s:
     scheme: reference
@@ -95,7 +97,7 @@ providers:
     topic: gatehouse.webhooks.%s
     api_url: %s
     api_key: bench_api_key
-`, o.partitions, o.concurrency, provider, tsHeader, sgHeader, secret, provider, apiURL)
+`, o.partitions, o.concurrency, o.keyConcurrency, provider, tsHeader, sgHeader, secret, provider, apiURL)
 	getenv := func(k string) string {
 		switch k {
 		case "GATEHOUSE_DATABASE_URL":
