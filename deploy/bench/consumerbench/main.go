@@ -26,6 +26,7 @@ type options struct {
 	keyConcurrency int
 	apiLatency     time.Duration
 	keep           bool
+	cpuProfile     string
 }
 
 func main() {
@@ -49,6 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.keyConcurrency, "key-concurrency", 4, "consumers.key_concurrency (objects of one partition processed in parallel)")
 	fs.DurationVar(&o.apiLatency, "api-latency", 0, "added latency of the provider API's object fetch")
 	fs.BoolVar(&o.keep, "keep", false, "keep the PostgreSQL and Kafka directories")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the throughput run (consumer, relay, API server in this process) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -126,6 +128,16 @@ func (b *bench) throughput(ctx context.Context, res *results) error {
 	}
 
 	fmt.Fprintf(b.log, "consumerbench: gatehouse consumer with the projection write\n")
+	if b.o.cpuProfile != "" {
+		f, err := os.Create(b.o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	start = time.Now()
 	stopCons, err := b.startConsumer(ctx, "consumerbench", nil)
 	if err != nil {

@@ -69,7 +69,8 @@ func (res *results) print(w io.Writer) {
 		res.rows(w, c)
 		r := ratios(c)
 		mr := median(c.recv, sample.tput) / median(c.pgb, sample.tput)
-		fmt.Fprintf(w, "| | **ratio receiver / pgbench** | **%.2f** (paired runs %.2f–%.2f) | | | | | | |\n", mr, r[0], r[len(r)-1])
+		fmt.Fprintf(w, "| | **ratio receiver / pgbench** | **%.2f** (of the medians; paired runs: median %.2f, range %.2f–%.2f) | | | | | | |\n",
+			mr, r[len(r)/2], r[0], r[len(r)-1])
 	}
 	if res.open != nil {
 		res.rows(w, res.open)
