@@ -52,7 +52,7 @@ ORDER BY c.seq`
 // transaction: claim, produce, wait for every acknowledgement, delete or
 // mark the rows, commit. A Kafka error rolls the batch back (its rows stay
 // unsent) and ends the loop with the error. It sleeps idle when a batch
-// came back empty.
+// came back empty and a tenth of it when the batch was not full.
 func (r *Relay) pollLoop(ctx context.Context, path string, minAge, idle time.Duration) error {
 	if path == pathPoll {
 		r.markReady()
@@ -65,11 +65,20 @@ func (r *Relay) pollLoop(ctx context.Context, path string, minAge, idle time.Dur
 		if err != nil {
 			return err
 		}
-		if n < r.cfg.Relay.BatchSize {
+		// Empty: sleep the poll interval. Partial: rows are trickling in;
+		// come back sooner so they do not wait a whole interval.
+		wait := time.Duration(0)
+		switch {
+		case n == 0:
+			wait = idle
+		case n < r.cfg.Relay.BatchSize:
+			wait = idle / 10
+		}
+		if wait > 0 {
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-time.After(idle):
+			case <-time.After(wait):
 			}
 		}
 	}
