@@ -169,7 +169,11 @@ func (b *bench) waitProcessed(ctx context.Context, like string, n int, timeout t
 			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("only %d of %d events succeeded", done, n)
+			var detail string
+			_ = b.pool.QueryRow(ctx, `SELECT coalesce(string_agg(i.event_id || ' ' || i.processing_state || ' attempts=' || i.attempts ||
+  ' outbox=' || (SELECT count(*) FROM outbox o WHERE o.event_id = i.event_id) || ' ' || coalesce(i.last_error, ''), '; '), '')
+FROM (SELECT * FROM inbox WHERE provider = $1 AND event_id LIKE $2 AND processing_state <> 'succeeded' LIMIT 5) i`, provider, like).Scan(&detail)
+			return fmt.Errorf("only %d of %d events succeeded; unfinished: %s", done, n, detail)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
