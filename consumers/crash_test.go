@@ -79,7 +79,7 @@ func TestConsumerKilledMidBatch(t *testing.T) {
 		f.ingest(id, "payment.succeeded", pay)
 	}
 	f.api.mu.Lock()
-	f.api.delay = 10 * time.Millisecond // keep the child busy inside its batch
+	f.api.delay = 50 * time.Millisecond // keep the child busy inside its batch
 	f.api.mu.Unlock()
 	spec, _ := json.Marshal(childSpec{Brokers: f.brokers, DB: f.dbURL, Provider: f.provider, Topic: f.topic, Group: f.group,
 		APIURL: f.api.srv.URL, APIKey: f.api.key, Delays: f.delays})
