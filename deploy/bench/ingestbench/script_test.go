@@ -1,0 +1,73 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+func TestBuildScriptKeepsStatementAndBindsEveryParameter(t *testing.T) {
+	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	stmt := "SELECT $1::text[], $2::text[], $3::jsonb[], $4::timestamptz[], $5::uuid[], $10::int[], $6::text[], $7::text[], $8::text[], $9::text[]"
+	args := []any{
+		[]string{"bench"}, []string{captureEventID}, []string{`{"id":"1","q":"a\"b\\c"}`}, []*time.Time{&created},
+		[]uuid.UUID{uuid.New()}, []string{"x"}, []string{"y"}, []string{"z"}, []string{"w"}, []int32{0},
+	}
+	s, err := buildScript(t.TempDir(), stmt, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "SELECT :p1::text[], ARRAY[:eid]::text[], :p3::jsonb[], :p4::timestamptz[], " +
+		"ARRAY[lpad(to_hex(:eid::bigint), 32, '0')::uuid]::uuid[], :p10::int[], :p6::text[], :p7::text[], :p8::text[], :p9::text[];"
+	if !strings.Contains(s.text, want) {
+		t.Fatalf("script:\n%s\nwant statement:\n%s", s.text, want)
+	}
+	if !strings.HasPrefix(s.text, "\\set n :n + 1\n\\set eid ") {
+		t.Fatalf("script does not start with the per-client counter:\n%s", s.text)
+	}
+	onDisk, err := os.ReadFile(s.path)
+	if err != nil || string(onDisk) != s.text {
+		t.Fatalf("script file: %v, %q", err, onDisk)
+	}
+	defs := strings.Join(s.defs, "\n")
+	for _, d := range []string{"n=0", "p1={\"bench\"}", `p3={"{\"id\":\"1\",\"q\":\"a\\\"b\\\\c\"}"}`, "p4={\"2026-01-02T03:04:05Z\"}", "p10={0}"} {
+		if !strings.Contains(defs, d) {
+			t.Errorf("missing -D %s in\n%s", d, defs)
+		}
+	}
+}
+
+func TestBuildScriptRejectsUnknownParameters(t *testing.T) {
+	for name, args := range map[string][]any{
+		"unsupported type": {[]string{captureEventID}, []uuid.UUID{uuid.New()}, []float64{1}},
+		"no event id":      {[]string{"a"}, []uuid.UUID{uuid.New()}},
+		"no outbox id":     {[]string{captureEventID}},
+	} {
+		if _, err := buildScript(t.TempDir(), "SELECT $1, $2, $3", args); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if _, err := buildScript(t.TempDir(), "SELECT $1, $2, $3", []any{[]string{captureEventID}, []uuid.UUID{uuid.New()}}); err == nil {
+		t.Error("statement referencing a parameter beyond the arguments: no error")
+	}
+}
+
+func TestStats(t *testing.T) {
+	ss := []sample{{runResult: runResult{n: 10, elapsed: time.Second}}, {runResult: runResult{n: 30, elapsed: time.Second}}, {runResult: runResult{n: 20, elapsed: time.Second}}}
+	if got := median(ss, sample.tput); got != 20 {
+		t.Errorf("median = %v, want 20", got)
+	}
+	if got := median(ss[:2], sample.tput); got != 20 {
+		t.Errorf("median of two = %v, want 20", got)
+	}
+	r := runResult{lats: []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}
+	if r.pct(0.5) != 6 || r.pct(0.99) != 10 || r.pct(0) != 1 {
+		t.Errorf("pct: %v %v %v", r.pct(0.5), r.pct(0.99), r.pct(0))
+	}
+	if got := thousands(1234567); got != "1 234 567" {
+		t.Errorf("thousands = %q", got)
+	}
+}
