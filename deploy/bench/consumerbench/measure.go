@@ -10,6 +10,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +30,8 @@ type results struct {
 	sent        int
 	achieved    float64
 	lat         []time.Duration
+	relayLat    []time.Duration // 2xx → record timestamp (relay)
+	consLat     []time.Duration // record timestamp → succeeded (consumer)
 	apiCalls    int64
 	loadStart   string
 }
@@ -246,6 +249,10 @@ func (b *bench) latency(ctx context.Context, res *results) error {
 	if err := b.waitProcessed(ctx, "lat_%", len(acked), 5*time.Minute); err != nil {
 		return err
 	}
+	produced, err := b.recordTimes(ctx, len(acked))
+	if err != nil {
+		return err
+	}
 	rows, err := b.pool.Query(ctx, `SELECT event_id, processed_at FROM inbox WHERE provider = $1 AND event_id LIKE 'lat_%'`, provider)
 	if err != nil {
 		return err
@@ -258,18 +265,55 @@ func (b *bench) latency(ctx context.Context, res *results) error {
 			return err
 		}
 		res.lat = append(res.lat, at.Sub(acked[id]))
+		if p, ok := produced[id]; ok {
+			res.relayLat = append(res.relayLat, p.Sub(acked[id]))
+			res.consLat = append(res.consLat, at.Sub(p))
+		}
 	}
 	slices.Sort(res.lat)
+	slices.Sort(res.relayLat)
+	slices.Sort(res.consLat)
 	res.apiCalls = b.apiCalls.Load()
 	return rows.Err()
 }
 
-func (r *results) pct(q float64) time.Duration {
-	if len(r.lat) == 0 {
+// recordTimes reads the first record of every lat_ event from the topic
+// and returns its timestamp (set by the relay's producer).
+func (b *bench) recordTimes(ctx context.Context, n int) (map[string]time.Time, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.kafka.Brokers...), kgo.ConsumeTopics(b.cfg.Providers[provider].Topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	rctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	out := map[string]time.Time{}
+	for len(out) < n {
+		fs := cl.PollRecords(rctx, 5000)
+		if rctx.Err() != nil {
+			return nil, fmt.Errorf("read back %d of %d records", len(out), n)
+		}
+		for _, r := range fs.Records() {
+			for _, h := range r.Headers {
+				if h.Key == "ce_id" && strings.HasPrefix(string(h.Value), "lat_") {
+					if _, seen := out[string(h.Value)]; !seen {
+						out[string(h.Value)] = r.Timestamp
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func pct(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
 		return 0
 	}
-	i := int(q * float64(len(r.lat)-1))
-	return r.lat[i]
+	return d[int(q*float64(len(d)-1))]
 }
+
+func (r *results) pct(q float64) time.Duration { return pct(r.lat, q) }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }

@@ -35,6 +35,8 @@ func (r *results) print(w io.Writer, b *bench) {
 	fmt.Fprintf(w, "| steady rate offered / achieved, %v | %.0f / %.0f events/s, %d acknowledged |\n", o.duration, o.rate, r.achieved, r.sent)
 	fmt.Fprintf(w, "| end-to-end latency, receiver 2xx → `succeeded` (inbox.processed_at): p50 / p90 / p99 / max | %s / %s / %s / %s |\n",
 		ms(r.pct(.5)), ms(r.pct(.9)), ms(r.pct(.99)), ms(r.pct(1)))
+	fmt.Fprintf(w, "| … of which receiver 2xx → Kafka record (relay): p50 / p99 | %s / %s |\n", ms(pct(r.relayLat, .5)), ms(pct(r.relayLat, .99)))
+	fmt.Fprintf(w, "| … of which Kafka record → `succeeded` (consumer: fetch, API call, transaction): p50 / p99 | %s / %s |\n", ms(pct(r.consLat, .5)), ms(pct(r.consLat, .99)))
 	fmt.Fprintf(w, "| provider API fetches in the whole run | %d |\n", r.apiCalls)
 	fmt.Fprintf(w, "| load average (1 min) at start / end | %s / %s |\n", r.loadStart, loadAvg())
 }
