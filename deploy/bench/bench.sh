@@ -14,7 +14,8 @@
 #
 # Environment:
 #   BENCH_ONLY=ingest,relay   run only the sections whose <name> is listed
-#   BENCH_ARGS="-runs 3"      extra flags passed to every section script
+#   BENCH_ARGS_<NAME>="…"     extra flags for one section, e.g.
+#                             BENCH_ARGS_INGEST="-runs 3 -d 10s" (each section has its own flags)
 #   GO                        go command (default go)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -40,8 +41,9 @@ for section in deploy/bench/[0-9][0-9]-*.sh; do
 		continue
 	fi
 	echo "bench: running section ${name} (${section})" >&2
-	# shellcheck disable=SC2086 # BENCH_ARGS is a list of flags
-	if ! "$section" ${BENCH_ARGS:-} | tee -a "$out"; then
+	args_var="BENCH_ARGS_$(echo "$name" | tr '[:lower:]-' '[:upper:]_')"
+	# shellcheck disable=SC2086 # the variable holds a list of flags
+	if ! "$section" ${!args_var:-} | tee -a "$out"; then
 		echo "bench: section ${name} FAILED" >&2
 		echo -e "\n## ${name}\n\nFAILED (see the output of \`make bench\`).\n" >>"$out"
 		status=1
