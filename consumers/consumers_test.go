@@ -282,7 +282,14 @@ func TestExhaustedRetriesAndUndecodable(t *testing.T) {
 	if err := f.prod.ProduceSync(context.Background(), bad).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	recs := f.readTopic(schemas.DeadLetterTopic(f.topic), 2, 20*time.Second)
+	// A record for an event gatehouse never stored as verified (forged onto
+	// the topic): nothing is done; it runs through the ladder and dies.
+	forged := contractRecord(f.topic, f.provider, "evt_forged", "payment.succeeded", "pay_x", "00000000-0000-0000-0000-000000000001",
+		[]byte(`{"id":"evt_forged","type":"payment.succeeded","data":{"payment_id":"pay_x"}}`))
+	if err := f.prod.ProduceSync(context.Background(), forged).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	recs := f.readTopic(schemas.DeadLetterTopic(f.topic), 3, 30*time.Second)
 	byID := map[string]*kgo.Record{}
 	for _, r := range recs {
 		byID[header(r, schemas.HeaderID)] = r
@@ -293,6 +300,12 @@ func TestExhaustedRetriesAndUndecodable(t *testing.T) {
 	}
 	if r := byID["evt_bad"]; r == nil || header(r, schemas.HeaderErrorClass) != ClassPermanent || header(r, schemas.HeaderAttempt) != "1" {
 		t.Errorf("undecodable record in dlq: %v", r)
+	}
+	if r := byID["evt_forged"]; r == nil || header(r, schemas.HeaderAttempt) != "3" || !contains(header(r, schemas.HeaderErrorMessage), "no verified inbox row") {
+		t.Errorf("forged record in dlq: %v", r)
+	}
+	if n := f.effects()["evt_forged"]; n != 0 {
+		t.Errorf("forged event applied %d times", n)
 	}
 }
 
@@ -355,5 +368,32 @@ WHERE object_id = 'pay_seq' ORDER BY id`)
 	}
 	if i != 5 {
 		t.Errorf("%d changes of pay_seq, want 5", i)
+	}
+}
+
+// A record can reach the consumer an instant before its inbox row is
+// visible (logical decoding streams a commit before other sessions see it):
+// it is not dead-lettered but retried, and succeeds once the row is there.
+func TestRecordBeforeInboxRowIsVisible(t *testing.T) {
+	f := newFixture(t)
+	f.api.setPayment("pay_early", 1, "succeeded")
+	f.delays = []time.Duration{3 * time.Second, 3 * time.Second, 3 * time.Second} // the row surely appears before attempt 2
+	f.start(f.config(nil))
+	body := []byte(`{"id":"evt_early","type":"payment.succeeded","data":{"payment_id":"pay_early"}}`)
+	rec := contractRecord(f.topic, f.provider, "evt_early", "payment.succeeded", "pay_early", "00000000-0000-0000-0000-000000000002", body)
+	if err := f.prod.ProduceSync(context.Background(), rec).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	r1 := f.readTopic(schemas.RetryTopic(f.topic, 1), 1, 20*time.Second)[0]
+	if header(r1, schemas.HeaderErrorClass) != ClassTransient {
+		t.Fatalf("retry.1 headers %v", r1.Headers)
+	}
+	f.ingest("evt_early", "payment.succeeded", "pay_early") // the row becomes visible
+	f.waitState(StateSucceeded, 30*time.Second, "evt_early")
+	if r := f.inbox("evt_early"); r.Attempts != 1 {
+		t.Errorf("attempts = %d, want 1 (the first claim found no row)", r.Attempts)
+	}
+	if n := f.effects()["evt_early"]; n != 1 {
+		t.Errorf("effects = %d, want 1", n)
 	}
 }

@@ -15,8 +15,8 @@ const (
 )
 
 // PermanentError marks a failure that no retry can fix: a 4xx other than 429
-// from the provider API, an undecodable record, an event without a verified
-// inbox row. Such records go straight to the dead-letter topic.
+// from the provider API, an undecodable record. Such records go straight to
+// the dead-letter topic.
 type PermanentError struct{ Err error }
 
 func (e *PermanentError) Error() string { return e.Err.Error() }
@@ -37,7 +37,7 @@ func Permanentf(format string, args ...any) error {
 
 // Classify returns ClassPermanent for a PermanentError anywhere in err's
 // chain and ClassTransient for everything else (timeouts, network errors,
-// 5xx and 429 answers, database errors).
+// 5xx and 429 answers, database errors, an inbox row not visible yet).
 func Classify(err error) string {
 	var p *PermanentError
 	if errors.As(err, &p) {

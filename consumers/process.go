@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -62,8 +63,20 @@ func (s *session) handle(ctx context.Context, rec *kgo.Record, role topicRole) b
 // handler (which fetches the authoritative object), apply the effect.
 func (r *Runner) processEvent(ctx context.Context, ev *Event) (string, error) {
 	prev, _, err := r.store.claim(ctx, ev.Provider, ev.ID)
-	if errors.Is(err, errNoInbox) {
-		return "", Permanent(err)
+	// Logical decoding can hand the relay a commit an instant before other
+	// sessions see it, so a missing row is looked up again briefly, then left
+	// to the retry ladder; a row that never appears ends in the dead-letter
+	// topic. Nothing is done for an event gatehouse has not stored as verified.
+	for _, d := range noInboxBackoff {
+		if !errors.Is(err, errNoInbox) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(d):
+		}
+		prev, _, err = r.store.claim(ctx, ev.Provider, ev.ID)
 	}
 	if err != nil {
 		return "", err
@@ -79,5 +92,8 @@ func (r *Runner) processEvent(ctx context.Context, ev *Event) (string, error) {
 	}
 	return r.store.apply(ctx, ev, eff)
 }
+
+// noInboxBackoff are the pauses before looking a missing inbox row up again.
+var noInboxBackoff = []time.Duration{5 * time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond}
 
 func itoa(p int32) string { return strconv.Itoa(int(p)) }
