@@ -22,34 +22,30 @@ type parsed struct {
 	Type      string
 	CreatedAt *time.Time
 	Payload   []byte // the envelope stored in inbox.payload and relayed to Kafka
-}
 
-// envelope is the SPEC.md envelope; Stripe writes created (unix seconds)
-// instead of created_at.
-type envelope struct {
-	ID        string          `json:"id"`
-	Type      string          `json:"type"`
-	CreatedAt json.RawMessage `json:"created_at"`
-	Created   json.RawMessage `json:"created"`
-	Timestamp json.RawMessage `json:"timestamp"`
-	Data      json.RawMessage `json:"data"`
+	fields map[string]json.RawMessage // top-level fields of Payload
 }
 
 // parseDelivery maps a verified body into the inbox fields. Providers that
 // send the envelope themselves (reference, stripe, standard-webhooks) are
 // stored verbatim; GitHub, Slack and Shopify bodies are wrapped in an envelope
-// whose data is the body.
+// whose data is the body. The body is decoded once, into its top-level
+// fields; nested values are decoded only where they are read.
 func parseDelivery(scheme string, h http.Header, body []byte, res signature.Result, now time.Time) (parsed, error) {
-	if !json.Valid(body) {
-		return parsed{}, fmt.Errorf("%w: body is not valid JSON", errBadEnvelope)
-	}
 	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		if !json.Valid(body) {
+			return parsed{}, fmt.Errorf("%w: body is not valid JSON", errBadEnvelope)
+		}
 		return parsed{}, fmt.Errorf("%w: body is not a JSON object", errBadEnvelope)
 	}
 	switch scheme {
 	case "github":
-		return wrap(res.EventID, githubType(h, body), now, body)
+		t := h.Get("X-GitHub-Event")
+		if action := stringField(fields, "action"); action != "" && t != "" {
+			t += "." + action
+		}
+		return wrap(res.EventID, t, now, body)
 	case "shopify":
 		t := strings.ReplaceAll(h.Get("X-Shopify-Topic"), "/", ".")
 		at := now
@@ -58,42 +54,41 @@ func parseDelivery(scheme string, h http.Header, body []byte, res signature.Resu
 		}
 		return wrap(res.EventID, t, at, body)
 	case "slack":
-		var s struct {
-			EventID   string `json:"event_id"`
-			EventTime int64  `json:"event_time"`
-			Event     struct {
-				Type string `json:"type"`
-			} `json:"event"`
+		var event struct {
 			Type string `json:"type"`
 		}
-		_ = json.Unmarshal(body, &s)
-		t := s.Event.Type
+		_ = json.Unmarshal(fields["event"], &event)
+		t := event.Type
 		if t == "" {
-			t = s.Type
+			t = stringField(fields, "type")
 		}
 		at := now
-		if s.EventTime > 0 {
-			at = time.Unix(s.EventTime, 0)
+		if v, ok := parseTime(fields["event_time"]); ok {
+			at = v
 		}
-		return wrap(s.EventID, t, at, body)
+		return wrap(stringField(fields, "event_id"), t, at, body)
 	}
-	var env envelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		return parsed{}, fmt.Errorf("%w: id, type and created_at must be strings: %v", errBadEnvelope, err)
+	var id, typ string
+	for name, dst := range map[string]*string{"id": &id, "type": &typ} {
+		if raw, ok := fields[name]; ok {
+			if err := json.Unmarshal(raw, dst); err != nil {
+				return parsed{}, fmt.Errorf("%w: %q must be a string", errBadEnvelope, name)
+			}
+		}
 	}
-	id := env.ID
 	if id == "" {
 		id = res.EventID // standard-webhooks carries the id in webhook-id
 	}
 	if id == "" {
 		return parsed{}, fmt.Errorf("%w: missing \"id\"", errBadEnvelope)
 	}
-	if env.Type == "" {
+	if typ == "" {
 		return parsed{}, fmt.Errorf("%w: missing \"type\"", errBadEnvelope)
 	}
-	p := parsed{ID: id, Type: env.Type, Payload: body}
-	for _, raw := range []json.RawMessage{env.CreatedAt, env.Created, env.Timestamp} {
-		if t, ok := parseTime(raw); ok {
+	p := parsed{ID: id, Type: typ, Payload: body, fields: fields}
+	// Stripe writes created (Unix seconds), Standard Webhooks timestamp.
+	for _, name := range []string{"created_at", "created", "timestamp"} {
+		if t, ok := parseTime(fields[name]); ok {
 			p.CreatedAt = &t
 			break
 		}
@@ -101,16 +96,11 @@ func parseDelivery(scheme string, h http.Header, body []byte, res signature.Resu
 	return p, nil
 }
 
-func githubType(h http.Header, body []byte) string {
-	t := h.Get("X-GitHub-Event")
-	var a struct {
-		Action string `json:"action"`
-	}
-	_ = json.Unmarshal(body, &a)
-	if a.Action != "" && t != "" {
-		t += "." + a.Action
-	}
-	return t
+// stringField returns fields[name] when it is a JSON string.
+func stringField(fields map[string]json.RawMessage, name string) string {
+	var s string
+	_ = json.Unmarshal(fields[name], &s)
+	return s
 }
 
 func wrap(id, typ string, at time.Time, body []byte) (parsed, error) {
@@ -130,7 +120,8 @@ func wrap(id, typ string, at time.Time, body []byte) (parsed, error) {
 	if err != nil {
 		return parsed{}, fmt.Errorf("wrap envelope: %w", err)
 	}
-	return parsed{ID: id, Type: typ, CreatedAt: &at, Payload: b}, nil
+	fields := map[string]json.RawMessage{"data": body}
+	return parsed{ID: id, Type: typ, CreatedAt: &at, Payload: b, fields: fields}, nil
 }
 
 // parseTime accepts an RFC 3339 string or Unix seconds.
@@ -152,20 +143,23 @@ func parseTime(raw json.RawMessage) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// lookupPath follows a dotted path ("data.object.id") through JSON objects
-// and returns the string (or number) found there.
-func lookupPath(doc []byte, path string) (string, bool) {
-	cur := json.RawMessage(doc)
-	for _, part := range strings.Split(path, ".") {
+// lookupPath follows a dotted path ("data.object.id") from the envelope's
+// top-level fields through nested JSON objects and returns the string (or
+// number) found there.
+func lookupPath(fields map[string]json.RawMessage, path string) (string, bool) {
+	first, rest, _ := strings.Cut(path, ".")
+	cur, ok := fields[first]
+	for ok && rest != "" {
+		var part string
+		part, rest, _ = strings.Cut(rest, ".")
 		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(cur, &obj); err != nil {
+		if json.Unmarshal(cur, &obj) != nil {
 			return "", false
 		}
-		next, ok := obj[part]
-		if !ok {
-			return "", false
-		}
-		cur = next
+		cur, ok = obj[part]
+	}
+	if !ok {
+		return "", false
 	}
 	var s string
 	if err := json.Unmarshal(cur, &s); err == nil {

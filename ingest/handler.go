@@ -181,7 +181,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	d.eventID, d.typ = ev.ID, ev.Type
 	agg, found := "", false
 	for _, path := range ep.p.AggregateIDPath {
-		if agg, found = lookupPath(ev.Payload, path); found {
+		if agg, found = lookupPath(ev.fields, path); found {
 			break
 		}
 	}

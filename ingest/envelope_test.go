@@ -1,0 +1,85 @@
+package ingest
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/ingest/signature"
+)
+
+func TestLookupPath(t *testing.T) {
+	body := []byte(`{"id":"e","data":{"object":{"id":"pi_1","n":42,"empty":"","nested":{"x":"y"}},"list":[1]}}`)
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		want string
+		ok   bool
+	}{
+		"id":                    {"e", true},
+		"data.object.id":        {"pi_1", true},
+		"data.object.n":         {"42", true},
+		"data.object.empty":     {"", false},
+		"data.object.nested":    {"", false},
+		"data.object.nested.x":  {"y", true},
+		"data.list.0":           {"", false},
+		"data.missing":          {"", false},
+		"nope":                  {"", false},
+		"data.object.id.deeper": {"", false},
+	}
+	for path, c := range cases {
+		got, ok := lookupPath(fields, path)
+		if got != c.want || ok != c.ok {
+			t.Errorf("lookupPath(%q) = %q, %v; want %q, %v", path, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestParseDeliveryCreatedAt(t *testing.T) {
+	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	for body, want := range map[string]string{
+		`{"id":"a","type":"t","created_at":"2026-11-01T10:00:00Z"}`: "2026-11-01T10:00:00Z",
+		`{"id":"a","type":"t","created":1762000000}`:                "2025-11-01T12:26:40Z",
+		`{"id":"a","type":"t","timestamp":"2026-01-02T03:04:05Z"}`:  "2026-01-02T03:04:05Z",
+		`{"id":"a","type":"t","created_at":"yesterday"}`:            "",
+	} {
+		p, err := parseDelivery("reference", http.Header{}, []byte(body), signature.Result{}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if p.CreatedAt != nil {
+			got = p.CreatedAt.Format(time.RFC3339)
+		}
+		if got != want {
+			t.Errorf("%s: created_at = %q, want %q", body, got, want)
+		}
+	}
+	if _, err := parseDelivery("reference", http.Header{}, []byte(`{"id":7,"type":"t"}`), signature.Result{}, now); !errors.Is(err, errBadEnvelope) {
+		t.Fatalf("numeric id: %v", err)
+	}
+}
+
+func FuzzParseDelivery(f *testing.F) {
+	f.Add("reference", []byte(`{"id":"a","type":"t","data":{"payment_id":"p"}}`))
+	f.Add("github", []byte(`{"action":"opened"}`))
+	f.Add("slack", []byte(`{"event_id":"E","event":{"type":"x"},"event_time":1}`))
+	f.Add("shopify", []byte(`{"id":1}`))
+	f.Fuzz(func(t *testing.T, scheme string, body []byte) {
+		h := http.Header{"X-Github-Event": {"push"}, "X-Shopify-Topic": {"orders/create"}}
+		p, err := parseDelivery(scheme, h, body, signature.Result{EventID: "hdr-id"}, time.Unix(0, 0))
+		if err != nil {
+			if !errors.Is(err, errBadEnvelope) {
+				t.Fatalf("error without errBadEnvelope: %v", err)
+			}
+			return
+		}
+		if p.ID == "" || p.Type == "" || !json.Valid(p.Payload) {
+			t.Fatalf("accepted delivery without id/type or with invalid payload: %+v", p)
+		}
+	})
+}
