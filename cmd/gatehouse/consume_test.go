@@ -216,3 +216,80 @@ providers:
 		t.Errorf("want one structured log line for the dead event, got %d:\n%s", lines, logs)
 	}
 }
+
+// `gatehouse dev` (embedded Kafka) runs the consumers too: an event sent to
+// it is fetched from the provider API and succeeds.
+func TestBinaryDevProcessesEvents(t *testing.T) {
+	dbURL := testenv.Postgres(t)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/payments/pay_dev_c" || r.Header.Get("Authorization") != "Bearer api_key_e2e" {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		_, _ = io.WriteString(w, `{"id":"pay_dev_c","version":7,"status":"succeeded"}`)
+	}))
+	defer api.Close()
+	cfgPath := filepath.Join(t.TempDir(), "gatehouse.yaml")
+	cfg := fmt.Sprintf(`
+listen: "127.0.0.1:0"
+admin_listen: "127.0.0.1:0"
+providers:
+  demo:
+    scheme: reference
+    timestamp_header: X-Gatehouse-Timestamp
+    signature_header: X-Gatehouse-Signature
+    secrets: [{id: test-mode, value: "env:E2E_SECRET"}]
+    aggregate_id_path: [data.payment_id]
+    api_url: %s
+    api_key: env:E2E_API_KEY
+`, api.URL)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("E2E_API_KEY", "api_key_e2e")
+	p := &process{cmd: gatehouse(t, dbURL, "dev", "--config", cfgPath, "--kafka-port", "0"), stderr: &bytes.Buffer{}}
+	p.cmd.Stderr = &lockedWriter{w: p.stderr}
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
+	r := bufio.NewReader(stdout)
+	var public string
+	for public == "" {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("dev output ended: %v; stderr: %s", err, p.stderr)
+		}
+		if m := regexp.MustCompile(`public=(\S+)`).FindStringSubmatch(line); m != nil {
+			public = m[1]
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	out, err := gatehouse(t, dbURL, "send", "--config", cfgPath, "--url", public, "--id", "evt_dev_c", "--object", "pay_dev_c").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "204") {
+		t.Fatalf("send: %v %s", err, out)
+	}
+	conn, err := pgx.Connect(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var st string
+		var version int64
+		_ = conn.QueryRow(context.Background(), `SELECT i.processing_state, coalesce(o.version, 0) FROM inbox i
+LEFT JOIN provider_objects o ON o.provider = i.provider AND o.object_id = 'pay_dev_c' WHERE i.event_id = 'evt_dev_c'`).Scan(&st, &version)
+		if st == "succeeded" && version == 7 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("evt_dev_c is %q (object v%d); dev stderr:\n%s", st, version, p.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
