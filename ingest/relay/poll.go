@@ -135,7 +135,9 @@ func (r *Relay) pollOnce(ctx context.Context, path string, minAge time.Duration)
 }
 
 func claim(ctx context.Context, tx pgx.Tx, limit int, minAge time.Duration) ([]*Row, error) {
-	q, err := tx.Query(ctx, claimSQL, limit, minAge)
+	// Unnamed statement: planned for these values every time, never a
+	// cached generic plan (whose guesses about the backlog go stale).
+	q, err := tx.Query(ctx, claimSQL, pgx.QueryExecModeExec, limit, minAge)
 	if err != nil {
 		return nil, fmt.Errorf("claim outbox rows: %w", err)
 	}
