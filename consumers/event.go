@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -91,32 +90,6 @@ func headers(rec *kgo.Record) map[string]string {
 
 // Path reads a dotted path ("object.id") from the event's data member and
 // returns the string or number found there.
-func (e *Event) Path(path string) (string, bool) { return lookupPath(e.Data, path) }
-
-// lookupPath follows a dotted path through JSON objects and returns the
-// string (or number) found there.
-func lookupPath(doc []byte, path string) (string, bool) {
-	cur := json.RawMessage(doc)
-	for _, part := range strings.Split(path, ".") {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(cur, &obj); err != nil {
-			return "", false
-		}
-		next, ok := obj[part]
-		if !ok {
-			return "", false
-		}
-		cur = next
-	}
-	var s string
-	if err := json.Unmarshal(cur, &s); err == nil {
-		return s, s != ""
-	}
-	var n json.Number
-	if err := json.Unmarshal(cur, &n); err == nil {
-		return n.String(), true
-	}
-	return "", false
-}
+func (e *Event) Path(path string) (string, bool) { return schemas.LookupPathJSON(e.Data, path) }
 
 var errNoInbox = errors.New("no verified inbox row for this event")

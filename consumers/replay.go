@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -75,7 +76,7 @@ FROM inbox WHERE provider = $1 AND event_id = $2 FOR UPDATE`, req.Provider, req.
 		}
 		agg := req.EventID
 		for _, p := range target.AggregateIDPath {
-			if v, ok := lookupPath(payload, p); ok {
+			if v, ok := schemas.LookupPathJSON(payload, p); ok {
 				agg = v
 				break
 			}

@@ -142,32 +142,3 @@ func parseTime(raw json.RawMessage) (time.Time, bool) {
 	}
 	return time.Time{}, false
 }
-
-// lookupPath follows a dotted path ("data.object.id") from the envelope's
-// top-level fields through nested JSON objects and returns the string (or
-// number) found there.
-func lookupPath(fields map[string]json.RawMessage, path string) (string, bool) {
-	first, rest, _ := strings.Cut(path, ".")
-	cur, ok := fields[first]
-	for ok && rest != "" {
-		var part string
-		part, rest, _ = strings.Cut(rest, ".")
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(cur, &obj) != nil {
-			return "", false
-		}
-		cur, ok = obj[part]
-	}
-	if !ok {
-		return "", false
-	}
-	var s string
-	if err := json.Unmarshal(cur, &s); err == nil {
-		return s, s != ""
-	}
-	var n json.Number
-	if err := json.Unmarshal(cur, &n); err == nil {
-		return n.String(), true
-	}
-	return "", false
-}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/schemas"
 )
 
 func TestLookupPath(t *testing.T) {
@@ -32,7 +33,7 @@ func TestLookupPath(t *testing.T) {
 		"data.object.id.deeper": {"", false},
 	}
 	for path, c := range cases {
-		got, ok := lookupPath(fields, path)
+		got, ok := schemas.LookupPath(fields, path)
 		if got != c.want || ok != c.ok {
 			t.Errorf("lookupPath(%q) = %q, %v; want %q, %v", path, got, ok, c.want, c.ok)
 		}

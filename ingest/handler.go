@@ -24,6 +24,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/schemas"
 )
 
 // VerificationFailed is the body of every signature rejection (SPEC.md).
@@ -181,7 +182,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	d.eventID, d.typ = ev.ID, ev.Type
 	agg, found := "", false
 	for _, path := range ep.p.AggregateIDPath {
-		if agg, found = lookupPath(ev.fields, path); found {
+		if agg, found = schemas.LookupPath(ev.fields, path); found {
 			break
 		}
 	}
