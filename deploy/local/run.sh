@@ -11,6 +11,27 @@ mkdir -p bin
 go build -o bin/gatehouse ./cmd/gatehouse
 bin/gatehouse migrate --config gatehouse.yaml
 SECRET=whsec_test_gatehouse_demo_secret
+
+# Sign-in: a real OpenID Provider (zitadel/oidc's example OP) on :9998 unless
+# GATEHOUSE_AUTH_ISSUER names another one. The token encryption key is
+# generated once and kept under .data/, so stored sessions survive restarts.
+mkdir -p .data
+OP_PID=""
+if [ -z "${GATEHOUSE_AUTH_ISSUER:-}" ]; then
+  OP_PORT="${GATEHOUSE_OP_PORT:-9998}"
+  go build -o bin/op github.com/zitadel/oidc/v3/example/server
+  PORT="$OP_PORT" REDIRECT_URI=http://localhost:8080/callback bin/op >.data/op.log 2>&1 &
+  OP_PID=$!
+  trap 'kill $OP_PID 2>/dev/null' EXIT
+  for _ in $(seq 1 50); do
+    curl -fs "http://localhost:$OP_PORT/.well-known/openid-configuration" >/dev/null && break
+    sleep 0.2
+  done
+  export GATEHOUSE_AUTH_ISSUER="http://localhost:$OP_PORT/" GATEHOUSE_AUTH_CLIENT_ID=web \
+    GATEHOUSE_AUTH_CLIENT_SECRET=secret GATEHOUSE_AUTH_REDIRECT_URL=http://localhost:8080/callback
+fi
+[ -s .data/auth-encryption-key ] || (umask 077 && openssl rand -base64 32 >.data/auth-encryption-key)
+export GATEHOUSE_AUTH_ENCRYPTION_KEY="${GATEHOUSE_AUTH_ENCRYPTION_KEY:-$(cat .data/auth-encryption-key)}"
 BROKERS="${GATEHOUSE_KAFKA_BROKERS:-127.0.0.1:9092}"
 if [ -n "${GATEHOUSE_KAFKA_BROKERS:-}" ]; then
   KAFKA_NOTE="Kafka: $GATEHOUSE_KAFKA_BROKERS"
@@ -37,9 +58,16 @@ or with kcat (apt-get install kcat):
 
   kcat -C -b $BROKERS -t gatehouse.webhooks.demo -o beginning -f 'key=%k headers=%h\n%s\n\n'
 
+Sign in: open http://localhost:8080/ in a browser (identity provider: $GATEHOUSE_AUTH_ISSUER;
+the local example OP's test user is test-user@localhost / verysecure).
+
 Look at what was stored:
 
   psql '$GATEHOUSE_DATABASE_URL' -c 'TABLE inbox' -c 'SELECT id, aggregateid, topic, published_at FROM outbox'
 
 MSG
-exec bin/gatehouse dev --config gatehouse.yaml
+if [ -n "$OP_PID" ]; then
+  bin/gatehouse dev --config gatehouse.yaml   # not exec: the trap stops the OP afterwards
+else
+  exec bin/gatehouse dev --config gatehouse.yaml
+fi
