@@ -63,7 +63,9 @@ the local example OP's test user is test-user@localhost / verysecure).
 
 Look at what was stored:
 
-  psql '$GATEHOUSE_DATABASE_URL' -c 'TABLE inbox' -c 'SELECT id, aggregateid, topic, published_at FROM outbox'
+  psql '$GATEHOUSE_DATABASE_URL' -c 'TABLE inbox' -c 'SELECT id, aggregateid, topic FROM outbox'
+
+(an outbox row disappears once the relay has it on the topic: relay.on_published defaults to delete)
 
 MSG
 if [ -n "$OP_PID" ]; then
