@@ -276,9 +276,27 @@ func TestIdleSlotLag(t *testing.T) {
 	e.mustInsert(evs...)
 	collect(t, e.brokers, []string{e.topic}, evs, 30*time.Second)
 	ctx := context.Background()
+	walNow := func() (lsn string) {
+		if err := e.pool.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&lsn); err != nil {
+			t.Fatal(err)
+		}
+		return lsn
+	}
+	before := walNow()
 	if _, err := e.pool.Exec(ctx, `INSERT INTO inbox (provider, event_id, event_type, payload, verified, secret_id)
 		SELECT 'other', 'e' || g, 't', jsonb_build_object('pad', repeat('x', 500)), true, 's' FROM generate_series(1, 5000) g`); err != nil {
 		t.Fatal(err)
+	}
+	after := walNow()
+	// Precondition: the unrelated insert wrote enough WAL that a slot which
+	// did not advance would show it. (Measured as WAL written, not as lag:
+	// an idle relay may already have confirmed past it, which is the point.)
+	var written int64
+	if err := e.pool.QueryRow(ctx, `SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::bigint`, after, before).Scan(&written); err != nil {
+		t.Fatal(err)
+	}
+	if written < 1<<20 {
+		t.Fatalf("the inbox insert wrote only %d bytes of WAL; the test needs more", written)
 	}
 	lag := func() int64 {
 		var n int64
@@ -287,9 +305,13 @@ func TestIdleSlotLag(t *testing.T) {
 		}
 		return n
 	}
-	if l := lag(); l < 1<<20 {
-		t.Fatalf("the inbox insert produced only %d bytes of lag; the test needs more WAL", l)
-	}
+	waitFor(t, 30*time.Second, "slot confirmed past the unrelated WAL", func() bool {
+		var past bool
+		if err := e.pool.QueryRow(ctx, `SELECT confirmed_flush_lsn >= $2::pg_lsn FROM pg_replication_slots WHERE slot_name = $1`, e.slot, after).Scan(&past); err != nil {
+			t.Fatal(err)
+		}
+		return past
+	})
 	waitFor(t, 30*time.Second, "slot lag under 64 kB", func() bool { return lag() < 64<<10 })
 	waitFor(t, 10*time.Second, "lag metric under 64 kB", func() bool {
 		v := value(rn.r.m.lagBytes)
