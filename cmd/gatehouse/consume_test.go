@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,7 +13,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,17 +25,8 @@ import (
 // the address printed after "admin=" on its first line.
 func startLong(t *testing.T, dbURL string, args ...string) (*process, string) {
 	t.Helper()
-	p := &process{cmd: gatehouse(t, dbURL, args...), stderr: &bytes.Buffer{}}
-	p.cmd.Stderr = &lockedWriter{w: p.stderr}
-	stdout, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	p, r := launch(t, dbURL, args...)
+	line, err := r.ReadString('\n')
 	if err != nil {
 		t.Fatalf("%s: no first line: %v; stderr: %s", args[0], err, p.stderr)
 	}
@@ -45,7 +34,7 @@ func startLong(t *testing.T, dbURL string, args ...string) (*process, string) {
 	if m == nil {
 		t.Fatalf("%s: unexpected first line %q", args[0], line)
 	}
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	go func() { _, _ = io.Copy(io.Discard, r) }()
 	return p, m[1]
 }
 
@@ -190,17 +179,7 @@ providers:
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
-	_ = cons.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cons.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("consume exit after SIGTERM: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("consume did not exit after SIGTERM")
-	}
+	stopGracefully(t, cons, 30*time.Second)
 	logs := cons.stderr.String()
 	if strings.Contains(logs, "api_key_e2e") || strings.Contains(logs, e2eSecret) {
 		t.Fatal("a secret reached the consumer's logs")
@@ -247,17 +226,7 @@ providers:
 		t.Fatal(err)
 	}
 	t.Setenv("E2E_API_KEY", "api_key_e2e")
-	p := &process{cmd: gatehouse(t, dbURL, "dev", "--config", cfgPath, "--kafka-port", "0"), stderr: &bytes.Buffer{}}
-	p.cmd.Stderr = &lockedWriter{w: p.stderr}
-	stdout, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
-	r := bufio.NewReader(stdout)
+	p, r := startDev(t, dbURL, cfgPath)
 	var public string
 	for public == "" {
 		line, err := r.ReadString('\n')
@@ -268,7 +237,7 @@ providers:
 			public = m[1]
 		}
 	}
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	go func() { _, _ = io.Copy(io.Discard, r) }()
 	out, err := gatehouse(t, dbURL, "send", "--config", cfgPath, "--url", public, "--id", "evt_dev_c", "--object", "pay_dev_c").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "204") {
 		t.Fatalf("send: %v %s", err, out)

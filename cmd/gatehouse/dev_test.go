@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -21,17 +20,7 @@ import (
 func TestBinaryDevAndTail(t *testing.T) {
 	dbURL := testenv.Postgres(t)
 	cfgPath := writeConfig(t)
-	p := &process{cmd: gatehouse(t, dbURL, "dev", "--config", cfgPath, "--kafka-port", "0"), stderr: &bytes.Buffer{}}
-	p.cmd.Stderr = &lockedWriter{w: p.stderr}
-	stdout, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
-	r := bufio.NewReader(stdout)
+	p, r := startDev(t, dbURL, cfgPath)
 	var brokers, public string
 	for brokers == "" || public == "" {
 		line, err := r.ReadString('\n')
@@ -45,7 +34,7 @@ func TestBinaryDevAndTail(t *testing.T) {
 			public = m[1]
 		}
 	}
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	go func() { _, _ = io.Copy(io.Discard, r) }()
 
 	out, err := gatehouse(t, dbURL, "send", "--config", cfgPath, "--url", public, "--id", "evt_dev_1", "--object", "pay_dev").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "204") {

@@ -81,17 +81,8 @@ func gatehouse(t *testing.T, dbURL string, args ...string) *exec.Cmd {
 
 func startServe(t *testing.T, dbURL, cfgPath string) *process {
 	t.Helper()
-	p := &process{cmd: gatehouse(t, dbURL, "serve", "--config", cfgPath), stderr: &bytes.Buffer{}}
-	p.cmd.Stderr = p.stderr
-	stdout, err := p.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	p, stdout := launch(t, dbURL, "serve", "--config", cfgPath)
+	line, err := stdout.ReadString('\n')
 	if err != nil {
 		t.Fatalf("no listening line: %v; stderr: %s", err, p.stderr)
 	}
@@ -164,17 +155,7 @@ func TestBinaryEndToEnd(t *testing.T) {
 	}
 
 	// SIGTERM shuts down gracefully.
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("no exit after SIGTERM")
-	}
+	stopGracefully(t, p, 15*time.Second)
 	logs := p.stderr.String()
 	if !strings.Contains(logs, `"event_id":"evt_e2e_1"`) || !strings.Contains(logs, `"outcome":"duplicate"`) {
 		t.Fatalf("delivery logs missing:\n%s", logs)
@@ -202,4 +183,44 @@ func TestRunRejectsBadInvocations(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "bogus") {
 		t.Fatalf("bad config: %v", err)
 	}
+}
+
+// stopGracefully sends SIGTERM and fails the test unless the process exits
+// cleanly within timeout.
+func stopGracefully(t *testing.T, p *process, timeout time.Duration) {
+	t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s: exit after SIGTERM: %v", p.cmd.Args[1], err)
+		}
+	case <-time.After(timeout):
+		t.Fatalf("%s: no exit within %s of SIGTERM", p.cmd.Args[1], timeout)
+	}
+}
+
+// startDev starts `gatehouse dev` with an embedded Kafka on a free port.
+func startDev(t *testing.T, dbURL, cfgPath string) (*process, *bufio.Reader) {
+	t.Helper()
+	return launch(t, dbURL, "dev", "--config", cfgPath, "--kafka-port", "0")
+}
+
+// launch starts the real binary with args and returns the process (stderr
+// captured) and a reader over its stdout; the process is killed at cleanup.
+func launch(t *testing.T, dbURL string, args ...string) (*process, *bufio.Reader) {
+	t.Helper()
+	p := &process{cmd: gatehouse(t, dbURL, args...), stderr: &bytes.Buffer{}}
+	p.cmd.Stderr = &lockedWriter{w: p.stderr}
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
+	return p, bufio.NewReader(stdout)
 }
