@@ -48,4 +48,3 @@ func apply(ctx context.Context, dbURL string, log *slog.Logger) (int, error) {
 	}
 	return len(res), nil
 }
-
