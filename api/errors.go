@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse/gatehouse/auth/bearer"
@@ -33,7 +34,8 @@ func (b badRequest) Error() string { return string(b) }
 //	errCSRF                      → 403 csrf_required
 //	errNotOperator               → 403 forbidden
 //	badRequest                   → 400 invalid_request
-//	errNotFound, errNoRoute      → 404 not_found
+//	errNotFound, errNoRoute,
+//	pgx.ErrNoRows                → 404 not_found (a single-row read found nothing)
 //	errConflict                  → 409 conflict
 //	errMethod                    → 405 method_not_allowed
 //	anything else                → 500 server_error (logged)
@@ -51,7 +53,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		writeJSONError(w, http.StatusForbidden, "forbidden", "the operator role is required")
 	case errors.As(err, &br):
 		writeJSONError(w, http.StatusBadRequest, bearer.CodeInvalidRequest, string(br))
-	case errors.Is(err, errNotFound), errors.Is(err, errNoRoute):
+	case errors.Is(err, errNotFound), errors.Is(err, errNoRoute), errors.Is(err, pgx.ErrNoRows):
 		writeJSONError(w, http.StatusNotFound, "not_found", "no such resource")
 	case errors.Is(err, errConflict):
 		writeJSONError(w, http.StatusConflict, "conflict", "the event is final, in processing or unverified; replay with force=true to process it again")

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"sort"
 	"strings"
@@ -67,10 +66,6 @@ func (s *Server) getObject(w http.ResponseWriter, r *http.Request) {
 	args = append(args, chi.URLParam(r, "object_id"))
 	o, err := scanObject(s.cfg.Pool.QueryRow(r.Context(),
 		`SELECT `+objectColumns+` FROM provider_objects WHERE `+ownerClause+` AND object_id = $6`, args...))
-	if errors.Is(err, pgx.ErrNoRows) {
-		s.fail(w, r, errNotFound)
-		return
-	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
