@@ -3,8 +3,6 @@ package main
 import (
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,17 +17,10 @@ import (
 // the API's metrics are on the admin listener.
 func TestServeMountsAPI(t *testing.T) {
 	is := bearertest.NewIssuer(t)
-	cfgPath := filepath.Join(t.TempDir(), "gatehouse.yaml")
-	cfg := `
-listen: "127.0.0.1:0"
-admin_listen: "127.0.0.1:0"
-api:
+	cfgPath := writeConfigYAML(t, `api:
   audience: https://gatehouse.test/api
-  issuers: [{issuer: "` + is.URL + `"}]
-`
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+  issuers: [{issuer: "`+is.URL+`"}]
+`)
 	p := startServe(t, testenv.Postgres(t), cfgPath)
 	get := func(url, auth string) (int, string, string) {
 		req, _ := http.NewRequest(http.MethodGet, url, nil)

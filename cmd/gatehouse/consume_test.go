@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -74,32 +72,18 @@ func TestBinaryConsumeAndReplay(t *testing.T) {
 	}))
 	defer api.Close()
 	suffix := fmt.Sprint(time.Now().UnixNano())
-	cfgPath := filepath.Join(t.TempDir(), "gatehouse.yaml")
-	cfg := fmt.Sprintf(`
-listen: "127.0.0.1:0"
-admin_listen: "127.0.0.1:0"
-kafka:
+	cfgPath := writeConfigYAML(t, fmt.Sprintf(`kafka:
   partitions: 2
 relay:
   mode: poll
 consumers:
   group: e2e-%[1]s
   retry_delays: [200ms, 400ms]
-providers:
-  demo:
-    scheme: reference
-    timestamp_header: X-Gatehouse-Timestamp
-    signature_header: X-Gatehouse-Signature
-    secrets: [{id: test-mode, value: "env:E2E_SECRET"}]
-    aggregate_id_path: [data.payment_id]
-    topic: e2e.consume.%[1]s
+`+demoProvider+`    topic: e2e.consume.%[1]s
     api_url: %[2]s
     api_key: env:E2E_API_KEY
     api_version: "2026-01-01"
-`, suffix, api.URL)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`, suffix, api.URL))
 	t.Setenv("GATEHOUSE_KAFKA_BROKERS", strings.Join(brokers, ","))
 	t.Setenv("E2E_API_KEY", "api_key_e2e")
 	if out, err := gatehouse(t, dbURL, "migrate", "--config", cfgPath).CombinedOutput(); err != nil {
@@ -208,23 +192,9 @@ func TestBinaryDevProcessesEvents(t *testing.T) {
 		_, _ = io.WriteString(w, `{"id":"pay_dev_c","version":7,"status":"succeeded"}`)
 	}))
 	defer api.Close()
-	cfgPath := filepath.Join(t.TempDir(), "gatehouse.yaml")
-	cfg := fmt.Sprintf(`
-listen: "127.0.0.1:0"
-admin_listen: "127.0.0.1:0"
-providers:
-  demo:
-    scheme: reference
-    timestamp_header: X-Gatehouse-Timestamp
-    signature_header: X-Gatehouse-Signature
-    secrets: [{id: test-mode, value: "env:E2E_SECRET"}]
-    aggregate_id_path: [data.payment_id]
-    api_url: %s
+	cfgPath := writeConfigYAML(t, demoProvider+fmt.Sprintf(`    api_url: %s
     api_key: env:E2E_API_KEY
-`, api.URL)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`, api.URL))
 	t.Setenv("E2E_API_KEY", "api_key_e2e")
 	p, r := startDev(t, dbURL, cfgPath)
 	var public string

@@ -48,13 +48,9 @@ type process struct {
 	admin  string
 }
 
-func writeConfig(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "gatehouse.yaml")
-	cfg := `
-listen: "127.0.0.1:0"
-admin_listen: "127.0.0.1:0"
-providers:
+// demoProvider is the YAML of the demo provider the binary tests sign as;
+// extra lines (indented four spaces) may follow it.
+const demoProvider = `providers:
   demo:
     scheme: reference
     timestamp_header: X-Gatehouse-Timestamp
@@ -62,10 +58,23 @@ providers:
     secrets: [{id: test-mode, value: "env:E2E_SECRET"}]
     aggregate_id_path: [data.payment_id]
 `
+
+// writeConfigYAML writes a config file listening on free loopback ports
+// followed by body, and returns its path.
+func writeConfigYAML(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "gatehouse.yaml")
+	cfg := "listen: \"127.0.0.1:0\"\nadmin_listen: \"127.0.0.1:0\"\n" + body
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// writeConfig writes the config with only the demo provider.
+func writeConfig(t *testing.T) string {
+	t.Helper()
+	return writeConfigYAML(t, demoProvider)
 }
 
 func gatehouse(t *testing.T, dbURL string, args ...string) *exec.Cmd {
