@@ -87,23 +87,38 @@ func StartKafka(ctx context.Context, dir string) (*Kafka, error) {
 		k.ownsDir = true
 	}
 	k.Dir = dir
-	if k.brokerPort, err = freePort(); err != nil {
-		return nil, err
+	// Another process may bind one of the chosen ports before the broker
+	// does; start again on new ports (and fresh storage) when that happens.
+	for attempt := 1; ; attempt++ {
+		err = k.startOnFreePorts(ctx)
+		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "Address already in use") {
+			break
+		}
+		if rmErr := os.RemoveAll(k.dataDir()); rmErr != nil {
+			return nil, fmt.Errorf("kafka data dir: %w", rmErr)
+		}
 	}
-	if k.controllerPort, err = freePort(); err != nil {
-		return nil, err
-	}
-	k.Brokers = []string{"127.0.0.1:" + strconv.Itoa(k.brokerPort)}
-	if err := k.writeConfig(); err != nil {
-		return nil, err
-	}
-	if err := k.format(ctx); err != nil {
-		return nil, err
-	}
-	if err := k.start(ctx); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	return k, nil
+}
+
+func (k *Kafka) startOnFreePorts(ctx context.Context) (err error) {
+	if k.brokerPort, err = freePort(); err != nil {
+		return err
+	}
+	if k.controllerPort, err = freePort(); err != nil {
+		return err
+	}
+	k.Brokers = []string{"127.0.0.1:" + strconv.Itoa(k.brokerPort)}
+	if err := k.writeConfig(); err != nil {
+		return err
+	}
+	if err := k.format(ctx); err != nil {
+		return err
+	}
+	return k.start(ctx)
 }
 
 // Stop shuts the broker down with SIGTERM, then SIGKILL after a grace period,
