@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -19,7 +20,8 @@ const (
 	pathSnapshot   = "snapshot"
 )
 
-// claimSQL takes the oldest unsent rows at least $2 old, skipping rows
+// claimSQL takes the oldest unsent rows at least $2 old (and with seq at
+// most $3), skipping rows
 // another transaction holds, and drops from the batch every row whose key
 // has an earlier unsent row outside the batch (locked elsewhere or not old
 // enough): per-key order holds even when rows are skipped. Its cost grows
@@ -30,7 +32,7 @@ const (
 const claimSQL = `
 WITH cand AS (
   SELECT id, seq, topic, aggregateid FROM outbox
-  WHERE published_at IS NULL AND created_at <= now() - $2::interval
+  WHERE published_at IS NULL AND created_at <= now() - $2::interval AND seq <= $3
   ORDER BY seq LIMIT $1
   FOR UPDATE SKIP LOCKED
 ), skipped AS (
@@ -58,7 +60,7 @@ func (r *Relay) pollLoop(ctx context.Context, path string, minAge, idle time.Dur
 		r.markReady()
 	}
 	for {
-		n, err := r.pollOnce(ctx, path, minAge)
+		n, err := r.pollOnce(ctx, path, minAge, math.MaxInt64)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -84,7 +86,9 @@ func (r *Relay) pollLoop(ctx context.Context, path string, minAge, idle time.Dur
 	}
 }
 
-func (r *Relay) pollOnce(ctx context.Context, path string, minAge time.Duration) (int, error) {
+// pollOnce publishes one batch of unsent rows at least minAge old with seq at
+// most maxSeq and reports how many it published.
+func (r *Relay) pollOnce(ctx context.Context, path string, minAge time.Duration, maxSeq int64) (int, error) {
 	tx, err := r.cfg.Pool.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("%s: begin: %w", path, err)
@@ -100,7 +104,7 @@ func (r *Relay) pollOnce(ctx context.Context, path string, minAge time.Duration)
 		set_config('synchronous_commit', 'off', true)`); err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
-	rows, err := claim(ctx, tx, r.cfg.Relay.BatchSize, minAge)
+	rows, err := claim(ctx, tx, r.cfg.Relay.BatchSize, minAge, maxSeq)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
@@ -134,10 +138,10 @@ func (r *Relay) pollOnce(ctx context.Context, path string, minAge time.Duration)
 	return len(rows), nil
 }
 
-func claim(ctx context.Context, tx pgx.Tx, limit int, minAge time.Duration) ([]*Row, error) {
+func claim(ctx context.Context, tx pgx.Tx, limit int, minAge time.Duration, maxSeq int64) ([]*Row, error) {
 	// Unnamed statement: planned for these values every time, never a
 	// cached generic plan (whose guesses about the backlog go stale).
-	q, err := tx.Query(ctx, claimSQL, pgx.QueryExecModeExec, limit, minAge)
+	q, err := tx.Query(ctx, claimSQL, pgx.QueryExecModeExec, limit, minAge, maxSeq)
 	if err != nil {
 		return nil, fmt.Errorf("claim outbox rows: %w", err)
 	}

@@ -58,8 +58,13 @@ func (r *Relay) ensureSlot(ctx context.Context, conn *pgconn.PgConn) (pglogrepl.
 
 // snapshot publishes every unsent row before streaming starts when the
 // slot is new or a previous snapshot did not finish: rows committed before a
-// slot's consistent point never come through it. Streaming later repeats
-// rows committed after that point (at-least-once), never reorders a key.
+// slot's consistent point never come through it. It covers the rows visible
+// now (a superset of those committed before the consistent point, since the
+// slot exists already) and does not finish while any of them is unsent, even
+// when a batch comes back empty because the dispatcher holds some: the
+// stream must not publish a key's later rows before its earlier rows that
+// only the snapshot can deliver. Streaming later repeats rows committed
+// after the consistent point (at-least-once), never reorders a key.
 func (r *Relay) snapshot(ctx context.Context, created bool) error {
 	slot := r.cfg.Relay.Slot
 	if created {
@@ -76,13 +81,30 @@ func (r *Relay) snapshot(ctx context.Context, created bool) error {
 	if done {
 		return nil
 	}
+	var upTo int64
+	if err := r.cfg.Pool.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM outbox`).Scan(&upTo); err != nil {
+		return fmt.Errorf("slot snapshot: %w", err)
+	}
 	for {
-		n, err := r.pollOnce(ctx, pathSnapshot, 0)
+		n, err := r.pollOnce(ctx, pathSnapshot, 0, upTo)
 		if err != nil {
 			return err
 		}
-		if n == 0 {
+		if n > 0 {
+			continue
+		}
+		var left bool
+		if err := r.cfg.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM outbox WHERE published_at IS NULL AND seq <= $1)`,
+			upTo).Scan(&left); err != nil {
+			return fmt.Errorf("slot snapshot: %w", err)
+		}
+		if !left {
 			break
+		}
+		select { // rows held by the dispatcher or a late commit: look again
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(r.cfg.Relay.PollInterval):
 		}
 	}
 	if _, err := r.cfg.Pool.Exec(ctx, `INSERT INTO relay_slot (slot, snapshot_done_at) VALUES ($1, now())
