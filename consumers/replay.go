@@ -85,8 +85,9 @@ FROM inbox WHERE provider = $1 AND event_id = $2 FOR UPDATE`, req.Provider, req.
 		if err != nil {
 			return fmt.Errorf("outbox id: %w", err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, event_id, topic)
-VALUES ($1, $2, $3, $4, $5, $6, $7)`, id, req.Provider, agg, typ, payload, req.EventID, target.Topic); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, event_id, topic, event_time)
+SELECT $1::uuid, $2::text, $3::text, $4::text, $5::jsonb, $6::text, $7::text, event_created_at FROM inbox WHERE provider = $2 AND event_id = $6`,
+			id, req.Provider, agg, typ, payload, req.EventID, target.Topic); err != nil {
 			return fmt.Errorf("insert outbox: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE inbox SET processing_state = 'pending', attempts = 0, last_error = NULL,

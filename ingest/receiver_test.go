@@ -35,12 +35,18 @@ func TestAcceptedOnceThenDuplicate(t *testing.T) {
 		t.Fatalf("inbox row = %v %q %q %q %v", verified, secretID, state, typ, payload)
 	}
 	var aggType, aggID, obType, topic, evID string
-	err = h.pool.QueryRow(context.Background(), `SELECT aggregatetype, aggregateid, type, topic, event_id FROM outbox`).Scan(&aggType, &aggID, &obType, &topic, &evID)
+	var sameTime bool
+	err = h.pool.QueryRow(context.Background(), `SELECT o.aggregatetype, o.aggregateid, o.type, o.topic, o.event_id,
+		o.event_time IS NOT NULL AND o.event_time = i.event_created_at
+		FROM outbox o JOIN inbox i ON i.provider = o.aggregatetype AND i.event_id = o.event_id`).Scan(&aggType, &aggID, &obType, &topic, &evID, &sameTime)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if aggType != "demo" || aggID != "pay_1" || obType != "payment.succeeded" || topic != "gatehouse.webhooks.demo" || evID != "evt_1" {
 		t.Fatalf("outbox row = %q %q %q %q %q", aggType, aggID, obType, topic, evID)
+	}
+	if !sameTime {
+		t.Fatal("outbox.event_time is not the event's created_at (inbox.event_created_at)")
 	}
 	// The same event again: the same 2xx, nothing added, counted as duplicate.
 	expectStatus(t, h.send("evt_1", map[string]any{"payment_id": "pay_1"}), http.StatusNoContent)

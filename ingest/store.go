@@ -174,8 +174,8 @@ WITH input AS (
   ON CONFLICT (provider, event_id) DO NOTHING
   RETURNING provider, event_id
 ), ob AS (
-  INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, event_id, topic)
-  SELECT i.outbox_id, i.provider, i.aggregate_id, i.event_type, i.payload, i.event_id, i.topic
+  INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, event_id, topic, event_time)
+  SELECT i.outbox_id, i.provider, i.aggregate_id, i.event_type, i.payload, i.event_id, i.topic, i.created_at
   FROM input i JOIN ins ON ins.provider = i.provider AND ins.event_id = i.event_id ORDER BY i.ord
   RETURNING id
 )

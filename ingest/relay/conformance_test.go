@@ -68,6 +68,19 @@ func testRecordFormat(t *testing.T, e *env) {
 			}
 		}
 	}
+	// A row with outbox.event_time (as the receiver writes it): ce_time
+	// comes from the column, not from the payload.
+	timed := e.newEvents("pay_2", 1, 1)
+	tv := timed[0]
+	if _, err := e.pool.Exec(context.Background(), `INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, event_id, topic, event_time)
+		VALUES ($1, 'prov', $2, 'test.changed', $3::jsonb, $4, $5, '2026-03-04T05:06:07.123456Z')`,
+		tv.ID, tv.Key, payload(tv), tv.EventID, tv.Topic); err != nil {
+		t.Fatal(err)
+	}
+	g = collect(t, e.brokers, []string{e.topic}, timed, 30*time.Second)
+	if h := header(g.recs[g.firsts[timed[0].ID]], schemas.HeaderTime); h != "2026-03-04T05:06:07.123456Z" {
+		t.Errorf("ce_time of a row with event_time = %q, want 2026-03-04T05:06:07.123456Z", h)
+	}
 	waitFor(t, 10*time.Second, "rows marked published", func() bool { return e.unsent() == 0 })
 	var left int
 	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox`).Scan(&left); err != nil {

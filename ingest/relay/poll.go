@@ -44,7 +44,7 @@ WITH cand AS (
   WHERE p.published_at IS NULL AND p.seq < (SELECT max(seq) FROM cand) AND p.id NOT IN (SELECT id FROM cand)
   GROUP BY p.topic, p.aggregateid
 )
-SELECT o.id::text, o.aggregatetype, o.aggregateid, o.type, o.payload::text, o.event_id, o.topic, o.created_at, o.seq
+SELECT o.id::text, o.aggregatetype, o.aggregateid, o.type, o.payload::text, o.event_id, o.topic, o.created_at, o.seq, o.event_time
 FROM cand c JOIN outbox o ON o.id = c.id
 LEFT JOIN skipped b ON b.topic = c.topic AND b.aggregateid = c.aggregateid
 WHERE b.b IS NULL OR c.seq < b.b
@@ -150,11 +150,15 @@ func claim(ctx context.Context, tx pgx.Tx, limit int, minAge time.Duration, maxS
 	for q.Next() {
 		row := &Row{}
 		var payload string
+		var at *time.Time
 		if err := q.Scan(&row.ID, &row.AggregateType, &row.AggregateID, &row.Type, &payload, &row.EventID,
-			&row.Topic, &row.CreatedAt, &row.Seq); err != nil {
+			&row.Topic, &row.CreatedAt, &row.Seq, &at); err != nil {
 			return nil, fmt.Errorf("scan outbox row: %w", err)
 		}
 		row.Payload = []byte(payload)
+		if at != nil {
+			row.EventTime = *at
+		}
 		out = append(out, row)
 	}
 	if err := q.Err(); err != nil {

@@ -21,6 +21,7 @@ type Row struct {
 	EventID       string // the provider's event id: ce_id
 	Topic         string
 	CreatedAt     time.Time // insert time of the row (zero when unknown)
+	EventTime     time.Time // the provider's creation time (outbox.event_time; zero when NULL)
 	Seq           int64
 }
 
@@ -35,8 +36,12 @@ func (r *Row) Record() *kgo.Record {
 		{Key: schemas.HeaderSpecVersion, Value: []byte(schemas.SpecVersion)},
 		{Key: schemas.HeaderContentType, Value: []byte("application/json")},
 	}
-	if t, ok := eventTime(r.Payload); ok {
-		h = append(h, kgo.RecordHeader{Key: schemas.HeaderTime, Value: []byte(t.Format(time.RFC3339Nano))})
+	t, ok := r.EventTime, !r.EventTime.IsZero()
+	if !ok {
+		t, ok = eventTime(r.Payload)
+	}
+	if ok {
+		h = append(h, kgo.RecordHeader{Key: schemas.HeaderTime, Value: []byte(t.UTC().Format(time.RFC3339Nano))})
 	}
 	h = append(h,
 		kgo.RecordHeader{Key: schemas.HeaderOutboxID, Value: []byte(r.ID)},
@@ -45,7 +50,8 @@ func (r *Row) Record() *kgo.Record {
 	return &kgo.Record{Topic: r.Topic, Key: []byte(r.AggregateID), Value: r.Payload, Headers: h}
 }
 
-// eventTime finds the provider's creation time in the envelope: created_at
+// eventTime finds the provider's creation time in the envelope (rows
+// without outbox.event_time): created_at
 // (RFC 3339 or Unix seconds), created (Stripe, Unix seconds) or timestamp.
 func eventTime(payload []byte) (time.Time, bool) {
 	var env struct {

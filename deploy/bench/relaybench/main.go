@@ -114,6 +114,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			rows = append(rows, r)
 		}
+		r, err := b.writersAlone(ctx)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
 		for _, mode := range o.modes {
 			res, err := b.relayRuns(ctx, mode)
 			if err != nil {

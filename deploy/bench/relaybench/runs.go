@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gatehouse/gatehouse/ingest/relay"
@@ -87,36 +84,6 @@ func (b *bench) consume(ctx context.Context, topic string, s *stamps, want func(
 // warmUp gives a new consumer time to load the new topic's metadata and
 // start fetching, so its start-up is not counted as latency.
 func warmUp() { time.Sleep(2 * time.Second) }
-
-type row struct {
-	id, key string
-	payload []byte
-}
-
-func (b *bench) rows(n int) []row {
-	out := make([]row, n)
-	for i := range out {
-		key := fmt.Sprintf("pay_%05d", rand.IntN(b.o.keys))
-		id := uuid.NewString()
-		p, _ := json.Marshal(map[string]any{"id": "evt_" + id[:18], "type": "payment.succeeded",
-			"created_at": time.Now().UTC().Format(time.RFC3339), "data": map[string]any{"payment_id": key, "amount": 4200, "currency": "eur",
-				"customer": "cus_" + key[4:], "description": "benchmark event with a realistic envelope size"}})
-		out[i] = row{id: id, key: key, payload: p}
-	}
-	return out
-}
-
-const insertSQL = `INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, event_id, topic)
-SELECT id, 'bench', key, 'payment.succeeded', p::jsonb, 'evt_' || left(id::text, 18), $4 FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(id, key, p)`
-
-func (b *bench) insert(ctx context.Context, topic string, rs []row) ([]string, error) {
-	ids, keys, ps := make([]string, len(rs)), make([]string, len(rs)), make([]string, len(rs))
-	for i, r := range rs {
-		ids[i], keys[i], ps[i] = r.id, r.key, string(r.payload)
-	}
-	_, err := b.pool.Exec(ctx, insertSQL, ids, keys, ps, topic)
-	return ids, err
-}
 
 // paced calls emit every 10ms with the number of rows due at rate since
 // start, for d.
@@ -319,31 +286,7 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 		out = append(out, r)
 	}
 	r, err := measure(fmt.Sprintf("max (%d writers × %d rows/tx)", b.o.writers, b.o.batch), true, func(topic string, s *stamps) (int, error) {
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		total := 0
-		var firstErr error
-		start := time.Now()
-		for range b.o.writers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for time.Since(start) < b.o.duration && ctx.Err() == nil {
-					ids, err := b.insert(ctx, topic, b.rows(b.o.batch))
-					s.markSent(ids, time.Now())
-					mu.Lock()
-					if err != nil && firstErr == nil {
-						firstErr = err
-					}
-					if err == nil {
-						total += len(ids)
-					}
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-		return total, firstErr
+		return b.writeFlatOut(ctx, topic, s)
 	})
 	if err != nil {
 		return nil, err
