@@ -331,7 +331,25 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 		// Leave no slot pinning WAL behind for the next mode.
 		stop()
 		stop = func() {}
-		_, _ = b.pool.Exec(ctx, `SELECT pg_drop_replication_slot('bench_replication')`)
+		if err := b.dropSlot(ctx, "bench_replication"); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
+}
+
+// dropSlot drops a replication slot once its walsender has gone (a stopped
+// relay's session may take a moment to end).
+func (b *bench) dropSlot(ctx context.Context, slot string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := b.pool.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("drop replication slot %s: %w", slot, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
