@@ -112,6 +112,12 @@ func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d t
 		return runResult{}, err
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
+	// pgbench's prepared statement gets PostgreSQL's generic plan, as the
+	// receiver's does. Left to plan_cache_mode=auto, PostgreSQL keeps
+	// re-planning pgbench's one-row executions (their custom plans look
+	// cheaper than the generic one), which costs ~300 µs per transaction
+	// and made the ceiling look lower than it is (docs/BENCHMARKS.md).
+	cmd.Env = append(os.Environ(), "PGOPTIONS=-c plan_cache_mode=force_generic_plan")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return runResult{}, fmt.Errorf("pgbench: %w: %s", err, tail(out, 1500))
