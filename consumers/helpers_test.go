@@ -159,7 +159,10 @@ func newFixtureFor(t *testing.T, provider string) *fixture {
 	if _, err := kafka.EnsureTopics(ctx, kadm.NewClient(f.prod), nil, kafka.TopicSpec{Partitions: 3}, l.all()...); err != nil {
 		t.Fatal(err)
 	}
-	f.writer = ingest.NewWriter(f.pool, 2, 64)
+	if f.writer, err = ingest.NewWriter(f.pool, 2, 64); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.writer.Close)
 	f.api = newRefAPI(t)
 	return f
 }

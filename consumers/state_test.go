@@ -23,7 +23,11 @@ func TestStateTransitions(t *testing.T) {
 	}
 	defer pool.Close()
 	s := store{pool: pool}
-	w := ingest.NewWriter(pool, 1, 8)
+	w, err := ingest.NewWriter(pool, 1, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
 	add := func(id string) *Event {
 		body, _ := json.Marshal(map[string]any{"id": id, "type": "payment.succeeded", "data": map[string]any{"payment_id": "p_" + id}})
 		if _, err := w.Write(ctx, ingest.Record{Provider: "ref", EventID: id, Type: "payment.succeeded", Payload: body,

@@ -9,8 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/schemas"
 )
 
 // errBadEnvelope marks a verified body that cannot be recorded (400).
@@ -23,26 +27,27 @@ type parsed struct {
 	CreatedAt *time.Time
 	Payload   []byte // the envelope stored in inbox.payload and relayed to Kafka
 
-	fields map[string]json.RawMessage // top-level fields of Payload
+	root gjson.Result // Payload, parsed (aggregate_id_path lookups)
 }
 
 // parseDelivery maps a verified body into the inbox fields. Providers that
 // send the envelope themselves (reference, stripe, standard-webhooks) are
 // stored verbatim; GitHub, Slack and Shopify bodies are wrapped in an envelope
-// whose data is the body. The body is decoded once, into its top-level
-// fields; nested values are decoded only where they are read.
+// whose data is the body. The body is validated once and read in place
+// (gjson): only the members the receiver needs are looked at, where an
+// object repeats a name the last one counts (as in the stored jsonb).
 func parseDelivery(scheme string, h http.Header, body []byte, res signature.Result, now time.Time) (parsed, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		if !json.Valid(body) {
-			return parsed{}, fmt.Errorf("%w: body is not valid JSON", errBadEnvelope)
-		}
+	if err := storable(body); err != nil {
+		return parsed{}, err
+	}
+	root := gjson.ParseBytes(body)
+	if !root.IsObject() {
 		return parsed{}, fmt.Errorf("%w: body is not a JSON object", errBadEnvelope)
 	}
 	switch scheme {
 	case "github":
 		t := h.Get("X-GitHub-Event")
-		if action := stringField(fields, "action"); action != "" && t != "" {
+		if action := stringField(root, "action"); action != "" && t != "" {
 			t += "." + action
 		}
 		return wrap(res.EventID, t, now, body)
@@ -54,28 +59,36 @@ func parseDelivery(scheme string, h http.Header, body []byte, res signature.Resu
 		}
 		return wrap(res.EventID, t, at, body)
 	case "slack":
-		var event struct {
-			Type string `json:"type"`
+		f := schemas.Members(root, "event", "type", "event_time", "event_id")
+		t := ""
+		if f[0].IsObject() {
+			t = stringField(f[0], "type")
 		}
-		_ = json.Unmarshal(fields["event"], &event)
-		t := event.Type
-		if t == "" {
-			t = stringField(fields, "type")
+		if t == "" && f[1].Type == gjson.String {
+			t = f[1].Str
 		}
 		at := now
-		if v, ok := parseTime(fields["event_time"]); ok {
+		if v, ok := parseTime(f[2]); ok {
 			at = v
 		}
-		return wrap(stringField(fields, "event_id"), t, at, body)
+		id := ""
+		if f[3].Type == gjson.String {
+			id = f[3].Str
+		}
+		return wrap(id, t, at, body)
 	}
-	var id, typ string
-	for name, dst := range map[string]*string{"id": &id, "type": &typ} {
-		if raw, ok := fields[name]; ok {
-			if err := json.Unmarshal(raw, dst); err != nil {
-				return parsed{}, fmt.Errorf("%w: %q must be a string", errBadEnvelope, name)
-			}
+	f := schemas.Members(root, "id", "type", "created_at", "created", "timestamp")
+	var idType [2]string
+	for i, name := range []string{"id", "type"} {
+		switch f[i].Type {
+		case gjson.String:
+			idType[i] = f[i].Str
+		case gjson.Null: // absent or null: missing
+		default:
+			return parsed{}, fmt.Errorf("%w: %q must be a string", errBadEnvelope, name)
 		}
 	}
+	id, typ := idType[0], idType[1]
 	if id == "" {
 		id = res.EventID // standard-webhooks carries the id in webhook-id
 	}
@@ -85,10 +98,10 @@ func parseDelivery(scheme string, h http.Header, body []byte, res signature.Resu
 	if typ == "" {
 		return parsed{}, fmt.Errorf("%w: missing \"type\"", errBadEnvelope)
 	}
-	p := parsed{ID: id, Type: typ, Payload: body, fields: fields}
+	p := parsed{ID: id, Type: typ, Payload: body, root: root}
 	// Stripe writes created (Unix seconds), Standard Webhooks timestamp.
-	for _, name := range []string{"created_at", "created", "timestamp"} {
-		if t, ok := parseTime(fields[name]); ok {
+	for _, v := range f[2:] {
+		if t, ok := parseTime(v); ok {
 			p.CreatedAt = &t
 			break
 		}
@@ -96,11 +109,42 @@ func parseDelivery(scheme string, h http.Header, body []byte, res signature.Resu
 	return p, nil
 }
 
-// stringField returns fields[name] when it is a JSON string.
-func stringField(fields map[string]json.RawMessage, name string) string {
-	var s string
-	_ = json.Unmarshal(fields[name], &s)
-	return s
+// storable rejects bodies that are not JSON, or that PostgreSQL's jsonb
+// would refuse: invalid UTF-8 and the \u0000 escape (jsonb cannot hold
+// NUL). Refusing them here answers 400 to that delivery alone instead of
+// failing the statement that carries it.
+func storable(body []byte) error {
+	if !gjson.ValidBytes(body) {
+		return fmt.Errorf("%w: body is not valid JSON", errBadEnvelope)
+	}
+	if !utf8.Valid(body) {
+		return fmt.Errorf("%w: body is not valid UTF-8", errBadEnvelope)
+	}
+	nul := []byte(`\u0000`)
+	for off := 0; ; {
+		i := bytes.Index(body[off:], nul)
+		if i < 0 {
+			break
+		}
+		i += off
+		slashes := 0
+		for j := i - 1; j >= 0 && body[j] == '\\'; j-- {
+			slashes++
+		}
+		if slashes%2 == 0 { // the backslash of \u0000 is not itself escaped
+			return fmt.Errorf("%w: body contains \\u0000, which cannot be stored", errBadEnvelope)
+		}
+		off = i + 1
+	}
+	return nil
+}
+
+// stringField returns obj's member name when it is a JSON string.
+func stringField(obj gjson.Result, name string) string {
+	if v := schemas.Member(obj, name); v.Type == gjson.String {
+		return v.Str
+	}
+	return ""
 }
 
 func wrap(id, typ string, at time.Time, body []byte) (parsed, error) {
@@ -120,25 +164,20 @@ func wrap(id, typ string, at time.Time, body []byte) (parsed, error) {
 	if err != nil {
 		return parsed{}, fmt.Errorf("wrap envelope: %w", err)
 	}
-	fields := map[string]json.RawMessage{"data": body}
-	return parsed{ID: id, Type: typ, CreatedAt: &at, Payload: b, fields: fields}, nil
+	return parsed{ID: id, Type: typ, CreatedAt: &at, Payload: b, root: gjson.ParseBytes(b)}, nil
 }
 
-// parseTime accepts an RFC 3339 string or Unix seconds.
-func parseTime(raw json.RawMessage) (time.Time, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return time.Time{}, false
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+// parseTime accepts an RFC 3339 string or Unix seconds (an integer).
+func parseTime(v gjson.Result) (time.Time, bool) {
+	switch v.Type {
+	case gjson.String:
+		if t, err := time.Parse(time.RFC3339Nano, v.Str); err == nil {
 			return t.UTC(), true
 		}
-		return time.Time{}, false
-	}
-	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-		return time.Unix(n, 0).UTC(), true
+	case gjson.Number:
+		if n, err := strconv.ParseInt(v.Raw, 10, 64); err == nil {
+			return time.Unix(n, 0).UTC(), true
+		}
 	}
 	return time.Time{}, false
 }

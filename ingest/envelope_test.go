@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,11 +13,7 @@ import (
 )
 
 func TestLookupPath(t *testing.T) {
-	body := []byte(`{"id":"e","data":{"object":{"id":"pi_1","n":42,"empty":"","nested":{"x":"y"}},"list":[1]}}`)
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		t.Fatal(err)
-	}
+	body := []byte(`{"id":"e","data":{"object":{"id":"pi_1","n":42,"empty":"","nested":{"x":"y"},"dup":"first","dup":"last"},"list":[1]}}`)
 	cases := map[string]struct {
 		want string
 		ok   bool
@@ -27,15 +24,43 @@ func TestLookupPath(t *testing.T) {
 		"data.object.empty":     {"", false},
 		"data.object.nested":    {"", false},
 		"data.object.nested.x":  {"y", true},
+		"data.object.dup":       {"last", true}, // as jsonb stores it
 		"data.list.0":           {"", false},
 		"data.missing":          {"", false},
 		"nope":                  {"", false},
 		"data.object.id.deeper": {"", false},
 	}
 	for path, c := range cases {
-		got, ok := schemas.LookupPath(fields, path)
+		got, ok := schemas.LookupPathJSON(body, path)
 		if got != c.want || ok != c.ok {
 			t.Errorf("lookupPath(%q) = %q, %v; want %q, %v", path, got, ok, c.want, c.ok)
+		}
+	}
+	if _, ok := schemas.LookupPathJSON([]byte(`{"id":`), "id"); ok {
+		t.Error("invalid JSON: found a value")
+	}
+}
+
+func TestParseDeliveryRefusesWhatJSONBCannotHold(t *testing.T) {
+	now := time.Now()
+	for body, want := range map[string]string{
+		`{"id":"a","type":"t"`:                 "not valid JSON",
+		`["id","type"]`:                        "not a JSON object",
+		"{\"id\":\"a\",\"type\":\"t\",\"x\":\"\xff\"}": "not valid UTF-8",
+		`{"id":"a","type":"t","x":"\u0000"}`:   "\\u0000",
+		`{"id":"a","type":"t","x":"a\\\u0000"}`: "\\u0000",
+		`{"id":"a","type":"t","id":"b"}`:       "", // the last id counts
+		`{"id":"a","type":"t","x":"\\u0000"}`:  "", // an escaped backslash, then text
+		`{"id":"a","type":"t","x":"\\\\u0000"}`: "",
+	} {
+		p, err := parseDelivery("reference", http.Header{}, []byte(body), signature.Result{}, now)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: %v", body, err)
+		case want != "" && (!errors.Is(err, errBadEnvelope) || !strings.Contains(err.Error(), want)):
+			t.Errorf("%s: error %v, want one saying %q", body, err, want)
+		case want == "" && body == `{"id":"a","type":"t","id":"b"}` && p.ID != "b":
+			t.Errorf("%s: id %q, want the last one", body, p.ID)
 		}
 	}
 }

@@ -182,7 +182,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	d.eventID, d.typ = ev.ID, ev.Type
 	agg, found := "", false
 	for _, path := range ep.p.AggregateIDPath {
-		if agg, found = schemas.LookupPath(ev.fields, path); found {
+		if agg, found = schemas.LookupPath(ev.root, path); found {
 			break
 		}
 	}
@@ -197,6 +197,11 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		Provider: ep.name, EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt, Payload: ev.Payload,
 		SecretID: res.SecretID, AggregateID: agg, Topic: ep.p.Topic,
 	})
+	if errors.Is(err, errBadEnvelope) { // PostgreSQL refused the content itself
+		d.reason = err.Error()
+		fail(http.StatusBadRequest, "bad_request", "event cannot be stored: its JSON is refused by the database")
+		return
+	}
 	if err != nil {
 		d.err = err
 		fail(http.StatusServiceUnavailable, "unavailable", "event not recorded; retry later")

@@ -123,9 +123,14 @@ func newHarnessDB(t *testing.T, dbURL string, opts ...harnessOpt) *harness {
 	}
 	t.Cleanup(pool.Close)
 	h := &harness{t: t, pool: pool, reg: prometheus.NewRegistry(), cfg: cfg, logs: &syncBuffer{}, now: time.Now().Truncate(time.Second), dbURL: dbURL}
+	w, err := ingest.NewWriter(pool, 4, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
 	icfg := ingest.Config{
 		Providers:  cfg.Providers,
-		Store:      ingest.NewWriter(pool, 4, 64),
+		Store:      w,
 		Logger:     slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Registerer: h.reg,
 		Now:        func() time.Time { return h.now },

@@ -190,10 +190,13 @@ func TestBodyLimit413(t *testing.T) {
 func TestMalformedEnvelopeIs400(t *testing.T) {
 	h := newHarness(t)
 	for name, body := range map[string]string{
-		"not JSON":     `{"id": "evt_bad", `,
-		"not object":   `["evt_bad"]`,
-		"missing id":   `{"type":"payment.succeeded","data":{}}`,
-		"missing type": `{"id":"evt_bad","data":{}}`,
+		"not JSON":      `{"id": "evt_bad", `,
+		"not object":    `["evt_bad"]`,
+		"missing id":    `{"type":"payment.succeeded","data":{}}`,
+		"missing type":  `{"id":"evt_bad","data":{}}`,
+		"number id":     `{"id":7,"type":"payment.succeeded"}`,
+		"invalid UTF-8": "{\"id\":\"evt_u\",\"type\":\"t\",\"data\":\"\xc3\x28\"}",
+		"NUL escape":    `{"id":"evt_n","type":"t","data":"\u0000"}`,
 	} {
 		r := h.post("demo", h.sign("demo", demoSecret, []byte(body), h.now, ""), []byte(body))
 		expectStatus(t, r, http.StatusBadRequest)

@@ -1,46 +1,68 @@
 package schemas
 
 import (
-	"encoding/json"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // LookupPath follows a dotted path ("data.object.id") through JSON objects,
-// starting from already decoded top-level fields, and returns the string or
-// number found there. Empty strings, objects, arrays and missing members
-// report false. Provider configs use such paths for aggregate_id_path and
-// owner_path.
-func LookupPath(fields map[string]json.RawMessage, path string) (string, bool) {
-	first, rest, _ := strings.Cut(path, ".")
-	cur, ok := fields[first]
-	for ok && rest != "" {
-		var part string
-		part, rest, _ = strings.Cut(rest, ".")
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(cur, &obj) != nil {
+// starting from a parsed value, and returns the string or number found
+// there (a number as written). Empty strings, objects, arrays, null and
+// missing members report false. Where an object repeats a member name the
+// last one counts, as in PostgreSQL's jsonb and Go's encoding/json, so the
+// value found is the one stored. Provider configs use such paths for
+// aggregate_id_path and owner_path.
+func LookupPath(v gjson.Result, path string) (string, bool) {
+	for part := range strings.SplitSeq(path, ".") {
+		if !v.IsObject() {
 			return "", false
 		}
-		cur, ok = obj[part]
+		if v = Member(v, part); !v.Exists() {
+			return "", false
+		}
 	}
-	if !ok {
-		return "", false
-	}
-	var s string
-	if err := json.Unmarshal(cur, &s); err == nil {
-		return s, s != ""
-	}
-	var n json.Number
-	if err := json.Unmarshal(cur, &n); err == nil {
-		return n.String(), true
+	switch v.Type {
+	case gjson.String:
+		return v.Str, v.Str != ""
+	case gjson.Number:
+		return v.Raw, true
 	}
 	return "", false
 }
 
-// LookupPathJSON is LookupPath over an undecoded JSON object.
+// LookupPathJSON is LookupPath over an undecoded JSON document; invalid JSON
+// reports false.
 func LookupPathJSON(doc []byte, path string) (string, bool) {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(doc, &fields) != nil {
+	if !gjson.ValidBytes(doc) {
 		return "", false
 	}
-	return LookupPath(fields, path)
+	return LookupPath(gjson.ParseBytes(doc), path)
+}
+
+// Member returns the member name of the object obj (the last one when the
+// name repeats), or a value whose Exists is false.
+func Member(obj gjson.Result, name string) gjson.Result {
+	var found gjson.Result
+	obj.ForEach(func(k, v gjson.Result) bool {
+		if k.Str == name {
+			found = v
+		}
+		return true
+	})
+	return found
+}
+
+// Members returns Member(obj, name) for each of names in one pass.
+func Members(obj gjson.Result, names ...string) []gjson.Result {
+	out := make([]gjson.Result, len(names))
+	obj.ForEach(func(k, v gjson.Result) bool {
+		for i, n := range names {
+			if k.Str == n {
+				out[i] = v
+			}
+		}
+		return true
+	})
+	return out
 }

@@ -184,7 +184,12 @@ func TestRelayedRecordsMatchSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	rcv, err := ingest.New(ingest.Config{Providers: cfg.Providers, Store: ingest.NewWriter(pool, 1, 16), Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry()})
+	w, err := ingest.NewWriter(pool, 1, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	rcv, err := ingest.New(ingest.Config{Providers: cfg.Providers, Store: w, Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

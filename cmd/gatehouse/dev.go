@@ -38,10 +38,11 @@ func runDev(ctx context.Context, e env, args []string) error {
 	} else {
 		fmt.Fprintf(e.stdout, "gatehouse dev: Kafka at %v\n", b.cfg.Kafka.Brokers)
 	}
-	router, err := publicRouter(ctx, b)
+	router, closeRouter, err := publicRouter(ctx, b)
 	if err != nil {
 		return err
 	}
+	defer closeRouter()
 	rl, err := newRelay(b)
 	if err != nil {
 		return err

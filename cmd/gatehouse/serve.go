@@ -63,37 +63,44 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer b.pool.Close()
-	router, err := publicRouter(ctx, b)
+	router, closeRouter, err := publicRouter(ctx, b)
 	if err != nil {
 		return err
 	}
+	defer closeRouter()
 	return serveHTTP(ctx, e, b, router)
 }
 
 // publicRouter mounts every public surface: the webhook receiver, and the
-// login and API routes when configured.
-func publicRouter(ctx context.Context, b *base) (chi.Router, error) {
-	r := chi.NewRouter()
+// login and API routes when configured. Call closeFn once the server has
+// stopped; it releases the receiver's Writer.
+func publicRouter(ctx context.Context, b *base) (r chi.Router, closeFn func(), err error) {
+	r = chi.NewRouter()
 	// One Writer worker: one statement in flight, everything arriving
 	// meanwhile goes into the next (up to 64 rows). Measured best for
 	// throughput, CPU per event and ack latency (docs/BENCHMARKS.md).
+	w, err := ingest.NewWriter(b.pool, 1, 64)
+	if err != nil {
+		return nil, nil, err
+	}
 	rcv, err := ingest.New(ingest.Config{
 		Providers:  b.cfg.Providers,
-		Store:      ingest.NewWriter(b.pool, 1, 64),
+		Store:      w,
 		Logger:     b.log,
 		Registerer: b.reg,
 	})
+	if err == nil {
+		rcv.Routes(r)
+		err = mountAuth(ctx, b, r)
+	}
+	if err == nil {
+		err = mountAPI(ctx, b, r)
+	}
 	if err != nil {
-		return nil, err
+		w.Close()
+		return nil, nil, err
 	}
-	rcv.Routes(r)
-	if err := mountAuth(ctx, b, r); err != nil {
-		return nil, err
-	}
-	if err := mountAPI(ctx, b, r); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return r, w.Close, nil
 }
 
 // serveHTTP runs the public and admin listeners until ctx ends, then shuts

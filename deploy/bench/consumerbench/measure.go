@@ -51,7 +51,11 @@ func (b *bench) throughput(ctx context.Context, res *results) error {
 	}
 	b.relayStop = stopRelay // the latency run keeps using it
 	fmt.Fprintf(b.log, "consumerbench: writing %d events (inbox + outbox) and relaying them\n", b.o.events)
-	w := ingest.NewWriter(b.pool, 4, 64)
+	w, err := ingest.NewWriter(b.pool, 4, 64)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
 	topic := b.cfg.Providers[provider].Topic
 	var wg sync.WaitGroup
 	errc := make(chan error, 1)

@@ -174,20 +174,26 @@ func (b *bench) startConsumer(ctx context.Context, group string, reg prometheus.
 
 // receiver runs the real webhook receiver on a loopback listener.
 func (b *bench) receiver() (addr string, stop func(), err error) {
-	rcv, err := ingest.New(ingest.Config{Providers: b.cfg.Providers, Store: ingest.NewWriter(b.pool, 4, 64), Logger: quiet(),
+	w, err := ingest.NewWriter(b.pool, 4, 64)
+	if err != nil {
+		return "", nil, err
+	}
+	rcv, err := ingest.New(ingest.Config{Providers: b.cfg.Providers, Store: w, Logger: quiet(),
 		Registerer: prometheus.NewRegistry()})
 	if err != nil {
+		w.Close()
 		return "", nil, err
 	}
 	mux := chi.NewRouter()
 	rcv.Routes(mux)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		w.Close()
 		return "", nil, err
 	}
 	srv := &http.Server{Handler: mux}
 	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close(); w.Close() }, nil
 }
 
 func (b *bench) close() {

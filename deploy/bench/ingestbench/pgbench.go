@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
@@ -51,11 +51,11 @@ func buildScript(dir, stmt string, args []any) (*pgScript, error) {
 				continue
 			}
 			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, arrayLit(v[0])))
-		case []*time.Time:
-			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, arrayLit(v[0].Format(time.RFC3339Nano))))
+		case []pgtype.Timestamptz:
+			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, arrayLit(v[0].Time.Format(time.RFC3339Nano))))
 		case []int32:
 			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d={%d}", n, v[0]))
-		case []uuid.UUID:
+		case []pgtype.UUID:
 			repl[n] = "ARRAY[lpad(to_hex(:eid::bigint), 32, '0')::uuid]"
 			uuidSeen = true
 		default:

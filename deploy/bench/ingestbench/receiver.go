@@ -151,13 +151,20 @@ func startInProcess(ctx context.Context, b *bench, cfgText string) (*receiver, e
 		logf.Close()
 		return nil, fmt.Errorf("pool: %w", err)
 	}
+	w, err := ingest.NewWriter(pool, b.o.workers, b.o.batch)
+	if err != nil {
+		pool.Close()
+		logf.Close()
+		return nil, err
+	}
 	rcv, err := ingest.New(ingest.Config{
 		Providers:  cfg.Providers,
-		Store:      ingest.NewWriter(pool, b.o.workers, b.o.batch),
+		Store:      w,
 		Logger:     obs.NewLogger(logf, cfg.LogLevel),
 		Registerer: obs.NewRegistry(),
 	})
 	if err != nil {
+		w.Close()
 		pool.Close()
 		logf.Close()
 		return nil, err
@@ -166,6 +173,7 @@ func startInProcess(ctx context.Context, b *bench, cfgText string) (*receiver, e
 	rcv.Routes(r)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		w.Close()
 		pool.Close()
 		logf.Close()
 		return nil, err
@@ -176,6 +184,7 @@ func startInProcess(ctx context.Context, b *bench, cfgText string) (*receiver, e
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
+		w.Close()
 		pool.Close()
 		logf.Close()
 	}

@@ -7,14 +7,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 func TestBuildScriptKeepsStatementAndBindsEveryParameter(t *testing.T) {
 	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	stmt := "SELECT $1::text[], $2::text[], $3::jsonb[], $4::timestamptz[], $5::uuid[], $10::int[], $6::text[], $7::text[], $8::text[], $9::text[]"
 	args := []any{
-		[]string{"bench"}, []string{captureEventID}, []string{`{"id":"1","q":"a\"b\\c"}`}, []*time.Time{&created},
-		[]uuid.UUID{uuid.New()}, []string{"x"}, []string{"y"}, []string{"z"}, []string{"w"}, []int32{0},
+		[]string{"bench"}, []string{captureEventID}, []string{`{"id":"1","q":"a\"b\\c"}`}, []pgtype.Timestamptz{{Time: created, Valid: true}},
+		[]pgtype.UUID{{Bytes: uuid.New(), Valid: true}}, []string{"x"}, []string{"y"}, []string{"z"}, []string{"w"}, []int32{0},
 	}
 	s, err := buildScript(t.TempDir(), stmt, args)
 	if err != nil {
@@ -42,15 +43,15 @@ func TestBuildScriptKeepsStatementAndBindsEveryParameter(t *testing.T) {
 
 func TestBuildScriptRejectsUnknownParameters(t *testing.T) {
 	for name, args := range map[string][]any{
-		"unsupported type": {[]string{captureEventID}, []uuid.UUID{uuid.New()}, []float64{1}},
-		"no event id":      {[]string{"a"}, []uuid.UUID{uuid.New()}},
+		"unsupported type": {[]string{captureEventID}, []pgtype.UUID{{Bytes: uuid.New(), Valid: true}}, []float64{1}},
+		"no event id":      {[]string{"a"}, []pgtype.UUID{{Bytes: uuid.New(), Valid: true}}},
 		"no outbox id":     {[]string{captureEventID}},
 	} {
 		if _, err := buildScript(t.TempDir(), "SELECT $1, $2, $3", args); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
-	if _, err := buildScript(t.TempDir(), "SELECT $1, $2, $3", []any{[]string{captureEventID}, []uuid.UUID{uuid.New()}}); err == nil {
+	if _, err := buildScript(t.TempDir(), "SELECT $1, $2, $3", []any{[]string{captureEventID}, []pgtype.UUID{{Bytes: uuid.New(), Valid: true}}}); err == nil {
 		t.Error("statement referencing a parameter beyond the arguments: no error")
 	}
 }

@@ -192,7 +192,11 @@ func captureStatement(ctx context.Context, dbURL string, rec ingest.Record) (str
 		return "", nil, fmt.Errorf("capture pool: %w", err)
 	}
 	defer pool.Close()
-	w := ingest.NewWriter(pool, 1, 1)
+	w, err := ingest.NewWriter(pool, 1, 1)
+	if err != nil {
+		return "", nil, err
+	}
+	defer w.Close()
 	if _, err = w.Write(ctx, rec); err != nil {
 		return "", nil, fmt.Errorf("capture statement: %w", err)
 	}
