@@ -44,14 +44,14 @@ func TestLookupPath(t *testing.T) {
 func TestParseDeliveryRefusesWhatJSONBCannotHold(t *testing.T) {
 	now := time.Now()
 	for body, want := range map[string]string{
-		`{"id":"a","type":"t"`:                 "not valid JSON",
-		`["id","type"]`:                        "not a JSON object",
+		`{"id":"a","type":"t"`: "not valid JSON",
+		`["id","type"]`:        "not a JSON object",
 		"{\"id\":\"a\",\"type\":\"t\",\"x\":\"\xff\"}": "not valid UTF-8",
-		`{"id":"a","type":"t","x":"\u0000"}`:   "\\u0000",
-		`{"id":"a","type":"t","x":"a\\\u0000"}`: "\\u0000",
-		`{"id":"a","type":"t","id":"b"}`:       "", // the last id counts
-		`{"id":"a","type":"t","x":"\\u0000"}`:  "", // an escaped backslash, then text
-		`{"id":"a","type":"t","x":"\\\\u0000"}`: "",
+		`{"id":"a","type":"t","x":"\u0000"}`:           "\\u0000",
+		`{"id":"a","type":"t","x":"a\\\u0000"}`:        "\\u0000",
+		`{"id":"a","type":"t","id":"b"}`:               "", // the last id counts
+		`{"id":"a","type":"t","x":"\\u0000"}`:          "", // an escaped backslash, then text
+		`{"id":"a","type":"t","x":"\\\\u0000"}`:        "",
 	} {
 		p, err := parseDelivery("reference", http.Header{}, []byte(body), signature.Result{}, now)
 		switch {
