@@ -6,10 +6,21 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
+// defaultGOGC is the garbage collector's target unless GOGC is set.
+// gatehouse's live heap is a few MB, so at Go's default of 100 the collector
+// ran many times a second and its per-cycle cost took ~18 % of the webhook
+// receiver's CPU (ingestbench, docs/BENCHMARKS.md); 400 spends a few tens of
+// MB of heap on that instead.
+const defaultGOGC = 400
+
 func main() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(defaultGOGC)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
