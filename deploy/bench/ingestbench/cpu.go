@@ -74,9 +74,27 @@ func postgresCPU(pgdata string) (time.Duration, error) {
 	return total, nil
 }
 
-// cpuMark is a snapshot of the CPU time of the processes of one side.
+// cpuMark is a snapshot of the CPU time of the processes of one side, and
+// of the whole machine.
 type cpuMark struct {
 	pg, recv, self time.Duration
+	busy, steal    time.Duration // machine-wide, all CPUs (/proc/stat)
+}
+
+// machineCPU returns the busy (user, nice, system, irq, softirq) and steal
+// time of all CPUs together.
+func machineCPU() (busy, steal time.Duration) {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(raw), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, 0
+	}
+	n := func(i int) time.Duration { v, _ := strconv.Atoi(f[i]); return time.Duration(v) * clockTick }
+	return n(1) + n(2) + n(3) + n(6) + n(7), n(8)
 }
 
 func (b *bench) cpuMark() cpuMark {
@@ -86,6 +104,7 @@ func (b *bench) cpuMark() cpuMark {
 		m.recv, _, _ = procCPU(b.recv.pid, false)
 	}
 	m.self, _, _ = procCPU(os.Getpid(), false)
+	m.busy, m.steal = machineCPU()
 	return m
 }
 

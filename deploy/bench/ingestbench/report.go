@@ -62,7 +62,7 @@ func (res *results) print(w io.Writer) {
 	fmt.Fprintf(w, "Receiver: %s. PostgreSQL %s, private cluster on local disk (%s). ", b.recv.desc, b.pgVer, b.settings)
 	fmt.Fprintf(w, "Events: unique, %d-byte JSON bodies signed with the reference scheme, sent over HTTP/1.1 keep-alive connections; ack latency is measured by the client from request write to 204. ", len(b.gen.body(1_000_000_000_000, time.Now())))
 	fmt.Fprintf(w, "pgbench runs the Writer's statement captured from the wire (one row per transaction, `-M prepared -j 2`, `plan_cache_mode=force_generic_plan` so it is not re-planned per transaction) on the same database. ")
-	fmt.Fprintf(w, "%d × %s per configuration and side, alternating receiver and pgbench; tables truncated and checkpointed before each run; every run checked for exactly one inbox and one outbox row per 2xx; all benchmark processes at nice %d. Medians.\n\n", b.o.runs, b.o.duration, niceValue())
+	fmt.Fprintf(w, "%d × %s per configuration and side, alternating receiver and pgbench in counterbalanced order (R P, P R, R P, …); tables truncated and checkpointed before each run; every run checked for exactly one inbox and one outbox row per 2xx; all benchmark processes at nice %d. Medians.\n\n", b.o.runs, b.o.duration, niceValue())
 
 	fmt.Fprintf(w, "| load | side | throughput (events/s) | p50 ack | p99 ack | events per commit | WAL per event | PostgreSQL CPU per event | client-side CPU per event |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range res.closed {
@@ -81,14 +81,14 @@ func (res *results) print(w io.Writer) {
 		fmt.Fprintf(w, "; p99 ack ≤ 10 ms at half the maximum rate (%s events/s): %s (median p99 %.2f ms, worst run %s)",
 			thousands(res.open.rate), verdict(p99 <= 10), p99, ms(worst(res.open.recv, 0.99)))
 	}
-	fmt.Fprintf(w, ".\n\n<details><summary>Per run</summary>\n\n| load | run | receiver events/s | receiver p99 | pgbench tps | pgbench p99 | ratio | load average after the pair |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, ".\n\n<details><summary>Per run</summary>\n\n| load | run | receiver events/s | receiver p99 | pgbench tps | pgbench p99 | ratio | load average after the pair | CPU outside the benchmark's processes / steal, receiver run (cores) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range append(res.closed, res.open) {
 		if c == nil {
 			continue
 		}
 		for i := range min(len(c.recv), len(c.pgb)) {
 			r, p := c.recv[i], c.pgb[i]
-			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.2f | %.1f |\n", c.name, i+1, thousands(r.tput()), ms(r.pct(0.99)), thousands(p.tput()), ms(p.pct(0.99)), r.tput()/p.tput(), max(r.load, p.load))
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.2f | %.1f | %.2f / %.2f |\n", c.name, i+1, thousands(r.tput()), ms(r.pct(0.99)), thousands(p.tput()), ms(p.pct(0.99)), r.tput()/p.tput(), max(r.load, p.load), r.cores(r.otherCPU), r.cores(r.steal))
 		}
 	}
 	fmt.Fprintf(w, "\n</details>\n")
