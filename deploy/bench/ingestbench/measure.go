@@ -19,10 +19,9 @@ type sample struct {
 	appCPU   time.Duration // CPU time of the rest of the side: receiver and load generator, or pgbench
 	recvCPU  time.Duration // of which the receiver process (binary mode)
 	load     float64       // 1-minute load average of the machine after the run
-	// otherCPU is the machine's busy time not spent in the benchmark's own
-	// processes (other work on a shared machine), steal the time the
-	// hypervisor ran something else: both disturb the run.
-	otherCPU, steal time.Duration
+	// steal is the time the hypervisor gave this VM's CPUs to someone
+	// else during the run: a disturbance neither side controls.
+	steal time.Duration
 }
 
 // cores is d as an average number of busy CPUs over the run.
@@ -108,8 +107,7 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult,
 		runResult: r, xacts: after.xid - before.xid, walBytes: after.lsn - before.lsn,
 		pgCPU: cpu1.pg - cpu0.pg, appCPU: cpu1.recv - cpu0.recv + cpu1.self - cpu0.self + r.clientCPU,
 		recvCPU: cpu1.recv - cpu0.recv, load: loadAvg(),
-		otherCPU: (cpu1.busy - cpu0.busy) - (cpu1.pg - cpu0.pg) - (cpu1.recv - cpu0.recv) - (cpu1.self - cpu0.self) - r.clientCPU,
-		steal:    cpu1.steal - cpu0.steal,
+		steal: cpu1.steal - cpu0.steal,
 	}, nil
 }
 
