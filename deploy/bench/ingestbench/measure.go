@@ -22,6 +22,9 @@ type sample struct {
 	// steal is the time the hypervisor gave this VM's CPUs to someone
 	// else during the run: a disturbance neither side controls.
 	steal time.Duration
+	// wakeP99 and wakeMax: how late a 1 ms sleep in the load generator's
+	// process woke up during the run (wakeProbe).
+	wakeP99, wakeMax time.Duration
 }
 
 // cores is d as an average number of busy CPUs over the run.
@@ -84,7 +87,9 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult,
 		return sample{}, err
 	}
 	cpu0 := b.cpuMark()
+	probe := startWakeProbe()
 	r, err := f()
+	wakeP99, wakeMax := probe.finish()
 	cpu1 := b.cpuMark()
 	if err != nil {
 		return sample{}, fmt.Errorf("%s: %w", side, err)
@@ -107,7 +112,7 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult,
 		runResult: r, xacts: after.xid - before.xid, walBytes: after.lsn - before.lsn,
 		pgCPU: cpu1.pg - cpu0.pg, appCPU: cpu1.recv - cpu0.recv + cpu1.self - cpu0.self + r.clientCPU,
 		recvCPU: cpu1.recv - cpu0.recv, load: loadAvg(),
-		steal: cpu1.steal - cpu0.steal,
+		steal: cpu1.steal - cpu0.steal, wakeP99: wakeP99, wakeMax: wakeMax,
 	}, nil
 }
 
@@ -204,8 +209,8 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 				return nil, err
 			}
 			res.open.recv, res.open.pgb = append(res.open.recv, r), append(res.open.pgb, p)
-			fmt.Fprintf(b.log, "ingestbench: open loop %.0f/s run %d: receiver p50 %s p99 %s | pgbench -R p50 %s p99 %s\n",
-				half, i+1, ms(r.pct(0.5)), ms(r.pct(0.99)), ms(p.pct(0.5)), ms(p.pct(0.99)))
+			fmt.Fprintf(b.log, "ingestbench: open loop %.0f/s run %d: receiver p50 %s p99 %s (load generator woken late: p99 %s, max %s) | pgbench -R p50 %s p99 %s\n",
+				half, i+1, ms(r.pct(0.5)), ms(r.pct(0.99)), ms(r.wakeP99), ms(r.wakeMax), ms(p.pct(0.5)), ms(p.pct(0.99)))
 		}
 	}
 	return res, nil
