@@ -29,6 +29,8 @@ type receiver struct {
 	desc string // what runs, for the table
 	pid  int    // the receiver's process (0 when in-process)
 	stop func()
+	// metrics reads the receiver's own metrics (its ack latency histogram).
+	metrics gatherer
 }
 
 // startReceiver starts `gatehouse serve` (o.gatehouse) with a config holding
@@ -85,7 +87,7 @@ providers:
 		}
 		logf.Close()
 	}
-	addr, err := readListenAddr(out)
+	addr, admin, err := readListenAddr(out)
 	if err != nil {
 		stop()
 		return nil, err
@@ -95,22 +97,22 @@ providers:
 		procs = "default"
 	}
 	desc := fmt.Sprintf("`gatehouse serve` binary (Writer defaults of cmd/gatehouse/serve.go, GOMAXPROCS=%s)", procs)
-	return &receiver{addr: addr, desc: desc, pid: cmd.Process.Pid, stop: stop}, nil
+	return &receiver{addr: addr, desc: desc, pid: cmd.Process.Pid, stop: stop, metrics: scrapeAdmin(admin)}, nil
 }
 
-var listening = regexp.MustCompile(`public=http://(\S+)`)
+var listening = regexp.MustCompile(`public=http://(\S+) admin=http://(\S+)`)
 
-// readListenAddr returns the public address gatehouse prints on stdout and
-// keeps draining stdout afterwards.
-func readListenAddr(out io.Reader) (string, error) {
+// readListenAddr returns the public and admin addresses gatehouse prints on
+// stdout and keeps draining stdout afterwards.
+func readListenAddr(out io.Reader) (public, admin string, err error) {
 	sc := bufio.NewScanner(out)
-	lines := make(chan string, 1)
+	lines := make(chan []string, 1)
 	go func() {
 		found := false
 		for sc.Scan() {
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil && !found {
 				found = true
-				lines <- m[1]
+				lines <- m
 			}
 		}
 		if !found {
@@ -118,13 +120,13 @@ func readListenAddr(out io.Reader) (string, error) {
 		}
 	}()
 	select {
-	case addr, ok := <-lines:
+	case m, ok := <-lines:
 		if !ok {
-			return "", errors.New("gatehouse serve exited before listening (see -receiver-log)")
+			return "", "", errors.New("gatehouse serve exited before listening (see -receiver-log)")
 		}
-		return addr, nil
+		return m[1], m[2], nil
 	case <-time.After(30 * time.Second):
-		return "", errors.New("gatehouse serve did not print its listen address within 30s")
+		return "", "", errors.New("gatehouse serve did not print its listen address within 30s")
 	}
 }
 
@@ -157,11 +159,12 @@ func startInProcess(ctx context.Context, b *bench, cfgText string) (*receiver, e
 		logf.Close()
 		return nil, err
 	}
+	reg := obs.NewRegistry()
 	rcv, err := ingest.New(ingest.Config{
 		Providers:  cfg.Providers,
 		Store:      w,
 		Logger:     obs.NewLogger(logf, cfg.LogLevel),
-		Registerer: obs.NewRegistry(),
+		Registerer: reg,
 	})
 	if err != nil {
 		w.Close()
@@ -190,5 +193,5 @@ func startInProcess(ctx context.Context, b *bench, cfgText string) (*receiver, e
 	}
 	desc := fmt.Sprintf("in-process receiver (Writer workers=%d, batch=%d, pool=%d, GOMAXPROCS shared with the load generator)",
 		b.o.workers, b.o.batch, b.o.poolSize)
-	return &receiver{addr: ln.Addr().String(), desc: strings.TrimSpace(desc), stop: stop}, nil
+	return &receiver{addr: ln.Addr().String(), desc: strings.TrimSpace(desc), stop: stop, metrics: gatherRegistry(reg)}, nil
 }

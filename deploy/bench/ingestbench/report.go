@@ -81,14 +81,14 @@ func (res *results) print(w io.Writer) {
 		fmt.Fprintf(w, "; p99 ack ≤ 10 ms at half the maximum rate (%s events/s): %s (median p99 %.2f ms, worst run %s)",
 			thousands(res.open.rate), verdict(p99 <= 10), p99, ms(worst(res.open.recv, 0.99)))
 	}
-	fmt.Fprintf(w, ".\n\n<details><summary>Per run</summary>\n\n| load | run | receiver events/s | receiver p99 | pgbench tps | pgbench p99 | ratio | load average after the pair | receiver run: CPU stolen by the hypervisor (cores) | receiver run: wake-up delay of a 1 ms sleep in the load generator, p99 / max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, ".\n\n<details><summary>Per run</summary>\n\n| load | run | receiver events/s | receiver p99 | pgbench tps | pgbench p99 | ratio | load average after the pair | receiver run: CPU stolen by the hypervisor (cores) | receiver run: wake-up delay of a 1 ms sleep in the load generator, p99 / max | receiver p99 by gatehouse's own ack histogram |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range append(res.closed, res.open) {
 		if c == nil {
 			continue
 		}
 		for i := range min(len(c.recv), len(c.pgb)) {
 			r, p := c.recv[i], c.pgb[i]
-			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.2f | %.1f | %.2f | %s / %s |\n", c.name, i+1, thousands(r.tput()), ms(r.pct(0.99)), thousands(p.tput()), ms(p.pct(0.99)), r.tput()/p.tput(), max(r.load, p.load), r.cores(r.steal), ms(r.wakeP99), ms(r.wakeMax))
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.2f | %.1f | %.2f | %s / %s | %s |\n", c.name, i+1, thousands(r.tput()), ms(r.pct(0.99)), thousands(p.tput()), ms(p.pct(0.99)), r.tput()/p.tput(), max(r.load, p.load), r.cores(r.steal), ms(r.wakeP99), ms(r.wakeMax), ms(r.serverP99))
 		}
 	}
 	fmt.Fprintf(w, "\n</details>\n")
