@@ -106,8 +106,10 @@ func newHarness(t *testing.T, opts ...harnessOpt) *harness {
 	return newHarnessDB(t, testenv.Postgres(t), opts...)
 }
 
-func newHarnessDB(t *testing.T, dbURL string, opts ...harnessOpt) *harness {
-	t.Helper()
+// testProviders parses testConfig, with demo's current secret from the
+// environment reference it uses.
+func testProviders(tb testing.TB) *config.Config {
+	tb.Helper()
 	cfg, err := config.Parse([]byte(testConfig), func(k string) string {
 		if k == "DEMO_SECRET" {
 			return demoSecret
@@ -115,8 +117,14 @@ func newHarnessDB(t *testing.T, dbURL string, opts ...harnessOpt) *harness {
 		return ""
 	})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return cfg
+}
+
+func newHarnessDB(t *testing.T, dbURL string, opts ...harnessOpt) *harness {
+	t.Helper()
+	cfg := testProviders(t)
 	pool, err := pgxpool.New(context.Background(), dbURL)
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/signature"
-	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // acceptAll is a recorder that stores nothing and reports every event new.
@@ -31,15 +30,7 @@ func (acceptAll) Write(context.Context, ingest.Record) (ingest.Outcome, error) {
 // line) without the database or the network: go test -bench ReceiverServe
 // -benchmem ./ingest/
 func BenchmarkReceiverServe(b *testing.B) {
-	cfg, err := config.Parse([]byte(testConfig), func(k string) string {
-		if k == "DEMO_SECRET" {
-			return demoSecret
-		}
-		return ""
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := testProviders(b)
 	rcv, err := ingest.New(ingest.Config{Providers: cfg.Providers, Store: acceptAll{},
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Registerer: prometheus.NewRegistry()})
 	if err != nil {

@@ -13,6 +13,31 @@ import (
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
+// newTestWriter returns a pool on a fresh test database (at most maxConns
+// connections when > 0) and a one-worker Writer on it, both closed at the
+// end of the test.
+func newTestWriter(t *testing.T, maxConns int32) (*pgxpool.Pool, *Writer) {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	base, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(base.Close)
+	w, err := NewWriter(base, 1, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	return base, w
+}
+
 // TestWriterStatementGetsTheGenericPlan checks that the Writer's statement
 // is planned once: on a connection with PostgreSQL's default
 // plan_cache_mode, batches of varying size get a custom plan every time
@@ -20,22 +45,7 @@ import (
 // uses its own pool with force_generic_plan.
 func TestWriterStatementGetsTheGenericPlan(t *testing.T) {
 	ctx := context.Background()
-	url := testenv.Postgres(t)
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 1
-	base, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer base.Close()
-	w, err := NewWriter(base, 1, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	base, w := newTestWriter(t, 1) // one connection: the plan counts below are its
 
 	n := 0
 	flushes := func(w *Writer) {
@@ -79,16 +89,7 @@ func TestWriterStatementGetsTheGenericPlan(t *testing.T) {
 // errBadEnvelope (400), while the rest of its batch commits.
 func TestRefusedRowFailsAloneInItsBatch(t *testing.T) {
 	ctx := context.Background()
-	base, err := pgxpool.New(ctx, testenv.Postgres(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer base.Close()
-	w, err := NewWriter(base, 1, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	base, w := newTestWriter(t, 0)
 	payloads := map[string]string{
 		"good-1":    `{"id":"good-1"}`,
 		"bad-json":  `{"id":`,
