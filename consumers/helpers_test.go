@@ -21,8 +21,10 @@ import (
 
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/relay"
+	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/kafka"
 	"github.com/gatehouse/gatehouse/internal/testenv"
+	"github.com/gatehouse/gatehouse/schemas"
 )
 
 func TestMain(m *testing.M) {
@@ -45,6 +47,7 @@ type fixture struct {
 	writer   *ingest.Writer
 	api      *refAPI
 	delays   []time.Duration
+	rl       *relay.Relay
 }
 
 var fixtureSeq atomic.Int64
@@ -151,45 +154,40 @@ func (f *fixture) ingestData(id, typ, aggregateID string, data map[string]any) b
 	return out.New
 }
 
-// relay publishes unsent outbox rows per the contract in package schemas
-// (what ingest/relay does), marking them published. It returns how many.
+// relay publishes unsent outbox rows with the real relay's code
+// (ingest/relay, poll mode's batches, relay.on_published: mark, so a test
+// can publish a row again by clearing published_at). It
+// returns how many.
 func (f *fixture) relay() int {
 	f.t.Helper()
-	ctx := context.Background()
-	rows, err := f.pool.Query(ctx, `SELECT id, aggregatetype, aggregateid, type, payload, event_id, topic, created_at
-FROM outbox WHERE published_at IS NULL ORDER BY seq`)
+	n, err := f.publisher().PublishPending(context.Background())
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	var recs []*kgo.Record
-	var ids []string
-	for rows.Next() {
-		var id, prov, agg, typ, evID, topic string
-		var payload []byte
-		var created time.Time
-		if err := rows.Scan(&id, &prov, &agg, &typ, &payload, &evID, &topic, &created); err != nil {
-			f.t.Fatal(err)
-		}
-		recs = append(recs, contractRecord(topic, prov, evID, typ, agg, id, payload))
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		f.t.Fatal(err)
-	}
-	if err := f.prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		f.t.Fatal(err)
-	}
-	if _, err := f.pool.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE id = ANY($1::uuid[])`, ids); err != nil {
-		f.t.Fatal(err)
-	}
-	return len(recs)
+	return n
 }
 
-// contractRecord is a record exactly as the relay writes it (ingest/relay's
-// mapping of an outbox row).
+// publisher is the fixture's relay, built on first use.
+func (f *fixture) publisher() *relay.Relay {
+	if f.rl != nil {
+		return f.rl
+	}
+	rc := config.Relay{Mode: relay.ModePoll, OnPublished: "mark", BatchSize: 500}
+	rl, err := relay.New(relay.Config{Pool: f.pool, DatabaseURL: f.dbURL, Relay: rc,
+		Kafka: config.Kafka{Brokers: f.brokers, Partitions: 3}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(rl.Close)
+	f.rl = rl
+	return rl
+}
+
+// contractRecord is a record exactly as the relay writes it (the contract
+// in schemas.Record).
 func contractRecord(topic, provider, eventID, typ, key, outboxID string, payload []byte) *kgo.Record {
-	row := relay.Row{ID: outboxID, AggregateType: provider, AggregateID: key, Type: typ, Payload: payload, EventID: eventID, Topic: topic}
-	return row.Record()
+	return schemas.Record{Topic: topic, Key: key, Provider: provider, EventID: eventID, Type: typ, OutboxID: outboxID,
+		Payload: payload}.Encode()
 }
 
 type inboxRow struct {

@@ -6,38 +6,25 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/gatehouse/gatehouse/schemas"
 )
 
-// processing_state of an inbox row. The receiver writes pending; consumers
-// and the replay tool move it:
-//
-//	pending ──claim──▶ processing ──effect applied──────────▶ succeeded
-//	                       │      ──older or equal version──▶ ignored_stale
-//	                       │      ──no handler for the type─▶ skipped
-//	                       ├──transient failure, retries left──▶ retrying ──claim──▶ processing
-//	                       └──permanent failure or retries exhausted──▶ dead
-//	dead | retrying | pending | processing ──replay──▶ pending (attempts reset to 0)
-//	succeeded | ignored_stale | skipped ──replay --force──▶ pending
-//
-// succeeded, ignored_stale and skipped are final: a record of a finished
-// event (a Kafka duplicate, a stale retry copy) is counted as a duplicate
-// and changes nothing. attempts counts claims since the last replay;
-// last_error and last_error_class describe the latest failure and are
-// cleared on success.
+// processing_state of an inbox row: the states and their machine are
+// documented in package schemas (schemas.States), which owns them; these
+// names are kept for the consumers' own code.
 const (
-	StatePending      = "pending"
-	StateProcessing   = "processing"
-	StateSucceeded    = "succeeded"
-	StateIgnoredStale = "ignored_stale"
-	StateSkipped      = "skipped"
-	StateRetrying     = "retrying"
-	StateDead         = "dead"
+	StatePending      = schemas.StatePending
+	StateProcessing   = schemas.StateProcessing
+	StateSucceeded    = schemas.StateSucceeded
+	StateIgnoredStale = schemas.StateIgnoredStale
+	StateSkipped      = schemas.StateSkipped
+	StateRetrying     = schemas.StateRetrying
+	StateDead         = schemas.StateDead
 )
 
-// Final reports whether state is a final success state.
-func Final(state string) bool {
-	return state == StateSucceeded || state == StateIgnoredStale || state == StateSkipped
-}
+// Final reports whether state is a final success state (schemas.Final).
+func Final(state string) bool { return schemas.Final(state) }
 
 // Outcomes of processing one record, the outcome label of
 // gatehouse_consumer_records_processed_total.

@@ -53,7 +53,7 @@ func TestForwardRecordKeepsOriginAcrossHops(t *testing.T) {
 		schemas.HeaderOriginOffset: "41", schemas.HeaderOriginTimestamp: ts.Format(time.RFC3339Nano),
 		schemas.HeaderAttempt: "2", schemas.HeaderErrorClass: ClassPermanent, schemas.HeaderErrorMessage: "404",
 	}
-	got := headers(hop2)
+	got := schemas.Headers(hop2)
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("header %s = %q, want %q", k, got[k], v)
@@ -62,12 +62,12 @@ func TestForwardRecordKeepsOriginAcrossHops(t *testing.T) {
 	if _, ok := got[schemas.HeaderDueAt]; ok || len(hop2.Headers) != len(want) {
 		t.Errorf("dlq headers = %v", got)
 	}
-	msg := headers(hop1)[schemas.HeaderErrorMessage]
+	msg := schemas.Headers(hop1)[schemas.HeaderErrorMessage]
 	if len(msg) > maxErrorMessage || !strings.HasPrefix(msg, "é") || strings.ContainsRune(msg, '\uFFFD') {
 		t.Errorf("truncated message: %d bytes", len(msg))
 	}
-	if headers(hop1)[schemas.HeaderDueAt] != due.Format(time.RFC3339Nano) || string(hop2.Key) != "k" {
-		t.Errorf("hop1 headers %v", headers(hop1))
+	if schemas.Headers(hop1)[schemas.HeaderDueAt] != due.Format(time.RFC3339Nano) || string(hop2.Key) != "k" {
+		t.Errorf("hop1 headers %v", schemas.Headers(hop1))
 	}
 }
 

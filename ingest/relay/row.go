@@ -1,9 +1,6 @@
 package relay
 
 import (
-	"bytes"
-	"encoding/json"
-	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -25,60 +22,18 @@ type Row struct {
 	Seq           int64
 }
 
-// Record maps a row to its Kafka record: topic from the row, key =
-// aggregateid, value = payload, CloudEvents binary-mode headers plus the
-// outbox id and provider.
+// Record maps a row to its Kafka record (the contract in schemas.Record):
+// key = aggregateid, value = payload, ce_time from outbox.event_time or,
+// for rows without it, from the envelope.
 func (r *Row) Record() *kgo.Record {
-	h := []kgo.RecordHeader{
-		{Key: schemas.HeaderID, Value: []byte(r.EventID)},
-		{Key: schemas.HeaderSource, Value: []byte(schemas.Source(r.AggregateType))},
-		{Key: schemas.HeaderType, Value: []byte(r.Type)},
-		{Key: schemas.HeaderSpecVersion, Value: []byte(schemas.SpecVersion)},
-		{Key: schemas.HeaderContentType, Value: []byte("application/json")},
+	t := r.EventTime
+	if t.IsZero() {
+		t, _ = schemas.EnvelopeTime(r.Payload)
 	}
-	t, ok := r.EventTime, !r.EventTime.IsZero()
-	if !ok {
-		t, ok = eventTime(r.Payload)
-	}
-	if ok {
-		h = append(h, kgo.RecordHeader{Key: schemas.HeaderTime, Value: []byte(t.UTC().Format(time.RFC3339Nano))})
-	}
-	h = append(h,
-		kgo.RecordHeader{Key: schemas.HeaderOutboxID, Value: []byte(r.ID)},
-		kgo.RecordHeader{Key: schemas.HeaderProvider, Value: []byte(r.AggregateType)},
-	)
-	return &kgo.Record{Topic: r.Topic, Key: []byte(r.AggregateID), Value: r.Payload, Headers: h}
-}
-
-// eventTime finds the provider's creation time in the envelope (rows
-// without outbox.event_time): created_at
-// (RFC 3339 or Unix seconds), created (Stripe, Unix seconds) or timestamp.
-func eventTime(payload []byte) (time.Time, bool) {
-	var env struct {
-		CreatedAt json.RawMessage `json:"created_at"`
-		Created   json.RawMessage `json:"created"`
-		Timestamp json.RawMessage `json:"timestamp"`
-	}
-	if json.Unmarshal(payload, &env) != nil {
-		return time.Time{}, false
-	}
-	for _, raw := range []json.RawMessage{env.CreatedAt, env.Created, env.Timestamp} {
-		raw = bytes.TrimSpace(raw)
-		if len(raw) == 0 || string(raw) == "null" {
-			continue
-		}
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-				return t.UTC(), true
-			}
-			continue
-		}
-		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-			return time.Unix(n, 0).UTC(), true
-		}
-	}
-	return time.Time{}, false
+	return schemas.Record{
+		Topic: r.Topic, Key: r.AggregateID, Provider: r.AggregateType, EventID: r.EventID,
+		Type: r.Type, Time: t, OutboxID: r.ID, Payload: r.Payload,
+	}.Encode()
 }
 
 // pgTimestamp parses timestamptz text output (DateStyle ISO).

@@ -73,13 +73,6 @@ func TestRecordMapping(t *testing.T) {
 			t.Errorf("header %s = %q, want %q", h.Key, h.Value, want[h.Key])
 		}
 	}
-	for payload, ok := range map[string]bool{
-		`{"created_at":"2026-01-02T03:04:05.5Z"}`: true, `{"created_at":1700000000}`: true, `{"timestamp":"x"}`: false, `{}`: false, `[`: false,
-	} {
-		if _, got := eventTime([]byte(payload)); got != ok {
-			t.Errorf("eventTime(%s) found=%v, want %v", payload, got, ok)
-		}
-	}
 }
 
 func TestPGTimestamp(t *testing.T) {

@@ -1,0 +1,138 @@
+package schemas
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Record is one event on a provider's topic, the contract between the relay
+// (the only writer of main-topic records), the consumers and data teams:
+//
+//	key     = Key, the subject object's id (outbox aggregateid)
+//	value   = Payload, the verified envelope exactly as received (JSON)
+//	headers = ce_id, ce_source, ce_type, ce_specversion, content-type,
+//	          ce_time (when known), gatehouse_outbox_id, gatehouse_provider,
+//	          and gatehouse_attempt on retry topics
+//
+// record-value.schema.json and record-headers.schema.json describe the same
+// contract for readers in other languages.
+type Record struct {
+	Topic    string
+	Key      string    // the subject object's id
+	Provider string    // gatehouse_provider; ce_source is derived from it
+	EventID  string    // ce_id: the provider's event id
+	Type     string    // ce_type
+	Time     time.Time // ce_time; zero when the provider gave none
+	OutboxID string    // gatehouse_outbox_id
+	Payload  []byte    // the verified envelope
+	// Attempt is the 1-based processing attempt (gatehouse_attempt); 0 or 1
+	// on a main topic, where the header is absent.
+	Attempt int
+}
+
+// Encode returns the Kafka record of r. A zero Time writes no ce_time; an
+// Attempt above 1 writes gatehouse_attempt.
+func (r Record) Encode() *kgo.Record {
+	h := make([]kgo.RecordHeader, 0, 9)
+	add := func(k, v string) { h = append(h, kgo.RecordHeader{Key: k, Value: []byte(v)}) }
+	add(HeaderID, r.EventID)
+	add(HeaderSource, Source(r.Provider))
+	add(HeaderType, r.Type)
+	add(HeaderSpecVersion, SpecVersion)
+	add(HeaderContentType, "application/json")
+	if !r.Time.IsZero() {
+		add(HeaderTime, r.Time.UTC().Format(time.RFC3339Nano))
+	}
+	add(HeaderOutboxID, r.OutboxID)
+	add(HeaderProvider, r.Provider)
+	if r.Attempt > 1 {
+		add(HeaderAttempt, strconv.Itoa(r.Attempt))
+	}
+	return &kgo.Record{Topic: r.Topic, Key: []byte(r.Key), Value: r.Payload, Headers: h}
+}
+
+// ErrMalformedRecord is wrapped by every Decode error: the record breaks
+// the contract and can never become decodable by waiting.
+var ErrMalformedRecord = errors.New("record does not follow the gatehouse contract")
+
+// Decode reads a record of a provider's topic (main, retry or dead-letter).
+// It fails, wrapping ErrMalformedRecord, when gatehouse_provider, ce_id or
+// ce_type is missing, gatehouse_attempt is not a positive integer, ce_time
+// is not RFC 3339, or the value is not a JSON object.
+func Decode(rec *kgo.Record) (Record, error) {
+	h := Headers(rec)
+	r := Record{
+		Topic: rec.Topic, Key: string(rec.Key), Provider: h[HeaderProvider], EventID: h[HeaderID],
+		Type: h[HeaderType], OutboxID: h[HeaderOutboxID], Payload: rec.Value, Attempt: 1,
+	}
+	if v := h[HeaderAttempt]; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return Record{}, fmt.Errorf("%w: header %s=%q is not a positive integer", ErrMalformedRecord, HeaderAttempt, v)
+		}
+		r.Attempt = n
+	}
+	for _, k := range []string{HeaderProvider, HeaderID, HeaderType} {
+		if h[k] == "" {
+			return Record{}, fmt.Errorf("%w: missing header %s", ErrMalformedRecord, k)
+		}
+	}
+	if v := h[HeaderTime]; v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return Record{}, fmt.Errorf("%w: header %s: %w", ErrMalformedRecord, HeaderTime, err)
+		}
+		r.Time = t
+	}
+	if v := bytes.TrimSpace(rec.Value); len(v) == 0 || v[0] != '{' || !json.Valid(v) {
+		return Record{}, fmt.Errorf("%w: value is not a JSON envelope", ErrMalformedRecord)
+	}
+	return r, nil
+}
+
+// Headers returns a record's headers as a map (the last value of a repeated
+// key wins).
+func Headers(rec *kgo.Record) map[string]string {
+	m := make(map[string]string, len(rec.Headers))
+	for _, h := range rec.Headers {
+		m[h.Key] = string(h.Value)
+	}
+	return m
+}
+
+// EnvelopeTime finds the provider's creation time in an envelope, for rows
+// stored without one: created_at (RFC 3339 or Unix seconds), created
+// (Stripe, Unix seconds) or timestamp.
+func EnvelopeTime(payload []byte) (time.Time, bool) {
+	var env struct {
+		CreatedAt json.RawMessage `json:"created_at"`
+		Created   json.RawMessage `json:"created"`
+		Timestamp json.RawMessage `json:"timestamp"`
+	}
+	if json.Unmarshal(payload, &env) != nil {
+		return time.Time{}, false
+	}
+	for _, raw := range []json.RawMessage{env.CreatedAt, env.Created, env.Timestamp} {
+		raw = bytes.TrimSpace(raw)
+		if len(raw) == 0 || string(raw) == "null" {
+			continue
+		}
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				return t.UTC(), true
+			}
+			continue
+		}
+		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+			return time.Unix(n, 0).UTC(), true
+		}
+	}
+	return time.Time{}, false
+}

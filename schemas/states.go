@@ -1,0 +1,33 @@
+package schemas
+
+// processing_state of an inbox row (the inbox table's CHECK constraint in
+// migrations/00003_consumers.sql lists the same values). The receiver
+// writes pending; consumers and the replay tool move it:
+//
+//	pending ──claim──▶ processing ──effect applied──────────▶ succeeded
+//	                       │      ──older or equal version──▶ ignored_stale
+//	                       │      ──no handler for the type─▶ skipped
+//	                       ├──transient failure, retries left──▶ retrying ──claim──▶ processing
+//	                       └──permanent failure or retries exhausted──▶ dead
+//	dead | retrying | pending | processing ──replay──▶ pending (attempts reset to 0)
+//	succeeded | ignored_stale | skipped ──replay --force──▶ pending
+//
+// succeeded, ignored_stale and skipped are final: a record of a finished
+// event (a Kafka duplicate, a stale retry copy) changes nothing.
+const (
+	StatePending      = "pending"
+	StateProcessing   = "processing"
+	StateSucceeded    = "succeeded"
+	StateIgnoredStale = "ignored_stale"
+	StateSkipped      = "skipped"
+	StateRetrying     = "retrying"
+	StateDead         = "dead"
+)
+
+// States lists every processing_state, in the order an event meets them.
+var States = []string{StatePending, StateProcessing, StateSucceeded, StateIgnoredStale, StateSkipped, StateRetrying, StateDead}
+
+// Final reports whether state is a final success state.
+func Final(state string) bool {
+	return state == StateSucceeded || state == StateIgnoredStale || state == StateSkipped
+}
