@@ -37,6 +37,7 @@ func (b badRequest) Error() string { return string(b) }
 //	errNotFound, errNoRoute,
 //	pgx.ErrNoRows                → 404 not_found (a single-row read found nothing)
 //	errConflict                  → 409 conflict
+//	errUnconfigured              → 409 conflict (the event's provider is not configured)
 //	errMethod                    → 405 method_not_allowed
 //	anything else                → 500 server_error (logged)
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
@@ -55,6 +56,8 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		writeJSONError(w, http.StatusBadRequest, bearer.CodeInvalidRequest, string(br))
 	case errors.Is(err, errNotFound), errors.Is(err, errNoRoute), errors.Is(err, pgx.ErrNoRows):
 		writeJSONError(w, http.StatusNotFound, "not_found", "no such resource")
+	case errors.Is(err, errUnconfigured):
+		writeJSONError(w, http.StatusConflict, "conflict", "the event's provider is not configured: nothing would consume its topic")
 	case errors.Is(err, errConflict):
 		writeJSONError(w, http.StatusConflict, "conflict", "the event is final, in processing or unverified; replay with force=true to process it again")
 	case errors.Is(err, errMethod):

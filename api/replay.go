@@ -8,11 +8,15 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/gatehouse/gatehouse/consumers"
+	"github.com/gatehouse/gatehouse/ingest"
 )
 
 // errConflict answers a replay the event's state forbids without force.
 var errConflict = errors.New("event cannot be replayed in its state")
+
+// errUnconfigured answers a replay of an event whose provider is no longer
+// configured (the CLI refuses it the same way).
+var errUnconfigured = errors.New("event's provider is not configured")
 
 // ReplayResult is the answer to a replay.
 type ReplayResult struct {
@@ -23,7 +27,7 @@ type ReplayResult struct {
 	Forced        bool   `json:"forced"`
 }
 
-// replayEvent re-enqueues a stored, verified event through consumers.Replay
+// replayEvent re-enqueues a stored, verified event through ingest.Replay
 // (the same function `gatehouse replay` uses): in one transaction a new
 // outbox row for the stored payload exactly as the receiver writes it, the
 // inbox row back to pending with attempts reset, and a row in replays naming
@@ -54,17 +58,17 @@ func (s *Server) replayEvent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) replay(ctx context.Context, provider, eventID string, force bool, by string) (*ReplayResult, error) {
-	target := consumers.ReplayTarget{Topic: "gatehouse.webhooks." + provider}
-	if p := s.cfg.Providers[provider]; p != nil {
-		target = consumers.ReplayTarget{Topic: p.Topic, AggregateIDPath: p.AggregateIDPath}
+	target, err := ingest.ReplayTargetFor(s.cfg.Providers, provider)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errUnconfigured, err)
 	}
-	res, err := consumers.Replay(ctx, s.cfg.Pool, target, consumers.ReplayRequest{
+	res, err := ingest.Replay(ctx, s.cfg.Pool, target, ingest.ReplayRequest{
 		Provider: provider, EventID: eventID, Force: force, RequestedBy: by,
 	})
 	switch {
-	case errors.Is(err, consumers.ErrNotFound):
+	case errors.Is(err, ingest.ErrNotFound):
 		return nil, errNotFound
-	case errors.Is(err, consumers.ErrNotReplayable):
+	case errors.Is(err, ingest.ErrNotReplayable):
 		return nil, fmt.Errorf("%w: %w", errConflict, err)
 	case err != nil:
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/kafka"
 	"github.com/gatehouse/gatehouse/schemas"
 )
@@ -213,16 +214,16 @@ func TestPermanentFailureDeadLetterAndReplay(t *testing.T) {
 	}
 
 	// Bulk selection sees it; a replay re-enqueues it through the outbox.
-	dead, err := FindDead(context.Background(), f.pool, DeadFilter{Provider: f.provider, Type: "payment.succeeded"})
+	dead, err := ingest.FindDead(context.Background(), f.pool, ingest.DeadFilter{Provider: f.provider, Type: "payment.succeeded"})
 	if err != nil || len(dead) != 1 || dead[0].EventID != "evt_p" {
-		t.Fatalf("FindDead = %v, %v", dead, err)
+		t.Fatalf("ingest.FindDead = %v, %v", dead, err)
 	}
-	if other, _ := FindDead(context.Background(), f.pool, DeadFilter{Type: "invoice.paid"}); len(other) != 0 {
+	if other, _ := ingest.FindDead(context.Background(), f.pool, ingest.DeadFilter{Type: "invoice.paid"}); len(other) != 0 {
 		t.Fatalf("type filter ignored: %v", other)
 	}
 	f.api.setPayment("pay_missing", 1, "succeeded")
-	target := ReplayTarget{Topic: f.topic, AggregateIDPath: []string{"data.payment_id"}}
-	res, err := Replay(context.Background(), f.pool, target, ReplayRequest{Provider: f.provider, EventID: "evt_p", RequestedBy: "test"})
+	target := ingest.ReplayTarget{Topic: f.topic, AggregateIDPath: []string{"data.payment_id"}}
+	res, err := ingest.Replay(context.Background(), f.pool, target, ingest.ReplayRequest{Provider: f.provider, EventID: "evt_p", RequestedBy: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,11 +245,11 @@ func TestPermanentFailureDeadLetterAndReplay(t *testing.T) {
 		t.Errorf("effects = %v", eff)
 	}
 	// A finished event is not replayed without --force.
-	_, err = Replay(context.Background(), f.pool, target, ReplayRequest{Provider: f.provider, EventID: "evt_p", RequestedBy: "test"})
-	if !errors.Is(err, ErrNotReplayable) {
+	_, err = ingest.Replay(context.Background(), f.pool, target, ingest.ReplayRequest{Provider: f.provider, EventID: "evt_p", RequestedBy: "test"})
+	if !errors.Is(err, ingest.ErrNotReplayable) {
 		t.Errorf("replay of a succeeded event: %v, want ErrNotReplayable", err)
 	}
-	if _, err := Replay(context.Background(), f.pool, target, ReplayRequest{Provider: f.provider, EventID: "nope"}); !errors.Is(err, ErrNotFound) {
+	if _, err := ingest.Replay(context.Background(), f.pool, target, ingest.ReplayRequest{Provider: f.provider, EventID: "nope"}); !errors.Is(err, ingest.ErrNotFound) {
 		t.Errorf("replay of an unknown event: %v, want ErrNotFound", err)
 	}
 	var replays int

@@ -101,8 +101,8 @@ func TestStateTransitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect("c", StateDead, 1)
-	target := ReplayTarget{Topic: "t", AggregateIDPath: []string{"data.payment_id"}}
-	if _, err := Replay(ctx, pool, target, ReplayRequest{Provider: "ref", EventID: "c", RequestedBy: "test"}); err != nil {
+	target := ingest.ReplayTarget{Topic: "t", AggregateIDPath: []string{"data.payment_id"}}
+	if _, err := ingest.Replay(ctx, pool, target, ingest.ReplayRequest{Provider: "ref", EventID: "c", RequestedBy: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	expect("c", StatePending, 0)
@@ -118,10 +118,10 @@ func TestStateTransitions(t *testing.T) {
 
 	// succeeded → (replay --force) pending: the handler runs again, the
 	// version guard still decides.
-	if _, err := Replay(ctx, pool, target, ReplayRequest{Provider: "ref", EventID: "a"}); !errors.Is(err, ErrNotReplayable) {
+	if _, err := ingest.Replay(ctx, pool, target, ingest.ReplayRequest{Provider: "ref", EventID: "a"}); !errors.Is(err, ingest.ErrNotReplayable) {
 		t.Fatalf("replay without force: %v", err)
 	}
-	if _, err := Replay(ctx, pool, target, ReplayRequest{Provider: "ref", EventID: "a", Force: true, RequestedBy: "test"}); err != nil {
+	if _, err := ingest.Replay(ctx, pool, target, ingest.ReplayRequest{Provider: "ref", EventID: "a", Force: true, RequestedBy: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	expect("a", StatePending, 0)

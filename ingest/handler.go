@@ -24,7 +24,6 @@ import (
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
-	"github.com/gatehouse/gatehouse/schemas"
 )
 
 // VerificationFailed is the body of every signature rejection (SPEC.md).
@@ -180,12 +179,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		return
 	}
 	d.eventID, d.typ = ev.ID, ev.Type
-	agg, found := "", false
-	for _, path := range ep.p.AggregateIDPath {
-		if agg, found = schemas.LookupPath(ev.root, path); found {
-			break
-		}
-	}
+	agg, found := AggregateID(ev.root, ep.p.AggregateIDPath)
 	if !found {
 		agg = ev.ID
 		r.m.noAggregate.WithLabelValues(ep.name).Inc()

@@ -229,6 +229,10 @@ func refused(err error) bool {
 // (a fresh or truncated table), so every write scanned the whole inbox until
 // autovacuum analysed it: at 16 pgbench clients that halved throughput in
 // some runs (docs/BENCHMARKS.md).
+// outboxColumns is the column list of every outbox insert: the Writer's
+// and Replay's (ingest is the outbox's one writer).
+const outboxColumns = `(id, aggregatetype, aggregateid, type, payload, event_id, topic, event_time)`
+
 const insertSQL = `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[], $6::text[], $7::uuid[], $8::text[], $9::text[], $10::int[])
@@ -239,7 +243,7 @@ WITH input AS (
   ON CONFLICT (provider, event_id) DO NOTHING
   RETURNING provider, event_id
 ), ob AS (
-  INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, event_id, topic, event_time)
+  INSERT INTO outbox ` + outboxColumns + `
   SELECT i.outbox_id, i.provider, i.aggregate_id, i.event_type, i.payload, i.event_id, i.topic, i.created_at
   FROM input i JOIN ins ON ins.provider = i.provider AND ins.event_id = i.event_id ORDER BY i.ord
   RETURNING id

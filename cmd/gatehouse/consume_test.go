@@ -150,6 +150,16 @@ consumers:
 	if err == nil || !strings.Contains(string(out), "--force") {
 		t.Fatalf("replay of a succeeded event: %v %s", err, out)
 	}
+	// An event of a provider no longer configured is refused, as the API
+	// refuses it (api's TestReplayUnconfiguredProvider).
+	if _, err := conn.Exec(context.Background(), `INSERT INTO inbox (provider, event_id, event_type, payload, verified, secret_id, processing_state)
+VALUES ('retired', 'evt_r', 'payment.succeeded', '{"id":"evt_r"}', true, 's1', 'dead')`); err != nil {
+		t.Fatal(err)
+	}
+	out, err = gatehouse(t, dbURL, "replay", "--config", cfgPath, "--provider", "retired", "--event-id", "evt_r").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `provider "retired" is not configured`) {
+		t.Fatalf("replay of an unconfigured provider's event: %v %s", err, out)
+	}
 
 	resp, err := http.Get(admin + "/metrics")
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatehouse/gatehouse/consumers"
+	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/config"
 )
 
@@ -51,7 +51,7 @@ func runReplay(ctx context.Context, e env, args []string) error {
 			fmt.Fprintf(e.stdout, "dry run: would replay %s/%s to %s\n", *provider, *eventID, target.Topic)
 			return nil
 		}
-		res, err := consumers.Replay(ctx, b.pool, target, consumers.ReplayRequest{
+		res, err := ingest.Replay(ctx, b.pool, target, ingest.ReplayRequest{
 			Provider: *provider, EventID: *eventID, Force: *force, RequestedBy: who})
 		if err != nil {
 			return err
@@ -62,7 +62,7 @@ func runReplay(ctx context.Context, e env, args []string) error {
 			"previous_state", res.PreviousState, "attempt", res.PrevAttempts)
 		return nil
 	}
-	f := consumers.DeadFilter{Provider: *provider, Type: *typ, Limit: *limit}
+	f := ingest.DeadFilter{Provider: *provider, Type: *typ, Limit: *limit}
 	if *since != "" {
 		if f.Since, err = parseSince(*since, time.Now()); err != nil {
 			return err
@@ -73,7 +73,7 @@ func runReplay(ctx context.Context, e env, args []string) error {
 			return fmt.Errorf("replay: provider %q is not configured", *provider)
 		}
 	}
-	evs, err := consumers.FindDead(ctx, b.pool, f)
+	evs, err := ingest.FindDead(ctx, b.pool, f)
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func runReplay(ctx context.Context, e env, args []string) error {
 		}
 		target, err := replayTarget(b.cfg, d.Provider)
 		if err == nil {
-			_, err = consumers.Replay(ctx, b.pool, target, consumers.ReplayRequest{
+			_, err = ingest.Replay(ctx, b.pool, target, ingest.ReplayRequest{
 				Provider: d.Provider, EventID: d.EventID, RequestedBy: who})
 		}
 		if err != nil {
@@ -112,12 +112,12 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	return ctx.Err()
 }
 
-func replayTarget(cfg *config.Config, provider string) (consumers.ReplayTarget, error) {
-	p, ok := cfg.Providers[provider]
-	if !ok || p == nil {
-		return consumers.ReplayTarget{}, fmt.Errorf("replay: provider %q is not configured", provider)
+func replayTarget(cfg *config.Config, provider string) (ingest.ReplayTarget, error) {
+	t, err := ingest.ReplayTargetFor(cfg.Providers, provider)
+	if err != nil {
+		return t, fmt.Errorf("replay: %w", err)
 	}
-	return consumers.ReplayTarget{Topic: p.Topic, AggregateIDPath: p.AggregateIDPath}, nil
+	return t, nil
 }
 
 // parseSince accepts an RFC 3339 time or a duration before now.

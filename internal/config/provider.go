@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"time"
+
+	"github.com/gatehouse/gatehouse/schemas"
 )
 
 // Schemes lists the signing schemes a provider may use.
@@ -68,7 +70,7 @@ func (p *Provider) applyDefaults(name string) {
 		p.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if p.Topic == "" {
-		p.Topic = "gatehouse.webhooks." + name
+		p.Topic = schemas.DefaultTopic(name)
 	}
 	for i := range p.Secrets {
 		if p.Secrets[i].ID == "" {

@@ -1,4 +1,4 @@
-package consumers
+package ingest
 
 import (
 	"context"
@@ -6,14 +6,18 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/tidwall/gjson"
+
+	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/schemas"
 )
 
 // ErrNotReplayable is returned for an event that is not stored as verified,
-// or whose state forbids a replay without Force.
+// whose provider is not configured, or whose state forbids a replay without
+// Force.
 var ErrNotReplayable = errors.New("event cannot be replayed")
 
 // ErrNotFound is returned when no inbox row exists for the event.
@@ -27,12 +31,26 @@ type ReplayTarget struct {
 	AggregateIDPath []string
 }
 
+// ReplayTargetFor is the target of a configured provider. Every replay
+// (the CLI's and the API's) goes through it, so an event of a provider
+// that is no longer configured is refused the same way everywhere (an
+// error wrapping ErrNotReplayable): nothing consumes a topic gatehouse has
+// no provider for.
+func ReplayTargetFor(providers map[string]*config.Provider, provider string) (ReplayTarget, error) {
+	p := providers[provider]
+	if p == nil {
+		return ReplayTarget{}, fmt.Errorf("%w: provider %q is not configured", ErrNotReplayable, provider)
+	}
+	return ReplayTarget{Topic: p.Topic, AggregateIDPath: p.AggregateIDPath}, nil
+}
+
 // ReplayRequest names one stored event to re-enqueue.
 type ReplayRequest struct {
 	Provider, EventID string
 	// Force also replays an event in a final state (succeeded,
-	// ignored_stale, skipped) or in processing; its dedupe row is removed so
-	// the handler runs again (the version guard still protects the projection).
+	// ignored_stale, skipped) or in processing; the consumers' dedupe row is
+	// removed (consumers_forget) so the handler runs again (the version
+	// guard still protects the projection).
 	Force       bool
 	RequestedBy string // recorded in replays.requested_by
 }
@@ -44,24 +62,31 @@ type ReplayResult struct {
 	PrevAttempts  int
 }
 
+// replayOutboxSQL writes the replay's outbox row with the Writer's column
+// list (outboxColumns) from the stored inbox row.
+const replayOutboxSQL = `INSERT INTO outbox ` + outboxColumns + `
+SELECT $1::uuid, $2::text, $3::text, event_type, payload, event_id, $5::text, event_created_at
+FROM inbox WHERE provider = $2 AND event_id = $4`
+
 // Replay re-enqueues a stored, verified event through the outbox, in one
 // transaction: a new outbox row (the relay publishes it to the provider's
 // topic), the inbox row back to pending with attempts reset, and a row in
-// replays. Errors: ErrNotFound, ErrNotReplayable (unverified, or a final or
-// in-flight state without Force), database errors.
+// replays. It never forges an inbound request. Errors: ErrNotFound,
+// ErrNotReplayable (unverified, or a final or in-flight state without
+// Force), database errors.
 func Replay(ctx context.Context, pool *pgxpool.Pool, target ReplayTarget, req ReplayRequest) (ReplayResult, error) {
 	var res ReplayResult
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		var (
-			typ, state string
-			payload    []byte
-			attempts   int32
-			lastErr    *string
-			verified   bool
+			state    string
+			payload  []byte
+			attempts int32
+			lastErr  *string
+			verified bool
 		)
-		err := tx.QueryRow(ctx, `SELECT event_type, payload, processing_state, attempts, last_error, verified
+		err := tx.QueryRow(ctx, `SELECT payload, processing_state, attempts, last_error, verified
 FROM inbox WHERE provider = $1 AND event_id = $2 FOR UPDATE`, req.Provider, req.EventID).
-			Scan(&typ, &payload, &state, &attempts, &lastErr, &verified)
+			Scan(&payload, &state, &attempts, &lastErr, &verified)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("%w: provider %s event %s", ErrNotFound, req.Provider, req.EventID)
 		}
@@ -71,23 +96,18 @@ FROM inbox WHERE provider = $1 AND event_id = $2 FOR UPDATE`, req.Provider, req.
 		if !verified {
 			return fmt.Errorf("%w: event %s is not stored as verified", ErrNotReplayable, req.EventID)
 		}
-		if (Final(state) || state == StateProcessing) && !req.Force {
+		if (schemas.Final(state) || state == schemas.StateProcessing) && !req.Force {
 			return fmt.Errorf("%w: event %s is %s (use --force to process it again)", ErrNotReplayable, req.EventID, state)
 		}
-		agg := req.EventID
-		for _, p := range target.AggregateIDPath {
-			if v, ok := schemas.LookupPathJSON(payload, p); ok {
-				agg = v
-				break
-			}
+		agg, found := AggregateID(gjson.ParseBytes(payload), target.AggregateIDPath)
+		if !found {
+			agg = req.EventID
 		}
 		id, err := uuid.NewV7()
 		if err != nil {
 			return fmt.Errorf("outbox id: %w", err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, event_id, topic, event_time)
-SELECT $1::uuid, $2::text, $3::text, $4::text, $5::jsonb, $6::text, $7::text, event_created_at FROM inbox WHERE provider = $2 AND event_id = $6`,
-			id, req.Provider, agg, typ, payload, req.EventID, target.Topic); err != nil {
+		if _, err := tx.Exec(ctx, replayOutboxSQL, id, req.Provider, agg, req.EventID, target.Topic); err != nil {
 			return fmt.Errorf("insert outbox: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE inbox SET processing_state = 'pending', attempts = 0, last_error = NULL,
@@ -96,7 +116,7 @@ WHERE provider = $1 AND event_id = $2`, req.Provider, req.EventID); err != nil {
 			return fmt.Errorf("reset inbox row: %w", err)
 		}
 		if req.Force {
-			if _, err := tx.Exec(ctx, `DELETE FROM processed_events WHERE provider = $1 AND event_id = $2`, req.Provider, req.EventID); err != nil {
+			if _, err := tx.Exec(ctx, `SELECT consumers_forget($1, $2)`, req.Provider, req.EventID); err != nil {
 				return fmt.Errorf("clear dedupe row: %w", err)
 			}
 		}
@@ -125,7 +145,7 @@ type DeadEvent struct {
 	UpdatedAt                          time.Time
 }
 
-// FindDead lists dead events matching f, oldest first.
+// FindDead lists dead, verified events matching f, oldest first.
 func FindDead(ctx context.Context, pool *pgxpool.Pool, f DeadFilter) ([]DeadEvent, error) {
 	var since *time.Time
 	if !f.Since.IsZero() {
