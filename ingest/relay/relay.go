@@ -6,6 +6,11 @@
 // record on its topic, keyed by the subject object's id. Delivery is at least
 // once and per-key ordered; the slot's LSN is confirmed only after Kafka has
 // acknowledged every record up to it.
+//
+// It lives under ingest/ because the outbox is ingest's table: the relay is
+// the second half of ingest's atomic handoff (ingest writes the rows, the
+// relay finishes them), and DESIGN.md's layout has no top-level relay. The
+// record it writes is schemas.Record; it never imports consumers.
 package relay
 
 import (
