@@ -80,19 +80,30 @@ func (r *Relay) stream(ctx context.Context) error {
 		rels: map[uint32]*relation{}, streams: map[uint32][]streamRow{},
 		kick: make(chan struct{}, 1), markSig: make(chan struct{}, 1)}
 	s.serverEnd.Store(uint64(start))
-	var wg sync.WaitGroup
-	for _, fn := range []func(context.Context) error{s.read, s.status, s.marker, r.heartbeat} {
+	// pgconn is not safe for concurrent use beyond one reader beside one
+	// writer: the reader gets a context of its own, cancelled (which
+	// unblocks ReceiveMessage) only once the writers (status) and the
+	// others have returned, and conn is closed only after both.
+	rctx, rcancel := context.WithCancel(context.WithoutCancel(sctx))
+	defer rcancel()
+	var writers, reader sync.WaitGroup
+	run := func(wg *sync.WaitGroup, ctx context.Context, fn func(context.Context) error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := fn(sctx); err != nil {
+			if err := fn(ctx); err != nil {
 				cancel(err)
 			}
 		}()
 	}
+	run(&reader, rctx, s.read)
+	for _, fn := range []func(context.Context) error{s.status, s.marker, r.heartbeat} {
+		run(&writers, sctx, fn)
+	}
 	<-sctx.Done()
-	conn.Close(context.Background()) // unblocks the reader
-	wg.Wait()
+	writers.Wait()
+	rcancel()
+	reader.Wait()
 	r.statusMu.Lock()
 	r.lastLag = time.Time{}
 	r.statusMu.Unlock()
