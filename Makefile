@@ -18,8 +18,10 @@ deps:
 vet:
 	$(GO) vet ./...
 
+# The whole suite runs under the race detector (about +10% wall time here:
+# 2m43s against 2m26s on 2 cores; README "Tests").
 test: deps vet
-	$(GO) test -count=1 -timeout 25m $(GOTESTFLAGS) ./...
+	$(GO) test -race -count=1 -timeout 25m $(GOTESTFLAGS) ./...
 
 fuzz:
 	deploy/local/fuzz.sh
