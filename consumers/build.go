@@ -63,6 +63,7 @@ func FromConfig(c *config.Config, deps Config) (Config, error) {
 	out.MaxPollRecords = c.Consumers.MaxPollRecords
 	out.DrainTimeout = c.Consumers.DrainTimeout
 	out.ClientID = c.Kafka.ClientID
+	out.KafkaOpts = append(kafka.SecurityOpts(&c.Kafka), out.KafkaOpts...)
 	out.TopicSpec = kafka.TopicSpec{Partitions: c.Kafka.Partitions, ReplicationFactor: c.Kafka.ReplicationFactor,
 		Configs: c.Kafka.TopicConfigs}
 	if out.Logger == nil {

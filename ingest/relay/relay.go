@@ -128,11 +128,12 @@ func New(cfg Config) (*Relay, error) {
 		kgo.UnknownTopicRetries(-1),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
 	)
+	opts = append(opts, kafka.SecurityOpts(&cfg.Kafka)...)
 	if r.cl, err = kgo.NewClient(opts...); err != nil {
 		return nil, fmt.Errorf("kafka producer: %w", err)
 	}
 	admOpts, _ := kafka.Options(kafka.ClientConfig{Brokers: cfg.Kafka.Brokers, ClientID: cfg.Kafka.ClientID, Name: "relay-admin"})
-	admCl, err := kgo.NewClient(admOpts...)
+	admCl, err := kgo.NewClient(append(admOpts, kafka.SecurityOpts(&cfg.Kafka)...)...)
 	if err != nil {
 		r.cl.Close()
 		return nil, fmt.Errorf("kafka admin: %w", err)

@@ -28,6 +28,9 @@ func (c *Config) resolveSections(getenv func(string) string) error {
 		}
 		p.apiKey = v
 	}
+	if err := c.Kafka.resolve(getenv); err != nil {
+		return err
+	}
 	if err := c.API.resolve(getenv); err != nil {
 		return err
 	}

@@ -17,8 +17,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 	"github.com/twmb/franz-go/plugin/kprom"
 	"github.com/twmb/franz-go/plugin/kslog"
+
+	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // ClientConfig is what Options needs to build a client's base options.
@@ -189,3 +193,23 @@ func (e *Embedded) Brokers() []string { return e.c.ListenAddrs() }
 
 // Close stops the embedded broker; its data is lost.
 func (e *Embedded) Close() { e.c.Close() }
+
+// SecurityOpts returns the client options of kafka.tls and kafka.sasl:
+// a TLS dialer and a SASL mechanism (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512);
+// none for a plaintext cluster. Every client gatehouse builds appends them.
+func SecurityOpts(k *config.Kafka) []kgo.Opt {
+	var opts []kgo.Opt
+	if c := k.TLSConfig(); c != nil {
+		opts = append(opts, kgo.DialTLSConfig(c))
+	}
+	user, pass := k.SASL.Username, string(k.SASLPassword())
+	switch k.SASL.Mechanism {
+	case "PLAIN":
+		opts = append(opts, kgo.SASL(plain.Auth{User: user, Pass: pass}.AsMechanism()))
+	case "SCRAM-SHA-256":
+		opts = append(opts, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()))
+	case "SCRAM-SHA-512":
+		opts = append(opts, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()))
+	}
+	return opts
+}
