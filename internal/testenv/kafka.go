@@ -64,6 +64,18 @@ type Kafka struct {
 	controllerPort int
 	ownsDir        bool // Dir was created by StartKafka; KafkaCleanup removes it
 
+	// A node of a KafkaCluster (zero for a single broker): its node.id,
+	// the cluster id shared by the nodes, the static voter set, and the
+	// replication of internal topics and new topics.
+	node      int
+	clusterID string
+	voters    string
+	replicas  int
+	// extraProps are appended to server.properties; extraListeners to
+	// listeners (and advertised.listeners).
+	extraProps     []string
+	extraListeners []string
+
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd has exited
@@ -174,29 +186,45 @@ func (k *Kafka) logPath() string   { return filepath.Join(k.Dir, "broker.log") }
 func (k *Kafka) dataDir() string   { return filepath.Join(k.Dir, "data") }
 func (k *Kafka) propsPath() string { return filepath.Join(k.Dir, "server.properties") }
 
+func (k *Kafka) nodeID() int {
+	if k.node == 0 {
+		return 1
+	}
+	return k.node
+}
+
 func (k *Kafka) writeConfig() error {
 	b, c := strconv.Itoa(k.brokerPort), strconv.Itoa(k.controllerPort)
-	props := strings.Join([]string{
+	voters := k.voters
+	if voters == "" {
+		voters = "1@127.0.0.1:" + c
+	}
+	rf, isr := 1, 1
+	if k.replicas > 1 {
+		rf, isr = k.replicas, 2
+	}
+	r, i := strconv.Itoa(rf), strconv.Itoa(isr)
+	listeners := append([]string{"PLAINTEXT://127.0.0.1:" + b}, k.extraListeners...)
+	props := strings.Join(append([]string{
 		"process.roles=broker,controller",
-		"node.id=1",
-		"controller.quorum.voters=1@127.0.0.1:" + c,
-		"listeners=PLAINTEXT://127.0.0.1:" + b + ",CONTROLLER://127.0.0.1:" + c,
-		"advertised.listeners=PLAINTEXT://127.0.0.1:" + b,
+		"node.id=" + strconv.Itoa(k.nodeID()),
+		"controller.quorum.voters=" + voters,
+		"listeners=" + strings.Join(listeners, ",") + ",CONTROLLER://127.0.0.1:" + c,
+		"advertised.listeners=" + strings.Join(listeners, ","),
 		"controller.listener.names=CONTROLLER",
 		"inter.broker.listener.name=PLAINTEXT",
-		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
 		"log.dirs=" + k.dataDir(),
 		"auto.create.topics.enable=false",
 		"num.partitions=1",
-		"default.replication.factor=1",
-		"min.insync.replicas=1",
-		"offsets.topic.replication.factor=1",
+		"default.replication.factor=" + r,
+		"min.insync.replicas=" + i,
+		"offsets.topic.replication.factor=" + r,
 		"offsets.topic.num.partitions=1",
-		"transaction.state.log.replication.factor=1",
-		"transaction.state.log.min.isr=1",
+		"transaction.state.log.replication.factor=" + r,
+		"transaction.state.log.min.isr=" + i,
 		"transaction.state.log.num.partitions=1",
-		"share.coordinator.state.topic.replication.factor=1",
-		"share.coordinator.state.topic.min.isr=1",
+		"share.coordinator.state.topic.replication.factor=" + r,
+		"share.coordinator.state.topic.min.isr=" + i,
 		"group.initial.rebalance.delay.ms=0",
 		// A restarted broker must wait for its previous incarnation's session
 		// to expire before it can register again (after a crash): keep that
@@ -210,8 +238,10 @@ func (k *Kafka) writeConfig() error {
 		"log.cleaner.enable=true",
 		"log.cleaner.threads=1",
 		"log.cleaner.dedupe.buffer.size=2097152",
-		"",
-	}, "\n")
+	}, k.extraProps...), "\n") + "\n"
+	if !strings.Contains(props, "listener.security.protocol.map=") {
+		props += "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n"
+	}
 	if err := os.MkdirAll(k.Dir, 0o755); err != nil {
 		return fmt.Errorf("kafka dir: %w", err)
 	}

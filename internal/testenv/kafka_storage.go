@@ -30,8 +30,12 @@ func (k *Kafka) format(ctx context.Context) error {
 	if err := os.WriteFile(filepath.Join(k.dataDir(), "bootstrap.checkpoint"), tmpl, 0o644); err != nil {
 		return fmt.Errorf("write bootstrap.checkpoint: %w", err)
 	}
-	meta := fmt.Sprintf("#\n#written by gatehouse testenv\nnode.id=1\ndirectory.id=%s\nversion=1\ncluster.id=%s\n",
-		kafkaUUID(), kafkaUUID())
+	cluster := k.clusterID
+	if cluster == "" {
+		cluster = kafkaUUID()
+	}
+	meta := fmt.Sprintf("#\n#written by gatehouse testenv\nnode.id=%d\ndirectory.id=%s\nversion=1\ncluster.id=%s\n",
+		k.nodeID(), kafkaUUID(), cluster)
 	if err := os.WriteFile(filepath.Join(k.dataDir(), "meta.properties"), []byte(meta), 0o644); err != nil {
 		return fmt.Errorf("write meta.properties: %w", err)
 	}
