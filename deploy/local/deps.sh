@@ -23,3 +23,4 @@ if ! command -v promtool >/dev/null; then
 fi
 deploy/local/install-chromium.sh >/dev/null
 deploy/local/kafka-fetch.sh >/dev/null
+deploy/local/connect-fetch.sh >/dev/null  # Kafka Connect + Debezium for the Debezium equivalence test
