@@ -14,7 +14,10 @@ import (
 // with an api_url: RegisterReference for the reference scheme,
 // RegisterStripe for stripe. Providers of other schemes, or without an
 // api_url, have no fetching handler: their events are recorded as skipped.
-func HandlersFromConfig(providers map[string]*config.Provider, apiTimeout time.Duration, now func() time.Time, log *slog.Logger) (*Registry, error) {
+//
+// Each provider's APIClient carries its api_concurrency, api_rate_limit and
+// api_rate_burst, and reports to metrics (nil: not reported).
+func HandlersFromConfig(providers map[string]*config.Provider, apiTimeout time.Duration, now func() time.Time, log *slog.Logger, metrics *APIMetrics) (*Registry, error) {
 	reg := NewRegistry()
 	names := make([]string, 0, len(providers))
 	for n := range providers {
@@ -27,7 +30,9 @@ func HandlersFromConfig(providers map[string]*config.Provider, apiTimeout time.D
 			log.Info("provider has no api_url; its events are recorded without an effect", "provider", name)
 			continue
 		}
-		cfg := APIClientConfig{BaseURL: p.APIURL, Key: p.APIKeyValue(), Version: p.APIVersion, Timeout: apiTimeout}
+		cfg := APIClientConfig{BaseURL: p.APIURL, Key: p.APIKeyValue(), Version: p.APIVersion, Timeout: apiTimeout,
+			Provider: name, Concurrency: p.APIConcurrency, RateLimit: p.APIRateLimit, RateBurst: p.APIRateBurst,
+			Metrics: metrics, Now: now}
 		switch p.Scheme {
 		case "reference":
 			api, err := NewAPIClient(cfg)
@@ -59,7 +64,6 @@ func FromConfig(c *config.Config, deps Config) (Config, error) {
 	out.Group = c.Consumers.Group
 	out.RetryDelays = c.Consumers.RetryDelays
 	out.Concurrency = c.Consumers.Concurrency
-	out.KeyConcurrency = c.Consumers.KeyConcurrency
 	out.MaxPollRecords = c.Consumers.MaxPollRecords
 	out.DrainTimeout = c.Consumers.DrainTimeout
 	out.ClientID = c.Kafka.ClientID
@@ -88,7 +92,7 @@ func FromConfig(c *config.Config, deps Config) (Config, error) {
 		out.Topics[name] = p.Topic
 	}
 	if out.Handlers == nil {
-		reg, err := HandlersFromConfig(selected, c.Consumers.APITimeout, out.Now, out.Logger)
+		reg, err := HandlersFromConfig(selected, c.Consumers.APITimeout, out.Now, out.Logger, NewAPIMetrics(out.Registerer))
 		if err != nil {
 			return Config{}, err
 		}

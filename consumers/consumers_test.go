@@ -323,10 +323,12 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
-// Records of different objects in one partition run in parallel, records of
-// one object strictly in order: with an object whose every fetch returns a
-// newer version, its five events apply five increasing versions, none stale,
-// in offset order.
+// Events of one object among many others are applied in offset order, and
+// the events of one object in one batch share one fetch (coalescing): with
+// an API whose every fetch returns a newer version, each batch applies the
+// state it fetched once, to the object's first event of the batch, and its
+// other events are ignored_stale. The effect log of the object therefore
+// holds one change per fetch, versions increasing in event order.
 func TestOneObjectInOrderAmongParallelKeys(t *testing.T) {
 	f := newFixture(t)
 	f.api.setPayment("pay_seq", 0, "open")
@@ -348,27 +350,44 @@ func TestOneObjectInOrderAmongParallelKeys(t *testing.T) {
 	}
 	f.relay() // one batch: the consumer sees them together
 	f.start(f.config(nil))
-	f.waitState(StateSucceeded, 30*time.Second, evs...)
+	f.waitState(StateSucceeded, 30*time.Second, evs[1:5]...)
+	waitFor(t, 30*time.Second, "every pay_seq event final", func() bool {
+		for i := 0; i < 5; i++ {
+			if !Final(f.inbox("evt_seq_" + strconv.Itoa(i)).State) {
+				return false
+			}
+		}
+		return true
+	})
+	if st := f.inbox("evt_seq_0").State; st != StateSucceeded {
+		t.Errorf("the object's first event is %s, want succeeded", st)
+	}
+	fetches := len(f.api.requests("/v1/payments/pay_seq"))
 	rows, err := f.pool.Query(context.Background(), `SELECT event_id, coalesce(old_version, 0), new_version FROM provider_object_changes
 WHERE object_id = 'pay_seq' ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	i := 0
+	changes, lastEvent, lastVersion := 0, -1, int64(0)
 	for rows.Next() {
 		var id string
 		var oldV, newV int64
 		if err := rows.Scan(&id, &oldV, &newV); err != nil {
 			t.Fatal(err)
 		}
-		if id != "evt_seq_"+strconv.Itoa(i) || newV != int64(i+1) || oldV != int64(i) {
-			t.Errorf("change %d: %s v%d→v%d, want evt_seq_%d v%d→v%d", i, id, oldV, newV, i, i, i+1)
+		n, _ := strconv.Atoi(strings.TrimPrefix(id, "evt_seq_"))
+		if n <= lastEvent || newV <= lastVersion || oldV != lastVersion {
+			t.Errorf("change %d: %s v%d→v%d after evt_seq_%d at v%d: not in event order", changes, id, oldV, newV, lastEvent, lastVersion)
 		}
-		i++
+		lastEvent, lastVersion = n, newV
+		changes++
 	}
-	if i != 5 {
-		t.Errorf("%d changes of pay_seq, want 5", i)
+	if changes == 0 || changes != fetches {
+		t.Errorf("%d changes of pay_seq for %d fetches of it; want one change per fetch", changes, fetches)
+	}
+	if fetches >= 5 {
+		t.Errorf("pay_seq fetched %d times for 5 events delivered together: no coalescing", fetches)
 	}
 }
 

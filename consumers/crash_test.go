@@ -29,6 +29,7 @@ type childSpec struct {
 	APIURL   string          `json:"api_url"`
 	APIKey   string          `json:"api_key"`
 	Delays   []time.Duration `json:"delays"`
+	MaxPoll  int             `json:"max_poll"`
 }
 
 func runChild() int {
@@ -52,7 +53,7 @@ func runChild() int {
 	RegisterReference(reg, s.Provider, api)
 	r, err := New(Config{
 		Brokers: s.Brokers, Group: s.Group, Topics: map[string]string{s.Provider: s.Topic}, RetryDelays: s.Delays,
-		Pool: pool, Handlers: reg, TopicSpec: kafka.TopicSpec{Partitions: 3}, SessionTimeout: 6 * time.Second,
+		Pool: pool, Handlers: reg, TopicSpec: kafka.TopicSpec{Partitions: 3}, SessionTimeout: 6 * time.Second, MaxPollRecords: s.MaxPoll,
 		KafkaOpts: []kgo.Opt{kgo.HeartbeatInterval(500 * time.Millisecond), kgo.FetchMaxWait(200 * time.Millisecond)},
 	})
 	if err != nil {
@@ -66,9 +67,10 @@ func runChild() int {
 	return 0
 }
 
-// A consumer process killed with SIGKILL in the middle of a batch loses
-// nothing: a new member resumes from the committed offsets, redelivered
-// records are recognised by event id, every effect happens once.
+// A consumer process killed with SIGKILL while it works through a backlog in
+// batches (ten records a poll) loses nothing: a new member resumes from the
+// committed offsets, redelivered records are recognised by event id, every
+// effect happens once.
 func TestConsumerKilledMidBatch(t *testing.T) {
 	f := newFixture(t)
 	const n = 150
@@ -82,7 +84,7 @@ func TestConsumerKilledMidBatch(t *testing.T) {
 	f.api.delay = 50 * time.Millisecond // keep the child busy inside its batch
 	f.api.mu.Unlock()
 	spec, _ := json.Marshal(childSpec{Brokers: f.brokers, DB: f.dbURL, Provider: f.provider, Topic: f.topic, Group: f.group,
-		APIURL: f.api.srv.URL, APIKey: f.api.key, Delays: f.delays})
+		APIURL: f.api.srv.URL, APIKey: f.api.key, Delays: f.delays, MaxPoll: 10})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+string(spec))
 	cmd.Stderr = os.Stderr

@@ -142,7 +142,8 @@ var StripeCollections = map[string]string{
 // GET {api}/v1/<collection>/<id>. Stripe objects carry no version, so the
 // version is the fetch time in Unix microseconds: a later fetch sees a
 // state at least as new, and the guard keeps a slower, older fetch from
-// overwriting it. Events about other objects have no handler (skipped).
+// overwriting it. Events of one object coalesced in a batch share one fetch
+// and so one version: the first applies, the others are ignored_stale. Events about other objects have no handler (skipped).
 func RegisterStripe(r *Registry, provider string, api *APIClient, now func() time.Time) {
 	for objType, coll := range StripeCollections {
 		r.Register(provider, objType+".*", stripeHandler(api, coll, now))
@@ -156,16 +157,18 @@ func stripeHandler(api *APIClient, coll string, now func() time.Time) Handler {
 		if !ok {
 			return nil, Permanentf("stripe event %s: data.object.id missing", ev.Type)
 		}
-		if c, known := StripeCollections[typ]; known {
-			coll = c
+		// A local per call: handlers run concurrently, and the closure's
+		// coll is shared by every event of its pattern.
+		c := coll
+		if known, ok := StripeCollections[typ]; ok {
+			c = known
 		}
-		fetched := now()
-		obj, err := api.Get(ctx, "/v1/"+coll+"/"+url.PathEscape(id))
+		obj, fetched, err := api.GetAt(ctx, "/v1/"+c+"/"+url.PathEscape(id))
 		if err != nil {
 			return nil, err
 		}
 		if typ == "" {
-			typ = strings.TrimSuffix(coll, "s")
+			typ = strings.TrimSuffix(c, "s")
 		}
 		return &Effect{ObjectType: typ, ObjectID: id, Version: fetched.UnixMicro(), Data: obj}, nil
 	})

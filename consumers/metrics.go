@@ -14,6 +14,8 @@ type metrics struct {
 	duration   *prometheus.HistogramVec // group, topic, outcome
 	rebalances *prometheus.CounterVec   // group, kind (assigned, revoked, lost)
 	lastPoll   *prometheus.GaugeVec     // group
+	batchSize  *prometheus.HistogramVec // group
+	rejected   *prometheus.CounterVec   // group, topic, reason
 }
 
 func newMetrics(reg prometheus.Registerer, parts *partitions) *metrics {
@@ -35,9 +37,18 @@ func newMetrics(reg prometheus.Registerer, parts *partitions) *metrics {
 			Name: "gatehouse_consumer_last_poll_timestamp_seconds",
 			Help: "Unix time of the consumer's latest poll; a stuck poll loop stops advancing it.",
 		}, []string{"group"}),
+		batchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gatehouse_consumer_batch_size_records",
+			Help:    "Main-topic records processed as one batch (one claim statement, one apply transaction).",
+			Buckets: []float64{1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500},
+		}, []string{"group"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatehouse_consumer_records_rejected_total",
+			Help: "Records sent on without processing, by reason: no_inbox_row (no verified inbox row: a topic shared with another deployment, a restored database, a forged record).",
+		}, []string{"group", "topic", "reason"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.processed, m.duration, m.rebalances, m.lastPoll, parts)
+		reg.MustRegister(m.processed, m.duration, m.rebalances, m.lastPoll, m.batchSize, m.rejected, parts)
 	}
 	return m
 }

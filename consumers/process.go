@@ -22,59 +22,77 @@ func (s *session) handle(ctx context.Context, rec *kgo.Record, role topicRole) b
 		outcome, err = r.processEvent(ctx, ev)
 	}
 	if err != nil {
-		if ctx.Err() != nil {
+		var ok bool
+		if outcome, ok = s.fail(ctx, rec, role, ev, err); !ok {
 			return false
 		}
-		attempt := 1
-		if ev != nil {
-			attempt = ev.Attempt
-		}
-		class := Classify(err)
-		f := r.layout.next(role, attempt, class, r.cfg.Now())
-		if perr := produce(ctx, s.cl, forwardRecord(rec, f, class, err)); perr != nil {
-			r.log.Error("forward failed; record left unmarked", "topic", rec.Topic, "partition", rec.Partition,
-				"offset", rec.Offset, "to", f.topic, "err", perr)
-			return false
-		}
-		state, next := StateRetrying, &f.dueAt
-		outcome = OutcomeRetried
-		if f.dead {
-			state, next, outcome = StateDead, nil, OutcomeDeadLettered
-		}
-		provider, id := peekIdentity(rec)
-		if provider == role.provider && id != "" {
-			if ferr := r.store.fail(ctx, provider, id, state, class, truncate(err.Error(), maxErrorMessage), next); ferr != nil {
-				r.log.Error("record failure state", "provider", provider, "event_id", id, "err", ferr)
-			}
-		}
-		r.log.Warn("event processing failed", "provider", provider, "event_id", id, "topic", rec.Topic,
-			"partition", rec.Partition, "offset", rec.Offset, "attempt", attempt, "error_class", class,
-			"forwarded_to", f.topic, "processing_state", state, "err", err)
 	} else {
-		r.log.Debug("event processed", "provider", ev.Provider, "event_id", ev.ID, "type", ev.Type,
-			"topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "attempt", ev.Attempt, "outcome", outcome)
+		r.logProcessed(rec, ev, outcome)
 	}
-	r.m.processed.WithLabelValues(r.cfg.Group, rec.Topic, itoa(rec.Partition), outcome).Inc()
-	r.m.duration.WithLabelValues(r.cfg.Group, rec.Topic, outcome).Observe(r.cfg.Now().Sub(start).Seconds())
+	r.count(rec, outcome, start)
 	return true
 }
 
-// processEvent runs one attempt of an event: claim the inbox row, call the
-// handler (which fetches the authoritative object), apply the effect.
+// fail finishes a record whose processing failed: it forwards the record to
+// the next retry topic or the dead-letter topic and records the failure on
+// the inbox row. It returns the outcome, and false when the record could
+// not be finished (ctx ended, or the forward was not acknowledged): the
+// record must then stay unmarked.
+func (s *session) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev *Event, err error) (string, bool) {
+	r := s.r
+	if ctx.Err() != nil {
+		return "", false
+	}
+	attempt := 1
+	if ev != nil {
+		attempt = ev.Attempt
+	}
+	class := Classify(err)
+	f := r.layout.next(role, attempt, class, r.cfg.Now())
+	if perr := produce(ctx, s.cl, forwardRecord(rec, f, class, err)); perr != nil {
+		r.log.Error("forward failed; record left unmarked", "topic", rec.Topic, "partition", rec.Partition,
+			"offset", rec.Offset, "to", f.topic, "err", perr)
+		return "", false
+	}
+	state, next, outcome := StateRetrying, &f.dueAt, OutcomeRetried
+	if f.dead {
+		state, next, outcome = StateDead, nil, OutcomeDeadLettered
+	}
+	provider, id := peekIdentity(rec)
+	if provider == role.provider && id != "" {
+		if ferr := r.store.fail(ctx, provider, id, state, class, truncate(err.Error(), maxErrorMessage), next); ferr != nil {
+			r.log.Error("record failure state", "provider", provider, "event_id", id, "err", ferr)
+		}
+	}
+	r.log.Warn("event processing failed", "provider", provider, "event_id", id, "topic", rec.Topic,
+		"partition", rec.Partition, "offset", rec.Offset, "attempt", attempt, "error_class", class,
+		"forwarded_to", f.topic, "processing_state", state, "err", err)
+	return outcome, true
+}
+
+func (r *Runner) logProcessed(rec *kgo.Record, ev *Event, outcome string) {
+	r.log.Debug("event processed", "provider", ev.Provider, "event_id", ev.ID, "type", ev.Type,
+		"topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "attempt", ev.Attempt, "outcome", outcome)
+}
+
+func (r *Runner) count(rec *kgo.Record, outcome string, start time.Time) {
+	r.m.processed.WithLabelValues(r.cfg.Group, rec.Topic, itoa(rec.Partition), outcome).Inc()
+	r.m.duration.WithLabelValues(r.cfg.Group, rec.Topic, outcome).Observe(r.cfg.Now().Sub(start).Seconds())
+}
+
+// processEvent runs one attempt of an event on a retry topic: claim the
+// inbox row, call the handler (which fetches the authoritative object),
+// apply the effect. A missing row is looked up once more after a short
+// pause (a commit streamed an instant before it is visible), then left to
+// the ladder: it ends in the dead-letter topic if it never appears. Nothing
+// is done for an event gatehouse has not stored as verified.
 func (r *Runner) processEvent(ctx context.Context, ev *Event) (string, error) {
 	prev, _, err := r.store.claim(ctx, ev.Provider, ev.ID)
-	// Logical decoding can hand the relay a commit an instant before other
-	// sessions see it, so a missing row is looked up again briefly, then left
-	// to the retry ladder; a row that never appears ends in the dead-letter
-	// topic. Nothing is done for an event gatehouse has not stored as verified.
-	for _, d := range noInboxBackoff {
-		if !errors.Is(err, errNoInbox) {
-			break
-		}
+	if errors.Is(err, errNoInbox) {
 		select {
 		case <-ctx.Done():
 			return "", ctx.Err()
-		case <-time.After(d):
+		case <-time.After(noInboxPause):
 		}
 		prev, _, err = r.store.claim(ctx, ev.Provider, ev.ID)
 	}
@@ -93,7 +111,9 @@ func (r *Runner) processEvent(ctx context.Context, ev *Event) (string, error) {
 	return r.store.apply(ctx, ev, eff)
 }
 
-// noInboxBackoff are the pauses before looking a missing inbox row up again.
-var noInboxBackoff = []time.Duration{5 * time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond}
+// noInboxPause is the wait before a missing inbox row is looked up again,
+// once: long enough for a commit the relay streamed an instant early to
+// become visible.
+const noInboxPause = 20 * time.Millisecond
 
 func itoa(p int32) string { return strconv.Itoa(int(p)) }

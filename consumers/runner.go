@@ -32,14 +32,11 @@ type Config struct {
 	RetryDelays []time.Duration
 	Pool        *pgxpool.Pool // required
 	Handlers    *Registry     // default: an empty registry (every event skipped)
-	// Concurrency bounds partitions processed in parallel; default 16.
+	// Concurrency bounds retry-topic partitions processed in parallel;
+	// default 16. Main-topic records are processed as one batch per poll.
 	Concurrency int
-	// KeyConcurrency bounds the keys (objects) of one main-topic partition
-	// processed in parallel; records of one key are always processed in
-	// order, retry topics always in offset order. Default 4; 1 processes
-	// every partition strictly in offset order.
-	KeyConcurrency int
-	// MaxPollRecords bounds the records of one poll; default 500.
+	// MaxPollRecords bounds the records of one poll, and so of one batch
+	// (one claim statement, one apply transaction); default 500.
 	MaxPollRecords int
 	// DrainTimeout bounds finishing polled records after ctx ends; default 30s.
 	DrainTimeout time.Duration
@@ -91,9 +88,6 @@ func New(cfg Config) (*Runner, error) {
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 16
-	}
-	if cfg.KeyConcurrency <= 0 {
-		cfg.KeyConcurrency = 4
 	}
 	if cfg.MaxPollRecords <= 0 {
 		cfg.MaxPollRecords = 500
@@ -285,11 +279,26 @@ func (s *session) collect(fetches kgo.Fetches) map[tp][]*kgo.Record {
 	return batches
 }
 
-// process runs the partitions' batches in parallel (records of one
-// partition in order) and returns when all are finished or held.
+// process runs the poll's main-topic records as one batch (processMain)
+// beside the retry partitions (in parallel, each in offset order) and
+// returns when all are finished or held.
 func (s *session) process(ctx context.Context, batches map[tp][]*kgo.Record) {
 	sem := make(chan struct{}, s.r.cfg.Concurrency)
 	var wg sync.WaitGroup
+	main := map[tp][]*kgo.Record{}
+	for k, recs := range batches {
+		if s.r.layout.roles[k.topic].level == 0 {
+			main[k] = recs
+			delete(batches, k)
+		}
+	}
+	if len(main) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.processMain(ctx, main)
+		}()
+	}
 	for k, recs := range batches {
 		sem <- struct{}{}
 		wg.Add(1)
@@ -303,10 +312,6 @@ func (s *session) process(ctx context.Context, batches map[tp][]*kgo.Record) {
 
 func (s *session) processPartition(ctx context.Context, k tp, recs []*kgo.Record) {
 	role := s.r.layout.roles[k.topic]
-	if role.level == 0 && s.r.cfg.KeyConcurrency > 1 {
-		s.processKeyed(ctx, k, recs, role)
-		return
-	}
 	for i, rec := range recs {
 		at := rec.Timestamp
 		if role.level > 0 {

@@ -13,13 +13,16 @@ type Consumers struct {
 	// Providers limits the consumed providers; empty means every configured
 	// provider.
 	Providers []string `yaml:"providers"`
-	// Concurrency bounds how many partitions are processed in parallel
-	// (records of one partition are always processed in order). Default 16.
+	// Concurrency bounds how many retry-topic partitions are processed in
+	// parallel (each in offset order). Default 16. Main-topic records are
+	// processed as one batch per poll.
 	Concurrency int `yaml:"concurrency"`
-	// KeyConcurrency bounds the keys (objects) of one partition processed in
-	// parallel; events of one object are always processed in order. Default 4.
+	// KeyConcurrency is accepted for configurations written before batching
+	// and no longer limits anything: every object of a poll is processed at
+	// once, its events applied in offset order.
 	KeyConcurrency int `yaml:"key_concurrency"`
-	// MaxPollRecords bounds the records taken per poll. Default 500.
+	// MaxPollRecords bounds the records taken per poll, and so one batch
+	// (one claim statement, one apply transaction). Default 500.
 	MaxPollRecords int `yaml:"max_poll_records"`
 	// APITimeout bounds one call to a provider's API. Default 10s.
 	APITimeout time.Duration `yaml:"api_timeout"`
@@ -37,9 +40,6 @@ func (c *Consumers) applyDefaults() {
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = 16
-	}
-	if c.KeyConcurrency == 0 {
-		c.KeyConcurrency = 4
 	}
 	if c.MaxPollRecords == 0 {
 		c.MaxPollRecords = 500
@@ -61,8 +61,8 @@ func (c *Consumers) validate() error {
 	if c.Concurrency < 1 {
 		return errorf("consumers.concurrency: must be at least 1")
 	}
-	if c.KeyConcurrency < 1 {
-		return errorf("consumers.key_concurrency: must be at least 1")
+	if c.KeyConcurrency < 0 {
+		return errorf("consumers.key_concurrency: must not be negative")
 	}
 	if c.MaxPollRecords < 1 {
 		return errorf("consumers.max_poll_records: must be at least 1")

@@ -38,6 +38,13 @@ type Provider struct {
 	APIKey string `yaml:"api_key"`
 	// APIVersion is the provider API version pinned for webhooks and API calls.
 	APIVersion string `yaml:"api_version"`
+	// APIRateLimit caps consumer calls to APIURL, in requests per second
+	// (0: no cap), with bursts of APIRateBurst (default: the limit rounded
+	// up). Stripe's live-mode read limit is 100/s.
+	APIRateLimit float64 `yaml:"api_rate_limit"`
+	APIRateBurst int     `yaml:"api_rate_burst"`
+	// APIConcurrency bounds consumer calls to APIURL in flight. Default 64.
+	APIConcurrency int `yaml:"api_concurrency"`
 	// Owner maps an object to a user: a dotted path into the fetched object
 	// whose value is "<issuer> <subject>" or a subject under OwnerIssuer.
 	OwnerPath   string `yaml:"owner_path"`
@@ -71,6 +78,9 @@ func (p *Provider) applyDefaults(name string) {
 	}
 	if p.Topic == "" {
 		p.Topic = schemas.DefaultTopic(name)
+	}
+	if p.APIConcurrency == 0 {
+		p.APIConcurrency = 64
 	}
 	for i := range p.Secrets {
 		if p.Secrets[i].ID == "" {
@@ -113,6 +123,9 @@ func (p *Provider) validate() error {
 	}
 	if p.MaxBodyBytes < 0 {
 		return errors.New("max_body_bytes: must be positive")
+	}
+	if p.APIRateLimit < 0 || p.APIRateBurst < 0 || p.APIConcurrency < 0 {
+		return errors.New("api_rate_limit, api_rate_burst and api_concurrency: must not be negative")
 	}
 	if p.APIURL != "" {
 		if u, err := url.Parse(p.APIURL); err != nil || u.Scheme == "" || u.Host == "" {

@@ -1,0 +1,243 @@
+package consumers
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// work is one main-topic record of a batch.
+type work struct {
+	rec     *kgo.Record
+	k       tp
+	role    topicRole
+	ev      *Event
+	err     error   // decode, claim or handler error: the record fails
+	eff     *Effect // the handler's effect (nil: none)
+	first   *work   // the batch's first record of the same event; nil for a first
+	outcome string
+	done    bool // finished: the offset may be marked
+}
+
+// processMain processes the main-topic records of one poll as one batch:
+//
+//  1. decode every record; records of an event already in the batch ride
+//     on its first record (counted as duplicates);
+//  2. claim every event's inbox row in one statement; a missing row is
+//     read once more after noInboxPause, and a record whose row is still
+//     missing goes straight to the first retry topic (no key slot held),
+//     counted in gatehouse_consumer_records_rejected_total{reason="no_inbox_row"};
+//  3. run the handlers of all claimed events at once: their provider API
+//     calls are bounded and rate-limited per provider, and calls for the
+//     same object share one request (coalescing);
+//  4. apply every effect in one transaction (one commit), the events of
+//     each object in offset order, so one authoritative state is applied
+//     once and the object's other events are ignored_stale;
+//  5. forward failed records to the retry or dead-letter topic;
+//  6. mark each partition's offsets in order, up to its first record that
+//     could not be finished (then the session restarts and redelivers it).
+func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record) {
+	r := s.r
+	start := r.cfg.Now()
+	var ws []*work
+	for k, recs := range batches {
+		role := r.layout.roles[k.topic]
+		r.parts.head(k, recs[0].Timestamp)
+		for _, rec := range recs {
+			ws = append(ws, &work{rec: rec, k: k, role: role})
+		}
+	}
+	r.m.batchSize.WithLabelValues(r.cfg.Group).Observe(float64(len(ws)))
+	firsts := s.decodeAll(ws)
+	s.claimAll(ctx, firsts)
+	s.handleAll(ctx, firsts)
+	s.applyAll(ctx, firsts)
+	// Failures are forwarded concurrently; each waits for its acknowledgement.
+	var wg sync.WaitGroup
+	for _, w := range firsts {
+		if w.err == nil || w.done {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.outcome, w.done = s.fail(ctx, w.rec, w.role, w.ev, w.err)
+		}()
+	}
+	wg.Wait()
+	for _, w := range ws {
+		if w.first != nil && w.first.done {
+			w.outcome, w.done = OutcomeDuplicate, true
+		}
+		if w.done {
+			if w.err == nil && w.ev != nil && w.first == nil {
+				r.logProcessed(w.rec, w.ev, w.outcome)
+			}
+			r.count(w.rec, w.outcome, start)
+		}
+	}
+	for k, recs := range batches {
+		s.markInOrder(k, recs, ws)
+	}
+}
+
+// decodeAll decodes the records and links repeated events to their first
+// record; it returns the first records.
+func (s *session) decodeAll(ws []*work) []*work {
+	seen := map[eventKey]*work{}
+	var firsts []*work
+	for _, w := range ws {
+		w.ev, w.err = decode(w.rec, w.role.provider)
+		if w.err == nil {
+			key := eventKey{w.ev.Provider, w.ev.ID}
+			if f, ok := seen[key]; ok {
+				w.first = f
+				continue
+			}
+			seen[key] = w
+		}
+		firsts = append(firsts, w)
+	}
+	return firsts
+}
+
+// claimAll claims the inbox rows of the decoded first records.
+func (s *session) claimAll(ctx context.Context, firsts []*work) {
+	var todo []*work
+	for _, w := range firsts {
+		if w.err == nil {
+			todo = append(todo, w)
+		}
+	}
+	for round := 0; round < 2 && len(todo) > 0; round++ {
+		if round == 1 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(noInboxPause):
+			}
+		}
+		slices.SortFunc(todo, func(a, b *work) int {
+			if c := strings.Compare(a.ev.Provider, b.ev.Provider); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ev.ID, b.ev.ID)
+		})
+		keys := make([]eventKey, len(todo))
+		for i, w := range todo {
+			keys[i] = eventKey{w.ev.Provider, w.ev.ID}
+		}
+		claims, err := s.r.store.claimMany(ctx, keys)
+		if err != nil {
+			for _, w := range todo {
+				w.err = err
+			}
+			return
+		}
+		var missing []*work
+		for i, w := range todo {
+			switch c := claims[i]; {
+			case !c.found:
+				missing = append(missing, w)
+			case Final(c.prev):
+				w.outcome, w.done = OutcomeDuplicate, true
+			}
+		}
+		todo = missing
+	}
+	for _, w := range todo {
+		w.err = errNoInbox
+		s.r.m.rejected.WithLabelValues(s.r.cfg.Group, w.rec.Topic, "no_inbox_row").Inc()
+	}
+}
+
+// handleAll runs the handlers of the claimed events concurrently, with one
+// fetch memo for the batch (coalescing).
+func (s *session) handleAll(ctx context.Context, firsts []*work) {
+	mctx := withFetchMemo(ctx)
+	var wg sync.WaitGroup
+	for _, w := range firsts {
+		if w.err != nil || w.done {
+			continue
+		}
+		h := s.r.cfg.Handlers.Lookup(w.ev.Provider, w.ev.Type)
+		if h == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.eff, w.err = h.Handle(mctx, w.ev)
+		}()
+	}
+	wg.Wait()
+}
+
+// applyAll applies the effects of the handled events in one transaction,
+// ordered by object and offset. When the transaction fails for another
+// reason than a deadlock, each event is applied alone, so one event the
+// database refuses fails alone.
+func (s *session) applyAll(ctx context.Context, firsts []*work) {
+	var ready []*work
+	for _, w := range firsts {
+		if w.err == nil && !w.done {
+			ready = append(ready, w)
+		}
+	}
+	if len(ready) == 0 {
+		return
+	}
+	slices.SortStableFunc(ready, func(a, b *work) int {
+		if c := strings.Compare(a.ev.ObjectKey, b.ev.ObjectKey); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.rec.Topic, b.rec.Topic); c != 0 {
+			return c
+		}
+		return int(a.rec.Offset - b.rec.Offset)
+	})
+	items := make([]applyItem, len(ready))
+	for i, w := range ready {
+		items[i] = applyItem{ev: w.ev, eff: w.eff}
+	}
+	outs, err := s.r.store.applyMany(ctx, items)
+	if err == nil {
+		for i, w := range ready {
+			w.outcome, w.done = outs[i], true
+		}
+		return
+	}
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		return // not finished: left unmarked
+	}
+	s.r.log.Warn("batch apply failed; applying its events one by one", "events", len(ready), "err", err)
+	for _, w := range ready {
+		if w.outcome, w.err = s.r.store.apply(ctx, w.ev, w.eff); w.err == nil {
+			w.done = true
+		}
+	}
+}
+
+// markInOrder marks a partition's records up to the first unfinished one;
+// an unfinished record breaks the session (it is delivered again).
+func (s *session) markInOrder(k tp, recs []*kgo.Record, ws []*work) {
+	done := make(map[*kgo.Record]bool, len(recs))
+	for _, w := range ws {
+		if w.k == k && w.done {
+			done[w.rec] = true
+		}
+	}
+	for _, rec := range recs {
+		if !done[rec] {
+			s.broken.Store(true)
+			return
+		}
+		s.cl.MarkCommitRecords(rec)
+		s.r.parts.done(k, rec.Offset, rec.Timestamp)
+	}
+}

@@ -1,0 +1,121 @@
+package consumers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// eventKey names one event.
+type eventKey struct{ provider, id string }
+
+// claim is what consumers_claim_many found for one event.
+type claim struct {
+	found    bool   // a verified inbox row exists
+	prev     string // its state before the claim
+	attempts int    // attempts after the claim (0: nothing claimed)
+}
+
+// claimMany claims the inbox rows of keys in one statement
+// (consumers_claim_many in migrations/00006_consumers_batch.sql). Pass keys
+// sorted: rows are locked in that order.
+func (s store) claimMany(ctx context.Context, keys []eventKey) ([]claim, error) {
+	provs, ids := make([]string, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		provs[i], ids[i] = k.provider, k.id
+	}
+	rows, err := s.pool.Query(ctx, `SELECT o_ord, o_prev, o_attempts FROM consumers_claim_many($1, $2)`, provs, ids)
+	if err != nil {
+		return nil, fmt.Errorf("claim inbox rows: %w", err)
+	}
+	defer rows.Close()
+	out := make([]claim, len(keys))
+	for rows.Next() {
+		var (
+			ord, n int32
+			prev   *string
+		)
+		if err := rows.Scan(&ord, &prev, &n); err != nil {
+			return nil, fmt.Errorf("claim inbox rows: %w", err)
+		}
+		if ord < 1 || int(ord) > len(keys) {
+			return nil, fmt.Errorf("claim inbox rows: position %d out of range", ord)
+		}
+		if prev != nil {
+			out[ord-1] = claim{found: true, prev: *prev, attempts: int(n)}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("claim inbox rows: %w", err)
+	}
+	return out, nil
+}
+
+// applyItem is one event's effect to apply (eff nil: no effect, skipped).
+type applyItem struct {
+	ev  *Event
+	eff *Effect
+}
+
+// applyMany applies the effects of items in one transaction, in order: one
+// consumers_apply per event (the same dedupe row, version guard, effect log
+// row and inbox state as apply), one commit for all. It returns each
+// event's outcome. A deadlock or serialization failure retries the whole
+// transaction (at most three times); any other error fails the batch and
+// nothing of it is committed.
+func (s store) applyMany(ctx context.Context, items []applyItem) ([]string, error) {
+	out := make([]string, len(items))
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			b := &pgx.Batch{}
+			for _, it := range items {
+				var objID, objType *string
+				var version *int64
+				var data []byte
+				if it.eff != nil {
+					objID, objType, version, data = &it.eff.ObjectID, &it.eff.ObjectType, &it.eff.Version, it.eff.Data
+				}
+				b.Queue(`SELECT consumers_apply($1, $2, $3, $4, $5, $6, $7)`, it.ev.Provider, it.ev.ID, it.ev.Type,
+					objID, objType, version, data)
+			}
+			br := tx.SendBatch(ctx, b)
+			for i, it := range items {
+				var state string
+				if err := br.QueryRow().Scan(&state); err != nil {
+					_ = br.Close()
+					return fmt.Errorf("apply effect of %s/%s: %w", it.ev.Provider, it.ev.ID, err)
+				}
+				o, ok := outcomes[state]
+				if !ok {
+					_ = br.Close()
+					return fmt.Errorf("apply effect of %s/%s: unexpected result %q", it.ev.Provider, it.ev.ID, state)
+				}
+				out[i] = o
+			}
+			return br.Close()
+		})
+		if !retryable(err) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(attempt*attempt) * 10 * time.Millisecond):
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// retryable reports a deadlock or serialization failure.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
