@@ -38,7 +38,8 @@ type APIClientConfig struct {
 	// Concurrency bounds requests in flight; default 64.
 	Concurrency int
 	// RateLimit is requests per second (0: unlimited) with a burst of
-	// RateBurst (default: RateLimit rounded up, at least 1).
+	// RateBurst (default: 5% of RateLimit rounded up, at least 1, so no
+	// one-second window sees more than 105% of the limit).
 	RateLimit float64
 	RateBurst int
 	// Metrics receives fetch, coalescing and limiter figures; nil: none.

@@ -80,7 +80,7 @@ func newFlow(cfg APIClientConfig) *flow {
 	if cfg.RateLimit > 0 {
 		burst := cfg.RateBurst
 		if burst <= 0 {
-			burst = max(1, int(math.Ceil(cfg.RateLimit)))
+			burst = max(1, int(math.Ceil(cfg.RateLimit/20)))
 		}
 		f.limiter = rate.NewLimiter(rate.Limit(cfg.RateLimit), burst)
 	}

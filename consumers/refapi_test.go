@@ -23,6 +23,8 @@ type refAPI struct {
 	calls    atomic.Int64
 	log      map[string][]time.Time // path → request times
 	key      string
+	// retryAfter, when set, is sent with scripted failures.
+	retryAfter string
 }
 
 func newRefAPI(t *testing.T) *refAPI {
@@ -59,6 +61,9 @@ func (a *refAPI) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Header.Get("Api-Version") != "2026-01-01":
 		http.Error(w, `{"error":"unpinned api version"}`, http.StatusBadRequest)
 	case status != 0:
+		if ra := a.retryAfterValue(); ra != "" {
+			w.Header().Set("Retry-After", ra)
+		}
 		http.Error(w, `{"error":"scripted failure"}`, status)
 	case !ok:
 		http.Error(w, `{"error":"no such object"}`, http.StatusNotFound)
@@ -92,4 +97,10 @@ func (a *refAPI) client(t *testing.T) *APIClient {
 		t.Fatal(err)
 	}
 	return c
+}
+
+func (a *refAPI) retryAfterValue() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.retryAfter
 }

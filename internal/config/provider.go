@@ -39,8 +39,9 @@ type Provider struct {
 	// APIVersion is the provider API version pinned for webhooks and API calls.
 	APIVersion string `yaml:"api_version"`
 	// APIRateLimit caps consumer calls to APIURL, in requests per second
-	// (0: no cap), with bursts of APIRateBurst (default: the limit rounded
-	// up). Stripe's live-mode read limit is 100/s.
+	// (0: no cap), with bursts of APIRateBurst (default: 5% of the limit
+	// rounded up, at least 1: no one-second window sees more than 105% of
+	// the limit). Stripe's live-mode read limit is 100/s.
 	APIRateLimit float64 `yaml:"api_rate_limit"`
 	APIRateBurst int     `yaml:"api_rate_burst"`
 	// APIConcurrency bounds consumer calls to APIURL in flight. Default 64.
