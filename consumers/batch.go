@@ -55,19 +55,30 @@ func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record)
 	r.m.batchSize.WithLabelValues(r.cfg.Group).Observe(float64(len(ws)))
 	firsts := s.decodeAll(ws)
 	s.claimAll(ctx, firsts)
-	s.handleAll(ctx, firsts)
-	s.applyAll(ctx, firsts)
-	// Failures are forwarded concurrently; each waits for its acknowledgement.
+	// Records that already failed (undecodable, no inbox row, claim error)
+	// are forwarded while the others are handled and applied; every forward
+	// waits for its acknowledgement before the batch ends.
 	var wg sync.WaitGroup
-	for _, w := range firsts {
-		if w.err == nil || w.done {
-			continue
-		}
+	forward := func(w *work) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			w.outcome, w.done = s.fail(ctx, w.rec, w.role, w.ev, w.err)
 		}()
+	}
+	early := map[*work]bool{}
+	for _, w := range firsts {
+		if w.err != nil {
+			early[w] = true
+			forward(w)
+		}
+	}
+	s.handleAll(ctx, firsts)
+	s.applyAll(ctx, firsts)
+	for _, w := range firsts {
+		if w.err != nil && !w.done && !early[w] {
+			forward(w)
+		}
 	}
 	wg.Wait()
 	for _, w := range ws {

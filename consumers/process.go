@@ -2,7 +2,6 @@ package consumers
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
@@ -82,20 +81,12 @@ func (r *Runner) count(rec *kgo.Record, outcome string, start time.Time) {
 
 // processEvent runs one attempt of an event on a retry topic: claim the
 // inbox row, call the handler (which fetches the authoritative object),
-// apply the effect. A missing row is looked up once more after a short
-// pause (a commit streamed an instant before it is visible), then left to
-// the ladder: it ends in the dead-letter topic if it never appears. Nothing
-// is done for an event gatehouse has not stored as verified.
+// apply the effect. The retry delay has passed, so a missing row is not
+// waited for: the record goes on along the ladder and ends in the
+// dead-letter topic if its row never appears. Nothing is done for an event
+// gatehouse has not stored as verified.
 func (r *Runner) processEvent(ctx context.Context, ev *Event) (string, error) {
 	prev, _, err := r.store.claim(ctx, ev.Provider, ev.ID)
-	if errors.Is(err, errNoInbox) {
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(noInboxPause):
-		}
-		prev, _, err = r.store.claim(ctx, ev.Provider, ev.ID)
-	}
 	if err != nil {
 		return "", err
 	}
@@ -111,9 +102,9 @@ func (r *Runner) processEvent(ctx context.Context, ev *Event) (string, error) {
 	return r.store.apply(ctx, ev, eff)
 }
 
-// noInboxPause is the wait before a missing inbox row is looked up again,
-// once: long enough for a commit the relay streamed an instant early to
-// become visible.
-const noInboxPause = 20 * time.Millisecond
+// noInboxPause is the wait before a main-topic batch looks its missing
+// inbox rows up again, once: long enough for a commit the relay streamed
+// an instant early to become visible.
+const noInboxPause = 10 * time.Millisecond
 
 func itoa(p int32) string { return strconv.Itoa(int(p)) }

@@ -1,9 +1,14 @@
 // Command consumerbench measures gatehouse's consumers (section "Consumers"
-// of `make bench`): throughput of the consumer group with the projection
-// write against the Kafka read ceiling measured in the same run, and the
-// end-to-end latency from the receiver's 2xx to processing_state succeeded
-// at a steady rate, through the real receiver, relay (logical replication)
-// and consumer, with a private PostgreSQL (fsync on) and Kafka broker.
+// of `make bench`) in one run on one machine, beside the receiver's own
+// max rate and a pgbench ceiling of the consumer's batched statements: the
+// drain rate of a backlog with an instant API and with a 50 ms API, API
+// calls per event when ten events per object arrive together, the
+// requests per second a rate-limited provider sees, the end-to-end latency
+// at a steady rate through the real receiver, relay and consumer, and the
+// same latency with foreign records (no inbox row) in the stream. All
+// components are real and private to the run: PostgreSQL (fsync on), one
+// Kafka broker, the receiver, relay and consumer in this process, and a
+// local reference-provider API.
 package main
 
 import (
@@ -19,14 +24,19 @@ import (
 
 type options struct {
 	events         int
-	rate           float64
-	duration       time.Duration
-	partitions     int
-	concurrency    int
-	keyConcurrency int
+	receiverFor    time.Duration
 	apiLatency     time.Duration
+	apiConcurrency int
+	maxPoll        int
+	rateLimit      int
+	limitedEvents  int
+	rate           float64
+	steadyFor      time.Duration
+	foreign        int
+	genuine        int
+	mixedRate      float64
+	partitions     int
 	keep           bool
-	cpuProfile     string
 }
 
 func main() {
@@ -41,32 +51,43 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("consumerbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: consumerbench [flags]\n\nMeasures the consumer stage beside the receiver (docs/BENCHMARKS.md).\n"+
+			"Example: go run ./deploy/bench/consumerbench -n 5000 -d 5s\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
 	o := &options{}
-	fs.IntVar(&o.events, "n", 20000, "events of the throughput run (pre-loaded into the topic)")
-	fs.Float64Var(&o.rate, "rate", 100, "events/s of the steady-rate latency run")
-	fs.DurationVar(&o.duration, "d", 20*time.Second, "duration of the latency run")
-	fs.IntVar(&o.partitions, "partitions", 6, "partitions of the provider topic")
-	fs.IntVar(&o.concurrency, "concurrency", 16, "consumers.concurrency (partitions processed in parallel)")
-	fs.IntVar(&o.keyConcurrency, "key-concurrency", 4, "consumers.key_concurrency (objects of one partition processed in parallel)")
-	fs.DurationVar(&o.apiLatency, "api-latency", 0, "added latency of the provider API's object fetch")
+	fs.IntVar(&o.events, "n", 20000, "events of cases 2 and 3 (pre-loaded backlogs)")
+	fs.DurationVar(&o.receiverFor, "receiver-for", 10*time.Second, "case 1: how long the receiver's closed loop runs (its events are the backlog drained)")
+	fs.DurationVar(&o.apiLatency, "api-latency", 50*time.Millisecond, "cases 2 and 3: the provider API's latency")
+	fs.IntVar(&o.apiConcurrency, "api-concurrency", 256, "providers.<name>.api_concurrency")
+	fs.IntVar(&o.maxPoll, "max-poll", 1000, "consumers.max_poll_records (the batch size)")
+	fs.IntVar(&o.rateLimit, "rate-limit", 100, "case 4: api_rate_limit, and the limit above which the fake API answers 429")
+	fs.IntVar(&o.limitedEvents, "limited-n", 1500, "case 4: events")
+	fs.Float64Var(&o.rate, "rate", 2000, "case 5: events/s offered to the receiver")
+	fs.DurationVar(&o.steadyFor, "d", 15*time.Second, "case 5: duration")
+	fs.IntVar(&o.foreign, "foreign", 10000, "case 6: records with no inbox row")
+	fs.IntVar(&o.genuine, "genuine", 1000, "case 6: genuine events")
+	fs.Float64Var(&o.mixedRate, "mixed-rate", 200, "case 6: genuine events/s")
+	fs.IntVar(&o.partitions, "partitions", 6, "partitions of each topic")
 	fs.BoolVar(&o.keep, "keep", false, "keep the PostgreSQL and Kafka directories")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the throughput run (consumer, relay, API server in this process) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.events < 1 || o.rate <= 0 || o.duration <= 0 || o.partitions < 1 || o.concurrency < 1 || o.keyConcurrency < 1 {
-		return fmt.Errorf("-n, -rate, -d, -partitions and -concurrency must be positive")
+	if o.events < 10 || o.rate <= 0 || o.steadyFor <= 0 || o.partitions < 1 || o.maxPoll < 1 || o.rateLimit < 1 || o.genuine < 1 || o.mixedRate <= 0 {
+		return fmt.Errorf("-n (≥ 10), -rate, -d, -partitions, -max-poll, -rate-limit, -genuine and -mixed-rate must be positive")
 	}
 	b, err := setup(ctx, o, stderr)
 	if err != nil {
 		return err
 	}
 	defer b.close()
-	res := &results{o: o, loadStart: loadAvg()}
-	if err := b.throughput(ctx, res); err != nil {
+	res := &results{loadStart: loadAvg()}
+	if err := b.runCases(ctx, res); err != nil {
 		return err
 	}
-	if err := b.latency(ctx, res); err != nil {
+	fmt.Fprintf(stderr, "consumerbench: PostgreSQL ceiling (pgbench, the consumer's batched statements)\n")
+	if res.ceilingSQL, err = b.ceilingSQL(ctx); err != nil {
 		return err
 	}
 	res.print(stdout, b)

@@ -8,22 +8,29 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"time"
+	"strings"
 )
 
-// pgbenchScript is the consumer's SQL per event, identical to what the
-// consumer sends: the claim, then the effect (one statement each), for an
-// event whose inbox row exists.
+// pgbenchScript is one consumer batch of :batch new events, with the
+// consumer's own statements: one consumers_claim_many for the batch, then
+// one transaction applying each event with consumers_apply (the consumer
+// pipelines one statement per event; here one SELECT calls it per row).
 const pgbenchScript = `SELECT nextval('consumerbench_seq') AS id \gset
-SELECT * FROM consumers_claim('pgb', 'pgb_' || :id);
-SELECT consumers_apply('pgb', 'pgb_' || :id, 'payment.succeeded', 'pay_pgb_' || :id, 'payment', 1, '{"id":"pay","object":"payment","version":1,"status":"succeeded","amount":1999}');
+SELECT count(*) FROM consumers_claim_many(array_fill('pgb'::text, ARRAY[(:batch)::int]),
+  ARRAY(SELECT 'pgb_' || ((:id)::int * (:batch)::int + g) FROM generate_series(1, (:batch)::int) g));
+BEGIN;
+SELECT count(consumers_apply('pgb', 'pgb_' || ((:id)::int * (:batch)::int + g), 'payment.succeeded', 'pay_pgb_' || ((:id)::int * (:batch)::int + g), 'payment', 1,
+  '{"id":"pay","object":"payment","version":1,"status":"succeeded","amount":1999}')) FROM generate_series(1, (:batch)::int) g;
+COMMIT;
 `
 
-// ceilingSQL runs pgbench with the consumer's statements at as many clients
-// as the consumer processes events at once (partitions × key concurrency)
-// and returns transactions (events) per second.
+// ceilingSQL runs pgbench with the consumer's batched statements (one
+// client: one consumer applies one batch at a time) and returns events
+// per second.
 func (b *bench) ceilingSQL(ctx context.Context) (float64, error) {
-	n := b.o.events * 4
+	batch := b.o.maxPoll
+	txns := max(4, b.o.events/batch)
+	n := (txns + 2) * batch
 	if _, err := b.pool.Exec(ctx, `CREATE SEQUENCE consumerbench_seq`); err != nil {
 		return 0, fmt.Errorf("pgbench sequence: %w", err)
 	}
@@ -39,19 +46,18 @@ SELECT 'pgb', 'pgb_' || i, 'payment.succeeded', '{"id":"x"}', true, 'bench' FROM
 	if err := os.WriteFile(script, []byte(pgbenchScript), 0o644); err != nil {
 		return 0, err
 	}
-	clients := b.o.partitions * b.o.keyConcurrency
-	cmd := exec.CommandContext(ctx, path, "-n", "-M", "prepared", "-c", strconv.Itoa(clients), "-j", strconv.Itoa(min(clients, 2)),
-		"-t", strconv.Itoa(b.o.events/clients), "-f", script, b.dbURL)
-	start := time.Now()
+	cmd := exec.CommandContext(ctx, path, "-n", "-M", "prepared", "-c", "1", "-D", "batch="+strconv.Itoa(batch),
+		"-t", strconv.Itoa(txns), "-f", script, b.dbURL)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return 0, fmt.Errorf("pgbench: %w: %s", err, out)
 	}
 	m := regexp.MustCompile(`tps = ([0-9.]+)`).FindSubmatch(out)
 	if m == nil {
-		return float64(b.o.events) / time.Since(start).Seconds(), nil
+		return 0, fmt.Errorf("pgbench printed no tps: %s", out)
 	}
-	return strconv.ParseFloat(string(m[1]), 64)
+	tps, err := strconv.ParseFloat(string(m[1]), 64)
+	return tps * float64(batch), err
 }
 
 func pgbenchPath() (string, error) {
@@ -59,7 +65,7 @@ func pgbenchPath() (string, error) {
 		return p, nil
 	}
 	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
-		p := filepath.Join(string(regexp.MustCompile(`\s+$`).ReplaceAll(out, nil)), "pgbench")
+		p := filepath.Join(strings.TrimSpace(string(out)), "pgbench")
 		if _, err := os.Stat(p); err == nil {
 			return p, nil
 		}

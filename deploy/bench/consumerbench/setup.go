@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,29 +27,27 @@ import (
 )
 
 const (
-	provider = "bench"
 	secret   = "whsec_consumerbench_test_mode"
 	tsHeader = "X-Bench-Timestamp"
 	sgHeader = "X-Bench-Signature"
 )
 
+// providers are the run's providers, one per case, so each case has a
+// topic of its own; "limited" has api_rate_limit 100.
+var providers = []string{"maxrate", "fast", "slow", "grouped", "limited", "steady", "mixed"}
+
 // bench is one run's components, all real and private to the run.
 type bench struct {
-	o        *options
-	log      io.Writer
-	pgDir    string
-	pg       *testenv.PG
-	kafka    *testenv.Kafka
-	dbURL    string
-	pool     *pgxpool.Pool
-	cfg      *config.Config
-	api      *http.Server
-	apiCalls atomic.Int64
-	pgVer    string
-	// consumerStop stops the consumer started by the throughput run; the
-	// latency run keeps using it.
-	consumerStop func()
-	relayStop    func()
+	o     *options
+	log   io.Writer
+	pgDir string
+	pg    *testenv.PG
+	kafka *testenv.Kafka
+	dbURL string
+	pool  *pgxpool.Pool
+	cfg   *config.Config
+	api   *fakeAPI
+	pgVer string
 }
 
 func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
@@ -74,30 +74,29 @@ func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
 		return nil, err
 	}
 	_ = b.pool.QueryRow(ctx, "SHOW server_version").Scan(&b.pgVer)
-	apiURL, err := b.startAPI()
-	if err != nil {
+	if b.api, err = startAPI(); err != nil {
 		b.close()
 		return nil, err
 	}
-	yaml := fmt.Sprintf(`
-listen: "127.0.0.1:0"
-kafka:
-  partitions: %d
-consumers:
-  group: consumerbench
-  concurrency: %d
-  key_concurrency: %d
-providers:
-  %s:
+	var yaml strings.Builder
+	fmt.Fprintf(&yaml, "listen: \"127.0.0.1:0\"\nkafka:\n  partitions: %d\nconsumers:\n  max_poll_records: %d\n  retry_delays: [10s, 1m]\nproviders:\n",
+		o.partitions, o.maxPoll)
+	for _, p := range providers {
+		fmt.Fprintf(&yaml, `  %[1]s:
     scheme: reference
-    timestamp_header: %s
-    signature_header: %s
-    secrets: [{id: bench, value: %q}]
+    timestamp_header: %[2]s
+    signature_header: %[3]s
+    secrets: [{id: bench, value: %[4]q}]
     aggregate_id_path: [data.payment_id]
-    topic: gatehouse.webhooks.%s
-    api_url: %s
+    topic: bench.%[1]s
+    api_url: %[5]s
     api_key: bench_api_key
-`, o.partitions, o.concurrency, o.keyConcurrency, provider, tsHeader, sgHeader, secret, provider, apiURL)
+    api_concurrency: %[6]d
+`, p, tsHeader, sgHeader, secret, b.api.url, o.apiConcurrency)
+		if p == "limited" {
+			fmt.Fprintf(&yaml, "    api_rate_limit: %d\n", o.rateLimit)
+		}
+	}
 	getenv := func(k string) string {
 		switch k {
 		case "GATEHOUSE_DATABASE_URL":
@@ -107,39 +106,91 @@ providers:
 		}
 		return ""
 	}
-	if b.cfg, err = config.Parse([]byte(yaml), getenv); err != nil {
+	if b.cfg, err = config.Parse([]byte(yaml.String()), getenv); err != nil {
 		b.close()
 		return nil, err
 	}
 	return b, nil
 }
 
-// startAPI serves the reference provider's API: every payment exists at
-// version 1, answered after -api-latency.
-func (b *bench) startAPI() (string, error) {
+// fakeAPI is the reference provider's API: every payment exists at
+// version 1, answered after the current latency. It counts requests per
+// second and answers 429 above its own limit (when set), as Stripe does.
+type fakeAPI struct {
+	url     string
+	srv     *http.Server
+	latency atomic.Int64 // time.Duration
+	limit   atomic.Int64 // requests per second before 429s; 0: none
+	calls   atomic.Int64
+	tooMany atomic.Int64
+
+	mu    sync.Mutex
+	times []time.Time // request times while recording
+	rec   bool
+}
+
+func startAPI() (*fakeAPI, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	b.api = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b.apiCalls.Add(1)
-		if b.o.apiLatency > 0 {
-			time.Sleep(b.o.apiLatency)
+	a := &fakeAPI{url: "http://" + ln.Addr().String()}
+	a.srv = &http.Server{Handler: http.HandlerFunc(a.serve)}
+	go func() { _ = a.srv.Serve(ln) }()
+	return a, nil
+}
+
+func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	a.calls.Add(1)
+	now := time.Now()
+	over := false
+	a.mu.Lock()
+	if a.rec {
+		a.times = append(a.times, now)
+		if l := a.limit.Load(); l > 0 {
+			n := 0
+			for i := len(a.times) - 1; i >= 0 && now.Sub(a.times[i]) < time.Second; i-- {
+				n++
+			}
+			over = int64(n) > l
 		}
-		id := strings.TrimPrefix(r.URL.Path, "/v1/payments/")
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "object": "payment", "version": 1, "status": "succeeded", "amount": 1999})
-	})}
-	go func() { _ = b.api.Serve(ln) }()
-	return "http://" + ln.Addr().String(), nil
+	}
+	a.mu.Unlock()
+	if over {
+		a.tooMany.Add(1)
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, `{"error":{"type":"rate_limit_error"}}`, http.StatusTooManyRequests)
+		return
+	}
+	if d := time.Duration(a.latency.Load()); d > 0 {
+		time.Sleep(d)
+	}
+	id := strings.TrimPrefix(r.URL.Path, "/v1/payments/")
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "object": "payment", "version": 1, "status": "succeeded", "amount": 1999})
+}
+
+// record starts (or stops and returns) the request log of a case.
+func (a *fakeAPI) record(on bool) []time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := a.times
+	a.rec, a.times = on, nil
+	slices.SortFunc(out, func(x, y time.Time) int { return x.Compare(y) })
+	return out
 }
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// startRelay runs the real relay (logical replication) until ctx ends.
+// startRelay runs the real relay (logical replication) until the returned
+// stop is called.
 func (b *bench) startRelay(ctx context.Context) (func(), error) {
+	var topics []string
+	for _, p := range providers {
+		topics = append(topics, b.cfg.Providers[p].Topic)
+	}
 	rl, err := relay.New(relay.Config{Pool: b.pool, DatabaseURL: b.dbURL, Relay: b.cfg.Relay, Kafka: b.cfg.Kafka,
-		Topics: []string{b.cfg.Providers[provider].Topic}, Logger: quiet()})
+		Topics: topics, Logger: quiet()})
 	if err != nil {
 		return nil, err
 	}
@@ -155,13 +206,15 @@ func (b *bench) startRelay(ctx context.Context) (func(), error) {
 	return func() { cancel(); <-done; rl.Close() }, nil
 }
 
-// startConsumer runs a consumer group member with a fresh group.
-func (b *bench) startConsumer(ctx context.Context, group string, reg prometheus.Registerer) (func(), error) {
-	cfg, err := consumers.FromConfig(b.cfg, consumers.Config{Pool: b.pool, Logger: quiet(), Registerer: reg})
+// startConsumer runs a consumer group member for one provider's topic.
+func (b *bench) startConsumer(ctx context.Context, prov string, reg prometheus.Registerer) (func(), error) {
+	c := *b.cfg
+	c.Consumers.Providers = []string{prov}
+	cfg, err := consumers.FromConfig(&c, consumers.Config{Pool: b.pool, Logger: quiet(), Registerer: reg})
 	if err != nil {
 		return nil, err
 	}
-	cfg.Group = group
+	cfg.Group = "consumerbench-" + prov
 	r, err := consumers.New(cfg)
 	if err != nil {
 		return nil, err
@@ -198,7 +251,7 @@ func (b *bench) receiver() (addr string, stop func(), err error) {
 
 func (b *bench) close() {
 	if b.api != nil {
-		_ = b.api.Close()
+		_ = b.api.srv.Close()
 	}
 	if b.pool != nil {
 		b.pool.Close()

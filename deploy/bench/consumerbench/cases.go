@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/gatehouse/gatehouse/schemas"
+)
+
+// results are the figures of one run.
+type results struct {
+	receiverRate   float64 // case 1: closed loop, 16 connections
+	receiverEvents int
+	fastRate       float64 // case 1: consumer drain, API latency 0
+	slowRate       float64 // case 2: API latency 50 ms, new objects
+	groupedCalls   float64 // case 3: API calls per event
+	groupedRate    float64
+	limitedMax     int   // case 4: most requests in any one-second window
+	limited429     int64 // case 4: 429s the API answered
+	limitedRate    float64
+	steadyAchieved float64 // case 5
+	steadyLat      []time.Duration
+	mixedLat       []time.Duration // case 6: genuine events among foreign records
+	ceilingSQL     float64
+	loadStart      string
+}
+
+func (b *bench) runCases(ctx context.Context, res *results) error {
+	addr, stopRecv, err := b.receiver()
+	if err != nil {
+		return err
+	}
+	defer stopRecv()
+	o := b.o
+
+	// 1. The receiver's own max rate (closed loop, 16 connections, nothing
+	// else running), whose events are then the backlog the consumer
+	// drains, API latency 0.
+	fmt.Fprintf(b.log, "consumerbench: case 1: receiver closed loop for %v, then the consumer drains it\n", o.receiverFor)
+	if res.receiverEvents, res.receiverRate, err = b.poster(addr, "maxrate").closedLoop(ctx, 16, o.receiverFor); err != nil {
+		return err
+	}
+	stopRelay, err := b.startRelay(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopRelay()
+	if err := b.waitTopic(ctx, b.cfg.Providers["maxrate"].Topic, res.receiverEvents); err != nil {
+		return err
+	}
+	if res.fastRate, err = b.drain(ctx, "maxrate", res.receiverEvents); err != nil {
+		return err
+	}
+
+	// 2. API latency 50 ms, every event a new object.
+	fmt.Fprintf(b.log, "consumerbench: case 2: %d events, API latency %v, new objects\n", o.events, o.apiLatency)
+	if err := b.preload(ctx, "slow", o.events, func(i int) string { return "pay_slow_" + strconv.Itoa(i) }); err != nil {
+		return err
+	}
+	b.api.latency.Store(int64(o.apiLatency))
+	if res.slowRate, err = b.drain(ctx, "slow", o.events); err != nil {
+		return err
+	}
+
+	// 3. API latency 50 ms, ten events per object arriving together.
+	fmt.Fprintf(b.log, "consumerbench: case 3: %d events, 10 per object\n", o.events)
+	if err := b.preload(ctx, "grouped", o.events, func(i int) string { return "pay_grp_" + strconv.Itoa(i/10) }); err != nil {
+		return err
+	}
+	before := b.api.calls.Load()
+	if res.groupedRate, err = b.drain(ctx, "grouped", o.events); err != nil {
+		return err
+	}
+	res.groupedCalls = float64(b.api.calls.Load()-before) / float64(o.events)
+	b.api.latency.Store(0)
+
+	// 4. api_rate_limit: the fake API answers 429 above the limit plus the
+	// 5 % burst a token bucket of that rate allows in any one second.
+	fmt.Fprintf(b.log, "consumerbench: case 4: %d events with api_rate_limit %d\n", o.limitedEvents, o.rateLimit)
+	if err := b.preload(ctx, "limited", o.limitedEvents, func(i int) string { return "pay_lim_" + strconv.Itoa(i) }); err != nil {
+		return err
+	}
+	b.api.limit.Store(int64(o.rateLimit * 105 / 100))
+	b.api.record(true)
+	if res.limitedRate, err = b.drain(ctx, "limited", o.limitedEvents); err != nil {
+		return err
+	}
+	res.limitedMax = maxInWindow(b.api.record(false), time.Second)
+	res.limited429 = b.api.tooMany.Load()
+	b.api.limit.Store(0)
+
+	// 5. Steady rate through receiver, relay and consumer.
+	fmt.Fprintf(b.log, "consumerbench: case 5: %.0f events/s for %v end to end\n", o.rate, o.steadyFor)
+	stop, err := b.startConsumer(ctx, "steady", nil)
+	if err != nil {
+		return err
+	}
+	total := int(o.rate * o.steadyFor.Seconds())
+	acked, achieved, err := b.poster(addr, "steady").steady(ctx, "steady_", o.rate, total)
+	if err != nil {
+		stop()
+		return err
+	}
+	res.steadyAchieved = achieved
+	err = b.waitFinal(ctx, "steady", len(acked), 5*time.Minute)
+	stop()
+	if err != nil {
+		return err
+	}
+	if res.steadyLat, err = b.latencies(ctx, "steady", acked); err != nil {
+		return err
+	}
+
+	// 6. Foreign records (no inbox row) interleaved with genuine events.
+	fmt.Fprintf(b.log, "consumerbench: case 6: %d foreign records among %d genuine events\n", o.foreign, o.genuine)
+	if res.mixedLat, err = b.mixed(ctx, addr); err != nil {
+		return err
+	}
+	return nil
+}
+
+// drain starts a consumer on prov's pre-loaded topic, waits for n final
+// events and returns the drain rate (first to last processed).
+func (b *bench) drain(ctx context.Context, prov string, n int) (float64, error) {
+	stop, err := b.startConsumer(ctx, prov, nil)
+	if err != nil {
+		return 0, err
+	}
+	err = b.waitFinal(ctx, prov, n, 10*time.Minute)
+	stop()
+	if err != nil {
+		return 0, err
+	}
+	return b.drainRate(ctx, prov)
+}
+
+// mixed produces foreign records straight to the topic while genuine events
+// arrive through the receiver at the same time, and returns the genuine
+// events' 2xx → final latencies.
+func (b *bench) mixed(ctx context.Context, addr string) ([]time.Duration, error) {
+	topic := b.cfg.Providers["mixed"].Topic
+	stop, err := b.startConsumer(ctx, "mixed", nil)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.kafka.Brokers...), kgo.ProducerLinger(time.Millisecond))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	o := b.o
+	span := time.Duration(float64(o.genuine)/o.mixedRate*float64(time.Second)) + time.Second
+	done := make(chan error, 1)
+	go func() {
+		interval := span / time.Duration(o.foreign)
+		start := time.Now()
+		for i := range o.foreign {
+			if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
+				time.Sleep(d)
+			}
+			id := "foreign_" + strconv.Itoa(i)
+			rec := schemas.Record{Topic: topic, Key: "pay_" + id, Provider: "mixed", EventID: id, Type: "payment.succeeded",
+				OutboxID: "00000000-0000-0000-0000-000000000000", Payload: body(id, "pay_"+id, time.Now())}.Encode()
+			cl.Produce(ctx, rec, nil)
+		}
+		done <- cl.Flush(ctx)
+	}()
+	acked, _, err := b.poster(addr, "mixed").steady(ctx, "mixed_", o.mixedRate, o.genuine)
+	if err != nil {
+		return nil, err
+	}
+	if err := <-done; err != nil {
+		return nil, err
+	}
+	if err := b.waitFinal(ctx, "mixed", len(acked), 5*time.Minute); err != nil {
+		return nil, err
+	}
+	return b.latencies(ctx, "mixed", acked)
+}
+
+func maxInWindow(times []time.Time, w time.Duration) int {
+	most, j := 0, 0
+	for i := range times { // times are in arrival order
+		for times[i].Sub(times[j]) >= w {
+			j++
+		}
+		most = max(most, i-j+1)
+	}
+	return most
+}
