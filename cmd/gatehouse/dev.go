@@ -9,10 +9,6 @@ import (
 	"github.com/gatehouse/gatehouse/internal/kafka"
 )
 
-func init() {
-	register("dev", "serve + relay (+ consumers) in one process; embedded Kafka when no brokers are configured", runDev)
-}
-
 // devConsumers is the hook through which `gatehouse dev` runs the Kafka
 // consumers beside serve and relay. The consumers stage sets it from its
 // own file's init; nil means dev runs without consumers. It must block

@@ -9,10 +9,6 @@ import (
 	"github.com/gatehouse/gatehouse/migrations"
 )
 
-func init() {
-	register("migrate", "apply pending database migrations", runMigrate)
-}
-
 func runMigrate(ctx context.Context, e env, args []string) error {
 	fs, cfgPath := newFlags("migrate", e)
 	if err := fs.Parse(args); err != nil {

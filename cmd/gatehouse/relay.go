@@ -4,19 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"sort"
-	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/gatehouse/gatehouse/ingest/relay"
-	"github.com/gatehouse/gatehouse/internal/obs"
-	"github.com/gatehouse/gatehouse/internal/pg"
 )
-
-func init() {
-	register("relay", "publish outbox rows to Kafka (logical replication, or --mode poll)", runRelay)
-}
 
 func runRelay(ctx context.Context, e env, args []string) error {
 	fs, cfgPath := newFlags("relay", e)
@@ -37,16 +30,15 @@ func runRelay(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer rl.Close()
-	ln, err := net.Listen("tcp", b.cfg.AdminListen)
+	ln, err := listen("admin_listen", b.cfg.AdminListen)
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", b.cfg.AdminListen, err)
+		return err
 	}
-	srv := &http.Server{Handler: obs.AdminHandler(b.reg, b.log, map[string]obs.Check{"database": pg.Ping(b.pool)}),
-		ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
 	fmt.Fprintf(e.stdout, "gatehouse relay mode=%s admin=http://%s\n", b.cfg.Relay.Mode, ln.Addr())
-	return rl.Run(ctx)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return rl.Run(gctx) })
+	g.Go(func() error { return serveUntil(gctx, adminServer(b), ln, nil) })
+	return g.Wait()
 }
 
 // newRelay builds the relay of b's configuration: the providers' topics are

@@ -13,10 +13,6 @@ import (
 	"github.com/gatehouse/gatehouse/internal/config"
 )
 
-func init() {
-	register("replay", "re-enqueue stored, verified events through the outbox (one by id, or dead ones in bulk)", runReplay)
-}
-
 func runReplay(ctx context.Context, e env, args []string) error {
 	fs, cfgPath := newFlags("replay", e)
 	provider := fs.String("provider", "", "provider of the event(s); required with --event-id")

@@ -6,7 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -17,55 +17,145 @@ type env struct {
 	stderr io.Writer
 }
 
+// subcommand is one entry of `gatehouse help`.
 type subcommand struct {
-	summary string
+	name    string
+	summary string // one line, for the list
+	about   string // a paragraph, for `gatehouse help <name>` and `--help`
+	example string
 	run     func(ctx context.Context, e env, args []string) error
 }
 
-// subcommands is filled by each subcommand's file in an init function.
-var subcommands = map[string]subcommand{}
+// subcommands returns every subcommand, in the order `gatehouse help`
+// lists them: the long-running stages, then the tools. (A function, not a
+// variable: the subcommands' own code looks their help up here.)
+func subcommands() []subcommand {
+	return []subcommand{
+	{"serve", "serve webhooks, login and the API (public and admin listeners)",
+		"Runs the public listener (webhook receiver, browser login, /api/v1) and the admin listener (/metrics, /healthz, /readyz) until SIGTERM, then shuts both down gracefully.",
+		"gatehouse serve --config gatehouse.yaml", runServe},
+	{"relay", "publish outbox rows to Kafka (logical replication, or --mode poll)",
+		"Publishes every outbox row to its provider's Kafka topic, Debezium-style: streams the WAL through a replication slot (or polls the outbox with --mode poll). One relay per slot is active; others wait as standbys.",
+		"GATEHOUSE_KAFKA_BROKERS=kafka:9092 gatehouse relay", runRelay},
+	{"consume", "process provider events from Kafka (consumer group, retries, dead letters)",
+		"Runs one member of the consumer group: batches of events are claimed, their objects fetched from the providers' APIs, the effects applied once; failures go through the retry topics to the dead-letter topic.",
+		"GATEHOUSE_KAFKA_BROKERS=kafka:9092 gatehouse consume", runConsume},
+	{"dev", "serve + relay + consumers in one process; embedded Kafka when no brokers are configured",
+		"Runs serve, relay and the consumers in one process for local work, with an in-memory Kafka when kafka.brokers is empty. `make run` uses it.",
+		"gatehouse dev --config gatehouse.yaml", runDev},
+	{"migrate", "apply pending database migrations",
+		"Applies the embedded SQL migrations that the database does not have yet, and reports how many ran.",
+		"gatehouse migrate --config gatehouse.yaml", runMigrate},
+	{"replay", "re-enqueue stored, verified events through the outbox (one by id, or dead ones in bulk)",
+		"Re-enqueues a stored, verified event through the outbox (never a forged HTTP request): one by id, or every dead event matching a filter; the inbox row goes back to pending and the replay is recorded with who asked.",
+		"gatehouse replay --dead --provider stripe --since 24h --dry-run", runReplay},
+	{"send", "sign a test event with a provider's first secret and POST it",
+		"Builds an event envelope, signs it the way the provider's scheme does with its first configured secret, and POSTs it to the receiver: a smoke test of a deployment.",
+		"gatehouse send --url http://127.0.0.1:8080 --provider demo --id evt_1 --object pay_1", runSend},
+	{"tail", "print the records of a Kafka topic as JSON lines (--topic, --from-beginning)",
+		"Reads a topic and prints each record (key, headers, value) as one JSON line, from the end or from the beginning.",
+		"gatehouse tail --topic gatehouse.webhooks.demo --from-beginning", runTail},
+	{"sessions", "list or revoke browser sessions (list|revoke --user <issuer>,<subject>; rekey)",
+		"Lists a user's browser sessions, revokes them (and their refresh-token families), or re-encrypts stored tokens under the newest key.",
+		"gatehouse sessions revoke --user https://idp.example.com,248289761001", runSessions},
+	{"version", "print the version and the revision it was built from",
+		"Prints the module version and the VCS revision of this binary (also `gatehouse --version`).",
+		"gatehouse version", runVersion},
+	}
+}
 
-func register(name, summary string, fn func(ctx context.Context, e env, args []string) error) {
-	subcommands[name] = subcommand{summary: summary, run: fn}
+func lookup(name string) (subcommand, bool) {
+	all := subcommands()
+	i := slices.IndexFunc(all, func(s subcommand) bool { return s.name == name })
+	if i < 0 {
+		return subcommand{}, false
+	}
+	return all[i], true
 }
 
 // run is the whole program: main only supplies the process's context,
-// arguments, environment and output streams.
+// arguments, environment and output streams. Help asked for goes to stdout
+// and succeeds; a missing or unknown subcommand prints the list to stderr
+// and fails.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	e := env{getenv: getenv, stdout: stdout, stderr: stderr}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	switch {
+	case len(args) == 0:
 		usage(stderr)
-		if len(args) == 0 {
-			return errors.New("missing subcommand")
-		}
+		return errors.New("missing subcommand")
+	case args[0] == "-h" || args[0] == "--help" || args[0] == "-help":
+		usage(stdout)
 		return nil
+	case args[0] == "--version" || args[0] == "-version":
+		return runVersion(ctx, e, nil)
+	case args[0] == "help":
+		if len(args) == 1 {
+			usage(stdout)
+			return nil
+		}
+		sc, ok := lookup(args[1])
+		if !ok {
+			usage(stderr)
+			return fmt.Errorf("help: unknown subcommand %q", args[1])
+		}
+		e.stderr = stdout // the flag set prints its usage there
+		err := sc.run(ctx, e, []string{"--help"})
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
 	}
-	sc, ok := subcommands[args[0]]
+	sc, ok := lookup(args[0])
 	if !ok {
 		usage(stderr)
 		return fmt.Errorf("unknown subcommand %q", args[0])
 	}
-	return sc.run(ctx, e, args[1:])
+	if wantsHelp(args[1:]) {
+		e.stderr = stdout
+	}
+	err := sc.run(ctx, e, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+// wantsHelp reports -h or --help among a subcommand's flags.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			return true
+		}
+	}
+	return false
 }
 
 func usage(w io.Writer) {
-	names := make([]string, 0, len(subcommands))
-	for n := range subcommands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var b strings.Builder
-	b.WriteString("usage: gatehouse <subcommand> [flags]\n\nsubcommands:\n")
-	for _, n := range names {
-		fmt.Fprintf(&b, "  %-10s %s\n", n, subcommands[n].summary)
+	b.WriteString("gatehouse signs people in and receives webhooks: verified, recorded once, relayed to Kafka, processed once.\n\n")
+	b.WriteString("usage: gatehouse <subcommand> [flags]\n       gatehouse help <subcommand>\n\nsubcommands:\n")
+	for _, s := range subcommands() {
+		fmt.Fprintf(&b, "  %-10s %s\n", s.name, s.summary)
 	}
+	b.WriteString("\nExample: gatehouse serve --config gatehouse.yaml\n")
 	_, _ = io.WriteString(w, b.String())
 }
 
-// newFlags returns a flag set with the common --config flag.
+// newFlags returns a subcommand's flag set with the common --config flag;
+// its usage says what the subcommand does, shows an example, then lists
+// the flags.
 func newFlags(name string, e env) (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet("gatehouse "+name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
+	sc, _ := lookup(name)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: gatehouse %s [flags]\n\n%s\n\nExample:\n  %s\n\nFlags:\n", name, sc.about, sc.example)
+		fs.PrintDefaults()
+	}
 	cfg := fs.String("config", "gatehouse.yaml", "path of the YAML configuration file")
 	return fs, cfg
 }

@@ -16,10 +16,6 @@ import (
 	"github.com/gatehouse/gatehouse/internal/config"
 )
 
-func init() {
-	register("send", "sign a test event with a provider's first secret and POST it", runSend)
-}
-
 func runSend(ctx context.Context, e env, args []string) error {
 	fs, cfgPath := newFlags("send", e)
 	provider := fs.String("provider", "demo", "configured provider to send as")

@@ -21,10 +21,6 @@ import (
 	"github.com/gatehouse/gatehouse/internal/pg"
 )
 
-func init() {
-	register("serve", "serve webhooks, login and the API (public and admin listeners)", runServe)
-}
-
 // base is what every long-running subcommand builds first.
 type base struct {
 	cfg  *config.Config

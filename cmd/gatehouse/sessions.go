@@ -10,10 +10,6 @@ import (
 	"github.com/gatehouse/gatehouse/auth"
 )
 
-func init() {
-	register("sessions", "list or revoke browser sessions (list|revoke --user <issuer>,<subject>; rekey)", runSessions)
-}
-
 // runSessions is `gatehouse sessions list|revoke --user <issuer>,<subject>`
 // and `gatehouse sessions rekey`. Revocation is effective on the user's next
 // request; the serving process then revokes the tokens at the OP (RFC 7009).

@@ -15,10 +15,6 @@ import (
 	"github.com/gatehouse/gatehouse/internal/kafka"
 )
 
-func init() {
-	register("tail", "print the records of a Kafka topic as JSON lines (--topic, --from-beginning)", runTail)
-}
-
 // tailLine is one printed record.
 type tailLine struct {
 	Topic     string            `json:"topic"`
