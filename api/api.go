@@ -78,6 +78,30 @@ type SessionStore interface {
 	RevokeSession(ctx context.Context, u User, id, reason string) error
 }
 
+// Errors a Replayer returns (wrapped with the cause).
+var (
+	// ErrEventNotFound: no inbox row for the event.
+	ErrEventNotFound = errors.New("api: event not found")
+	// ErrNotReplayable: unverified, or final or in flight without force.
+	ErrNotReplayable = errors.New("api: event cannot be replayed in its state")
+	// ErrProviderNotConfigured: the event's provider is no longer configured.
+	ErrProviderNotConfigured = errors.New("api: event's provider is not configured")
+)
+
+// ReplayOutcome is what a replay did.
+type ReplayOutcome struct {
+	OutboxID      string
+	PreviousState string
+}
+
+// Replayer re-enqueues a stored, verified event through the outbox (ingest's
+// replay, adapted in cmd/gatehouse, the same transaction `gatehouse replay`
+// runs). It returns ErrEventNotFound, ErrNotReplayable or
+// ErrProviderNotConfigured, wrapped, for the refusals.
+type Replayer interface {
+	Replay(ctx context.Context, provider, eventID string, force bool, requestedBy string) (ReplayOutcome, error)
+}
+
 // Config configures the API.
 type Config struct {
 	// Verifier checks bearer tokens; nil means bearer tokens are not accepted
@@ -86,8 +110,10 @@ type Config struct {
 	// Sessions resolves browser sessions and lists/revokes them; nil means
 	// no cookie access and the /sessions endpoints answer 404 for everyone.
 	Sessions SessionStore
-	// Pool is the database (inbox, outbox, provider_objects). Required.
+	// Pool is the database the API reads (inbox, provider_objects). Required.
 	Pool *pgxpool.Pool
+	// Replayer re-enqueues events; nil answers every replay 503.
+	Replayer Replayer
 	// Providers are the configured webhook providers (for replay topics and
 	// aggregate ids, and the owner mapping of objects).
 	Providers map[string]*config.Provider
@@ -96,7 +122,8 @@ type Config struct {
 	// OperatorRole in a bearer token's roles also makes an operator.
 	// Default "gatehouse:operator".
 	OperatorRole string
-	// Logger defaults to slog.Default(); Now to time.Now.
+	// Logger nil: slog.Default(). Registerer nil: metrics are not registered
+	// (the rule of every stage's Config). Now defaults to time.Now.
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 	Now        func() time.Time

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse/gatehouse/auth/bearer"
@@ -34,11 +33,11 @@ func (b badRequest) Error() string { return string(b) }
 //	errCSRF                      → 403 csrf_required
 //	errNotOperator               → 403 forbidden
 //	badRequest                   → 400 invalid_request
-//	errNotFound, errNoRoute,
-//	pgx.ErrNoRows                → 404 not_found (a single-row read found nothing)
+//	errNotFound, errNoRoute      → 404 not_found
 //	errConflict                  → 409 conflict
 //	errUnconfigured              → 409 conflict (the event's provider is not configured)
 //	errMethod                    → 405 method_not_allowed
+//	errNoReplayer                → 503 temporarily_unavailable
 //	anything else                → 500 server_error (logged)
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var (
@@ -54,12 +53,14 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		writeJSONError(w, http.StatusForbidden, "forbidden", "the operator role is required")
 	case errors.As(err, &br):
 		writeJSONError(w, http.StatusBadRequest, bearer.CodeInvalidRequest, string(br))
-	case errors.Is(err, errNotFound), errors.Is(err, errNoRoute), errors.Is(err, pgx.ErrNoRows):
+	case errors.Is(err, errNotFound), errors.Is(err, errNoRoute):
 		writeJSONError(w, http.StatusNotFound, "not_found", "no such resource")
 	case errors.Is(err, errUnconfigured):
 		writeJSONError(w, http.StatusConflict, "conflict", "the event's provider is not configured: nothing would consume its topic")
 	case errors.Is(err, errConflict):
 		writeJSONError(w, http.StatusConflict, "conflict", "the event is final, in processing or unverified; replay with force=true to process it again")
+	case errors.Is(err, errNoReplayer):
+		writeJSONError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "replay is not available on this server")
 	case errors.Is(err, errMethod):
 		writeJSONError(w, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this resource")
 	default:

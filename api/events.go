@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -167,6 +168,9 @@ func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) {
 	row := s.cfg.Pool.QueryRow(r.Context(), `SELECT `+eventColumns+`, payload FROM inbox WHERE provider = $1 AND event_id = $2`,
 		chi.URLParam(r, "provider"), chi.URLParam(r, "event_id"))
 	e, err := scanEvent(row, true)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = errNotFound
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

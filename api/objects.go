@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sort"
 	"strings"
@@ -66,6 +67,9 @@ func (s *Server) getObject(w http.ResponseWriter, r *http.Request) {
 	args = append(args, chi.URLParam(r, "object_id"))
 	o, err := scanObject(s.cfg.Pool.QueryRow(r.Context(),
 		`SELECT `+objectColumns+` FROM provider_objects WHERE `+ownerClause+` AND object_id = $6`, args...))
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = errNotFound // a missing object and one not the caller's look alike
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

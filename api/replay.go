@@ -7,8 +7,6 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
-
-	"github.com/gatehouse/gatehouse/ingest"
 )
 
 // errConflict answers a replay the event's state forbids without force.
@@ -17,6 +15,9 @@ var errConflict = errors.New("event cannot be replayed in its state")
 // errUnconfigured answers a replay of an event whose provider is no longer
 // configured (the CLI refuses it the same way).
 var errUnconfigured = errors.New("event's provider is not configured")
+
+// errNoReplayer answers a replay when the server has no Replayer.
+var errNoReplayer = errors.New("replay is not available")
 
 // ReplayResult is the answer to a replay.
 type ReplayResult struct {
@@ -27,8 +28,8 @@ type ReplayResult struct {
 	Forced        bool   `json:"forced"`
 }
 
-// replayEvent re-enqueues a stored, verified event through ingest.Replay
-// (the same function `gatehouse replay` uses): in one transaction a new
+// replayEvent re-enqueues a stored, verified event through the Replayer
+// (ingest.Replay, the same function `gatehouse replay` uses): in one transaction a new
 // outbox row for the stored payload exactly as the receiver writes it, the
 // inbox row back to pending with attempts reset, and a row in replays naming
 // the operator. Events in a final state (succeeded, ignored_stale, skipped)
@@ -58,20 +59,19 @@ func (s *Server) replayEvent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) replay(ctx context.Context, provider, eventID string, force bool, by string) (*ReplayResult, error) {
-	target, err := ingest.ReplayTargetFor(s.cfg.Providers, provider)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errUnconfigured, err)
+	if s.cfg.Replayer == nil {
+		return nil, errNoReplayer
 	}
-	res, err := ingest.Replay(ctx, s.cfg.Pool, target, ingest.ReplayRequest{
-		Provider: provider, EventID: eventID, Force: force, RequestedBy: by,
-	})
+	res, err := s.cfg.Replayer.Replay(ctx, provider, eventID, force, by)
 	switch {
-	case errors.Is(err, ingest.ErrNotFound):
+	case errors.Is(err, ErrEventNotFound):
 		return nil, errNotFound
-	case errors.Is(err, ingest.ErrNotReplayable):
+	case errors.Is(err, ErrProviderNotConfigured):
+		return nil, fmt.Errorf("%w: %w", errUnconfigured, err)
+	case errors.Is(err, ErrNotReplayable):
 		return nil, fmt.Errorf("%w: %w", errConflict, err)
 	case err != nil:
 		return nil, err
 	}
-	return &ReplayResult{Provider: provider, EventID: eventID, OutboxID: res.OutboxID.String(), PreviousState: res.PreviousState, Forced: force}, nil
+	return &ReplayResult{Provider: provider, EventID: eventID, OutboxID: res.OutboxID, PreviousState: res.PreviousState, Forced: force}, nil
 }

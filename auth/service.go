@@ -28,6 +28,8 @@ type Config struct {
 	// HTTPClient talks to the OP (discovery, JWKS, token, UserInfo,
 	// revocation). Default: a client with a 10s timeout.
 	HTTPClient *http.Client
+	// Logger nil: slog.Default(). Registerer nil: metrics are not registered
+	// (the rule of every stage's Config).
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 	Now        func() time.Time

@@ -60,7 +60,8 @@ type StoreConfig struct {
 	// Auth supplies CookieName, SessionIdleTimeout, SessionLifetime and the
 	// resolved EncryptionKeys (see internal/config.Auth for the defaults).
 	Auth config.Auth
-	// Logger defaults to slog.Default(); Now to time.Now.
+	// Logger nil: slog.Default() (the rule of every stage's Config); Now
+	// defaults to time.Now.
 	Logger *slog.Logger
 	Now    func() time.Time
 }

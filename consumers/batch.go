@@ -76,7 +76,8 @@ func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record)
 	s.handleAll(ctx, firsts)
 	s.applyAll(ctx, firsts)
 	for _, w := range firsts {
-		if w.err != nil && !w.done && !early[w] {
+		// early[w] first: an early forward's goroutine may be writing w.done.
+		if !early[w] && w.err != nil && !w.done {
 			forward(w)
 		}
 	}

@@ -50,9 +50,11 @@ type Config struct {
 	// KafkaOpts are appended to the client options (tests, TLS, SASL).
 	KafkaOpts []kgo.Opt
 
-	Logger     *slog.Logger          // default slog.Default()
-	Registerer prometheus.Registerer // nil: metrics are not registered
-	Now        func() time.Time      // default time.Now
+	// Logger nil: slog.Default(). Registerer nil: metrics are not registered
+	// (the rule of every stage's Config).
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+	Now        func() time.Time // default time.Now
 }
 
 // Runner runs one consumer group member over the configured topics.

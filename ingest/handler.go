@@ -41,8 +41,10 @@ type recorder interface {
 
 // Config holds a Receiver's dependencies.
 type Config struct {
-	Providers  map[string]*config.Provider
-	Store      recorder
+	Providers map[string]*config.Provider
+	Store     recorder
+	// Logger nil: slog.Default(). Registerer nil: metrics are not registered
+	// (the rule of every stage's Config).
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 	Now        func() time.Time // default time.Now
@@ -67,6 +69,9 @@ type endpoint struct {
 
 // New builds a Receiver; it fails when a provider's signing config is invalid.
 func New(cfg Config) (*Receiver, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

@@ -39,6 +39,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Events whose aggregate_id_path matched nothing; they are keyed by event id instead.",
 		}, []string{"provider"}),
 	}
-	reg.MustRegister(m.deliveries, m.verifyFails, m.duplicates, m.secret, m.ackLatency, m.noAggregate)
+	if reg != nil {
+		reg.MustRegister(m.deliveries, m.verifyFails, m.duplicates, m.secret, m.ackLatency, m.noAggregate)
+	}
 	return m
 }

@@ -36,15 +36,23 @@ func startLong(t *testing.T, dbURL string, args ...string) (*process, string) {
 	return p, m[1]
 }
 
-type lockedWriter struct {
+// syncBuffer is a process's captured stderr: the process writes while the
+// test reads (go test -race).
+type syncBuffer struct {
 	mu sync.Mutex
-	w  io.Writer
+	b  bytes.Buffer
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
+func (l *syncBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return l.b.Write(p)
+}
+
+func (l *syncBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // The production topology through the real binary: serve, relay and

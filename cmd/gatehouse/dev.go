@@ -9,12 +9,6 @@ import (
 	"github.com/gatehouse/gatehouse/internal/kafka"
 )
 
-// devConsumers is the hook through which `gatehouse dev` runs the Kafka
-// consumers beside serve and relay. The consumers stage sets it from its
-// own file's init; nil means dev runs without consumers. It must block
-// until ctx ends and return nil then.
-var devConsumers func(ctx context.Context, e env, b *base) error
-
 func runDev(ctx context.Context, e env, args []string) error {
 	fs, cfgPath := newFlags("dev", e)
 	kafkaPort := fs.Int("kafka-port", 9092, "port of the embedded Kafka broker when no brokers are configured (0: any free port)")
@@ -34,21 +28,23 @@ func runDev(ctx context.Context, e env, args []string) error {
 	} else {
 		fmt.Fprintf(e.stdout, "gatehouse dev: Kafka at %v\n", b.cfg.Kafka.Brokers)
 	}
-	router, closeRouter, err := publicRouter(ctx, b)
+	sf, err := publicSurface(ctx, b)
 	if err != nil {
 		return err
 	}
-	defer closeRouter()
+	defer sf.close()
 	rl, err := newRelay(b)
 	if err != nil {
 		return err
 	}
 	defer rl.Close()
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return serveHTTP(gctx, e, b, router) })
-	g.Go(func() error { return rl.Run(gctx) })
-	if devConsumers != nil {
-		g.Go(func() error { return devConsumers(gctx, e, b) })
+	cons, err := newConsumers(b)
+	if err != nil {
+		return err
 	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return serveHTTP(gctx, e, b, sf) })
+	g.Go(func() error { return rl.Run(gctx) })
+	g.Go(func() error { return cons.Run(gctx) })
 	return g.Wait()
 }

@@ -43,7 +43,7 @@ var buildBinary = sync.OnceValues(func() (string, error) {
 
 type process struct {
 	cmd    *exec.Cmd
-	stderr *bytes.Buffer
+	stderr *syncBuffer
 	public string
 	admin  string
 }
@@ -221,8 +221,8 @@ func startDev(t *testing.T, dbURL, cfgPath string) (*process, *bufio.Reader) {
 // captured) and a reader over its stdout; the process is killed at cleanup.
 func launch(t *testing.T, dbURL string, args ...string) (*process, *bufio.Reader) {
 	t.Helper()
-	p := &process{cmd: gatehouse(t, dbURL, args...), stderr: &bytes.Buffer{}}
-	p.cmd.Stderr = &lockedWriter{w: p.stderr}
+	p := &process{cmd: gatehouse(t, dbURL, args...), stderr: &syncBuffer{}}
+	p.cmd.Stderr = p.stderr
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -31,36 +31,36 @@ type subcommand struct {
 // variable: the subcommands' own code looks their help up here.)
 func subcommands() []subcommand {
 	return []subcommand{
-	{"serve", "serve webhooks, login and the API (public and admin listeners)",
-		"Runs the public listener (webhook receiver, browser login, /api/v1) and the admin listener (/metrics, /healthz, /readyz) until SIGTERM, then shuts both down gracefully.",
-		"gatehouse serve --config gatehouse.yaml", runServe},
-	{"relay", "publish outbox rows to Kafka (logical replication, or --mode poll)",
-		"Publishes every outbox row to its provider's Kafka topic, Debezium-style: streams the WAL through a replication slot (or polls the outbox with --mode poll). One relay per slot is active; others wait as standbys.",
-		"GATEHOUSE_KAFKA_BROKERS=kafka:9092 gatehouse relay", runRelay},
-	{"consume", "process provider events from Kafka (consumer group, retries, dead letters)",
-		"Runs one member of the consumer group: batches of events are claimed, their objects fetched from the providers' APIs, the effects applied once; failures go through the retry topics to the dead-letter topic.",
-		"GATEHOUSE_KAFKA_BROKERS=kafka:9092 gatehouse consume", runConsume},
-	{"dev", "serve + relay + consumers in one process; embedded Kafka when no brokers are configured",
-		"Runs serve, relay and the consumers in one process for local work, with an in-memory Kafka when kafka.brokers is empty. `make run` uses it.",
-		"gatehouse dev --config gatehouse.yaml", runDev},
-	{"migrate", "apply pending database migrations",
-		"Applies the embedded SQL migrations that the database does not have yet, and reports how many ran.",
-		"gatehouse migrate --config gatehouse.yaml", runMigrate},
-	{"replay", "re-enqueue stored, verified events through the outbox (one by id, or dead ones in bulk)",
-		"Re-enqueues a stored, verified event through the outbox (never a forged HTTP request): one by id, or every dead event matching a filter; the inbox row goes back to pending and the replay is recorded with who asked.",
-		"gatehouse replay --dead --provider stripe --since 24h --dry-run", runReplay},
-	{"send", "sign a test event with a provider's first secret and POST it",
-		"Builds an event envelope, signs it the way the provider's scheme does with its first configured secret, and POSTs it to the receiver: a smoke test of a deployment.",
-		"gatehouse send --url http://127.0.0.1:8080 --provider demo --id evt_1 --object pay_1", runSend},
-	{"tail", "print the records of a Kafka topic as JSON lines (--topic, --from-beginning)",
-		"Reads a topic and prints each record (key, headers, value) as one JSON line, from the end or from the beginning.",
-		"gatehouse tail --topic gatehouse.webhooks.demo --from-beginning", runTail},
-	{"sessions", "list or revoke browser sessions (list|revoke --user <issuer>,<subject>; rekey)",
-		"Lists a user's browser sessions, revokes them (and their refresh-token families), or re-encrypts stored tokens under the newest key.",
-		"gatehouse sessions revoke --user https://idp.example.com,248289761001", runSessions},
-	{"version", "print the version and the revision it was built from",
-		"Prints the module version and the VCS revision of this binary (also `gatehouse --version`).",
-		"gatehouse version", runVersion},
+		{"serve", "serve webhooks, login and the API (public and admin listeners)",
+			"Runs the public listener (webhook receiver, browser login, /api/v1) and the admin listener (/metrics, /healthz, /readyz) until SIGTERM, then shuts both down gracefully.",
+			"gatehouse serve --config gatehouse.yaml", runServe},
+		{"relay", "publish outbox rows to Kafka (logical replication, or --mode poll)",
+			"Publishes every outbox row to its provider's Kafka topic, Debezium-style: streams the WAL through a replication slot (or polls the outbox with --mode poll). One relay per slot is active; others wait as standbys.",
+			"GATEHOUSE_KAFKA_BROKERS=kafka:9092 gatehouse relay", runRelay},
+		{"consume", "process provider events from Kafka (consumer group, retries, dead letters)",
+			"Runs one member of the consumer group: batches of events are claimed, their objects fetched from the providers' APIs, the effects applied once; failures go through the retry topics to the dead-letter topic.",
+			"GATEHOUSE_KAFKA_BROKERS=kafka:9092 gatehouse consume", runConsume},
+		{"dev", "serve + relay + consumers in one process; embedded Kafka when no brokers are configured",
+			"Runs serve, relay and the consumers in one process for local work, with an in-memory Kafka when kafka.brokers is empty. `make run` uses it.",
+			"gatehouse dev --config gatehouse.yaml", runDev},
+		{"migrate", "apply pending database migrations",
+			"Applies the embedded SQL migrations that the database does not have yet, and reports how many ran.",
+			"gatehouse migrate --config gatehouse.yaml", runMigrate},
+		{"replay", "re-enqueue stored, verified events through the outbox (one by id, or dead ones in bulk)",
+			"Re-enqueues a stored, verified event through the outbox (never a forged HTTP request): one by id, or every dead event matching a filter; the inbox row goes back to pending and the replay is recorded with who asked.",
+			"gatehouse replay --dead --provider stripe --since 24h --dry-run", runReplay},
+		{"send", "sign a test event with a provider's first secret and POST it",
+			"Builds an event envelope, signs it the way the provider's scheme does with its first configured secret, and POSTs it to the receiver: a smoke test of a deployment.",
+			"gatehouse send --url http://127.0.0.1:8080 --provider demo --id evt_1 --object pay_1", runSend},
+		{"tail", "print the records of a Kafka topic as JSON lines (--topic, --from-beginning)",
+			"Reads a topic and prints each record (key, headers, value) as one JSON line, from the end or from the beginning.",
+			"gatehouse tail --topic gatehouse.webhooks.demo --from-beginning", runTail},
+		{"sessions", "list or revoke browser sessions (list|revoke --user <issuer>,<subject>; rekey)",
+			"Lists a user's browser sessions, revokes them (and their refresh-token families), or re-encrypts stored tokens under the newest key.",
+			"gatehouse sessions revoke --user https://idp.example.com,248289761001", runSessions},
+		{"version", "print the version and the revision it was built from",
+			"Prints the module version and the VCS revision of this binary (also `gatehouse --version`).",
+			"gatehouse version", runVersion},
 	}
 }
 
@@ -150,7 +150,7 @@ func usage(w io.Writer) {
 func newFlags(name string, e env) (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet("gatehouse "+name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
-	sc, _ := lookup(name)
+	sc, _ := lookup(strings.Fields(name)[0])
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintf(w, "usage: gatehouse %s [flags]\n\n%s\n\nExample:\n  %s\n\nFlags:\n", name, sc.about, sc.example)

@@ -15,6 +15,12 @@ import (
 // request; the serving process then revokes the tokens at the OP (RFC 7009).
 func runSessions(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		if wantsHelp(args) {
+			fs, _ := newFlags("sessions", e)
+			fs.String("user", "", "the user as <issuer>,<subject> (the issuer exactly as in the ID token)")
+			fs.String("reason", "operator revocation", "reason recorded with the revocation (revoke)")
+			return fs.Parse(args)
+		}
 		return errors.New("usage: gatehouse sessions list|revoke --user <issuer>,<subject> [--reason text] | rekey")
 	}
 	verb := args[0]

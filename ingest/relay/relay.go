@@ -57,7 +57,9 @@ type Config struct {
 	Kafka config.Kafka
 	// Topics are created at start (the configured providers' topics); topics
 	// of rows are created on first use as well.
-	Topics     []string
+	Topics []string
+	// Logger nil: slog.Default(). Registerer nil: metrics are not registered
+	// (the rule of every stage's Config).
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 	// Now is the clock of latency metrics. Default time.Now.
@@ -99,7 +101,7 @@ func New(cfg Config) (*Relay, error) {
 		return nil, errors.New("relay: pool and database url are required")
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
+		cfg.Logger = slog.Default()
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
