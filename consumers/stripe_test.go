@@ -5,14 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse/gatehouse/consumers/internal/stripemock"
+	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
 // Stripe events are processed against stripe-mock (Stripe's official API
 // mock, run as its own process): the projection holds the object fetched
 // from the API, not the webhook body; a rejected API key is permanent.
 func TestStripeObjectsFromStripeMock(t *testing.T) {
-	sm, err := stripemock.Start(context.Background())
+	sm, err := testenv.StartStripeMock(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -179,11 +179,3 @@ func writeProps(path string, m map[string]string) error {
 	}
 	return os.WriteFile(path, b.Bytes(), 0o600)
 }
-
-func tailFile(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(read %s: %v)", path, err)
-	}
-	return kafkaTail(b)
-}

@@ -1,7 +1,6 @@
 package testenv
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -344,13 +343,5 @@ func (k *Kafka) logTail() string {
 	if err != nil {
 		return fmt.Sprintf("(read broker log: %v)", err)
 	}
-	return kafkaTail(b)
-}
-
-func kafkaTail(b []byte) string {
-	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	if len(lines) > 40 {
-		lines = lines[len(lines)-40:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
+	return lastLines(b, 40)
 }

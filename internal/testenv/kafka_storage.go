@@ -81,7 +81,7 @@ func kafkaBootstrapTemplate(ctx context.Context, libs, log4j string) ([]byte, er
 		"kafka.tools.StorageTool", "format", "-t", kafkaUUID(), "-c", propsPath)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("kafka storage format: %w: %s", err, kafkaTail(out))
+		return nil, fmt.Errorf("kafka storage format: %w: %s", err, lastLines(out, 40))
 	}
 	b, err := os.ReadFile(filepath.Join(tmp, "data", "bootstrap.checkpoint"))
 	if err != nil {
@@ -113,7 +113,7 @@ func kafkaLibs(ctx context.Context) (string, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("%s: %w: %s", script, err, kafkaTail(stderr.Bytes()))
+		return "", fmt.Errorf("%s: %w: %s", script, err, lastLines(stderr.Bytes(), 40))
 	}
 	fields := strings.Fields(string(out))
 	if len(fields) == 0 {

@@ -107,7 +107,7 @@ func StartOP(t testing.TB, redirectURIs []string) *OP {
 				op.Stop()
 				if t.Failed() {
 					if b, err := os.ReadFile(logFile); err == nil {
-						t.Logf("OP log (%s), last lines:\n%s", logFile, opTail(b, 40))
+						t.Logf("OP log (%s), last lines:\n%s", logFile, lastLines(b, 40))
 					}
 				}
 			})
@@ -116,7 +116,7 @@ func StartOP(t testing.TB, redirectURIs []string) *OP {
 		lastErr = err // most likely the free port was taken in between; try another
 	}
 	b, _ := os.ReadFile(logFile)
-	t.Fatalf("testenv: start OP: %v\n%s", lastErr, opTail(b, 40))
+	t.Fatalf("testenv: start OP: %v\n%s", lastErr, lastLines(b, 40))
 	return nil
 }
 
@@ -243,62 +243,23 @@ func opBuild() (string, error) {
 	}
 	key := hex.EncodeToString(h.Sum(nil))[:16]
 
-	dir := ""
-	if cache, err := os.UserCacheDir(); err == nil {
-		dir = filepath.Join(cache, "gatehouse", "zitadel-op")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			dir = ""
-		}
-	}
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "gatehouse-op-"); err != nil {
-			return "", fmt.Errorf("temp dir: %w", err)
-		}
-	}
-	bin := filepath.Join(dir, "op-"+key)
-	if fi, err := os.Stat(bin); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-		return bin, nil
-	}
-	goCmd, err := exec.LookPath("go")
+	bin, err := goTool{name: "zitadel-op", key: key, dir: root, pkg: opPackage}.build(context.Background())
 	if err != nil {
-		if goroot := os.Getenv("GOROOT"); goroot != "" {
-			goCmd = filepath.Join(goroot, "bin", "go")
-		} else {
-			return "", fmt.Errorf("go toolchain not found: %w", err)
-		}
+		return "", err
 	}
-	// Build to a unique name, then rename: concurrent test binaries may race here.
-	tmp := fmt.Sprintf("%s.tmp-%d", bin, os.Getpid())
-	cmd := exec.Command(goCmd, "build", "-o", tmp, opPackage)
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("go build %s: %w\n%s", opPackage, err, out)
-	}
-	if err := os.Rename(tmp, bin); err != nil {
-		return "", fmt.Errorf("install OP binary: %w", err)
-	}
-	opPruneCache(dir, bin)
+	opPruneCache(filepath.Dir(bin), bin)
 	return bin, nil
 }
 
 // opPruneCache removes OP binaries of older go.mod/go.sum states, leaving any
 // touched in the last hour alone (another test binary may be about to run it).
 func opPruneCache(dir, keep string) {
-	old, _ := filepath.Glob(filepath.Join(dir, "op-*"))
+	old, _ := filepath.Glob(filepath.Join(dir, "zitadel-op-*"))
 	for _, f := range old {
-		if fi, err := os.Stat(f); err == nil && f != keep && time.Since(fi.ModTime()) > time.Hour {
+		if fi, err := os.Stat(f); err == nil && f != keep && !strings.Contains(f, ".tmp-") && time.Since(fi.ModTime()) > time.Hour {
 			os.Remove(f)
 		}
 	}
-}
-
-func opTail(b []byte, n int) string {
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // BrowserChromium is where the Debian package "chromium" installs the browser.
@@ -372,7 +333,7 @@ func browserPath() (string, error) {
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			browserErr = fmt.Errorf("%s: %w\n%s", script, err, opTail([]byte(stderr.String()), 20))
+			browserErr = fmt.Errorf("%s: %w\n%s", script, err, lastLines([]byte(stderr.String()), 20))
 			return
 		}
 		lines := strings.Fields(strings.TrimSpace(string(out)))

@@ -136,7 +136,7 @@ func (p *PG) Start(ctx context.Context) error {
 	out, err := p.cmd(ctx, "pg_ctl", "-D", filepath.Join(p.Dir, "pgdata"), "-l", p.log, "-w", "-t", "60", "start").CombinedOutput()
 	if err != nil {
 		logTail, _ := os.ReadFile(p.log)
-		return fmt.Errorf("pg_ctl start: %w: %s %s", err, out, tail(logTail, 2000))
+		return fmt.Errorf("pg_ctl start: %w: %s %s", err, out, lastLines(logTail, 40))
 	}
 	return nil
 }
@@ -152,13 +152,6 @@ func (p *PG) Stop(immediate bool) error {
 		return fmt.Errorf("pg_ctl stop: %w: %s", err, out)
 	}
 	return nil
-}
-
-func tail(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
 }
 
 var (
