@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -106,60 +107,47 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 	state := q.Get("state")
 	opErr := q.Get("error")
 	corr := randomToken(9)
-	logMismatch := func(reason string) {
-		s.logins.WithLabelValues("state_mismatch").Inc()
-		s.log.Warn("login failed: state mismatch", "correlation_id", corr, "reason", reason, "op_error", opErr,
-			"client_id", s.cfg.ClientID, "callback_uri", s.cfg.RedirectURL, "at", s.now())
-	}
+	l := s.log.With("correlation_id", corr, "client_id", s.cfg.ClientID, "callback_uri", s.cfg.RedirectURL)
 	if state == "" && opErr != "" {
 		// The OP answered with an error and no state (it could not trust the request).
-		s.logins.WithLabelValues("op_error").Inc()
-		s.log.Warn("login failed: identity provider error without state", "correlation_id", corr, "op_error", opErr,
-			"client_id", s.cfg.ClientID, "callback_uri", s.cfg.RedirectURL, "at", s.now())
 		if opErr == "redirect_uri_mismatch" {
-			s.errorPage(w, r, http.StatusBadRequest, pageRedirectMismatch, corr, map[string]string{"RedirectURI": s.cfg.RedirectURL})
+			s.loginFailed(w, r, l, corr, failOPNoState, pageRedirectMismatch, http.StatusBadRequest,
+				map[string]string{"RedirectURI": s.cfg.RedirectURL}, "op_error", opErr)
 			return
 		}
-		s.errorPage(w, r, http.StatusBadGateway, pageOPError, corr, map[string]string{"Code": opErr})
+		s.loginFailed(w, r, l, corr, failOPNoState, "", 0, map[string]string{"Code": opErr}, "op_error", opErr)
 		return
 	}
 	if state == "" {
-		logMismatch("no state parameter")
-		s.errorPage(w, r, http.StatusBadRequest, pageStateMismatch, corr, nil)
+		s.loginFailed(w, r, l, corr, failStateMismatch, "", 0, nil, "reason", "no state parameter", "op_error", opErr)
 		return
 	}
 	tx, err := s.consumeTx(ctx, state)
 	if err != nil {
-		s.log.Error("login: consume state", "correlation_id", corr, "err", err)
-		s.errorPage(w, r, http.StatusInternalServerError, pageInternal, corr, nil)
+		s.loginFailed(w, r, l, corr, failInternal, "", 0, nil, "step", "consume state", "err", err)
 		return
 	}
 	if tx == nil {
-		logMismatch("state unknown or already used")
-		s.errorPage(w, r, http.StatusBadRequest, pageStateMismatch, corr, nil)
+		s.loginFailed(w, r, l, corr, failStateMismatch, "", 0, nil, "reason", "state unknown or already used", "op_error", opErr)
 		return
 	}
 	corr = tx.correlationID
+	l = s.log.With("correlation_id", corr, "client_id", s.cfg.ClientID, "callback_uri", s.cfg.RedirectURL,
+		"login_started_at", tx.createdAt)
 	c, cerr := r.Cookie(preLoginCookie)
 	if cerr != nil || subtle.ConstantTimeCompare(hash(c.Value), tx.bindingHash) != 1 {
-		logMismatch("state belongs to another browser (pre-login cookie missing or different)")
-		s.errorPage(w, r, http.StatusBadRequest, pageStateMismatch, corr, nil)
+		s.loginFailed(w, r, l, corr, failStateMismatch, "", 0, nil,
+			"reason", "state belongs to another browser (pre-login cookie missing or different)", "op_error", opErr)
 		return
 	}
-	l := s.log.With("correlation_id", corr, "client_id", s.cfg.ClientID, "callback_uri", s.cfg.RedirectURL,
-		"login_started_at", tx.createdAt)
 	if s.now().After(tx.expiresAt) {
-		s.logins.WithLabelValues("expired").Inc()
-		l.Warn("login failed: login transaction expired", "expired_at", tx.expiresAt)
-		s.errorPage(w, r, http.StatusBadRequest, pageLoginExpired, corr, map[string]string{"Next": tx.next})
+		s.loginFailed(w, r, l, corr, failExpired, "", 0, map[string]string{"Next": tx.next}, "expired_at", tx.expiresAt)
 		return
 	}
 	// RFC 9207: the authorization response names its issuer (mix-up defence).
 	if iss, ok := q["iss"]; ok || s.meta.IssParameter {
 		if !ok || len(iss) != 1 || iss[0] != s.cfg.Issuer {
-			s.logins.WithLabelValues("issuer_mismatch").Inc()
-			l.Warn("login failed: authorization response iss does not match the issuer", "iss_present", ok)
-			s.errorPage(w, r, http.StatusBadRequest, pageIssuerMismatch, corr, nil)
+			s.loginFailed(w, r, l, corr, failIssuerMismatch, "", 0, nil, "iss_present", ok)
 			return
 		}
 	}
@@ -169,9 +157,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	code := q.Get("code")
 	if code == "" {
-		s.logins.WithLabelValues("no_code").Inc()
-		l.Warn("login failed: callback without code")
-		s.errorPage(w, r, http.StatusBadRequest, pageVerifyFailed, corr, nil)
+		s.loginFailed(w, r, l, corr, failNoCode, "", 0, nil)
 		return
 	}
 	ectx, cancel := context.WithTimeout(s.opContext(ctx), 15*time.Second)
@@ -183,16 +169,12 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		s.logins.WithLabelValues("op_unreachable").Inc()
-		l.Error("login failed: token endpoint unreachable", "err", err)
-		s.errorPage(w, r, http.StatusBadGateway, pageOPUnavailable, corr, nil)
+		s.loginFailed(w, r, l, corr, failOPUnreachable, "", 0, nil, "err", err)
 		return
 	}
 	id, err := s.verifyLogin(ctx, tok, tx.Nonce)
 	if err != nil {
-		s.logins.WithLabelValues("invalid_id_token").Inc()
-		l.Warn("login failed: ID token or UserInfo rejected", "err", err)
-		s.errorPage(w, r, http.StatusBadRequest, pageVerifyFailed, corr, nil)
+		s.loginFailed(w, r, l, corr, failInvalidIDToken, "", 0, nil, "err", err)
 		return
 	}
 	ts := tokenSet{AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken,
@@ -200,8 +182,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 	cookie, sess, err := s.store.createSession(ctx, newSession{User: id.user, Email: id.email, Name: id.name,
 		OPSID: id.sid, Device: deviceOf(r.UserAgent()), Tokens: ts})
 	if err != nil {
-		l.Error("login: create session", "err", err)
-		s.errorPage(w, r, http.StatusInternalServerError, pageInternal, corr, nil)
+		s.loginFailed(w, r, l, corr, failInternal, "", 0, nil, "step", "create session", "err", err)
 		return
 	}
 	if prev, err := s.store.SessionFromRequest(r); err == nil && prev.ID != sess.ID {
@@ -217,6 +198,44 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		"refresh_token", tok.RefreshToken != "", "finished_at", s.now())
 	noStore(w)
 	http.Redirect(w, r, tx.next, http.StatusSeeOther)
+}
+
+// loginFailure is one way a callback ends without a session: the reason
+// label of the logins counter ("" counts nothing), the log line and its
+// level, and the answer's status and page.
+type loginFailure struct {
+	reason string
+	msg    string
+	level  slog.Level
+	status int
+	page   string
+}
+
+// The callback's failures, in the order its checks run: one table, as the
+// API maps its errors in api/errors.go.
+var (
+	failOPNoState      = loginFailure{"op_error", "login failed: identity provider error without state", slog.LevelWarn, http.StatusBadGateway, pageOPError}
+	failStateMismatch  = loginFailure{"state_mismatch", "login failed: state mismatch", slog.LevelWarn, http.StatusBadRequest, pageStateMismatch}
+	failInternal       = loginFailure{"", "login failed: internal error", slog.LevelError, http.StatusInternalServerError, pageInternal}
+	failExpired        = loginFailure{"expired", "login failed: login transaction expired", slog.LevelWarn, http.StatusBadRequest, pageLoginExpired}
+	failIssuerMismatch = loginFailure{"issuer_mismatch", "login failed: authorization response iss does not match the issuer", slog.LevelWarn, http.StatusBadRequest, pageIssuerMismatch}
+	failNoCode         = loginFailure{"no_code", "login failed: callback without code", slog.LevelWarn, http.StatusBadRequest, pageVerifyFailed}
+	failOPUnreachable  = loginFailure{"op_unreachable", "login failed: token endpoint unreachable", slog.LevelError, http.StatusBadGateway, pageOPUnavailable}
+	failInvalidIDToken = loginFailure{"invalid_id_token", "login failed: ID token or UserInfo rejected", slog.LevelWarn, http.StatusBadRequest, pageVerifyFailed}
+)
+
+// loginFailed counts, logs and answers f; page and status, when set,
+// replace f's (one failure, several pages), attrs are logged with it.
+func (s *Service) loginFailed(w http.ResponseWriter, r *http.Request, l *slog.Logger, corr string, f loginFailure,
+	page string, status int, data map[string]string, attrs ...any) {
+	if f.reason != "" {
+		s.logins.WithLabelValues(f.reason).Inc()
+	}
+	l.Log(r.Context(), f.level, f.msg, append(attrs, "at", s.now())...)
+	if page == "" {
+		page, status = f.page, f.status
+	}
+	s.errorPage(w, r, status, page, corr, data)
 }
 
 // opError handles an OAuth error from the authorize redirect or the token endpoint.

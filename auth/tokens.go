@@ -125,119 +125,156 @@ func nullTime(t time.Time) any {
 type refreshFunc func(ctx context.Context, refreshToken string) (*oauth2.Token, error)
 
 // freshTokens returns the session's tokens, refreshing them first when the
-// access token expires within before (or force is set). The token row is
-// locked (SELECT … FOR UPDATE) for the whole refresh, so concurrent callers in
-// any process wait and then see the new tokens: one refresh token is never
-// presented twice. A refresh token already rotated in its family's ledger
-// (a stale copy written back) revokes the family (ErrRefreshTokenReuse); an
-// invalid_grant or invalid_request answer ends the session (ErrSessionEnded).
+// access token expires within before (or force is set), in four steps:
+// lock the token row, check the refresh token against its family's ledger,
+// call the OP, store the rotation. The token row stays locked (SELECT … FOR
+// UPDATE) from the first step to the commit, the OP call included, so
+// concurrent callers in any process wait and then see the new tokens: one
+// refresh token is never presented twice. A refresh token already rotated
+// in its family's ledger (a stale copy written back) revokes the family
+// (ErrRefreshTokenReuse); an invalid_grant or invalid_request answer ends
+// the session (ErrSessionEnded).
 func (s *Store) freshTokens(ctx context.Context, sessionID string, before time.Duration, force bool, refresh refreshFunc) (tokenSet, error) {
-	var (
-		ts       tokenSet
-		familyID string
-		outcome  error
-	)
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var (
-			keyID   string
-			ct      []byte
-			gen     int
-			fid     uuid.UUID
-			revoked bool
-		)
-		err := tx.QueryRow(ctx, `
-			SELECT t.key_id, t.ciphertext, t.generation, t.family_id,
-			       s.revoked_at IS NOT NULL OR f.revoked_at IS NOT NULL
-			FROM auth_tokens t
-			JOIN auth_sessions s ON s.id = t.session_id
-			JOIN auth_refresh_families f ON f.id = t.family_id
-			WHERE t.session_id = $1
-			FOR UPDATE OF t`, sessionID).Scan(&keyID, &ct, &gen, &fid, &revoked)
-		if errors.Is(err, pgx.ErrNoRows) || err == nil && revoked {
-			return ErrNoSession
-		}
-		if err != nil {
-			return fmt.Errorf("lock tokens: %w", err)
-		}
-		familyID = fid.String()
-		if err := s.openJSON(keyID, ct, tokensAD(sessionID), &ts); err != nil {
-			return fmt.Errorf("open tokens: %w", err)
-		}
-		now := s.now()
-		if !force && (ts.Expiry.IsZero() || ts.Expiry.After(now.Add(before))) {
-			return nil
-		}
-		if ts.RefreshToken == "" {
-			return ErrNoRefreshToken
-		}
-		var rotated *time.Time
-		var ledgerFamily uuid.UUID
-		err = tx.QueryRow(ctx, `SELECT family_id, rotated_at FROM auth_refresh_tokens WHERE token_hash = $1`,
-			hash(ts.RefreshToken)).Scan(&ledgerFamily, &rotated)
-		if errors.Is(err, pgx.ErrNoRows) || err == nil && (rotated != nil || ledgerFamily != fid) {
-			outcome = ErrRefreshTokenReuse
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("refresh ledger: %w", err)
-		}
-		tok, err := refresh(ctx, ts.RefreshToken)
-		var re *oauth2.RetrieveError
-		if errors.As(err, &re) && (re.ErrorCode == "invalid_grant" || re.ErrorCode == "invalid_request") {
-			s.log.Warn("refresh refused by the identity provider; ending session",
-				"session", sessionID, "op_error", re.ErrorCode, "status", re.Response.StatusCode)
-			outcome = ErrSessionEnded
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("refresh: %w", err)
-		}
-		next := tokenSet{AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken,
-			IDToken: ts.IDToken, Expiry: tok.Expiry}
-		if id, _ := tok.Extra("id_token").(string); id != "" {
-			next.IDToken = id
-		}
-		if next.RefreshToken == "" {
-			next.RefreshToken = ts.RefreshToken // the OP does not rotate
-		}
-		if next.RefreshToken != ts.RefreshToken {
-			if _, err := tx.Exec(ctx, `UPDATE auth_refresh_tokens SET rotated_at = $2, key_id = NULL, ciphertext = NULL
-				WHERE token_hash = $1`, hash(ts.RefreshToken), now); err != nil {
-				return fmt.Errorf("rotate ledger: %w", err)
-			}
-			if err := s.recordRefreshToken(ctx, tx, familyID, next.RefreshToken, gen+1); err != nil {
-				return fmt.Errorf("rotate ledger: %w", err)
-			}
-		}
-		keyID, ct, err = s.sealJSON(next, tokensAD(sessionID))
-		if err != nil {
-			return fmt.Errorf("seal tokens: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `UPDATE auth_tokens SET key_id = $2, ciphertext = $3, access_expires_at = $4,
-			generation = generation + 1, updated_at = $5 WHERE session_id = $1`,
-			sessionID, keyID, ct, nullTime(next.Expiry), now); err != nil {
-			return fmt.Errorf("store refreshed tokens: %w", err)
-		}
-		s.log.Info("tokens refreshed", "session", sessionID, "generation", gen+1, "access_expires_at", next.Expiry)
-		ts = next
-		return nil
-	})
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return tokenSet{}, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // no-op after commit
+	cur, err := s.lockTokens(ctx, tx, sessionID)
 	if err != nil {
 		return tokenSet{}, err
 	}
-	if outcome != nil {
-		reason := "refresh token reuse"
-		if errors.Is(outcome, ErrSessionEnded) {
-			reason = "refresh refused by identity provider"
-		} else {
-			s.log.Error("refresh token reuse detected; revoking the family", "session", sessionID, "family", familyID)
-		}
-		if err := s.revokeFamily(ctx, familyID, reason); err != nil {
-			return tokenSet{}, errors.Join(outcome, err)
-		}
-		return tokenSet{}, outcome
+	now := s.now()
+	if !force && (cur.ts.Expiry.IsZero() || cur.ts.Expiry.After(now.Add(before))) {
+		return cur.ts, tx.Commit(ctx)
 	}
-	return ts, nil
+	if cur.ts.RefreshToken == "" {
+		return tokenSet{}, ErrNoRefreshToken
+	}
+	if err := s.checkLedger(ctx, tx, cur); err != nil {
+		if errors.Is(err, ErrRefreshTokenReuse) {
+			_ = tx.Rollback(ctx)
+			s.log.Error("refresh token reuse detected; revoking the family", "session", sessionID, "family", cur.familyID)
+			return tokenSet{}, s.endFamily(ctx, cur.familyID, "refresh token reuse", err)
+		}
+		return tokenSet{}, err
+	}
+	tok, err := refresh(ctx, cur.ts.RefreshToken)
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) && (re.ErrorCode == "invalid_grant" || re.ErrorCode == "invalid_request") {
+		_ = tx.Rollback(ctx)
+		s.log.Warn("refresh refused by the identity provider; ending session",
+			"session", sessionID, "op_error", re.ErrorCode, "status", re.Response.StatusCode)
+		return tokenSet{}, s.endFamily(ctx, cur.familyID, "refresh refused by identity provider", ErrSessionEnded)
+	}
+	if err != nil {
+		return tokenSet{}, fmt.Errorf("refresh: %w", err)
+	}
+	next, err := s.storeRefresh(ctx, tx, cur, tok, now)
+	if err != nil {
+		return tokenSet{}, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return tokenSet{}, fmt.Errorf("commit refreshed tokens: %w", err)
+	}
+	s.log.Info("tokens refreshed", "session", sessionID, "generation", cur.gen+1, "access_expires_at", next.Expiry)
+	return next, nil
+}
+
+// lockedTokens is a session's token row, locked by lockTokens.
+type lockedTokens struct {
+	sessionID string
+	ts        tokenSet
+	gen       int
+	familyID  string
+	family    uuid.UUID
+}
+
+// lockTokens locks and opens the session's token row; ErrNoSession when the
+// session or its family is gone or revoked.
+func (s *Store) lockTokens(ctx context.Context, tx pgx.Tx, sessionID string) (*lockedTokens, error) {
+	var (
+		keyID   string
+		ct      []byte
+		revoked bool
+	)
+	cur := &lockedTokens{sessionID: sessionID}
+	err := tx.QueryRow(ctx, `
+		SELECT t.key_id, t.ciphertext, t.generation, t.family_id,
+		       s.revoked_at IS NOT NULL OR f.revoked_at IS NOT NULL
+		FROM auth_tokens t
+		JOIN auth_sessions s ON s.id = t.session_id
+		JOIN auth_refresh_families f ON f.id = t.family_id
+		WHERE t.session_id = $1
+		FOR UPDATE OF t`, sessionID).Scan(&keyID, &ct, &cur.gen, &cur.family, &revoked)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && revoked {
+		return nil, ErrNoSession
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock tokens: %w", err)
+	}
+	cur.familyID = cur.family.String()
+	if err := s.openJSON(keyID, ct, tokensAD(sessionID), &cur.ts); err != nil {
+		return nil, fmt.Errorf("open tokens: %w", err)
+	}
+	return cur, nil
+}
+
+// checkLedger returns ErrRefreshTokenReuse when the refresh token about to
+// be presented is unknown to its family's ledger or already rotated.
+func (s *Store) checkLedger(ctx context.Context, tx pgx.Tx, cur *lockedTokens) error {
+	var rotated *time.Time
+	var ledgerFamily uuid.UUID
+	err := tx.QueryRow(ctx, `SELECT family_id, rotated_at FROM auth_refresh_tokens WHERE token_hash = $1`,
+		hash(cur.ts.RefreshToken)).Scan(&ledgerFamily, &rotated)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && (rotated != nil || ledgerFamily != cur.family) {
+		return ErrRefreshTokenReuse
+	}
+	if err != nil {
+		return fmt.Errorf("refresh ledger: %w", err)
+	}
+	return nil
+}
+
+// storeRefresh records the OP's answer in tx: the rotation in the ledger
+// (when the OP rotated the refresh token) and the sealed new tokens.
+func (s *Store) storeRefresh(ctx context.Context, tx pgx.Tx, cur *lockedTokens, tok *oauth2.Token, now time.Time) (tokenSet, error) {
+	next := tokenSet{AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken,
+		IDToken: cur.ts.IDToken, Expiry: tok.Expiry}
+	if id, _ := tok.Extra("id_token").(string); id != "" {
+		next.IDToken = id
+	}
+	if next.RefreshToken == "" {
+		next.RefreshToken = cur.ts.RefreshToken // the OP does not rotate
+	}
+	if next.RefreshToken != cur.ts.RefreshToken {
+		if _, err := tx.Exec(ctx, `UPDATE auth_refresh_tokens SET rotated_at = $2, key_id = NULL, ciphertext = NULL
+			WHERE token_hash = $1`, hash(cur.ts.RefreshToken), now); err != nil {
+			return tokenSet{}, fmt.Errorf("rotate ledger: %w", err)
+		}
+		if err := s.recordRefreshToken(ctx, tx, cur.familyID, next.RefreshToken, cur.gen+1); err != nil {
+			return tokenSet{}, fmt.Errorf("rotate ledger: %w", err)
+		}
+	}
+	keyID, ct, err := s.sealJSON(next, tokensAD(cur.sessionID))
+	if err != nil {
+		return tokenSet{}, fmt.Errorf("seal tokens: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE auth_tokens SET key_id = $2, ciphertext = $3, access_expires_at = $4,
+		generation = generation + 1, updated_at = $5 WHERE session_id = $1`,
+		cur.sessionID, keyID, ct, nullTime(next.Expiry), now); err != nil {
+		return tokenSet{}, fmt.Errorf("store refreshed tokens: %w", err)
+	}
+	return next, nil
+}
+
+// endFamily revokes a refresh-token family (and its sessions) for reason
+// and returns cause, joined with the revocation's own error if it failed.
+func (s *Store) endFamily(ctx context.Context, familyID, reason string, cause error) error {
+	if err := s.revokeFamily(ctx, familyID, reason); err != nil {
+		return errors.Join(cause, err)
+	}
+	return cause
 }
 
 // idToken returns the stored ID token of a session.
