@@ -11,9 +11,10 @@ import (
 )
 
 // HandlersFromConfig registers the built-in handlers of every provider
-// with an api_url: RegisterReference for the reference scheme,
-// RegisterStripe for stripe. Providers of other schemes, or without an
-// api_url, have no fetching handler: their events are recorded as skipped.
+// with an api_url, as its kind in the catalogue says (config.Kinds):
+// RegisterReference or RegisterStripe. Providers of other kinds, or without
+// an api_url, have no fetching handler: their events are recorded as
+// skipped.
 //
 // Each provider's APIClient carries its api_concurrency, api_rate_limit and
 // api_rate_burst, and reports to metrics (nil: not reported).
@@ -33,20 +34,18 @@ func HandlersFromConfig(providers map[string]*config.Provider, apiTimeout time.D
 		cfg := APIClientConfig{BaseURL: p.APIURL, Key: p.APIKeyValue(), Version: p.APIVersion, Timeout: apiTimeout,
 			Provider: name, Concurrency: p.APIConcurrency, RateLimit: p.APIRateLimit, RateBurst: p.APIRateBurst,
 			Metrics: metrics, Now: now}
-		switch p.Scheme {
-		case "reference":
+		switch kind := p.Kind(); kind.Handlers {
+		case config.HandlersReference, config.HandlersStripe:
+			cfg.VersionHeader = kind.VersionHeader
 			api, err := NewAPIClient(cfg)
 			if err != nil {
 				return nil, fmt.Errorf("provider %s: %w", name, err)
 			}
-			RegisterReference(reg, name, api)
-		case "stripe":
-			cfg.VersionHeader = "Stripe-Version"
-			api, err := NewAPIClient(cfg)
-			if err != nil {
-				return nil, fmt.Errorf("provider %s: %w", name, err)
+			if kind.Handlers == config.HandlersStripe {
+				RegisterStripe(reg, name, api, now)
+			} else {
+				RegisterReference(reg, name, api)
 			}
-			RegisterStripe(reg, name, api, now)
 		default:
 			log.Info("no built-in handlers for this scheme; events are recorded without an effect", "provider", name, "scheme", p.Scheme)
 		}

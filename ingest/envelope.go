@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -36,7 +37,7 @@ type parsed struct {
 // whose data is the body. The body is validated once and read in place
 // (gjson): only the members the receiver needs are looked at, where an
 // object repeats a name the last one counts (as in the stored jsonb).
-func parseDelivery(scheme string, h http.Header, body []byte, res signature.Result, now time.Time) (parsed, error) {
+func parseDelivery(envelope string, h http.Header, body []byte, res signature.Result, now time.Time) (parsed, error) {
 	if err := storable(body); err != nil {
 		return parsed{}, err
 	}
@@ -44,21 +45,21 @@ func parseDelivery(scheme string, h http.Header, body []byte, res signature.Resu
 	if !root.IsObject() {
 		return parsed{}, fmt.Errorf("%w: body is not a JSON object", errBadEnvelope)
 	}
-	switch scheme {
-	case "github":
+	switch envelope {
+	case config.EnvelopeGitHub:
 		t := h.Get("X-GitHub-Event")
 		if action := stringField(root, "action"); action != "" && t != "" {
 			t += "." + action
 		}
 		return wrap(res.EventID, t, now, body)
-	case "shopify":
+	case config.EnvelopeShopify:
 		t := strings.ReplaceAll(h.Get("X-Shopify-Topic"), "/", ".")
 		at := now
 		if v, err := time.Parse(time.RFC3339Nano, h.Get("X-Shopify-Triggered-At")); err == nil {
 			at = v
 		}
 		return wrap(res.EventID, t, at, body)
-	case "slack":
+	case config.EnvelopeSlack:
 		f := schemas.Members(root, "event", "type", "event_time", "event_id")
 		t := ""
 		if f[0].IsObject() {

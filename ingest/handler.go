@@ -173,11 +173,11 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	d.verified = true
 	r.m.secret.WithLabelValues(ep.name, res.SecretID).Inc()
 	// 3. Parse only after verification.
-	if ep.p.Scheme == "slack" && answerSlackChallenge(w, body) {
+	if ep.p.Kind().Handshake == "slack_url_verification" && answerSlackChallenge(w, body) {
 		d.status, d.outcome = http.StatusOK, "challenge"
 		return
 	}
-	ev, err := parseDelivery(ep.p.Scheme, req.Header, body, res, r.cfg.Now())
+	ev, err := parseDelivery(ep.p.Kind().Envelope, req.Header, body, res, r.cfg.Now())
 	if err != nil {
 		d.reason = err.Error()
 		fail(http.StatusBadRequest, "bad_request", err.Error())

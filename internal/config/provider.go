@@ -9,9 +9,6 @@ import (
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
-// Schemes lists the signing schemes a provider may use.
-var Schemes = []string{"reference", "stripe", "github", "slack", "standard-webhooks", "shopify"}
-
 // Provider is one webhook endpoint: POST /webhooks/{name}.
 type Provider struct {
 	// Scheme is the signing scheme, one of Schemes. Required.
@@ -89,21 +86,12 @@ func (p *Provider) applyDefaults(name string) {
 		}
 	}
 	if len(p.AggregateIDPath) == 0 {
-		switch p.Scheme {
-		case "stripe":
-			p.AggregateIDPath = []string{"data.object.id"}
-		case "github":
-			p.AggregateIDPath = []string{"data.repository.full_name"}
-		}
+		p.AggregateIDPath = append([]string(nil), Kinds[p.Scheme].AggregateIDPath...)
 	}
 }
 
 func (p *Provider) validate() error {
-	known := false
-	for _, s := range Schemes {
-		known = known || s == p.Scheme
-	}
-	if !known {
+	if _, known := Kinds[p.Scheme]; !known {
 		return fmt.Errorf("scheme: %q is not one of %v", p.Scheme, Schemes)
 	}
 	if len(p.Secrets) == 0 {
