@@ -12,6 +12,8 @@ type metrics struct {
 	active       prometheus.Gauge
 	confirmed    prometheus.Gauge
 	marked       prometheus.Counter
+	retried      prometheus.Counter
+	unmatched    prometheus.Counter
 	cleaned      prometheus.Counter
 }
 
@@ -54,6 +56,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "gatehouse_relay_rows_finished_total",
 			Help: "Published outbox rows deleted or marked published (relay.on_published).",
 		}),
+		retried: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gatehouse_relay_finish_retries_total",
+			Help: "Published rows the stream found no row for on a first delete or mark (the commit was streamed before it was visible) and looked for again.",
+		}),
+		unmatched: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gatehouse_relay_rows_unmatched_total",
+			Help: "Published rows whose delete or mark found no row even after retries: another path had published them too (a duplicate record on the topic).",
+		}),
 		cleaned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "gatehouse_relay_rows_deleted_total",
 			Help: "Rows marked published deleted after relay.retain_published (on_published: mark).",
@@ -61,7 +71,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.oldestUnsent, m.lagBytes, m.lagSeconds, m.published, m.errors, m.latency,
-			m.active, m.confirmed, m.marked, m.cleaned)
+			m.active, m.confirmed, m.marked, m.retried, m.unmatched, m.cleaned)
 	}
 	return m
 }

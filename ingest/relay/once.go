@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"math"
+	"time"
 )
 
 // PublishPending publishes every outbox row unsent at the time of the call,
@@ -14,7 +15,7 @@ import (
 func (r *Relay) PublishPending(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		n, err := r.pollOnce(ctx, pathPoll, 0, math.MaxInt64)
+		n, err := r.pollOnce(ctx, pathPoll, 0, math.MaxInt64, time.Time{})
 		total += n
 		if err != nil || n == 0 {
 			return total, err

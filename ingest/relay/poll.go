@@ -20,8 +20,8 @@ const (
 	pathSnapshot   = "snapshot"
 )
 
-// claimSQL takes the oldest unsent rows at least $2 old (and with seq at
-// most $3), skipping rows
+// claimSQL takes the oldest unsent rows at least $2 old (with seq at most
+// $3, created before $4: see horizon), skipping rows
 // another transaction holds, and drops from the batch every row whose key
 // has an earlier unsent row outside the batch (locked elsewhere or not old
 // enough): per-key order holds even when rows are skipped. Its cost grows
@@ -32,7 +32,7 @@ const (
 const claimSQL = `
 WITH cand AS (
   SELECT id, seq, topic, aggregateid FROM outbox
-  WHERE published_at IS NULL AND created_at <= now() - $2::interval AND seq <= $3
+  WHERE published_at IS NULL AND created_at <= now() - $2::interval AND seq <= $3 AND created_at < $4
   ORDER BY seq LIMIT $1
   FOR UPDATE SKIP LOCKED
 ), skipped AS (
@@ -60,7 +60,7 @@ func (r *Relay) pollLoop(ctx context.Context, path string, minAge, idle time.Dur
 		r.markReady()
 	}
 	for {
-		n, err := r.pollOnce(ctx, path, minAge, math.MaxInt64)
+		n, err := r.pollStep(ctx, path, minAge)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -86,9 +86,24 @@ func (r *Relay) pollLoop(ctx context.Context, path string, minAge, idle time.Dur
 	}
 }
 
+// pollStep publishes one batch; the dispatcher's stays behind the stream
+// (see horizon).
+func (r *Relay) pollStep(ctx context.Context, path string, minAge time.Duration) (int, error) {
+	var before time.Time
+	if path == pathDispatcher {
+		var ok bool
+		var err error
+		if before, ok, err = r.dispatchLimit(ctx); err != nil || !ok {
+			return 0, err
+		}
+	}
+	return r.pollOnce(ctx, path, minAge, math.MaxInt64, before)
+}
+
 // pollOnce publishes one batch of unsent rows at least minAge old with seq at
-// most maxSeq and reports how many it published.
-func (r *Relay) pollOnce(ctx context.Context, path string, minAge time.Duration, maxSeq int64) (int, error) {
+// most maxSeq, created before before (the zero time: no bound), and reports
+// how many it published.
+func (r *Relay) pollOnce(ctx context.Context, path string, minAge time.Duration, maxSeq int64, before time.Time) (int, error) {
 	tx, err := r.cfg.Pool.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("%s: begin: %w", path, err)
@@ -104,7 +119,7 @@ func (r *Relay) pollOnce(ctx context.Context, path string, minAge time.Duration,
 		set_config('synchronous_commit', 'off', true)`); err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
-	rows, err := claim(ctx, tx, r.cfg.Relay.BatchSize, minAge, maxSeq)
+	rows, err := claim(ctx, tx, r.cfg.Relay.BatchSize, minAge, maxSeq, before)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
@@ -127,21 +142,20 @@ func (r *Relay) pollOnce(ctx context.Context, path string, minAge time.Duration,
 	for i, row := range rows {
 		ids[i] = row.ID
 	}
-	tag, err := tx.Exec(ctx, r.publishedSQL(), ids)
-	if err != nil {
-		return 0, fmt.Errorf("%s: finish published rows: %w", path, err)
+	// The claim holds every row's lock: none can be missing.
+	if _, err := r.finish(ctx, tx, ids); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("%s: commit: %w", path, err)
 	}
-	r.m.marked.Add(float64(tag.RowsAffected()))
 	return len(rows), nil
 }
 
-func claim(ctx context.Context, tx pgx.Tx, limit int, minAge time.Duration, maxSeq int64) ([]*Row, error) {
+func claim(ctx context.Context, tx pgx.Tx, limit int, minAge time.Duration, maxSeq int64, before time.Time) ([]*Row, error) {
 	// Unnamed statement: planned for these values every time, never a
 	// cached generic plan (whose guesses about the backlog go stale).
-	q, err := tx.Query(ctx, claimSQL, pgx.QueryExecModeExec, limit, minAge, maxSeq)
+	q, err := tx.Query(ctx, claimSQL, pgx.QueryExecModeExec, limit, minAge, maxSeq, createdBefore(before))
 	if err != nil {
 		return nil, fmt.Errorf("claim outbox rows: %w", err)
 	}

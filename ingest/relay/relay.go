@@ -84,6 +84,8 @@ type Relay struct {
 	statusMu sync.Mutex
 	lastLag  time.Time // oldest pending commit time of the streamer
 
+	hz horizon // keeps the dispatcher behind the stream
+
 	readyOnce sync.Once
 	ready     chan struct{}
 }
@@ -195,6 +197,7 @@ func (r *Relay) term(ctx context.Context) error {
 	r.m.active.Set(1)
 	defer r.m.active.Set(0)
 	r.log.Info("relay active", "mode", r.cfg.Relay.Mode, "slot", r.cfg.Relay.Slot)
+	r.hz.restart(time.Now())
 
 	tctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -286,43 +289,6 @@ func topicsOf(rows []*Row) []string {
 		}
 	}
 	return out
-}
-
-// publishedSQL finishes published rows ($1: their ids): delete them, or
-// mark them published (relay.on_published). Both are idempotent.
-func (r *Relay) publishedSQL() string {
-	if r.cfg.Relay.OnPublished == OnPublishedMark {
-		return `UPDATE outbox SET published_at = now() WHERE id = ANY($1::uuid[]) AND published_at IS NULL`
-	}
-	return `DELETE FROM outbox WHERE id = ANY($1::uuid[])`
-}
-
-// markPublished finishes rows Kafka acknowledged (see publishedSQL). It
-// commits asynchronously (synchronous_commit off): losing this commit in a
-// server crash only means the rows are published again (at least once),
-// and skipping a WAL flush per batch matters at tens of thousands of rows
-// per second.
-func (r *Relay) markPublished(ctx context.Context, ids []string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	tx, err := r.cfg.Pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("finish published rows: %w", err)
-	}
-	defer tx.Rollback(context.Background()) //nolint:errcheck // no-op after commit
-	if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-		return fmt.Errorf("finish published rows: %w", err)
-	}
-	tag, err := tx.Exec(ctx, r.publishedSQL(), ids)
-	if err != nil {
-		return fmt.Errorf("finish published rows: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("finish published rows: %w", err)
-	}
-	r.m.marked.Add(float64(tag.RowsAffected()))
-	return nil
 }
 
 // cleanupLoop deletes rows marked published that were created more than

@@ -86,7 +86,7 @@ func (r *Relay) snapshot(ctx context.Context, created bool) error {
 		return fmt.Errorf("slot snapshot: %w", err)
 	}
 	for {
-		n, err := r.pollOnce(ctx, pathSnapshot, 0, upTo)
+		n, err := r.pollOnce(ctx, pathSnapshot, 0, upTo, time.Time{})
 		if err != nil {
 			return err
 		}

@@ -264,37 +264,82 @@ func (s *streamer) publish(ctx context.Context, rows []*Row, end pglogrepl.LSN, 
 	}
 }
 
-// marker marks the rows of fully acknowledged transactions published and
-// then completes them, which advances the watermark.
+// marker finishes (deletes or marks) the rows of fully acknowledged
+// transactions and then completes them, which advances the watermark. Rows
+// not visible yet are looked for again (finishRetryDelays) without holding
+// the watermark back. When the session ends it makes one last attempt for
+// what is queued, so a term that ends does not leave published rows for the
+// dispatcher.
 func (s *streamer) marker(ctx context.Context) error {
+	var retries retryQueue
+	defer s.finishLeft(&retries)
 	for {
+		var due <-chan time.Time
+		if next := retries.next(); !next.IsZero() {
+			due = time.After(time.Until(next))
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-s.markSig:
+		case <-due:
 		}
-		s.markMu.Lock()
-		batch := s.markQ
-		s.markQ = nil
-		s.markMu.Unlock()
-		var ids []string
-		for _, t := range batch {
-			for _, row := range t.rows {
-				ids = append(ids, row.ID)
-			}
+		if err := s.r.retryDue(ctx, &retries, time.Now()); err != nil {
+			return err
 		}
-		for len(ids) > 0 {
-			n := min(len(ids), 10_000)
-			if err := s.r.markPublished(ctx, ids[:n]); err != nil {
-				return err
-			}
-			ids = ids[n:]
+		batch := s.takeMarkQ()
+		if len(batch) == 0 {
+			continue
+		}
+		missing, err := s.r.markPublished(ctx, idsOf(batch))
+		if err != nil {
+			return err
+		}
+		if len(missing) > 0 {
+			s.r.m.retried.Add(float64(len(missing)))
+			retries.add(missing, 0, time.Now())
 		}
 		for _, t := range batch {
 			t.rows = nil
 			s.wm.complete(t)
 		}
 		s.nudge()
+	}
+}
+
+func (s *streamer) takeMarkQ() []*txn {
+	s.markMu.Lock()
+	defer s.markMu.Unlock()
+	batch := s.markQ
+	s.markQ = nil
+	return batch
+}
+
+func idsOf(batch []*txn) []string {
+	var ids []string
+	for _, t := range batch {
+		for _, row := range t.rows {
+			ids = append(ids, row.ID)
+		}
+	}
+	return ids
+}
+
+// finishLeft makes one bounded, last attempt to finish the rows of
+// acknowledged transactions and the rows waiting for a retry when the
+// session ends. Whatever it cannot finish the next session streams again.
+func (s *streamer) finishLeft(retries *retryQueue) {
+	ids := idsOf(s.takeMarkQ())
+	for _, it := range retries.items {
+		ids = append(ids, it.ids...)
+	}
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := s.r.markPublished(ctx, ids); err != nil {
+		s.r.log.Warn("finish published rows at the end of the stream session", "rows", len(ids), "err", err)
 	}
 }
 
@@ -324,6 +369,7 @@ func (s *streamer) status(ctx context.Context) error {
 			return fmt.Errorf("send standby status: %w", err)
 		}
 		last = conf
+		s.r.hz.report(conf, time.Now())
 		s.r.m.confirmed.Set(float64(conf))
 		_, _, oldest := s.wm.state()
 		s.r.statusMu.Lock()
