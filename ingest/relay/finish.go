@@ -24,9 +24,9 @@ var finishRetryDelays = []time.Duration{2 * time.Millisecond, 10 * time.Millisec
 // finished. Both are idempotent.
 func (r *Relay) publishedSQL() string {
 	if r.cfg.Relay.OnPublished == OnPublishedMark {
-		return `UPDATE outbox SET published_at = now() WHERE id = ANY($1::uuid[]) AND published_at IS NULL RETURNING id::text`
+		return `UPDATE outbox SET published_at = now() WHERE id = ANY($1::text[]::uuid[]) AND published_at IS NULL RETURNING id::text`
 	}
-	return `DELETE FROM outbox WHERE id = ANY($1::uuid[]) RETURNING id::text`
+	return `DELETE FROM outbox WHERE id = ANY($1::text[]::uuid[]) RETURNING id::text`
 }
 
 // finish runs publishedSQL in q for ids and returns the ids it found no row

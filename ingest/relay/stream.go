@@ -81,9 +81,11 @@ func (r *Relay) stream(ctx context.Context) error {
 		kick: make(chan struct{}, 1), markSig: make(chan struct{}, 1)}
 	s.serverEnd.Store(uint64(start))
 	// pgconn is not safe for concurrent use beyond one reader beside one
-	// writer: the reader gets a context of its own, cancelled (which
-	// unblocks ReceiveMessage) only once the writers (status) and the
-	// others have returned, and conn is closed only after both.
+	// writer: the reader gets a context of its own, cancelled only once the
+	// writers (status) and the others have returned, and conn is closed
+	// only after both. It receives without a context (a context watch per
+	// message costs more than decoding the message) and is unblocked by a
+	// read deadline on the socket.
 	rctx, rcancel := context.WithCancel(context.WithoutCancel(sctx))
 	defer rcancel()
 	var writers, reader sync.WaitGroup
@@ -103,6 +105,7 @@ func (r *Relay) stream(ctx context.Context) error {
 	<-sctx.Done()
 	writers.Wait()
 	rcancel()
+	_ = conn.Conn().SetReadDeadline(time.Now())
 	reader.Wait()
 	r.statusMu.Lock()
 	r.lastLag = time.Time{}
@@ -113,10 +116,14 @@ func (r *Relay) stream(ctx context.Context) error {
 	return nil
 }
 
-// read decodes the replication stream and produces committed rows.
+// read decodes the replication stream and produces committed rows (ctx is
+// the records' context).
 func (s *streamer) read(ctx context.Context) error {
 	for {
-		msg, err := s.conn.ReceiveMessage(ctx)
+		msg, err := s.conn.ReceiveMessage(context.Background())
+		if ctx.Err() != nil {
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("receive replication message: %w", err)
 		}

@@ -27,7 +27,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -70,7 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.writers, "writers", 2, "concurrent writers in the max run")
 	fs.IntVar(&o.partitions, "partitions", 6, "partitions of the benchmark topics")
 	fs.IntVar(&o.runs, "runs", 1, "repetitions of every measurement (each is a row)")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (writer, relay, consumer) to this file")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (relay and benchmark consumer) during the first backlog drain to this file")
 	fs.StringVar(&o.pgDir, "pg-dir", "", "directory of the private PostgreSQL cluster (default: a temp dir)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -89,24 +88,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			o.modes = append(o.modes, m)
 		}
 	}
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
 	b, err := setup(ctx, o, stderr)
 	if err != nil {
 		return err
 	}
 	defer b.close()
 	var rows []result
-	for range max(o.runs, 1) {
+	for run := range max(o.runs, 1) {
+		first := len(rows)
 		for _, rate := range append(append([]int{}, o.rates...), 0) {
 			r, err := b.ceiling(ctx, rate)
 			if err != nil {
@@ -125,6 +114,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			rows = append(rows, res...)
+		}
+		for i := first; i < len(rows); i++ {
+			rows[i].run = run
 		}
 	}
 	report(stdout, o, b, rows)

@@ -43,6 +43,7 @@ func report(w io.Writer, o *options, b *bench, rows []result) {
 	if o.runs > 1 {
 		medians(w, rows)
 	}
+	drainRatios(w, rows)
 	fmt.Fprintln(w, "Anchors: Sequin reports 50k ops/s with p99 253 ms from one slot; Debezium Server 20–23k ops/s with p99 ≈ 440 ms. "+
 		"Targets on the 2-core machine: ≥ 30k events/s, p99 commit-to-topic ≤ 100 ms at 5k/s.")
 }
@@ -83,4 +84,43 @@ func median(rs []result, f func(result) float64) float64 {
 		return v[len(v)/2]
 	}
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// drainRatios prints, per mode, each run's backlog drain rate over the
+// producer ceiling's max rate of the same run, and their median.
+func drainRatios(w io.Writer, rows []result) {
+	ceiling := map[int]float64{}
+	for _, r := range rows {
+		if strings.HasPrefix(r.what, "franz-go producer") && r.offered == "max" {
+			ceiling[r.run] = r.throughput
+		}
+	}
+	ratios := map[string][]result{}
+	var modes []string
+	for _, r := range rows {
+		c := ceiling[r.run]
+		if !strings.HasPrefix(r.offered, "backlog") || c == 0 {
+			continue
+		}
+		if _, ok := ratios[r.what]; !ok {
+			modes = append(modes, r.what)
+		}
+		ratios[r.what] = append(ratios[r.what], result{throughput: r.throughput / c})
+	}
+	if len(modes) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Backlog drain over the producer ceiling (max) of the same run:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| path | runs | ratio per run | median |")
+	fmt.Fprintln(w, "|---|---:|---|---:|")
+	for _, m := range modes {
+		var each []string
+		for _, r := range ratios[m] {
+			each = append(each, fmt.Sprintf("%.2f", r.throughput))
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %.2f |\n", m, len(ratios[m]), strings.Join(each, ", "),
+			median(ratios[m], func(r result) float64 { return r.throughput }))
+	}
+	fmt.Fprintln(w)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"runtime/pprof"
 	"sort"
 	"sync"
 	"time"
@@ -16,6 +18,7 @@ import (
 
 // result is one row of the table.
 type result struct {
+	run        int // which repetition (-runs) it belongs to
 	what       string
 	offered    string
 	n          int
@@ -316,11 +319,17 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 		done := make(chan error, 1)
 		go func() { done <- b.consume(cctx, topic, s, func() int { return b.o.backlog }) }()
 		warmUp()
+		endProfile, err := b.profileOnce()
+		if err != nil {
+			return nil, err
+		}
 		start := time.Now()
 		if stop, err = b.startRelay(ctx, mode); err != nil {
 			return nil, err
 		}
-		if err := <-done; err != nil {
+		err = <-done
+		endProfile()
+		if err != nil {
 			return nil, err
 		}
 		r := summarize(what, fmt.Sprintf("backlog of %d rows", b.o.backlog), s, b.o.backlog, s.lastRecv.Sub(start), false)
@@ -352,4 +361,22 @@ func (b *bench) dropSlot(ctx context.Context, slot string) error {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// profileOnce starts the CPU profile of -cpuprofile the first time it is
+// called and returns the function that stops it.
+func (b *bench) profileOnce() (func(), error) {
+	if b.o.cpuProfile == "" || b.profiled {
+		return func() {}, nil
+	}
+	b.profiled = true
+	f, err := os.Create(b.o.cpuProfile)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

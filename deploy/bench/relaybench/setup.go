@@ -20,17 +20,18 @@ import (
 
 // bench holds what every run shares.
 type bench struct {
-	o      *options
-	log    io.Writer
-	dir    string
-	pg     *testenv.PG
-	k      *testenv.Kafka
-	dbURL  string
-	pool   *pgxpool.Pool
-	adm    *kadm.Client
-	pgVer  string
-	kVer   string
-	runSeq int
+	o        *options
+	log      io.Writer
+	dir      string
+	pg       *testenv.PG
+	k        *testenv.Kafka
+	dbURL    string
+	pool     *pgxpool.Pool
+	adm      *kadm.Client
+	pgVer    string
+	kVer     string
+	runSeq   int
+	profiled bool // the -cpuprofile profile was taken
 }
 
 func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
