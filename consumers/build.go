@@ -65,6 +65,7 @@ func FromConfig(c *config.Config, deps Config) (Config, error) {
 	out.Concurrency = c.Consumers.Concurrency
 	out.MaxPollRecords = c.Consumers.MaxPollRecords
 	out.DrainTimeout = c.Consumers.DrainTimeout
+	out.SessionTimeout = c.Consumers.SessionTimeout
 	out.ClientID = c.Kafka.ClientID
 	out.KafkaOpts = append(kafka.SecurityOpts(&c.Kafka), out.KafkaOpts...)
 	out.TopicSpec = kafka.TopicSpec{Partitions: c.Kafka.Partitions, ReplicationFactor: c.Kafka.ReplicationFactor,

@@ -69,7 +69,7 @@ func (r *Relay) snapshot(ctx context.Context, created bool) error {
 	slot := r.cfg.Relay.Slot
 	if created {
 		if _, err := r.cfg.Pool.Exec(ctx, `INSERT INTO relay_slot (slot) VALUES ($1)
-			ON CONFLICT (slot) DO UPDATE SET created_at = now(), snapshot_done_at = NULL`, slot); err != nil {
+			ON CONFLICT (slot) DO UPDATE SET created_at = now(), snapshot_done_at = NULL, confirmed_lsn = NULL`, slot); err != nil {
 			return fmt.Errorf("record new slot: %w", err)
 		}
 	}
@@ -130,4 +130,51 @@ func (r *Relay) heartbeat(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// resumeLSN is where streaming starts: the later of the slot's confirmed
+// position and the one this relay recorded (relay_slot.confirmed_lsn).
+// PostgreSQL before 17 may lose a logical slot's confirmed position in a
+// restart (it persists it only when something else about the slot changed),
+// and would then stream again what was already published; starting at the
+// recorded position makes it skip every transaction that committed before
+// it. A recorded position beyond the server's WAL (a restored database) is
+// ignored.
+func (r *Relay) resumeLSN(ctx context.Context, slotLSN pglogrepl.LSN) (pglogrepl.LSN, error) {
+	var rec *string
+	err := r.cfg.Pool.QueryRow(ctx, `SELECT confirmed_lsn::text FROM relay_slot
+		WHERE slot = $1 AND confirmed_lsn <= pg_current_wal_insert_lsn()`, r.cfg.Relay.Slot).Scan(&rec)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && rec == nil) {
+		return slotLSN, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("look up the recorded slot position: %w", err)
+	}
+	l, err := pglogrepl.ParseLSN(*rec)
+	if err != nil {
+		return 0, fmt.Errorf("parse the recorded slot position %q: %w", *rec, err)
+	}
+	if l <= slotLSN {
+		return slotLSN, nil
+	}
+	r.log.Info("the slot's confirmed position is behind the one this relay recorded; resuming from the recorded one",
+		"slot", r.cfg.Relay.Slot, "slot_lsn", slotLSN.String(), "recorded_lsn", l.String())
+	return l, nil
+}
+
+// recordLSN stores the confirmed position (see resumeLSN); losing the
+// write only means a restart may publish some rows again.
+func (r *Relay) recordLSN(ctx context.Context, lsn pglogrepl.LSN) error {
+	tx, err := r.cfg.Pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // no-op after commit
+	if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE relay_slot SET confirmed_lsn = $2::pg_lsn WHERE slot = $1`, r.cfg.Relay.Slot, lsn.String()); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
 }

@@ -67,8 +67,11 @@ func (r *Relay) stream(ctx context.Context) error {
 	if err := r.snapshot(ctx, created); err != nil {
 		return err
 	}
+	if start, err = r.resumeLSN(ctx, start); err != nil {
+		return err
+	}
 	args := []string{"proto_version '2'", "publication_names '" + r.cfg.Relay.Publication + "'", "streaming 'on'"}
-	if err := pglogrepl.StartReplication(ctx, conn, r.cfg.Relay.Slot, 0, pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
+	if err := pglogrepl.StartReplication(ctx, conn, r.cfg.Relay.Slot, start, pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
 		return fmt.Errorf("start replication: %w", err)
 	}
 	r.markReady()
@@ -356,7 +359,8 @@ func (s *streamer) finishLeft(retries *retryQueue) {
 func (s *streamer) status(ctx context.Context) error {
 	t := time.NewTicker(s.r.cfg.Relay.StatusInterval)
 	defer t.Stop()
-	var last pglogrepl.LSN
+	var last, recorded pglogrepl.LSN
+	var recordedAt time.Time
 	for {
 		reply := false
 		select {
@@ -377,6 +381,13 @@ func (s *streamer) status(ctx context.Context) error {
 		}
 		last = conf
 		s.r.hz.report(conf, time.Now())
+		if conf > recorded && time.Since(recordedAt) >= s.r.cfg.Relay.StatusInterval {
+			if err := s.r.recordLSN(ctx, conf); err != nil {
+				s.r.log.Debug("record the confirmed position", "err", err)
+			} else {
+				recorded, recordedAt = conf, time.Now()
+			}
+		}
 		s.r.m.confirmed.Set(float64(conf))
 		_, _, oldest := s.wm.state()
 		s.r.statusMu.Lock()

@@ -67,18 +67,19 @@ func TestFileSecretReference(t *testing.T) {
 // Every invalid configuration is refused with an error naming the bad key.
 func TestInvalidConfigNamesTheKey(t *testing.T) {
 	cases := map[string]struct{ yaml, key string }{
-		"unknown top-level key": {valid + "\nlisten_adress: x\n", "listen_adress"},
-		"unknown provider key":  {strings.Replace(valid, "scheme: reference", "scheme: reference\n    secret: x", 1), "secret"},
-		"bad scheme":            {strings.Replace(valid, "scheme: reference", "scheme: hmac", 1), "providers.demo.scheme"},
-		"no secrets":            {strings.Replace(valid, `secrets: [{id: a, value: "env:DEMO"}]`, "secrets: []", 1), "providers.demo.secrets"},
-		"unset env secret":      {strings.Replace(valid, "env:DEMO", "env:NOPE", 1), "providers.demo.secrets[0].value"},
-		"missing file secret":   {strings.Replace(valid, "env:DEMO", "file:/nonexistent/x", 1), "providers.demo.secrets[0].value"},
-		"reference headers":     {strings.Replace(valid, "timestamp_header: X-Ts", "", 1), "providers.demo.timestamp_header"},
-		"bad log level":         {valid + "log_level: loud\n", "log_level"},
-		"bad duration":          {strings.Replace(valid, "scheme: reference", "scheme: reference\n    tolerance: soon", 1), "tolerance"},
-		"bad provider name":     {strings.Replace(valid, "  demo:", "  Demo/x:", 1), "providers.Demo/x"},
-		"bad api url":           {strings.Replace(valid, "scheme: reference", "scheme: reference\n    api_url: not a url", 1), "providers.demo.api_url"},
-		"bad relay mode":        {valid + "relay: {mode: carrier-pigeon}\n", "relay.mode"},
+		"unknown top-level key":     {valid + "\nlisten_adress: x\n", "listen_adress"},
+		"unknown provider key":      {strings.Replace(valid, "scheme: reference", "scheme: reference\n    secret: x", 1), "secret"},
+		"bad scheme":                {strings.Replace(valid, "scheme: reference", "scheme: hmac", 1), "providers.demo.scheme"},
+		"no secrets":                {strings.Replace(valid, `secrets: [{id: a, value: "env:DEMO"}]`, "secrets: []", 1), "providers.demo.secrets"},
+		"unset env secret":          {strings.Replace(valid, "env:DEMO", "env:NOPE", 1), "providers.demo.secrets[0].value"},
+		"missing file secret":       {strings.Replace(valid, "env:DEMO", "file:/nonexistent/x", 1), "providers.demo.secrets[0].value"},
+		"reference headers":         {strings.Replace(valid, "timestamp_header: X-Ts", "", 1), "providers.demo.timestamp_header"},
+		"bad log level":             {valid + "log_level: loud\n", "log_level"},
+		"bad duration":              {strings.Replace(valid, "scheme: reference", "scheme: reference\n    tolerance: soon", 1), "tolerance"},
+		"bad provider name":         {strings.Replace(valid, "  demo:", "  Demo/x:", 1), "providers.Demo/x"},
+		"bad api url":               {strings.Replace(valid, "scheme: reference", "scheme: reference\n    api_url: not a url", 1), "providers.demo.api_url"},
+		"bad relay mode":            {valid + "relay: {mode: carrier-pigeon}\n", "relay.mode"},
+		"session timeout too short": {valid + "consumers: {session_timeout: 1s}\n", "consumers.session_timeout"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

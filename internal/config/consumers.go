@@ -29,6 +29,11 @@ type Consumers struct {
 	// DrainTimeout bounds how long a stopping consumer finishes the records
 	// it already polled. Default 30s.
 	DrainTimeout time.Duration `yaml:"drain_timeout"`
+	// SessionTimeout is the consumer group session timeout: how long the
+	// partitions of a consumer that died without leaving (SIGKILL, a lost
+	// node) wait before the group hands them to another. Default 45s
+	// (Kafka's); the broker accepts 6s to 30m (group.min/max.session.timeout.ms).
+	SessionTimeout time.Duration `yaml:"session_timeout"`
 }
 
 func (c *Consumers) applyDefaults() {
@@ -50,6 +55,9 @@ func (c *Consumers) applyDefaults() {
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = 30 * time.Second
 	}
+	if c.SessionTimeout == 0 {
+		c.SessionTimeout = 45 * time.Second
+	}
 }
 
 func (c *Consumers) validate() error {
@@ -69,6 +77,9 @@ func (c *Consumers) validate() error {
 	}
 	if c.APITimeout < 0 || c.DrainTimeout < 0 {
 		return errorf("consumers.api_timeout and drain_timeout: must be positive")
+	}
+	if c.SessionTimeout < 6*time.Second || c.SessionTimeout > 30*time.Minute {
+		return errorf("consumers.session_timeout: must be between 6s and 30m (the broker's group.min/max.session.timeout.ms)")
 	}
 	return nil
 }

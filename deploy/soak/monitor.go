@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// monitor samples each stage's queue once a second and keeps the largest
+// value seen (a sample is skipped while PostgreSQL is down).
+type monitor struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu           sync.Mutex
+	outboxAge    time.Duration // oldest row not yet published
+	slotLagBytes int64         // WAL the relay's slot has not confirmed
+	inboxAge     time.Duration // oldest acknowledged event not yet final
+	retrying     int           // events waiting on a retry topic at once
+	samples      int
+}
+
+func startMonitor(ctx context.Context, s *stack) *monitor {
+	mctx, cancel := context.WithCancel(ctx)
+	m := &monitor{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(m.done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-mctx.Done():
+				return
+			case <-t.C:
+			}
+			m.sample(mctx, s)
+		}
+	}()
+	return m
+}
+
+func (m *monitor) sample(ctx context.Context, s *stack) {
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var outbox, inbox float64
+	var lag int64
+	var retrying int
+	err := s.pool.QueryRow(qctx, `SELECT
+  coalesce(extract(epoch FROM now() - (SELECT min(created_at) FROM outbox WHERE published_at IS NULL)), 0)::float8,
+  coalesce((SELECT (pg_current_wal_lsn() - confirmed_flush_lsn)::bigint FROM pg_replication_slots WHERE slot_name = 'gatehouse_outbox'), 0),
+  coalesce(extract(epoch FROM now() - (SELECT min(received_at) FROM inbox
+    WHERE processing_state NOT IN ('succeeded', 'ignored_stale', 'skipped', 'dead'))), 0)::float8,
+  (SELECT count(*) FROM inbox WHERE processing_state = 'retrying')`).Scan(&outbox, &lag, &inbox, &retrying)
+	if err != nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.samples++
+	m.outboxAge = max(m.outboxAge, time.Duration(outbox*float64(time.Second)))
+	m.slotLagBytes = max(m.slotLagBytes, lag)
+	m.inboxAge = max(m.inboxAge, time.Duration(inbox*float64(time.Second)))
+	m.retrying = max(m.retrying, retrying)
+}
+
+func (m *monitor) stop() {
+	m.cancel()
+	<-m.done
+}
