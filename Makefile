@@ -2,7 +2,7 @@
 GO ?= go
 GOTESTFLAGS ?=
 
-.PHONY: run test deps build bench vet fuzz
+.PHONY: run test deps build bench vet fuzz soak
 
 run:
 	deploy/local/run.sh
@@ -28,3 +28,9 @@ fuzz:
 
 bench: deps
 	deploy/bench/bench.sh
+
+# soak runs the combined chaos soak (100 000 events under random process,
+# broker and PostgreSQL faults) and prints its invariants table; a short
+# version runs inside `make test` (deploy/soak, TestSoakShort).
+soak: deps
+	$(GO) run ./deploy/soak $(SOAKFLAGS)
