@@ -122,8 +122,22 @@ func New(cfg Config) (*Runner, error) {
 // what was finished, and a new one resumes from the committed offsets. Run
 // returns nil after a clean stop and an error only when start-up fails.
 func (r *Runner) Run(ctx context.Context) error {
-	if err := r.ensureTopics(ctx); err != nil {
-		return err
+	// Kafka unreachable at start: say so (the error names the brokers) and
+	// try again with backoff; /readyz answers 503 meanwhile (PingKafka).
+	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
+		err := r.ensureTopics(ctx)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		r.log.Warn("consumers: kafka not reachable; retrying", "brokers", r.cfg.Brokers, "err", err, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
 	}
 	for {
 		err := r.session(ctx)
@@ -137,6 +151,24 @@ func (r *Runner) Run(ctx context.Context) error {
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// PingKafka reports whether a Kafka broker answers (a readiness check): it
+// names the brokers when none does.
+func (r *Runner) PingKafka(ctx context.Context) error {
+	opts, err := kafka.Options(kafka.ClientConfig{Brokers: r.cfg.Brokers, ClientID: r.cfg.ClientID, Name: "consumer-ping"})
+	if err != nil {
+		return err
+	}
+	cl, err := kgo.NewClient(append(opts, r.cfg.KafkaOpts...)...)
+	if err != nil {
+		return fmt.Errorf("kafka client: %w", err)
+	}
+	defer cl.Close()
+	if err := cl.Ping(ctx); err != nil {
+		return fmt.Errorf("no kafka broker of %v answers: %w", r.cfg.Brokers, err)
+	}
+	return nil
 }
 
 func (r *Runner) ensureTopics(ctx context.Context) error {

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -88,15 +84,8 @@ consumers:
 		mu.Unlock()
 		id := fmt.Sprintf("evt_%s_%03d", obj, n)
 		body := fmt.Sprintf(`{"id":%q,"type":"payment.updated","created_at":"2026-01-01T00:00:00Z","data":{"payment_id":%q}}`, id, obj)
-		ts := strconv.FormatInt(time.Now().Unix(), 10)
-		mac := hmac.New(sha256.New, []byte(e2eSecret))
-		mac.Write([]byte(ts + "." + body))
-		req, _ := http.NewRequest(http.MethodPost, srv.public+"/webhooks/demo", bytes.NewReader([]byte(body)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Gatehouse-Timestamp", ts)
-		req.Header.Set("X-Gatehouse-Signature", hex.EncodeToString(mac.Sum(nil)))
 		for attempt := 0; attempt < 50; attempt++ { // a provider retries until 2xx
-			resp, err := http.DefaultClient.Do(req.Clone(ctx))
+			resp, err := http.DefaultClient.Do(signedRequest(ctx, srv.public, body))
 			if err == nil {
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
@@ -108,7 +97,6 @@ consumers:
 					return
 				}
 			}
-			req.Body = io.NopCloser(bytes.NewReader([]byte(body)))
 			time.Sleep(100 * time.Millisecond)
 		}
 		t.Errorf("%s never acknowledged", id)

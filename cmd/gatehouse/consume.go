@@ -31,7 +31,7 @@ func runConsume(ctx context.Context, e env, args []string) error {
 	fmt.Fprintf(e.stdout, "gatehouse consuming group=%s admin=http://%s\n", b.cfg.Consumers.Group, ln.Addr())
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return run.Run(gctx) })
-	g.Go(func() error { return serveUntil(gctx, adminServer(b), ln, nil) })
+	g.Go(func() error { return serveUntil(gctx, adminServer(b, run.PingKafka), ln, nil) })
 	return g.Wait()
 }
 

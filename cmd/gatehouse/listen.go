@@ -24,10 +24,14 @@ func listen(key, addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// adminServer serves /metrics, /healthz and /readyz (database reachable).
-func adminServer(b *base) *http.Server {
-	return &http.Server{Handler: obs.AdminHandler(b.reg, b.log, map[string]obs.Check{"database": pg.Ping(b.pool)}),
-		ReadHeaderTimeout: 10 * time.Second}
+// adminServer serves /metrics, /healthz and /readyz: the database is
+// reachable, and so is Kafka for the stages that need it (kafka not nil).
+func adminServer(b *base, kafka obs.Check) *http.Server {
+	checks := map[string]obs.Check{"database": pg.Ping(b.pool)}
+	if kafka != nil {
+		checks["kafka"] = kafka
+	}
+	return &http.Server{Handler: obs.AdminHandler(b.reg, b.log, checks), ReadHeaderTimeout: 10 * time.Second}
 }
 
 // serveUntil serves srv on ln until ctx ends, then shuts it down gracefully

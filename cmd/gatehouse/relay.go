@@ -37,7 +37,7 @@ func runRelay(ctx context.Context, e env, args []string) error {
 	fmt.Fprintf(e.stdout, "gatehouse relay mode=%s admin=http://%s\n", b.cfg.Relay.Mode, ln.Addr())
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return rl.Run(gctx) })
-	g.Go(func() error { return serveUntil(gctx, adminServer(b), ln, nil) })
+	g.Go(func() error { return serveUntil(gctx, adminServer(b, rl.PingKafka), ln, nil) })
 	return g.Wait()
 }
 

@@ -90,7 +90,7 @@ func serveHTTP(ctx context.Context, e env, b *base, sf *surface) error {
 	b.log.Info("listening", "public", pubLn.Addr().String(), "admin", admLn.Addr().String())
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return serveUntil(gctx, public, pubLn, serveTLS) })
-	g.Go(func() error { return serveUntil(gctx, adminServer(b), admLn, nil) })
+	g.Go(func() error { return serveUntil(gctx, adminServer(b, nil), admLn, nil) })
 	for _, run := range sf.background {
 		g.Go(func() error { return run(gctx) })
 	}

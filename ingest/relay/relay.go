@@ -163,7 +163,9 @@ func (r *Relay) Run(ctx context.Context) error {
 		return fmt.Errorf("relay: unknown mode %q", r.cfg.Relay.Mode)
 	}
 	go r.metricsLoop(ctx)
+	wait := r.cfg.RetryInterval
 	for ctx.Err() == nil {
+		began := time.Now()
 		err := r.term(ctx)
 		if ctx.Err() != nil {
 			return nil
@@ -172,11 +174,27 @@ func (r *Relay) Run(ctx context.Context) error {
 		if errors.As(err, &fatal) {
 			return fatal.err
 		}
-		r.log.Warn("relay term ended; retrying", "err", err, "retry_in", r.cfg.RetryInterval)
+		// Back off while terms fail at once (Kafka or PostgreSQL
+		// unreachable), up to 30 times RetryInterval; a term that ran for a
+		// while starts the backoff again.
+		if time.Since(began) > 30*r.cfg.RetryInterval {
+			wait = r.cfg.RetryInterval
+		}
+		r.log.Warn("relay term ended; retrying", "brokers", r.cfg.Kafka.Brokers, "err", err, "retry_in", wait)
 		select {
 		case <-ctx.Done():
-		case <-time.After(r.cfg.RetryInterval):
+		case <-time.After(wait):
 		}
+		wait = min(2*wait, 30*r.cfg.RetryInterval)
+	}
+	return nil
+}
+
+// PingKafka reports whether a Kafka broker answers (a readiness check): it
+// names the brokers when none does.
+func (r *Relay) PingKafka(ctx context.Context) error {
+	if err := r.cl.Ping(ctx); err != nil {
+		return fmt.Errorf("no kafka broker of %v answers: %w", r.cfg.Kafka.Brokers, err)
 	}
 	return nil
 }
