@@ -2,10 +2,18 @@
 GO ?= go
 GOTESTFLAGS ?=
 
-.PHONY: run test deps build bench vet fuzz soak
+.PHONY: run stop reset test deps build bench vet fuzz soak
 
 run:
 	deploy/local/run.sh
+
+# stop stops the local PostgreSQL `make run` started (Ctrl-C stops the rest);
+# reset also deletes .data/ (database, sessions, the local encryption key).
+stop:
+	deploy/local/pg.sh stop
+
+reset: stop
+	rm -rf .data
 
 build:
 	mkdir -p bin && $(GO) build -o bin/gatehouse ./cmd/gatehouse

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The command line people already know: help to stdout with exit 0, per
@@ -47,5 +49,26 @@ func TestCLIConventions(t *testing.T) {
 	}
 	if _, errOut, err := call("serve", "--no-such-flag"); err == nil || !strings.Contains(errOut, "flag provided but not defined") {
 		t.Errorf("bad flag: %v %q", err, errOut)
+	}
+}
+
+// TestTailFailsFastWithoutBroker: tail names the brokers it tried and gives
+// up within seconds when none answers, instead of waiting silently.
+func TestTailFailsFastWithoutBroker(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var out, errOut bytes.Buffer
+	start := time.Now()
+	err = run(context.Background(), []string{"tail", "--topic", "t", "--brokers", addr},
+		func(string) string { return "" }, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), addr) {
+		t.Fatalf("tail with no broker: err=%v stderr=%q", err, errOut.String())
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("tail took %v to give up", d)
 	}
 }

@@ -3,15 +3,19 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/gatehouse/gatehouse/internal/demoapi"
 	"github.com/gatehouse/gatehouse/internal/kafka"
 )
 
 func runDev(ctx context.Context, e env, args []string) error {
 	fs, cfgPath := newFlags("dev", e)
 	kafkaPort := fs.Int("kafka-port", 9092, "port of the embedded Kafka broker when no brokers are configured (0: any free port)")
+	demoAPI := fs.String("demo-api", "", "also serve the demo provider's API (internal/demoapi) on this address, e.g. 127.0.0.1:9191; point the provider's api_url at it")
 	b, err := loadBase(ctx, e, fs, cfgPath, args)
 	if err != nil {
 		return err
@@ -43,6 +47,15 @@ func runDev(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
+	if *demoAPI != "" {
+		ln, err := listen("--demo-api", *demoAPI)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "gatehouse dev: demo provider API at http://%s\n", ln.Addr())
+		srv := &http.Server{Handler: demoapi.Handler(nil), ReadHeaderTimeout: 10 * time.Second}
+		g.Go(func() error { return serveUntil(gctx, srv, ln, nil) })
+	}
 	g.Go(func() error { return serveHTTP(gctx, e, b, sf) })
 	g.Go(func() error { return rl.Run(gctx) })
 	g.Go(func() error { return cons.Run(gctx) })

@@ -66,6 +66,13 @@ func runTail(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("kafka client: %w", err)
 	}
 	defer cl.Close()
+	// Fail within seconds, naming the brokers, instead of waiting silently.
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err = cl.Ping(pctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("tail: no kafka broker of %s answers: %w", strings.Join(seeds, ","), err)
+	}
 	enc := json.NewEncoder(e.stdout)
 	seen := 0
 	for {

@@ -41,7 +41,12 @@ CONF
     psql "postgres://postgres@127.0.0.1:${PORT}/postgres" -qc "CREATE DATABASE gatehouse" >/dev/null
   echo "$URL"
   ;;
-stop) as_owner "$BIN/pg_ctl" -D "$DATA/pgdata" -m fast stop ;;
+stop)
+  if [ -f "$DATA/pgdata/PG_VERSION" ] && as_owner "$BIN/pg_ctl" -D "$DATA/pgdata" status >/dev/null 2>&1; then
+    as_owner "$BIN/pg_ctl" -D "$DATA/pgdata" -m fast stop
+  else
+    echo "local PostgreSQL is not running"
+  fi ;;
 url) echo "$URL" ;;
 *) echo "usage: $0 [start|stop|url]" >&2; exit 2 ;;
 esac

@@ -7,7 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export GATEHOUSE_DATABASE_URL="${GATEHOUSE_DATABASE_URL:-$(deploy/local/pg.sh start)}"
-mkdir -p bin
+# What gatehouse.yaml references, so `bin/gatehouse <subcommand>` works from
+# a second terminal without exports.
+mkdir -p .data bin
+printf '%s\n' "$GATEHOUSE_DATABASE_URL" >.data/database-url
+[ -s .data/auth-encryption-key ] || (umask 077 && openssl rand -base64 32 >.data/auth-encryption-key)
 go build -o bin/gatehouse ./cmd/gatehouse
 bin/gatehouse migrate --config gatehouse.yaml
 SECRET=whsec_test_gatehouse_demo_secret
@@ -30,8 +34,6 @@ if [ -z "${GATEHOUSE_AUTH_ISSUER:-}" ]; then
   export GATEHOUSE_AUTH_ISSUER="http://localhost:$OP_PORT/" GATEHOUSE_AUTH_CLIENT_ID=web \
     GATEHOUSE_AUTH_CLIENT_SECRET=secret GATEHOUSE_AUTH_REDIRECT_URL=http://localhost:8080/callback
 fi
-[ -s .data/auth-encryption-key ] || (umask 077 && openssl rand -base64 32 >.data/auth-encryption-key)
-export GATEHOUSE_AUTH_ENCRYPTION_KEY="${GATEHOUSE_AUTH_ENCRYPTION_KEY:-$(cat .data/auth-encryption-key)}"
 BROKERS="${GATEHOUSE_KAFKA_BROKERS:-127.0.0.1:9092}"
 if [ -n "${GATEHOUSE_KAFKA_BROKERS:-}" ]; then
   KAFKA_NOTE="Kafka: $GATEHOUSE_KAFKA_BROKERS"
@@ -67,9 +69,18 @@ Look at what was stored:
 
 (an outbox row disappears once the relay has it on the topic: relay.on_published defaults to delete)
 
+The demo provider's API runs at http://127.0.0.1:9191, so a sent event ends
+'succeeded' (see it: bin/gatehouse replay --dead --dry-run lists dead ones;
+the signed-in test user is an operator for http://localhost:8080/api/v1/events).
+Every bin/gatehouse subcommand works from another terminal in this directory
+(gatehouse.yaml reads .data/database-url and .data/auth-encryption-key).
+
+Stop: Ctrl-C, then 'make stop' (stops the local PostgreSQL).
+Reset: 'make reset' (stops it and deletes .data/: database, sessions, keys).
+
 MSG
 if [ -n "$OP_PID" ]; then
-  bin/gatehouse dev --config gatehouse.yaml   # not exec: the trap stops the OP afterwards
+  bin/gatehouse dev --config gatehouse.yaml --demo-api 127.0.0.1:9191   # not exec: the trap stops the OP afterwards
 else
-  exec bin/gatehouse dev --config gatehouse.yaml
+  exec bin/gatehouse dev --config gatehouse.yaml --demo-api 127.0.0.1:9191
 fi

@@ -21,8 +21,11 @@ type Config struct {
 	Listen string `yaml:"listen"`
 	// AdminListen serves /metrics, /healthz and /readyz. Default ":9090".
 	AdminListen string `yaml:"admin_listen"`
-	// DatabaseURL is a libpq/pgx connection string. Required.
+	// DatabaseURL is a libpq/pgx connection string, or a secret reference to
+	// one ("env:NAME", "file:/path": a mounted Secret, or the file `make run`
+	// writes). Required by the subcommands that use the database.
 	DatabaseURL string `yaml:"database_url"`
+	dbErr       error // a database_url reference that could not be read
 	// LogLevel is debug, info, warn or error. Default info.
 	LogLevel string `yaml:"log_level"`
 	// Providers maps a provider name (the path segment of /webhooks/{provider}) to its endpoint.
@@ -123,6 +126,12 @@ func (c *Config) applyDefaults() {
 }
 
 func (c *Config) resolve(getenv func(string) string) error {
+	// Reported by RequireDatabase only: subcommands without a database
+	// (send, tail) must not fail on it.
+	if strings.HasPrefix(c.DatabaseURL, "env:") || strings.HasPrefix(c.DatabaseURL, "file:") {
+		v, err := ResolveSecret(c.DatabaseURL, getenv)
+		c.DatabaseURL, c.dbErr = string(v), err
+	}
 	for name, p := range c.Providers {
 		if p == nil {
 			continue
@@ -160,6 +169,9 @@ func (c *Config) validate() error {
 
 // RequireDatabase reports a clear error when no database is configured.
 func (c *Config) RequireDatabase() error {
+	if c.dbErr != nil {
+		return fmt.Errorf("config: database_url: %w (run `make run` first, or set GATEHOUSE_DATABASE_URL)", c.dbErr)
+	}
 	if c.DatabaseURL == "" {
 		return errors.New("config: database_url: required (or set GATEHOUSE_DATABASE_URL)")
 	}

@@ -107,6 +107,34 @@ func TestRequireDatabase(t *testing.T) {
 	}
 }
 
+// TestDatabaseURLReference reads database_url from a file or the
+// environment; an unreadable reference fails only where a database is
+// required, naming the key.
+func TestDatabaseURLReference(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "database-url")
+	if err := os.WriteFile(path, []byte("postgres://u@h/db\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Parse([]byte("database_url: \"file:"+path+"\"\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DatabaseURL != "postgres://u@h/db" || cfg.RequireDatabase() != nil {
+		t.Fatalf("database_url = %q, %v", cfg.DatabaseURL, cfg.RequireDatabase())
+	}
+	cfg, err = Parse([]byte("database_url: \"env:DBURL\"\n"), env(map[string]string{"DBURL": "postgres://e@h/db"}))
+	if err != nil || cfg.DatabaseURL != "postgres://e@h/db" {
+		t.Fatalf("env reference: %q, %v", cfg.DatabaseURL, err)
+	}
+	cfg, err = Parse([]byte("database_url: \"file:/nonexistent/database-url\"\n"), env(nil))
+	if err != nil {
+		t.Fatalf("a missing reference must not fail parsing: %v", err)
+	}
+	if err := cfg.RequireDatabase(); err == nil || !strings.Contains(err.Error(), "database_url") || !strings.Contains(err.Error(), "/nonexistent/database-url") {
+		t.Fatalf("RequireDatabase = %v, want the key and the file named", err)
+	}
+}
+
 func TestLoadMissingFile(t *testing.T) {
 	if _, err := Load(filepath.Join(t.TempDir(), "none.yaml"), false, env(nil)); err == nil {
 		t.Fatal("missing explicit file accepted")

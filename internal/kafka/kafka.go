@@ -56,7 +56,7 @@ func Options(c ClientConfig) ([]kgo.Opt, error) {
 	}
 	opts := []kgo.Opt{kgo.SeedBrokers(c.Brokers...), kgo.ClientID(c.ClientID)}
 	if c.Logger != nil {
-		opts = append(opts, kgo.WithLogger(kslog.New(c.Logger.With("kafka_client", c.Name))))
+		opts = append(opts, kgo.WithLogger(quieter{kslog.New(c.Logger.With("kafka_client", c.Name))}))
 	}
 	if c.Registerer != nil {
 		m := kprom.NewMetrics("gatehouse", kprom.Registerer(c.Registerer),
@@ -212,4 +212,17 @@ func SecurityOpts(k *config.Kafka) []kgo.Opt {
 		opts = append(opts, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()))
 	}
 	return opts
+}
+
+// quieter passes franz-go's log lines on with INFO demoted to DEBUG: the
+// client's routine lines (connections, metadata, group joins) would
+// otherwise outnumber gatehouse's own at the default level. Warnings and
+// errors (a broker unreachable, a failed commit) keep their level.
+type quieter struct{ kgo.Logger }
+
+func (q quieter) Log(level kgo.LogLevel, msg string, keyvals ...any) {
+	if level == kgo.LogLevelInfo {
+		level = kgo.LogLevelDebug
+	}
+	q.Logger.Log(level, msg, keyvals...)
 }
