@@ -25,7 +25,7 @@ type Config struct {
 	// one ("env:NAME", "file:/path": a mounted Secret, or the file `make run`
 	// writes). Required by the subcommands that use the database.
 	DatabaseURL string `yaml:"database_url"`
-	dbErr       error // a database_url reference that could not be read
+	dbErr       error  // a database_url reference that could not be read
 	// LogLevel is debug, info, warn or error. Default info.
 	LogLevel string `yaml:"log_level"`
 	// Providers maps a provider name (the path segment of /webhooks/{provider}) to its endpoint.
