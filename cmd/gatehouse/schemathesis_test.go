@@ -6,12 +6,14 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,7 +28,8 @@ import (
 const schemathesisVersion = "4.32.5"
 
 // schemathesisMaxExamples bounds every phase per operation so the three API
-// runs and the receiver run stay under a minute together.
+// runs and the receiver run (one operation, four times as many) stay well
+// under a minute together.
 const schemathesisMaxExamples = 25
 
 // stBinary finds Schemathesis in the project-local virtual environment
@@ -67,7 +70,7 @@ func TestSchemathesis(t *testing.T) {
     timestamp_header: X-Ts
     signature_header: X-Sig
     secrets: [{value: s1}]
-    max_body_bytes: 512
+    max_body_bytes: 128
     owner_path: owner
     owner_issuer: %[1]q
 api:
@@ -107,18 +110,64 @@ auth:
 		// No credentials at all: Schemathesis generates none either.
 		{"no-token", []string{"--generation-with-security-parameters", "false"}},
 	}
+	var calls []exchange
 	for _, r := range runs {
 		t.Run("api/"+r.name, func(t *testing.T) {
-			runSchemathesis(t, st, seed, apiConfig+data.toml(), append([]string{p.public + "/api/v1/openapi.yaml"}, r.args...)...)
+			calls = append(calls, runSchemathesis(t, st, seed, schemathesisMaxExamples, apiConfig+data.toml(), append([]string{p.public + "/api/v1/openapi.yaml"}, r.args...)...)...)
 		})
+	}
+	// The runs reached the seeded data, not only 401/404s (judged only when
+	// they passed: a failed run reports no requests).
+	for _, want := range []struct {
+		what, method, path string
+		status             int
+	}{
+		{"a replay", "POST", "/replay", 202},
+		{"a forced replay", "POST", "/replay?force=true", 202},
+		{"a replay refused without force", "POST", "/replay", 409},
+		{"an event read", "GET", "/api/v1/events/acme/", 200},
+		{"an event read by an escaped id", "GET", "/api/v1/events/acme/evt%2F", 200},
+		{"an object read by its owner", "GET", "/api/v1/objects/acme/", 200},
+		{"a session revoked", "DELETE", "/api/v1/sessions/", 204},
+		{"a method not allowed", "", "", 405},
+	} {
+		if !t.Failed() && !reached(calls, want.method, want.path, want.status) {
+			t.Errorf("no run reached %s (%s …%s… → %d)", want.what, want.method, want.path, want.status)
+		}
 	}
 	t.Run("webhooks/unsigned", func(t *testing.T) {
 		spec, err := filepath.Abs("../../api/webhooks.openapi.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
-		runSchemathesis(t, st, seed, webhookConfig, spec, "--url", p.public)
+		calls := runSchemathesis(t, st, seed, 4*schemathesisMaxExamples, webhookConfig, spec, "--url", p.public)
+		for _, c := range calls {
+			if c.Status != 400 && c.Status != 404 && c.Status != 405 && c.Status != 413 {
+				t.Errorf("unsigned %s %s answered %d", c.Method, c.URL, c.Status)
+			}
+		}
+		for _, status := range []int{400, 404, 413} {
+			if !reached(calls, "", "", status) {
+				t.Errorf("no unsigned delivery was answered %d", status)
+			}
+		}
 	})
+}
+
+// exchange is one request Schemathesis sent and the status it got (from
+// its HAR report).
+type exchange struct {
+	Method, URL string
+	Status      int
+}
+
+func reached(calls []exchange, method, pathPart string, status int) bool {
+	for _, c := range calls {
+		if (method == "" || c.Method == method) && strings.Contains(c.URL, pathPart) && c.Status == status {
+			return true
+		}
+	}
+	return false
 }
 
 // apiConfig: a schema-valid cursor the server did not issue is refused by
@@ -132,23 +181,30 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403",
 
 // webhookConfig: an unsigned delivery can never be accepted; every answer
 // must be 400 (signature), 404 (unknown provider), 405 or 413, never 5xx.
-// The configured provider is drawn most of the time (its max_body_bytes
-// is 512 so 413 is reachable), any other name otherwise.
+// The provider is drawn from the configured one (its max_body_bytes is
+// 128 so 413 is reachable) and an unknown one most of the time, any other
+// name otherwise.
 const webhookConfig = `
 [dictionaries.providers]
-values = ["acme"]
+values = ["acme", "unknown-provider"]
 
 [parameters]
-"path.provider" = { dictionary = "providers", probability = 0.7 }
+"path.provider" = { dictionary = "providers", probability = 0.9 }
 
 [checks.positive_data_acceptance]
+expected-statuses = ["400", "404", "405", "413"]
+
+[checks.negative_data_rejection]
 expected-statuses = ["400", "404", "405", "413"]
 
 [checks.not_a_server_error]
 expected-statuses = ["400", "404", "405", "413"]
 `
 
-func runSchemathesis(t *testing.T, st, seed, config string, args ...string) {
+// runSchemathesis runs `st run` with every phase and check, fails the test
+// with Schemathesis's report when it finds anything, and returns what it
+// sent.
+func runSchemathesis(t *testing.T, st, seed string, maxExamples int, config string, args ...string) []exchange {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "schemathesis.toml")
@@ -160,12 +216,13 @@ func runSchemathesis(t *testing.T, st, seed, config string, args ...string) {
 	argv = append(argv,
 		"--checks", "all",
 		"--phases", "examples,coverage,fuzzing,stateful",
-		"--max-examples", strconv.Itoa(schemathesisMaxExamples),
+		"--max-examples", strconv.Itoa(maxExamples),
 		"--seed", seed,
 		"--workers", "2",
 		"--request-timeout", "10",
 		"--generation-database", "none",
 		"--no-color", "--output-sanitize", "true",
+		"--report", "har", "--report-har-path", filepath.Join(dir, "run.har"),
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -181,6 +238,29 @@ func runSchemathesis(t *testing.T, st, seed, config string, args ...string) {
 	if testing.Verbose() {
 		t.Logf("%s", out)
 	}
+	b, err := os.ReadFile(filepath.Join(dir, "run.har"))
+	if err != nil {
+		t.Fatalf("schemathesis report: %v", err)
+	}
+	var har struct {
+		Log struct {
+			Entries []struct {
+				Request  struct{ Method, URL string }
+				Response struct{ Status int }
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &har); err != nil {
+		t.Fatalf("schemathesis report: %v", err)
+	}
+	calls := make([]exchange, 0, len(har.Log.Entries))
+	for _, e := range har.Log.Entries {
+		calls = append(calls, exchange{Method: e.Request.Method, URL: e.Request.URL, Status: e.Response.Status})
+	}
+	if len(calls) == 0 {
+		t.Fatal("schemathesis sent no request")
+	}
+	return calls
 }
 
 // contractData are the ids seedContract stored.
