@@ -25,7 +25,7 @@ deploy/local/install-chromium.sh >/dev/null
 deploy/local/kafka-fetch.sh >/dev/null
 deploy/local/connect-fetch.sh >/dev/null  # Kafka Connect + Debezium for the Debezium equivalence test
 # Schemathesis (PyPI, version pinned) in a project-local virtual environment,
-# bin/schemathesis (gitignored): api/schemathesis_test.go fuzzes the API's and
+# bin/schemathesis (gitignored): cmd/gatehouse/schemathesis_test.go fuzzes the API's and
 # the webhook receiver's OpenAPI contracts with bin/schemathesis/bin/st.
 SCHEMATHESIS_VERSION=4.32.5
 st_venv=bin/schemathesis
