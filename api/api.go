@@ -172,6 +172,6 @@ func (s *Server) Routes(r chi.Router) {
 			r.With(s.require(ScopeObjectsRead)).Get("/objects/{provider}/{object_id}", s.getObject)
 		})
 		r.NotFound(func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, errNoRoute) })
-		r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, errMethod) })
+		r.MethodNotAllowed(s.methodNotAllowed(r))
 	})
 }

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -53,6 +54,32 @@ func scanEvent(row pgx.Row, withPayload bool) (*Event, error) {
 
 var filterValue = regexp.MustCompile(`^[A-Za-z0-9_.:/-]{1,128}$`)
 
+// ProcessingStates are the inbox's processing states, the enum of the
+// processing_state filter.
+var ProcessingStates = []string{"pending", "processing", "succeeded", "ignored_stale", "skipped", "retrying", "dead"}
+
+var processingStates = func() map[string]bool {
+	m := map[string]bool{}
+	for _, s := range ProcessingStates {
+		m[s] = true
+	}
+	return m
+}()
+
+// filterParam returns query parameter k, "" when absent. A present value
+// must match filterValue: an empty or malformed filter is a 400, never a
+// silently empty (or unfiltered) list.
+func filterParam(q url.Values, k string) (string, error) {
+	if !q.Has(k) {
+		return "", nil
+	}
+	v := q.Get(k)
+	if !filterValue.MatchString(v) {
+		return "", badRequest(k + " must be 1 to 128 characters of [A-Za-z0-9_.:/-]")
+	}
+	return v, nil
+}
+
 // DefaultPageSize and MaxPageSize bound list answers.
 const (
 	DefaultPageSize = 50
@@ -67,10 +94,11 @@ type eventCursor struct {
 }
 
 func pageSize(r *http.Request) (int, error) {
-	v := r.URL.Query().Get("limit")
-	if v == "" {
+	q := r.URL.Query()
+	if !q.Has("limit") {
 		return DefaultPageSize, nil
 	}
+	v := q.Get("limit")
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > MaxPageSize {
 		return 0, badRequest("limit must be an integer between 1 and " + strconv.Itoa(MaxPageSize))
@@ -102,13 +130,16 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	filters := map[string]string{}
 	for _, k := range []string{"provider", "type", "processing_state"} {
-		if v := q.Get(k); v != "" {
-			if !filterValue.MatchString(v) {
-				s.fail(w, r, badRequest(k+" has characters outside [A-Za-z0-9_.:/-] or is too long"))
-				return
-			}
-			filters[k] = v
+		v, err := filterParam(q, k)
+		if err != nil {
+			s.fail(w, r, err)
+			return
 		}
+		filters[k] = v
+	}
+	if v := filters["processing_state"]; v != "" && !processingStates[v] {
+		s.fail(w, r, badRequest("processing_state must be one of "+strings.Join(ProcessingStates, ", ")))
+		return
 	}
 	var cur *eventCursor
 	if v := q.Get("cursor"); v != "" {
@@ -166,7 +197,7 @@ func nilIfEmpty(s string) any {
 // getEvent answers one inbox row with its stored (verified) payload.
 func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) {
 	row := s.cfg.Pool.QueryRow(r.Context(), `SELECT `+eventColumns+`, payload FROM inbox WHERE provider = $1 AND event_id = $2`,
-		chi.URLParam(r, "provider"), chi.URLParam(r, "event_id"))
+		pathParam(r, "provider"), pathParam(r, "event_id"))
 	e, err := scanEvent(row, true)
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = errNotFound

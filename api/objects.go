@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -58,13 +57,13 @@ func (s *Server) ownerArgs(provider string, c *Caller) ([]any, bool) {
 // someone else is 404, exactly like a missing one.
 func (s *Server) getObject(w http.ResponseWriter, r *http.Request) {
 	c := CallerFrom(r.Context())
-	provider := chi.URLParam(r, "provider")
+	provider := pathParam(r, "provider")
 	args, ok := s.ownerArgs(provider, c)
 	if !ok {
 		s.fail(w, r, errNotFound)
 		return
 	}
-	args = append(args, chi.URLParam(r, "object_id"))
+	args = append(args, pathParam(r, "object_id"))
 	o, err := scanObject(s.cfg.Pool.QueryRow(r.Context(),
 		`SELECT `+objectColumns+` FROM provider_objects WHERE `+ownerClause+` AND object_id = $6`, args...))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -100,9 +99,14 @@ func (s *Server) listObjects(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	want, err := filterParam(q, "provider")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	var providers []string
 	for name := range s.cfg.Providers {
-		if want := q.Get("provider"); want == "" || want == name {
+		if want == "" || want == name {
 			providers = append(providers, name)
 		}
 	}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-
-	"github.com/go-chi/chi/v5"
 )
 
 // errConflict answers a replay the event's state forbids without force.
@@ -38,15 +36,16 @@ type ReplayResult struct {
 func (s *Server) replayEvent(w http.ResponseWriter, r *http.Request) {
 	c := CallerFrom(r.Context())
 	force := false
-	switch v := r.URL.Query().Get("force"); v {
-	case "", "false":
-	case "true":
+	q := r.URL.Query()
+	switch v := q.Get("force"); {
+	case !q.Has("force"), v == "false":
+	case v == "true":
 		force = true
 	default:
 		s.fail(w, r, badRequest("force must be true or false"))
 		return
 	}
-	provider, eventID := chi.URLParam(r, "provider"), chi.URLParam(r, "event_id")
+	provider, eventID := pathParam(r, "provider"), pathParam(r, "event_id")
 	res, err := s.replay(r.Context(), provider, eventID, force, "api:"+c.User.Issuer+" "+c.User.Subject)
 	if err != nil {
 		s.fail(w, r, err)

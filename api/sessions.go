@@ -4,8 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"time"
-
-	"github.com/go-chi/chi/v5"
 )
 
 // sessionView is one session as the API shows it: no cookie value, no
@@ -49,14 +47,14 @@ func (s *Server) revokeSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reason := "api: revoked by owner via " + c.Via
-	err := s.cfg.Sessions.RevokeSession(r.Context(), c.User, chi.URLParam(r, "id"), reason)
+	err := s.cfg.Sessions.RevokeSession(r.Context(), c.User, pathParam(r, "id"), reason)
 	switch {
 	case errors.Is(err, ErrSessionNotFound):
 		s.fail(w, r, errNotFound)
 	case err != nil:
 		s.fail(w, r, err)
 	default:
-		s.cfg.Logger.Info("session revoked via api", "session_id", chi.URLParam(r, "id"), "via", c.Via, "issuer", c.User.Issuer, "subject", c.User.Subject)
+		s.cfg.Logger.Info("session revoked via api", "session_id", pathParam(r, "id"), "via", c.Via, "issuer", c.User.Issuer, "subject", c.User.Subject)
 		w.WriteHeader(http.StatusNoContent)
 	}
 }

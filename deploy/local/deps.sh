@@ -24,3 +24,13 @@ fi
 deploy/local/install-chromium.sh >/dev/null
 deploy/local/kafka-fetch.sh >/dev/null
 deploy/local/connect-fetch.sh >/dev/null  # Kafka Connect + Debezium for the Debezium equivalence test
+# Schemathesis (PyPI, version pinned) in a project-local virtual environment,
+# bin/schemathesis (gitignored): cmd/gatehouse/schemathesis_test.go fuzzes the API's and
+# the webhook receiver's OpenAPI contracts with bin/schemathesis/bin/st.
+SCHEMATHESIS_VERSION=4.32.5
+st_venv=bin/schemathesis
+if ! [ -x "$st_venv/bin/st" ] || ! "$st_venv/bin/st" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION"; then
+  command -v python3 >/dev/null || apt_install python3 python3-venv
+  python3 -m venv "$st_venv" >/dev/null 2>&1 || { apt_install python3-venv && python3 -m venv "$st_venv"; }
+  "$st_venv/bin/python" -m pip install -q --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION" >/dev/null
+fi
