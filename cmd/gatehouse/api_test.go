@@ -48,4 +48,16 @@ func TestServeMountsAPI(t *testing.T) {
 	if code, _, body := get(p.admin+"/metrics", ""); code != 200 || !strings.Contains(body, `gatehouse_api_authentications_total{method="bearer",result="ok"} 1`) {
 		t.Fatalf("metrics: %d, api counters missing", code)
 	}
+	// A method HTTP does not define: 501 on every path (RFC 9110 §9.1).
+	for _, path := range []string{"/api/v1/events", "/webhooks/demo", "/nowhere"} {
+		req, _ := http.NewRequest("PROPFIND", p.public+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotImplemented {
+			t.Errorf("PROPFIND %s: %d, want 501", path, resp.StatusCode)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/go-chi/chi/v5"
 
@@ -48,6 +49,7 @@ type surface struct {
 // login and the API when configured. One session store serves both.
 func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	r := chi.NewRouter()
+	r.Use(knownMethods)
 	// One Writer worker: one statement in flight, everything arriving
 	// meanwhile goes into the next (up to 64 rows). Measured best for
 	// throughput, CPU per event and ack latency (docs/BENCHMARKS.md).
@@ -129,4 +131,20 @@ func mountAPI(b *base, r chi.Router, store *auth.Store) error {
 	srv.Routes(r)
 	b.log.Info("api mounted", "prefix", api.Prefix, "bearer", cfg.Verifier != nil, "sessions", cfg.Sessions != nil)
 	return nil
+}
+
+// knownMethods answers 501 Not Implemented to a request method HTTP does not
+// define (RFC 9110 §9.1: a server that does not recognise a method answers
+// 501), before any route: a 405 would have to list allowed methods for a
+// method nobody serves.
+func knownMethods(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+			http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+			next.ServeHTTP(w, r)
+		default:
+			http.Error(w, "method not implemented", http.StatusNotImplemented)
+		}
+	})
 }
