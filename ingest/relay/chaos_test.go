@@ -246,15 +246,7 @@ func TestPostgresRestart(t *testing.T) {
 			defer cancel()
 			// Durable commits (fsync and synchronous_commit on): a crash
 			// must not take back a commit the writer saw succeed.
-			pg, err := testenv.StartPG(ctx, t.TempDir(), false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = pg.Stop(true) })
-			dbURL, err := testenv.CreateDatabase(ctx, pg.AdminURL(), true)
-			if err != nil {
-				t.Fatal(err)
-			}
+			pg, dbURL := privatePG(t, ctx)
 			e := newEnv(t, mode, brokers, dbURL)
 			rn := e.start()
 			chaosDuring(t, e, rn, func() {

@@ -359,3 +359,21 @@ func value(c prometheus.Collector) float64 {
 	}
 	return -1
 }
+
+// privatePG starts a PostgreSQL cluster of the test's own (durable commits:
+// fsync and synchronous_commit on) and returns it with a migrated
+// database's URL: for tests that restart the server or change its
+// configuration.
+func privatePG(t *testing.T, ctx context.Context) (*testenv.PG, string) {
+	t.Helper()
+	pg, err := testenv.StartPG(ctx, t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pg.Stop(true) })
+	dbURL, err := testenv.CreateDatabase(ctx, pg.AdminURL(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pg, dbURL
+}

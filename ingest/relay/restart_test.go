@@ -16,15 +16,7 @@ import (
 func TestPostgresRestartDoesNotReplay(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	pg, err := testenv.StartPG(ctx, t.TempDir(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pg.Stop(true) })
-	dbURL, err := testenv.CreateDatabase(ctx, pg.AdminURL(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pg, dbURL := privatePG(t, ctx)
 	e := newEnv(t, ModeReplication, testenv.KafkaForTest(t), dbURL)
 	e.start()
 	first := append(e.newEvents("a", 0, 200), e.newEvents("b", 0, 200)...)

@@ -22,15 +22,7 @@ import (
 func TestFinishWaitsForVisibility(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	pg, err := testenv.StartPG(ctx, t.TempDir(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pg.Stop(true) })
-	dbURL, err := testenv.CreateDatabase(ctx, pg.AdminURL(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, dbURL := privatePG(t, ctx)
 	e := newEnv(t, ModeReplication, testenv.KafkaForTest(t), dbURL)
 	rn := e.start()
 	syncStandby := func(names string) {
