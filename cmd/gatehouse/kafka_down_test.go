@@ -38,6 +38,15 @@ func TestKafkaUnreachableAtStart(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
+	metrics := func(admin string) string {
+		resp, err := http.Get(admin + "/metrics")
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
 	waitUntil := func(what string, cond func() bool) {
 		t.Helper()
 		deadline := time.Now().Add(90 * time.Second)
@@ -57,6 +66,10 @@ func TestKafkaUnreachableAtStart(t *testing.T) {
 			t.Errorf("%s /readyz with the broker down: %d %q, want 503 naming kafka", p.name, code, body)
 		}
 		waitUntil(p.name+" naming the broker", func() bool { return strings.Contains(p.proc.stderr.String(), k.Brokers[0]) })
+		if m := metrics(p.admin); !strings.Contains(m, `gatehouse_dependency_up{dependency="kafka"} 0`) ||
+			!strings.Contains(m, `gatehouse_dependency_up{dependency="database"} 1`) {
+			t.Errorf("%s metrics with the broker down lack the dependency gauges", p.name)
+		}
 	}
 	// A delivery is acknowledged (committed) while Kafka is down.
 	postSigned(t, srv.public, `{"id":"evt_kafka_down","type":"payment.succeeded","created_at":"2026-01-01T00:00:00Z","data":{"payment_id":"pay_1"}}`)
@@ -68,6 +81,9 @@ func TestKafkaUnreachableAtStart(t *testing.T) {
 	}
 	for _, admin := range []string{relayAdmin, consumeAdmin} {
 		waitUntil("ready after the broker came back", func() bool { code, _ := ready(admin); return code == http.StatusOK })
+		if m := metrics(admin); !strings.Contains(m, `gatehouse_dependency_up{dependency="kafka"} 1`) {
+			t.Errorf("%s: kafka gauge not 1 after the broker came back", admin)
+		}
 	}
 	waitUntil("the event final", func() bool {
 		return strings.Contains(inboxState(t, dbURL, "evt_kafka_down"), "skipped")

@@ -31,6 +31,7 @@ func adminServer(b *base, kafka obs.Check) *http.Server {
 	if kafka != nil {
 		checks["kafka"] = kafka
 	}
+	obs.RegisterDependencies(b.reg, checks)
 	return &http.Server{Handler: obs.AdminHandler(b.reg, b.log, checks), ReadHeaderTimeout: 10 * time.Second}
 }
 

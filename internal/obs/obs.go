@@ -55,3 +55,35 @@ func AdminHandler(reg *prometheus.Registry, log *slog.Logger, checks map[string]
 	})
 	return mux
 }
+
+// dependencies exports gatehouse_dependency_up{dependency}: 1 when the
+// dependency's check passes, 0 otherwise, evaluated at each scrape (within
+// two seconds), so an alert rule can see what /readyz sees.
+type dependencies struct {
+	desc   *prometheus.Desc
+	checks map[string]Check
+}
+
+// RegisterDependencies registers gatehouse_dependency_up for checks on reg.
+func RegisterDependencies(reg prometheus.Registerer, checks map[string]Check) {
+	reg.MustRegister(&dependencies{
+		desc: prometheus.NewDesc("gatehouse_dependency_up",
+			"1 when the dependency (database, kafka) answers this process, 0 when not; checked at each scrape.",
+			[]string{"dependency"}, nil),
+		checks: checks,
+	})
+}
+
+func (d *dependencies) Describe(ch chan<- *prometheus.Desc) { ch <- d.desc }
+
+func (d *dependencies) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for name, check := range d.checks {
+		up := 1.0
+		if check(ctx) != nil {
+			up = 0
+		}
+		ch <- prometheus.MustNewConstMetric(d.desc, prometheus.GaugeValue, up, name)
+	}
+}
