@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,18 @@ func TestCLIConventions(t *testing.T) {
 		out, errOut, err := call(args...)
 		if err != nil || !strings.Contains(out, "usage: gatehouse <subcommand>") || !strings.Contains(out, "Example:") || errOut != "" {
 			t.Errorf("%v: err=%v stdout=%q stderr=%q", args, err, out, errOut)
+		}
+	}
+	// Flag lines render as "-name type": a backquoted word in a usage
+	// string would become the argument's name.
+	for _, sc := range subcommands() {
+		out, _, _ := call("help", sc.name)
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(line, "  -") {
+				if len(f) > 2 || (len(f) == 2 && !slices.Contains([]string{"string", "int", "duration", "float", "uint", "value"}, f[1])) {
+					t.Errorf("%s: flag line %q", sc.name, line)
+				}
+			}
 		}
 	}
 	for _, sc := range subcommands() {

@@ -29,7 +29,7 @@ type tailLine struct {
 func runTail(ctx context.Context, e env, args []string) error {
 	fs, cfgPath := newFlags("tail", e)
 	topic := fs.String("topic", "", "topic to read (required), e.g. gatehouse.webhooks.demo")
-	brokers := fs.String("brokers", "", "comma-separated brokers (default: kafka.brokers, else the `gatehouse dev` embedded broker 127.0.0.1:9092)")
+	brokers := fs.String("brokers", "", "comma-separated brokers (default: kafka.brokers, else the embedded broker of gatehouse dev, 127.0.0.1:9092)")
 	fromStart := fs.Bool("from-beginning", false, "read the topic from its first record instead of only new ones")
 	count := fs.Int("count", 0, "exit after this many records (0: run until interrupted)")
 	if err := fs.Parse(args); err != nil {
