@@ -2,7 +2,7 @@
 GO ?= go
 GOTESTFLAGS ?=
 
-.PHONY: run stop reset test deps build bench vet fuzz soak
+.PHONY: run stop reset test deps build image bench vet fuzz soak
 
 run:
 	deploy/local/run.sh
@@ -17,6 +17,11 @@ reset: stop
 
 build:
 	mkdir -p bin && $(GO) build -o bin/gatehouse ./cmd/gatehouse
+
+# image builds the OCI image without a Docker daemon or a base image
+# (deploy/image): bin/image/oci (OCI layout) and bin/image/gatehouse.tar.
+image:
+	$(GO) run ./deploy/image -out bin/image $(IMAGEFLAGS)
 
 # deps installs and fetches every real component the tests start
 # (PostgreSQL must be installed; Kafka jars, Chromium and promtool are fetched here).
