@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/obs"
 	"github.com/gatehouse/gatehouse/internal/pg"
@@ -56,6 +57,9 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer b.pool.Close()
+	// The outbox's backlog is visible even when every relay is down (in
+	// `dev` the relay in the same process exports it).
+	b.reg.MustRegister(relay.NewOutboxAgeCollector(b.pool))
 	sf, err := publicSurface(ctx, b)
 	if err != nil {
 		return err

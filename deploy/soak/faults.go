@@ -68,10 +68,10 @@ func (s *stack) inject(ctx context.Context, f *fault) error {
 		} else if f.kind == faultConsume {
 			p = s.consume[rand.IntN(len(s.consume))]
 		}
-		f.target = p.name
-		p.kill()
+		f.target = p.Name
+		p.Kill()
 		down(200*time.Millisecond, 1500*time.Millisecond)
-		return p.start(ctx)
+		return p.Start(ctx)
 	case faultBroker:
 		node := s.kafka.Nodes[rand.IntN(len(s.kafka.Nodes))]
 		f.target = fmt.Sprintf("node %s", node.Brokers[0])

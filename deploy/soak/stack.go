@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -33,9 +30,9 @@ type stack struct {
 	dbURL    string
 	pool     *pgxpool.Pool
 	api      *providerAPI
-	serve    *proc
-	relay    *proc
-	consume  []*proc
+	serve    *testenv.Proc
+	relay    *testenv.Proc
+	consume  []*testenv.Proc
 	public   string // http://host:port of serve
 	logMu    sync.Mutex
 	started  time.Time
@@ -59,15 +56,9 @@ func startStack(ctx context.Context, o *options) (_ *stack, err error) {
 		return nil, err
 	}
 	s.logf("building gatehouse")
-	root, err := testenv.RepoRoot()
+	bin, err := testenv.BuildGatehouse(ctx, o.dir)
 	if err != nil {
 		return nil, err
-	}
-	bin := filepath.Join(o.dir, "gatehouse")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/gatehouse")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build gatehouse: %w: %s", err, out)
 	}
 	s.logf("starting PostgreSQL (fsync on) and a three-node Kafka cluster")
 	var wg sync.WaitGroup
@@ -118,23 +109,23 @@ providers:
 	if out, err := migrate.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("gatehouse migrate: %w: %s", err, out)
 	}
-	newProc := func(name, sub string) (*proc, error) {
-		public, err := freeAddr()
+	newProc := func(name, sub string) (*testenv.Proc, error) {
+		public, err := testenv.FreeAddr()
 		if err != nil {
 			return nil, err
 		}
-		admin, err := freeAddr()
+		admin, err := testenv.FreeAddr()
 		if err != nil {
 			return nil, err
 		}
-		return &proc{name: name, bin: bin, args: []string{sub, "--config", cfgPath},
-			env:    append(append([]string(nil), env...), "GATEHOUSE_LISTEN="+public, "GATEHOUSE_ADMIN_LISTEN="+admin),
-			public: public, admin: admin, logPath: filepath.Join(s.procsDir, name+".log")}, nil
+		return &testenv.Proc{Name: name, Bin: bin, Args: []string{sub, "--config", cfgPath},
+			Env:    append(append([]string(nil), env...), "GATEHOUSE_LISTEN="+public, "GATEHOUSE_ADMIN_LISTEN="+admin),
+			Public: public, Admin: admin, LogPath: filepath.Join(s.procsDir, name+".log")}, nil
 	}
 	if s.serve, err = newProc("serve", "serve"); err != nil {
 		return nil, err
 	}
-	s.public = "http://" + s.serve.public
+	s.public = "http://" + s.serve.Public
 	if s.relay, err = newProc("relay", "relay"); err != nil {
 		return nil, err
 	}
@@ -146,7 +137,7 @@ providers:
 		s.consume = append(s.consume, p)
 	}
 	for _, p := range s.procs() {
-		if err := p.start(ctx); err != nil {
+		if err := p.Start(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -154,12 +145,14 @@ providers:
 	return s, nil
 }
 
-func (s *stack) procs() []*proc { return append([]*proc{s.serve, s.relay}, s.consume...) }
+func (s *stack) procs() []*testenv.Proc {
+	return append([]*testenv.Proc{s.serve, s.relay}, s.consume...)
+}
 
 func (s *stack) close() {
 	for _, p := range s.procs() {
 		if p != nil {
-			p.stop()
+			p.Stop()
 		}
 	}
 	if s.pool != nil {
@@ -175,91 +168,3 @@ func (s *stack) close() {
 		_ = s.pg.Stop(false)
 	}
 }
-
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
-// proc is one gatehouse process the injector may kill and restart on the
-// same addresses; its output is appended to logPath.
-type proc struct {
-	name, bin     string
-	args, env     []string
-	public, admin string
-	logPath       string
-
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
-}
-
-// start launches the process and waits until its admin listener answers
-// /healthz (serve: /readyz).
-func (p *proc) start(ctx context.Context) error {
-	f, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command(p.bin, p.args...)
-	cmd.Env, cmd.Stdout, cmd.Stderr = p.env, f, f
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return fmt.Errorf("start %s: %w", p.name, err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); f.Close(); close(done) }()
-	p.mu.Lock()
-	p.cmd, p.done = cmd, done
-	p.mu.Unlock()
-	path := "/healthz"
-	if p.name == "serve" {
-		path = "/readyz"
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		resp, err := http.Get("http://" + p.admin + path)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-done:
-			return fmt.Errorf("%s exited during start (log %s)", p.name, p.logPath)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready after 2 minutes (log %s)", p.name, p.logPath)
-		}
-	}
-}
-
-func (p *proc) signal(sig syscall.Signal, wait time.Duration) {
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(sig)
-	select {
-	case <-done:
-	case <-time.After(wait):
-		_ = cmd.Process.Kill()
-		<-done
-	}
-}
-
-// kill SIGKILLs the process and waits for it to be gone.
-func (p *proc) kill() { p.signal(syscall.SIGKILL, time.Minute) }
-
-// stop asks the process to stop (SIGTERM), then kills it after 15 s.
-func (p *proc) stop() { p.signal(syscall.SIGTERM, 15*time.Second) }

@@ -1,6 +1,12 @@
 package relay
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 type metrics struct {
 	oldestUnsent prometheus.Gauge
@@ -74,4 +80,35 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			m.active, m.confirmed, m.marked, m.retried, m.unmatched, m.cleaned)
 	}
 	return m
+}
+
+// outboxAgeSQL is the age of the oldest outbox row not yet published.
+const outboxAgeSQL = `SELECT coalesce(extract(epoch FROM now() - (
+	SELECT created_at FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT 1)), 0)::float8`
+
+// outboxAge exports gatehouse_relay_outbox_oldest_unsent_age_seconds from
+// a process that is not the relay (serve), measured at each scrape, so the
+// backlog alert still sees the outbox grow when every relay is down.
+type outboxAge struct {
+	desc *prometheus.Desc
+	pool *pgxpool.Pool
+}
+
+// NewOutboxAgeCollector measures the outbox's oldest unsent row at each
+// scrape (within two seconds; nothing is exported when the query fails).
+// Register it in processes that do not run a Relay.
+func NewOutboxAgeCollector(pool *pgxpool.Pool) prometheus.Collector {
+	return &outboxAge{pool: pool, desc: prometheus.NewDesc("gatehouse_relay_outbox_oldest_unsent_age_seconds",
+		"Age of the oldest outbox row not yet marked published (0 when none).", nil, nil)}
+}
+
+func (o *outboxAge) Describe(ch chan<- *prometheus.Desc) { ch <- o.desc }
+
+func (o *outboxAge) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var age float64
+	if err := o.pool.QueryRow(ctx, outboxAgeSQL).Scan(&age); err == nil {
+		ch <- prometheus.MustNewConstMetric(o.desc, prometheus.GaugeValue, max(age, 0))
+	}
 }

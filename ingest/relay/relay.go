@@ -359,8 +359,7 @@ func (r *Relay) measure(ctx context.Context) {
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var age float64
-	if err := r.cfg.Pool.QueryRow(qctx, `SELECT coalesce(extract(epoch FROM now() - (
-		SELECT created_at FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT 1)), 0)::float8`).Scan(&age); err == nil {
+	if err := r.cfg.Pool.QueryRow(qctx, outboxAgeSQL).Scan(&age); err == nil {
 		r.m.oldestUnsent.Set(max(age, 0))
 	}
 	if r.cfg.Relay.Mode == ModeReplication {
