@@ -15,7 +15,7 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
   apt_install postgresql
 fi
 command -v pgbench >/dev/null || ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1 || apt_install postgresql-contrib
-# promtool (alert rule tests in deploy/prometheus) ships in Debian's prometheus package;
+# promtool (alert rule tests in deploy/prometheus) and the prometheus server (the live rules and dashboard test in deploy/prometheus/live) ship in Debian's prometheus package;
 # its server would take :9090 (gatehouse's admin port), so the service stays off.
 if ! command -v promtool >/dev/null; then
   apt_install prometheus
