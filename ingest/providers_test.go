@@ -62,3 +62,21 @@ func withHeader(h http.Header, k, v string) http.Header {
 	h.Set(k, v)
 	return h
 }
+
+// TestSignatureBesideJunkIsAccepted: a Standard Webhooks sender whose
+// header carries an entry gatehouse cannot use next to the genuine one gets
+// 204, as with the official library; junk alone is refused with 400.
+func TestSignatureBesideJunkIsAccepted(t *testing.T) {
+	h := newHarness(t)
+	body := []byte(`{"type":"customer.updated","timestamp":"2026-11-01T10:00:00Z","data":{"customer_id":"cus_junk"}}`)
+	hdr := h.sign("svix", svixSecret, body, h.now, "msg_beside_junk")
+	hdr.Set("Webhook-Signature", "v1,<junk> nocomma "+hdr.Get("Webhook-Signature"))
+	if r := h.post("svix", hdr, body); r.status != 204 {
+		t.Fatalf("genuine signature beside junk: %d %s", r.status, r.body)
+	}
+	hdr.Set("Webhook-Id", "msg_junk_only")
+	hdr.Set("Webhook-Signature", "v1,<junk> nocomma")
+	if r := h.post("svix", hdr, body); r.status != 400 {
+		t.Fatalf("junk alone: %d %s", r.status, r.body)
+	}
+}

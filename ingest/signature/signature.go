@@ -42,7 +42,14 @@ const (
 // DefaultTolerance is used when Config.Tolerance is zero.
 const defaultTolerance = 300 * time.Second
 
-// maxCandidates bounds how many signatures one header may carry.
+// maxCandidates bounds how many usable signatures one header may carry
+// (more is refused as a malformed header). Entries a parser cannot use are
+// skipped, not fatal, as the providers' own libraries do: Stripe v1 values
+// that are not 64 hex digits (stripe-go), Standard Webhooks entries without
+// a comma, of another version or not base64 of 32 bytes (the Standard
+// Webhooks libraries). A header with no usable entry is still malformed.
+// GitHub, Slack and Shopify send one signature per header, and their
+// libraries accept exactly one.
 const maxCandidates = 32
 
 // Secret is one active signing secret of an endpoint. ID is an

@@ -62,30 +62,29 @@ func (v *standardVerifier) Verify(h http.Header, body []byte, now time.Time) (Re
 }
 
 // parseStandardSignatures parses a webhook-signature value: entries
-// "<version>,<value>" separated by whitespace. v1 values must be canonical
-// base64 of 32 bytes; entries of other versions (e.g. v1a asymmetric) are
-// ignored. At least one v1 entry is required.
+// "<version>,<value>" separated by whitespace. As the Standard Webhooks
+// libraries do, an entry it cannot use is skipped: one without a comma, of
+// another version (e.g. v1a, asymmetric), or a v1 value that is not base64
+// of 32 bytes. At least one usable v1 entry is required, and at most
+// maxCandidates are tried.
 func parseStandardSignatures(s string) ([][]byte, error) {
 	var sigs [][]byte
 	for _, entry := range strings.Fields(s) {
 		version, val, ok := strings.Cut(entry, ",")
-		if !ok || version == "" || val == "" {
-			return nil, errors.New("want space-separated <version>,<signature> entries")
+		if !ok || version != standardVersion {
+			continue
 		}
-		if version != standardVersion {
+		sig, err := parseBase64SHA256(val)
+		if err != nil {
 			continue
 		}
 		if len(sigs) == maxCandidates {
 			return nil, errors.New("too many v1 signatures")
 		}
-		sig, err := parseBase64SHA256(val)
-		if err != nil {
-			return nil, errors.New("v1 signature is not base64 of 32 bytes")
-		}
 		sigs = append(sigs, sig)
 	}
 	if len(sigs) == 0 {
-		return nil, errors.New("no v1 signature")
+		return nil, errors.New("no usable v1 signature (a v1 entry holding base64 of 32 bytes)")
 	}
 	return sigs, nil
 }

@@ -58,11 +58,12 @@ func (sh stripeSigHeader) String() string {
 	return b.String()
 }
 
-// parseStripeHeader parses "t=<unix>,v1=<hex>,…" strictly: comma-separated
-// key=value pairs (whitespace around each pair and around '=' tolerated),
-// exactly one t, at least one v1 of 64 hex digits; other keys (v0, future
-// schemes) are ignored but must still be key=value. Error texts never
-// contain the header's content.
+// parseStripeHeader parses "t=<unix>,v1=<hex>,…": comma-separated key=value
+// pairs (whitespace around each pair and around '=' tolerated), exactly one
+// t, at least one usable v1 (64 hex digits; other v1 values are skipped, as
+// stripe-go skips them); other keys (v0, future schemes) are ignored but
+// must still be key=value, as stripe-go requires. Error texts never contain
+// the header's content.
 func parseStripeHeader(s string) (stripeSigHeader, error) {
 	var sh stripeSigHeader
 	seenT := false
@@ -84,12 +85,15 @@ func parseStripeHeader(s string) (stripeSigHeader, error) {
 			}
 			sh.timestamp = ts
 		case "v1":
-			if len(sh.v1) == maxCandidates {
-				return stripeSigHeader{}, errors.New("too many v1 signatures")
-			}
+			// As stripe-go: a v1 value that is not a SHA-256 in hex is
+			// skipped, not fatal (a sender's extra entry must not cost a
+			// genuine event).
 			sig, err := parseHexSHA256(val)
 			if err != nil {
-				return stripeSigHeader{}, errors.New("v1= is not 64 hex digits")
+				continue
+			}
+			if len(sh.v1) == maxCandidates {
+				return stripeSigHeader{}, errors.New("too many v1 signatures")
 			}
 			sh.v1 = append(sh.v1, sig)
 		}
@@ -98,7 +102,7 @@ func parseStripeHeader(s string) (stripeSigHeader, error) {
 		return stripeSigHeader{}, errors.New("no t= timestamp")
 	}
 	if len(sh.v1) == 0 {
-		return stripeSigHeader{}, errors.New("no v1= signature")
+		return stripeSigHeader{}, errors.New("no usable v1= signature (64 hex digits)")
 	}
 	return sh, nil
 }
