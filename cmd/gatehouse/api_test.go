@@ -20,7 +20,7 @@ func TestServeMountsAPI(t *testing.T) {
 	cfgPath := writeConfigYAML(t, `api:
   audience: https://gatehouse.test/api
   issuers: [{issuer: "`+is.URL+`"}]
-`)
+`+demoProvider)
 	p := startServe(t, testenv.Postgres(t), cfgPath)
 	get := func(url, auth string) (int, string, string) {
 		req, _ := http.NewRequest(http.MethodGet, url, nil)
@@ -48,16 +48,21 @@ func TestServeMountsAPI(t *testing.T) {
 	if code, _, body := get(p.admin+"/metrics", ""); code != 200 || !strings.Contains(body, `gatehouse_api_authentications_total{method="bearer",result="ok"} 1`) {
 		t.Fatalf("metrics: %d, api counters missing", code)
 	}
-	// A method HTTP does not define: 501 on every path (RFC 9110 §9.1).
-	for _, path := range []string{"/api/v1/events", "/webhooks/demo", "/nowhere"} {
-		req, _ := http.NewRequest("PROPFIND", p.public+path, nil)
+	// A method chi does not know: 405 with the path's methods in Allow
+	// (RFC 9110 §15.5.6), 404 where nothing is served.
+	for path, allow := range map[string]string{"/api/v1/events": "GET", "/webhooks/demo": "POST", "/nowhere": ""} {
+		req, _ := http.NewRequest("QUERY", p.public+path, nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusNotImplemented {
-			t.Errorf("PROPFIND %s: %d, want 501", path, resp.StatusCode)
+		want := http.StatusMethodNotAllowed
+		if allow == "" {
+			want = http.StatusNotFound
+		}
+		if resp.StatusCode != want || resp.Header.Get("Allow") != allow {
+			t.Errorf("QUERY %s: %d Allow %q, want %d %q", path, resp.StatusCode, resp.Header.Get("Allow"), want, allow)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -49,7 +51,7 @@ type surface struct {
 // login and the API when configured. One session store serves both.
 func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	r := chi.NewRouter()
-	r.Use(knownMethods)
+	r.Use(unknownMethods(r))
 	// One Writer worker: one statement in flight, everything arriving
 	// meanwhile goes into the next (up to 64 rows). Measured best for
 	// throughput, CPU per event and ack latency (docs/BENCHMARKS.md).
@@ -133,18 +135,35 @@ func mountAPI(b *base, r chi.Router, store *auth.Store) error {
 	return nil
 }
 
-// knownMethods answers 501 Not Implemented to a request method HTTP does not
-// define (RFC 9110 §9.1: a server that does not recognise a method answers
-// 501), before any route: a 405 would have to list allowed methods for a
-// method nobody serves.
-func knownMethods(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.Method {
-		case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-			http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
-			next.ServeHTTP(w, r)
-		default:
-			http.Error(w, "method not implemented", http.StatusNotImplemented)
-		}
-	})
+// unknownMethods answers a request method chi does not know (QUERY, FOO…)
+// as RFC 9110 wants a 405 answered: with an Allow header listing the
+// methods the path does serve (404 when it serves none). chi's own answer
+// to such a method is a 405 without Allow.
+func unknownMethods(mux chi.Router) func(http.Handler) http.Handler {
+	standard := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if slices.Contains(standard, r.Method) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			var allow []string
+			for _, m := range standard {
+				if mux.Match(chi.NewRouteContext(), m, r.URL.Path) {
+					allow = append(allow, m)
+				}
+			}
+			switch len(allow) {
+			case 0:
+				http.NotFound(w, r)
+				return
+			case len(standard): // a handler of every method answers for itself (the receiver: 405, Allow: POST)
+				next.ServeHTTP(w, r)
+				return
+			}
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		})
+	}
 }
