@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/api"
 	"github.com/gatehouse/gatehouse/auth"
+	"github.com/gatehouse/gatehouse/console"
 	"github.com/gatehouse/gatehouse/auth/bearer"
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/adapt"
@@ -33,6 +34,8 @@ import (
 //	POST /api/v1/events/{provider}/{event_id}/replay
 //	GET  /api/v1/objects  /api/v1/objects/{provider}/{object_id}
 //	                                             api: bearer tokens or the session cookie
+//	GET  /console/  /console/events  /console/events/{provider}/{event_id}  /console/dead
+//	                                             console: operators' pages (session cookie, auth.issuer set)
 //
 // Admin listener (admin_listen), every long-running subcommand:
 //
@@ -80,6 +83,18 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	}
 	if err := mountAPI(b, r, store); err != nil {
 		return fail(err)
+	}
+	if store != nil {
+		var ops []api.User
+		for _, op := range b.cfg.API.Operators {
+			ops = append(ops, api.User{Issuer: op.Issuer, Subject: op.Subject})
+		}
+		con, err := console.New(console.Config{Pool: b.pool, Sessions: adapt.Sessions(store), Operators: ops,
+			Logger: b.log.With("component", "console")})
+		if err != nil {
+			return fail(err)
+		}
+		con.Routes(r)
 	}
 	return s, nil
 }

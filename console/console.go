@@ -1,0 +1,182 @@
+// Package console is the operator's console at /console: what arrived per
+// provider and stage, the events with their filters and detail, and the
+// dead letters with replay. It is served by `serve` behind the browser
+// login, for operators only (the same operator list as /api/v1/events),
+// server-rendered with html/template under a strict Content-Security-Policy.
+// Replays go through the API (POST /api/v1/events/{provider}/{id}/replay
+// with the API's CSRF header), so a replay from the console is the same
+// transaction, recorded with the operator's identity, as one from the CLI.
+package console
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/gatehouse/gatehouse/api"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Prefix is where the console is mounted.
+const Prefix = "/console"
+
+// csp allows only the console's own script and style.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// Config holds the console's dependencies.
+type Config struct {
+	// Pool reads the inbox, outbox, slot and effect log. Required.
+	Pool *pgxpool.Pool
+	// Sessions identifies the signed-in browser user. Required.
+	Sessions api.SessionStore
+	// Operators may use the console (issuer, subject), as for the API.
+	Operators []api.User
+	// SignIn is the login page (default /signin); it receives ?next=.
+	SignIn string
+	// Logger nil: slog.Default().
+	Logger *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Console serves the pages.
+type Console struct {
+	cfg       Config
+	operators map[api.User]bool
+	pages     map[string]*template.Template
+}
+
+// New builds the console.
+func New(cfg Config) (*Console, error) {
+	if cfg.Pool == nil || cfg.Sessions == nil {
+		return nil, errors.New("console: pool and sessions are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.SignIn == "" {
+		cfg.SignIn = "/signin"
+	}
+	c := &Console{cfg: cfg, operators: map[api.User]bool{}, pages: map[string]*template.Template{}}
+	for _, op := range cfg.Operators {
+		c.operators[op] = true
+	}
+	funcs := template.FuncMap{"ago": func(t time.Time) string { return ago(cfg.Now().Sub(t)) }, "pathEscape": url.PathEscape}
+	for _, page := range []string{"overview", "events", "event", "dead", "error"} {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
+		if err != nil {
+			return nil, err
+		}
+		c.pages[page] = t
+	}
+	return c, nil
+}
+
+// Routes mounts the console under Prefix.
+func (c *Console) Routes(r chi.Router) {
+	r.Route(Prefix, func(r chi.Router) {
+		r.Use(c.headers)
+		r.Handle("/static/*", http.StripPrefix(Prefix, http.FileServerFS(staticFS)))
+		r.Group(func(r chi.Router) {
+			r.Use(c.operatorOnly)
+			r.Get("/", c.overview)
+			r.Get("/overview.json", c.overviewJSON)
+			r.Get("/events", c.events)
+			r.Get("/events/{provider}/{event_id}", c.event)
+			r.Get("/dead", c.dead)
+		})
+	})
+}
+
+func (c *Console) headers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+type operatorKey struct{}
+
+// operatorOnly sends a visitor without a session to the sign-in page and
+// answers 403 to a signed-in user who is not an operator.
+func (c *Console) operatorOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, user, err := c.cfg.Sessions.SessionFromRequest(r)
+		if errors.Is(err, api.ErrNoSession) {
+			http.Redirect(w, r, c.cfg.SignIn+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+			return
+		}
+		if err != nil {
+			c.fail(w, r, http.StatusServiceUnavailable, "sessions are unavailable; try again")
+			return
+		}
+		if !c.operators[api.User{Issuer: user.Issuer, Subject: user.Subject}] {
+			c.fail(w, r, http.StatusForbidden, "the operator role is required (api.operators in the configuration)")
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), operatorKey{}, user)))
+	})
+}
+
+// page is what every template receives.
+type page struct {
+	Title, Nav string
+	User       api.User
+	Data       any
+}
+
+func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
+	u, _ := r.Context().Value(operatorKey{}).(api.User)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if err := c.pages[name].Execute(w, page{Title: title, Nav: name, User: u, Data: data}); err != nil {
+		c.cfg.Logger.Warn("console: render", "page", name, "err", err)
+	}
+}
+
+func (c *Console) fail(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	c.render(w, r, status, "error", http.StatusText(status), msg)
+}
+
+func (c *Console) dbError(w http.ResponseWriter, r *http.Request, err error) {
+	c.cfg.Logger.Warn("console: query", "path", r.URL.Path, "err", err)
+	c.fail(w, r, http.StatusServiceUnavailable, "the database did not answer; try again")
+}
+
+// ago formats a duration for people: 3 s, 4 min, 2 h, 5 d.
+func ago(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0 s"
+	case d < time.Minute:
+		return d.Truncate(time.Second).String()
+	case d < time.Hour:
+		return d.Truncate(time.Minute).String()
+	case d < 48*time.Hour:
+		return d.Truncate(time.Hour).String()
+	default:
+		return fmt.Sprintf("%d d", int(d.Hours()/24))
+	}
+}

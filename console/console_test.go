@@ -1,0 +1,149 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/gatehouse/gatehouse/api"
+	"github.com/gatehouse/gatehouse/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+var (
+	operator = api.User{Issuer: "https://op.test/", Subject: "alice"}
+	visitor  = api.User{Issuer: "https://op.test/", Subject: "bob"}
+)
+
+// headerSessions stands in for the session store in these handler tests
+// (the Chromium test signs in for real): X-Test-User names the subject.
+type headerSessions struct{ api.SessionStore }
+
+func (headerSessions) SessionFromRequest(r *http.Request) (string, api.User, error) {
+	if s := r.Header.Get("X-Test-User"); s != "" {
+		return "sid", api.User{Issuer: "https://op.test/", Subject: s}, nil
+	}
+	return "", api.User{}, api.ErrNoSession
+}
+
+func newServer(t *testing.T) (*httptest.Server, *pgxpool.Pool) {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	c, err := New(Config{Pool: pool, Sessions: headerSessions{}, Operators: []api.User{operator}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := chi.NewRouter()
+	c.Routes(r)
+	srv := httptest.NewServer(r)
+	t.Cleanup(srv.Close)
+	return srv, pool
+}
+
+func get(t *testing.T, srv *httptest.Server, path, user string) (int, http.Header, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+	if user != "" {
+		req.Header.Set("X-Test-User", user)
+	}
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+func insertEvent(t *testing.T, pool *pgxpool.Pool, provider, id, state, payload string) {
+	t.Helper()
+	if _, err := pool.Exec(context.Background(), `INSERT INTO inbox (provider, event_id, event_type, payload, verified, secret_id, processing_state, attempts, last_error_class, last_error)
+VALUES ($1, $2, 'payment.failed', $3::jsonb, true, 's1', $4, 3, 'permanent', 'api answered 404')`, provider, id, payload, state); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAccess(t *testing.T) {
+	srv, _ := newServer(t)
+	code, h, _ := get(t, srv, "/console/events?state=dead", "")
+	if code != http.StatusSeeOther || h.Get("Location") != "/signin?next=%2Fconsole%2Fevents%3Fstate%3Ddead" {
+		t.Errorf("no session: %d %q, want a redirect to the sign-in page", code, h.Get("Location"))
+	}
+	code, h, body := get(t, srv, "/console/", visitor.Subject)
+	if code != http.StatusForbidden || !strings.Contains(body, "operator role is required") {
+		t.Errorf("non-operator: %d", code)
+	}
+	if !strings.Contains(h.Get("Content-Security-Policy"), "script-src 'self'") || h.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("security headers: %v", h)
+	}
+	if code, _, body := get(t, srv, "/console/", operator.Subject); code != 200 || !strings.Contains(body, "Outbox and relay") {
+		t.Errorf("operator overview: %d", code)
+	}
+	if code, h, _ := get(t, srv, "/console/static/app.js", ""); code != 200 || !strings.Contains(h.Get("Content-Type"), "javascript") {
+		t.Errorf("static script: %d %s", code, h.Get("Content-Type"))
+	}
+}
+
+func TestFiltersAndPaging(t *testing.T) {
+	srv, pool := newServer(t)
+	for i := range 60 {
+		insertEvent(t, pool, "demo", fmt.Sprintf("evt_%02d", i), "dead", `{"id":"x"}`)
+	}
+	for path, want := range map[string]string{
+		"/console/events?state=AAA":          "state: must be one of",
+		"/console/events?since=yesterday":    "since: want a time",
+		"/console/events?after=not-a-cursor": "after: not a page position",
+	} {
+		code, _, body := get(t, srv, path, operator.Subject)
+		if code != http.StatusBadRequest || !strings.Contains(body, want) {
+			t.Errorf("%s: %d, want 400 with %q", path, code, want)
+		}
+	}
+	code, _, body := get(t, srv, "/console/events?provider=demo&state=dead", operator.Subject)
+	if code != 200 || strings.Count(body, `href="/console/events/demo/evt_`) != 50 || !strings.Contains(body, `rel="next"`) {
+		t.Fatalf("first page: %d, %d rows", code, strings.Count(body, `href="/console/events/demo/evt_`))
+	}
+	i := strings.Index(body, `href="/console/events?`)
+	next := strings.ReplaceAll(body[i+len(`href="`):i+strings.Index(body[i:], `" rel`)], "&amp;", "&")
+	code, _, body = get(t, srv, next, operator.Subject)
+	if code != 200 || strings.Count(body, `href="/console/events/demo/evt_`) != 10 || strings.Contains(body, `rel="next"`) {
+		t.Fatalf("second page %s: %d, %d rows", next, code, strings.Count(body, `href="/console/events/demo/evt_`))
+	}
+	if code, _, body := get(t, srv, "/console/dead", operator.Subject); code != 200 || !strings.Contains(body, "demo · payment.failed · permanent (60)") {
+		t.Errorf("dead letters grouped: %d", code)
+	}
+}
+
+// Payloads are attacker-controlled: every stored value is escaped.
+func TestStoredValuesAreEscaped(t *testing.T) {
+	srv, pool := newServer(t)
+	insertEvent(t, pool, "demo", `evt_<b>x</b>`, "dead",
+		`{"id":"<script>alert(1)</script>","<img src=x onerror=alert(2)>":"\"><svg onload=alert(3)>"}`)
+	for _, path := range []string{"/console/events?provider=demo", "/console/events/demo/evt_%3Cb%3Ex%3C%2Fb%3E", "/console/dead"} {
+		code, _, body := get(t, srv, path, operator.Subject)
+		if code != 200 {
+			t.Fatalf("%s: %d", path, code)
+		}
+		for _, raw := range []string{"<script>alert", "<img src=x", "<svg onload", "<b>x</b>"} {
+			if strings.Contains(body, raw) {
+				t.Errorf("%s: unescaped %q in the page", path, raw)
+			}
+		}
+	}
+	_, _, body := get(t, srv, "/console/events/demo/evt_%3Cb%3Ex%3C%2Fb%3E", operator.Subject)
+	if !strings.Contains(body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("the payload is not shown escaped")
+	}
+}
