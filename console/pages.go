@@ -123,7 +123,7 @@ type EventsPage struct {
 	States  []string
 	Events  []EventRow
 	Next    template.URL // the next page ("" when none): this path and an encoded query
-	Problem string // a filter the page refused, said plainly
+	Problem string       // a filter the page refused, said plainly
 }
 
 // filterKeys are the events page's filters.
