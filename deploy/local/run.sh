@@ -60,6 +60,7 @@ or with kcat (apt-get install kcat):
 
   kcat -C -b $BROKERS -t gatehouse.webhooks.demo -o beginning -f 'key=%k headers=%h\n%s\n\n'
 
+Console: http://localhost:8080/console/ (events, dead letters, replay) once signed in.
 Sign in: open http://localhost:8080/ in a browser (identity provider: $GATEHOUSE_AUTH_ISSUER;
 the local example OP's test user is test-user@localhost / verysecure).
 
