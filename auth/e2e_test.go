@@ -44,6 +44,7 @@ func TestEndToEndChromiumRealOP(t *testing.T) {
 	a.Issuer, a.ClientID, a.RedirectURL = op.Issuer, op.ClientID, base+"/callback"
 	a.SetSecrets([]byte(op.ClientSecret), nil)
 	a.Scopes = []string{"profile", "email"}
+	a.OfflineAccess = true // zitadel's example OP issues refresh tokens only for offline_access
 	a.RefreshBefore, a.LoginTimeout, a.OPRevokeInterval = time.Minute, 10*time.Minute, 100*time.Millisecond
 	a.IDTokenAlgs = []string{"RS256"}
 	store, err := NewStore(StoreConfig{Pool: pool, Auth: a, Logger: log})

@@ -43,6 +43,11 @@ type hostileOP struct {
 	authorizeError string
 	accessTTL      time.Duration
 	familyRevoked  bool
+	// postOnly advertises only client_secret_post and, like Keycloak with
+	// such a client, refuses header authentication after marking the code
+	// used: a client that then retries with the same code gets invalid_grant.
+	postOnly bool
+	scopes   []string // the scope parameter of every authorize request
 
 	codes        map[string]*opCode
 	authorizes   int
@@ -121,7 +126,15 @@ func (op *hostileOP) discovery(w http.ResponseWriter, r *http.Request) {
 		"subject_types_supported": []string{"public"}, "id_token_signing_alg_values_supported": []string{"RS256"},
 		"code_challenge_methods_supported": []string{"S256"}, "backchannel_logout_supported": true,
 		"authorization_response_iss_parameter_supported": op.advertiseIss,
+		"token_endpoint_auth_methods_supported":          op.authMethods(),
 	})
+}
+
+func (op *hostileOP) authMethods() []string {
+	if op.postOnly {
+		return []string{"client_secret_post"}
+	}
+	return []string{"client_secret_basic", "client_secret_post"}
 }
 
 func (op *hostileOP) authorize(w http.ResponseWriter, r *http.Request) {
@@ -129,6 +142,7 @@ func (op *hostileOP) authorize(w http.ResponseWriter, r *http.Request) {
 	op.mu.Lock()
 	defer op.mu.Unlock()
 	op.authorizes++
+	op.scopes = append(op.scopes, q.Get("scope"))
 	if q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" ||
 		q.Get("state") == "" || q.Get("nonce") == "" || q.Get("client_id") != hostileClientID {
 		http.Error(w, "bad authorize request: "+r.URL.RawQuery, 400)
@@ -153,12 +167,24 @@ func (op *hostileOP) authorize(w http.ResponseWriter, r *http.Request) {
 
 func (op *hostileOP) token(w http.ResponseWriter, r *http.Request) {
 	id, secret, ok := r.BasicAuth()
-	if err := r.ParseForm(); err != nil || !ok || id != hostileClientID || secret != hostileSecret {
-		writeJSON(w, 401, map[string]string{"error": "invalid_client"})
+	if err := r.ParseForm(); err != nil {
+		writeJSON(w, 400, map[string]string{"error": "invalid_request"})
 		return
 	}
 	op.mu.Lock()
 	defer op.mu.Unlock()
+	if op.postOnly {
+		if ok { // header authentication: refused, and the code is spent
+			op.codeUses[r.PostForm.Get("code")]++
+			writeJSON(w, 401, map[string]string{"error": "invalid_client", "error_description": "client_secret_basic is not allowed"})
+			return
+		}
+		id, secret, ok = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret"), true
+	}
+	if !ok || id != hostileClientID || secret != hostileSecret {
+		writeJSON(w, 401, map[string]string{"error": "invalid_client"})
+		return
+	}
 	f := r.PostForm
 	switch f.Get("grant_type") {
 	case "authorization_code":

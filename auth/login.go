@@ -165,6 +165,8 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 	tok, err := s.oauth.Exchange(ectx, code, oauth2.VerifierOption(tx.Verifier))
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
+		// The OP's own words (never the code, the verifier or the secret).
+		l.Warn("token endpoint refused the code", "op_error", re.ErrorCode, "op_error_description", re.ErrorDescription)
 		s.opError(w, r, l, tx, corr, re.ErrorCode, "token")
 		return
 	}
@@ -178,7 +180,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ts := tokenSet{AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken,
-		IDToken: id.raw, Expiry: tok.Expiry}
+		IDToken: id.raw, Expiry: tok.Expiry, Lifetime: lifetime(tok, s.now())}
 	cookie, sess, err := s.store.createSession(ctx, newSession{User: id.user, Email: id.email, Name: id.name,
 		OPSID: id.sid, Device: deviceOf(r.UserAgent()), Tokens: ts})
 	if err != nil {
@@ -193,6 +195,14 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request) {
 		s.Kick()
 	}
 	s.setSessionCookie(w, cookie, s.cfg.SessionLifetime)
+	// The pre-login binding has done its job, unless another tab of this
+	// browser still has a login pending on it.
+	var pending bool
+	if err := s.store.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM auth_login_tx WHERE binding_hash = $1 AND expires_at > $2)`,
+		tx.bindingHash, s.now()).Scan(&pending); err == nil && !pending {
+		http.SetCookie(w, &http.Cookie{Name: preLoginCookie, Value: "", Path: "/", MaxAge: -1,
+			HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode})
+	}
 	s.logins.WithLabelValues("ok").Inc()
 	l.Info("login succeeded", "session", sess.ID, "issuer", id.user.Issuer, "subject", id.user.Subject,
 		"refresh_token", tok.RefreshToken != "", "finished_at", s.now())

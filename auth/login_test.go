@@ -138,7 +138,7 @@ func TestLoginStateCodeAndErrors(t *testing.T) {
 		q := loc.Query()
 		if !strings.HasPrefix(loc.String(), op.issuer()+"/authorize?") || q.Get("response_type") != "code" ||
 			q.Get("code_challenge_method") != "S256" || len(q.Get("code_challenge")) != 43 || q.Get("redirect_uri") != h.base+"/callback" ||
-			q.Get("scope") != "openid profile email offline_access" || q.Get("state") == "" || q.Get("nonce") == "" ||
+			q.Get("scope") != "openid profile email" || q.Get("state") == "" || q.Get("nonce") == "" ||
 			q.Get("state") == q.Get("nonce") || strings.Contains(loc.RawQuery, "next") {
 			t.Fatalf("authorize URL: %s", loc)
 		}
@@ -313,7 +313,9 @@ func TestLoginStateCodeAndErrors(t *testing.T) {
 func TestRefreshRotationAndReuseAgainstHostileOP(t *testing.T) {
 	pool := testPool(t)
 	op := startHostileOP(t)
-	op.set(func(o *hostileOP) { o.accessTTL = 30 * time.Second }) // always within refresh_before (60s)
+	// Tokens live 30 s, shorter than refresh_before (60 s): they are
+	// refreshed once half their lifetime has passed, not on every use.
+	op.set(func(o *hostileOP) { o.accessTTL = 30 * time.Second })
 	h := newRP(t, pool, op, nil)
 	ctx := context.Background()
 	b := h.browser()
@@ -323,8 +325,22 @@ func TestRefreshRotationAndReuseAgainstHostileOP(t *testing.T) {
 	before := len(op.refreshSeen) // /account already refreshed once
 	op.mu.Unlock()
 
-	// Concurrent requests refresh under the per-session lock: every refresh
-	// token reaches the OP exactly once.
+	// A fresh token is not refreshed on every use (refresh_before is capped
+	// at half the token's lifetime).
+	for range 3 {
+		if _, err := h.svc.AccessToken(ctx, sid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	op.mu.Lock()
+	if n := len(op.refreshSeen) - before; n != 0 {
+		t.Fatalf("a token with 30 s left was refreshed %d times", n)
+	}
+	op.mu.Unlock()
+	// Past half the lifetime, concurrent requests refresh under the
+	// per-session lock: one refresh, the others see its tokens, and every
+	// refresh token reaches the OP exactly once.
+	h.clk.Add(20 * time.Second)
 	errs := make(chan error, 8)
 	for range 8 {
 		go func() { _, err := h.svc.AccessToken(ctx, sid); errs <- err }()
@@ -343,8 +359,8 @@ func TestRefreshRotationAndReuseAgainstHostileOP(t *testing.T) {
 	refreshes := len(op.refreshSeen) - before
 	current := op.currentRT
 	op.mu.Unlock()
-	if refreshes != 8 {
-		t.Fatalf("refreshes = %d, want 8 (one per call, serialised)", refreshes)
+	if refreshes != 1 {
+		t.Fatalf("refreshes = %d, want 1 (the first caller refreshes, the others wait and use its tokens)", refreshes)
 	}
 	// The stored refresh token is the OP's newest one.
 	ts, err := h.store.loadTokens(ctx, sid)
@@ -357,6 +373,7 @@ func TestRefreshRotationAndReuseAgainstHostileOP(t *testing.T) {
 	var keyID string
 	var stale []byte
 	_ = pool.QueryRow(ctx, `SELECT key_id, ciphertext FROM auth_tokens WHERE session_id = $1`, sid).Scan(&keyID, &stale)
+	h.clk.Add(20 * time.Second)
 	if _, err := h.svc.AccessToken(ctx, sid); err != nil {
 		t.Fatal(err)
 	}
@@ -366,6 +383,7 @@ func TestRefreshRotationAndReuseAgainstHostileOP(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE auth_tokens SET key_id = $2, ciphertext = $3 WHERE session_id = $1`, sid, keyID, stale); err != nil {
 		t.Fatal(err)
 	}
+	h.clk.Add(20 * time.Second)
 	if _, err := h.svc.AccessToken(ctx, sid); !errors.Is(err, ErrRefreshTokenReuse) {
 		t.Fatalf("stale refresh token: %v", err)
 	}

@@ -43,6 +43,33 @@ type opMetadata struct {
 	IssParameter    bool     `json:"authorization_response_iss_parameter_supported"`
 	BackChannel     bool     `json:"backchannel_logout_supported"`
 	ChallengeMethod []string `json:"code_challenge_methods_supported"`
+	TokenAuth       []string `json:"token_endpoint_auth_methods_supported"`
+}
+
+// tokenAuthMethod chooses how a client authenticates at the token endpoint,
+// once, at start: the configured method, else the first of
+// client_secret_basic and client_secret_post the OP supports, else
+// client_secret_basic (the discovery default). x/oauth2's auto-detection is
+// never used: when its first try fails it retries with the same one-time
+// code, which an OP such as Keycloak then refuses as already used, and the
+// first, real error is lost. A public client sends its client_id in the
+// body ("none").
+func tokenAuthMethod(confidential bool, configured string, supported []string) (string, error) {
+	switch {
+	case !confidential:
+		return "none", nil
+	case configured != "":
+		if len(supported) > 0 && !slices.Contains(supported, configured) {
+			return "", fmt.Errorf("auth.token_endpoint_auth_method: the OP supports %v, not %s", supported, configured)
+		}
+		return configured, nil
+	case len(supported) == 0, slices.Contains(supported, "client_secret_basic"):
+		return "client_secret_basic", nil
+	case slices.Contains(supported, "client_secret_post"):
+		return "client_secret_post", nil
+	default:
+		return "", fmt.Errorf("auth: the OP supports neither client_secret_basic nor client_secret_post (token_endpoint_auth_methods_supported %v)", supported)
+	}
 }
 
 // Service is the browser login surface (see the package documentation).
@@ -101,7 +128,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			scopes = append(scopes, sc)
 		}
 	}
-	if cfg.Auth.RefreshEnabled() {
+	if cfg.Auth.OfflineAccess {
 		scopes = append(scopes, oidc.ScopeOfflineAccess)
 	}
 	s.oauth = &oauth2.Config{
@@ -111,8 +138,13 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		RedirectURL:  cfg.Auth.RedirectURL,
 		Scopes:       scopes,
 	}
-	if s.oauth.ClientSecret == "" {
-		s.oauth.Endpoint.AuthStyle = oauth2.AuthStyleInParams // public client: client_id in the body
+	method, err := tokenAuthMethod(s.oauth.ClientSecret != "", cfg.Auth.TokenEndpointAuthMethod, s.meta.TokenAuth)
+	if err != nil {
+		return nil, err
+	}
+	s.oauth.Endpoint.AuthStyle = oauth2.AuthStyleInParams // client_secret_post, and public clients (client_id in the body)
+	if method == "client_secret_basic" {
+		s.oauth.Endpoint.AuthStyle = oauth2.AuthStyleInHeader
 	}
 	s.verifier = s.provider.Verifier(&oidc.Config{
 		ClientID:             cfg.Auth.ClientID,
@@ -141,7 +173,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	s.log.Info("auth configured", "issuer", cfg.Auth.Issuer, "client_id", cfg.Auth.ClientID,
 		"callback_uri", cfg.Auth.RedirectURL, "scopes", strings.Join(scopes, " "),
 		"revocation_endpoint", s.meta.Revocation != "", "end_session_endpoint", s.meta.EndSession != "",
-		"rfc9207_iss", s.meta.IssParameter)
+		"rfc9207_iss", s.meta.IssParameter, "token_endpoint_auth_method", method)
 	return s, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -78,6 +79,7 @@ type Store struct {
 	touchEvery time.Duration
 	log        *slog.Logger
 	now        func() time.Time
+	warnMargin sync.Once // refresh_before ≥ the token lifetime, said once
 }
 
 // NewStore returns a Store. It fails when the pool is nil or the encryption

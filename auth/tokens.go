@@ -31,6 +31,26 @@ type tokenSet struct {
 	RefreshToken string    `json:"refresh_token,omitempty"`
 	IDToken      string    `json:"id_token,omitempty"`
 	Expiry       time.Time `json:"expiry,omitzero"`
+	// Lifetime is the access token's lifetime as issued (expires_in).
+	Lifetime time.Duration `json:"lifetime,omitzero"`
+}
+
+// lifetime is the access token's lifetime as the OP issued it (0 unknown).
+func lifetime(tok *oauth2.Token, now time.Time) time.Duration {
+	if tok.Expiry.IsZero() {
+		return 0
+	}
+	return max(tok.Expiry.Sub(now), 0)
+}
+
+// refreshMargin is how long before expiry the tokens are refreshed:
+// refresh_before, but at most half the token's own lifetime, so a token
+// that lives no longer than refresh_before is not refreshed on every use.
+func refreshMargin(before, life time.Duration) time.Duration {
+	if life > 0 && before > life/2 {
+		return life / 2
+	}
+	return before
 }
 
 func tokensAD(sessionID string) []byte { return []byte("auth_tokens:" + sessionID) }
@@ -145,7 +165,13 @@ func (s *Store) freshTokens(ctx context.Context, sessionID string, before time.D
 		return tokenSet{}, err
 	}
 	now := s.now()
-	if !force && (cur.ts.Expiry.IsZero() || cur.ts.Expiry.After(now.Add(before))) {
+	if cur.ts.Lifetime > 0 && before >= cur.ts.Lifetime {
+		s.warnMargin.Do(func() {
+			s.log.Warn("auth.refresh_before is not shorter than the OP's access token lifetime; refreshing at half the lifetime instead",
+				"refresh_before", before, "token_lifetime", cur.ts.Lifetime)
+		})
+	}
+	if !force && (cur.ts.Expiry.IsZero() || cur.ts.Expiry.After(now.Add(refreshMargin(before, cur.ts.Lifetime)))) {
 		return cur.ts, tx.Commit(ctx)
 	}
 	if cur.ts.RefreshToken == "" {
@@ -240,7 +266,7 @@ func (s *Store) checkLedger(ctx context.Context, tx pgx.Tx, cur *lockedTokens) e
 // (when the OP rotated the refresh token) and the sealed new tokens.
 func (s *Store) storeRefresh(ctx context.Context, tx pgx.Tx, cur *lockedTokens, tok *oauth2.Token, now time.Time) (tokenSet, error) {
 	next := tokenSet{AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken,
-		IDToken: cur.ts.IDToken, Expiry: tok.Expiry}
+		IDToken: cur.ts.IDToken, Expiry: tok.Expiry, Lifetime: lifetime(tok, now)}
 	if id, _ := tok.Extra("id_token").(string); id != "" {
 		next.IDToken = id
 	}

@@ -33,9 +33,21 @@ type Auth struct {
 	// Scopes are requested besides "openid" (always sent).
 	// Default ["profile", "email"].
 	Scopes []string `yaml:"scopes"`
-	// Refresh requests offline_access and keeps the session's tokens fresh by
-	// refreshing them on the server. Default true; set false to disable.
+	// Refresh keeps the session's tokens fresh by refreshing them on the
+	// server with the refresh token the OP issued. Default true; set false
+	// to disable.
 	Refresh *bool `yaml:"refresh"`
+	// OfflineAccess also requests the offline_access scope. Default false:
+	// OPs issue refresh tokens for normal sessions, and an offline session
+	// (Keycloak) outlives sign-out and back-channel logout.
+	OfflineAccess bool `yaml:"offline_access"`
+	// TokenEndpointAuthMethod is how the client authenticates at the token
+	// endpoint: client_secret_basic or client_secret_post. Default: the
+	// first of the two the OP lists in token_endpoint_auth_methods_supported
+	// (client_secret_basic when it lists none, as OpenID Connect Discovery
+	// says). Never guessed by trial: a retry would present the one-time
+	// code twice.
+	TokenEndpointAuthMethod string `yaml:"token_endpoint_auth_method"`
 	// RefreshBefore is how long before the access token expires gatehouse
 	// refreshes it. Default 60s.
 	RefreshBefore time.Duration `yaml:"refresh_before"`
@@ -110,7 +122,7 @@ func (a *Auth) SetSecrets(clientSecret, operatorToken []byte) {
 	a.clientSecret, a.operatorToken = clientSecret, operatorToken
 }
 
-// RefreshEnabled reports whether refresh (offline_access) is on.
+// RefreshEnabled reports whether server-side refresh is on.
 func (a *Auth) RefreshEnabled() bool { return a.Refresh == nil || *a.Refresh }
 
 // UserInfoEnabled reports whether UserInfo is called at login.
@@ -207,6 +219,11 @@ func (a *Auth) resolve(getenv func(string) string) error {
 }
 
 func (a *Auth) validate() error {
+	switch a.TokenEndpointAuthMethod {
+	case "", "client_secret_basic", "client_secret_post":
+	default:
+		return errorf("auth.token_endpoint_auth_method: %q is not client_secret_basic or client_secret_post", a.TokenEndpointAuthMethod)
+	}
 	if (a.TLSCertFile == "") != (a.TLSKeyFile == "") {
 		return errorf("auth.tls_cert_file: tls_cert_file and tls_key_file go together")
 	}
