@@ -24,6 +24,7 @@ fi
 deploy/local/install-chromium.sh >/dev/null
 deploy/local/kafka-fetch.sh >/dev/null
 deploy/local/connect-fetch.sh >/dev/null  # Kafka Connect + Debezium for the Debezium equivalence test
+deploy/local/keycloak-fetch.sh >/dev/null  # Keycloak for the Keycloak end-to-end test (auth)
 # Schemathesis (PyPI, version pinned) in a project-local virtual environment,
 # bin/schemathesis (gitignored): cmd/gatehouse/schemathesis_test.go fuzzes the API's and
 # the webhook receiver's OpenAPI contracts with bin/schemathesis/bin/st.
