@@ -163,7 +163,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		return
 	}
 	// 2. Verify over the raw bytes.
-	res, err := ep.verifier.Verify(req.Header, body, r.cfg.Now())
+	res, err := ep.verifier.Verify(&signature.Request{Method: req.Method, RawQuery: req.URL.RawQuery, Header: req.Header, Body: body}, r.cfg.Now())
 	if err != nil {
 		d.reason = signature.Reason(err)
 		r.m.verifyFails.WithLabelValues(ep.name, d.reason).Inc()

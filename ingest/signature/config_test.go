@@ -135,7 +135,7 @@ func TestVerifyDoesNotKeepCallerSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	copy(val, "XXXXXXXXX")
-	if _, err := v.Verify(h, []byte(body), now); err != nil {
+	if _, err := v.Verify(&signature.Request{Header: h, Body: []byte(body)}, now); err != nil {
 		t.Fatalf("verifier aliased the caller's secret: %v", err)
 	}
 }

@@ -1,6 +1,11 @@
 package signature
 
 import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/x509"
+	"math/rand"
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
@@ -35,38 +40,53 @@ func FuzzParseTimestamp(f *testing.F) {
 	})
 }
 
-func FuzzParseStripeHeader(f *testing.F) {
+// FuzzParseParts covers the declarative key=value header parser with the
+// shapes of Stripe (","), Paddle (";") and Calendly: any accepted header
+// holds 1..maxCandidates signatures of the digest's size and a timestamp,
+// and its canonical form parses to the same values.
+func FuzzParseParts(f *testing.F) {
 	sig := strings.Repeat("ab", 32)
 	for _, s := range []string{
 		"t=1760000000,v1=" + sig,
 		"t=1760000000,v1=" + sig + ",v1=" + strings.ToUpper(sig) + ",v0=" + sig,
 		" t = 1 , v1 = " + sig + " ",
+		"ts=1671552777;h1=" + sig, "ts=1;h1=" + sig + ";h1=zz",
 		"t=1,t=2,v1=" + sig, "v1=" + sig, "t=1", "t=1,v1=zz", "t=1,,v1=" + sig, "=,=", "t=1,x=a=b,v1=" + sig,
 	} {
 		f.Add(s)
 	}
+	var vs []*hmacVerifier
+	for _, name := range []string{"stripe", "paddle", "calendly"} {
+		v, err := newHMACVerifier(Presets[name].HMAC, nil, 0, "")
+		if err != nil {
+			f.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
-		sh, err := parseStripeHeader(s)
-		if err != nil {
-			if strings.Contains(err.Error(), sig) {
-				t.Fatalf("error leaks signature: %v", err)
+		for _, v := range vs {
+			ts, sigs, err := v.parseParts(s)
+			if err != nil {
+				if strings.Contains(err.Error(), sig) {
+					t.Fatalf("error leaks signature: %v", err)
+				}
+				continue
 			}
-			return
-		}
-		if len(sh.v1) == 0 || len(sh.v1) > maxCandidates || sh.timestamp < 0 {
-			t.Fatalf("accepted inconsistent parse %+v from %q", sh, s)
-		}
-		for _, v := range sh.v1 {
-			if len(v) != 32 {
-				t.Fatalf("v1 of %d bytes from %q", len(v), s)
+			if len(sigs) == 0 || len(sigs) > maxCandidates || ts == "" {
+				t.Fatalf("accepted inconsistent parse %q %d from %q", ts, len(sigs), s)
 			}
-		}
-		again, err := parseStripeHeader(sh.String())
-		if err != nil {
-			t.Fatalf("canonical form %q of %q does not parse: %v", sh.String(), s, err)
-		}
-		if again.String() != sh.String() {
-			t.Fatalf("round trip %q -> %q", sh.String(), again.String())
+			parts := []string{v.spec.Timestamp.Part + "=" + ts}
+			for _, g := range sigs {
+				if len(g) != v.size {
+					t.Fatalf("signature of %d bytes from %q", len(g), s)
+				}
+				parts = append(parts, v.spec.SignatureKey+"="+hex.EncodeToString(g))
+			}
+			canon := strings.Join(parts, v.spec.PartSeparator)
+			ts2, sigs2, err := v.parseParts(canon)
+			if err != nil || ts2 != ts || len(sigs2) != len(sigs) {
+				t.Fatalf("canonical form %q of %q: %q %d %v", canon, s, ts2, len(sigs2), err)
+			}
 		}
 	})
 }
@@ -126,7 +146,13 @@ func FuzzParseGitHubSignature(f *testing.F) {
 	fuzzPrefixedHex(f, githubSigPrefix, parseGitHubSignature)
 }
 
-func FuzzParseSlackSignature(f *testing.F) { fuzzPrefixedHex(f, slackVersion+"=", parseSlackSignature) }
+func FuzzParseSlackSignature(f *testing.F) {
+	v, err := newHMACVerifier(Presets["slack"].HMAC, nil, 0, "")
+	if err != nil {
+		f.Fatal(err)
+	}
+	fuzzPrefixedHex(f, "v0=", v.decodePrefixed)
+}
 
 func FuzzParseReferenceSignature(f *testing.F) { fuzzPrefixedHex(f, "", parseHexSHA256) }
 
@@ -146,59 +172,26 @@ func FuzzParseShopifyHmac(f *testing.F) {
 	})
 }
 
-// FuzzVerify drives every scheme's Verify with arbitrary header values:
-// it must never panic, every failure must wrap exactly one sentinel, and
-// no error may contain a secret.
+// FuzzVerify drives every scheme's Verify with arbitrary header values
+// and bodies: it must never panic, every failure must wrap exactly one
+// sentinel, and no error may contain a secret.
 func FuzzVerify(f *testing.F) {
-	const secret = "whsec_Zm0Rz9h1ZnV6ei1zZWNyZXQtdmFsdWU="
 	at := time.Unix(1_760_000_000, 0)
-	cfgs := []Config{
-		{Scheme: "reference", TimestampHeader: "X-Ts", SignatureHeader: "X-Sig"},
-		{Scheme: "stripe"}, {Scheme: "github"}, {Scheme: "slack"}, {Scheme: "standard-webhooks"}, {Scheme: "shopify"},
+	cases := fuzzSchemes(f)
+	for i, c := range cases {
+		var vals [4]string
+		for j, k := range c.names {
+			vals[j] = c.signed.Get(k)
+		}
+		f.Add(uint8(i), vals[0], vals[1], vals[2], vals[3], c.body)
 	}
-	// The fuzzed values go to each scheme's headers in sorted order, the
-	// order in which the seeds below are produced.
-	headerNames := [][]string{
-		{"X-Sig", "X-Ts"},
-		{"Stripe-Signature"},
-		{"X-Github-Delivery", "X-Github-Hook-Id", "X-Hub-Signature-256"},
-		{"X-Slack-Request-Timestamp", "X-Slack-Signature"},
-		{"Webhook-Id", "Webhook-Signature", "Webhook-Timestamp"},
-		{"X-Shopify-Hmac-Sha256", "X-Shopify-Webhook-Id"},
-	}
-	verifiers := make([]Verifier, len(cfgs))
-	for i, c := range cfgs {
-		c.Secrets = []Secret{{ID: "k", Value: []byte(secret)}}
-		v, err := New(c)
-		if err != nil {
-			f.Fatal(err)
-		}
-		verifiers[i] = v
-		h, err := Sign(c, []byte(secret), []byte(`{"a":1}`), at, "1:evt")
-		if err != nil {
-			f.Fatal(err)
-		}
-		keys := slices.Sorted(maps.Keys(h))
-		if !slices.Equal(keys, headerNames[i]) {
-			f.Fatalf("%s: Sign produced %v, want %v", c.Scheme, keys, headerNames[i])
-		}
-		if _, err := v.Verify(h, []byte(`{"a":1}`), at); err != nil {
-			f.Fatalf("%s: seed does not verify: %v", c.Scheme, err)
-		}
-		var vals [3]string
-		for j, k := range keys {
-			vals[j] = h.Get(k)
-		}
-		f.Add(uint8(i), vals[0], vals[1], vals[2], []byte(`{"a":1}`))
-	}
-	f.Fuzz(func(t *testing.T, which uint8, a, b, c string, body []byte) {
-		i := int(which) % len(cfgs)
-		names := headerNames[i]
+	f.Fuzz(func(t *testing.T, which uint8, a, b, c, d string, body []byte) {
+		sc := cases[int(which)%len(cases)]
 		h := http.Header{}
-		for j, v := range []string{a, b, c}[:len(names)] {
-			h.Set(names[j], v)
+		for j, v := range []string{a, b, c, d}[:len(sc.names)] {
+			h.Set(sc.names[j], v)
 		}
-		res, err := verifiers[i].Verify(h, body, at)
+		res, err := sc.v.Verify(&Request{Header: h, Body: body, RawQuery: sc.query}, at)
 		if err == nil {
 			if res.SecretID != "k" {
 				t.Fatalf("accepted with SecretID %q", res.SecretID)
@@ -212,10 +205,79 @@ func FuzzVerify(f *testing.F) {
 			}
 		}
 		if n != 1 || Reason(err) == "unknown" {
-			t.Fatalf("error %v wraps %d sentinels", err, n)
+			t.Fatalf("%s: error %v wraps %d sentinels", sc.name, err, n)
 		}
-		if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "Zm0Rz9h1") {
-			t.Fatalf("error leaks the secret: %v", err)
+		if strings.Contains(err.Error(), sc.secret) || strings.Contains(err.Error(), "Zm0Rz9h1") {
+			t.Fatalf("%s: error leaks the secret: %v", sc.name, err)
 		}
 	})
+}
+
+type fuzzScheme struct {
+	name, secret, query string
+	v                   Verifier
+	signed              http.Header
+	names               []string
+	body                []byte
+}
+
+// fuzzSchemes signs one request per scheme (every preset and code scheme)
+// and checks that it verifies: the seeds of FuzzVerify.
+func fuzzSchemes(f *testing.F) []fuzzScheme {
+	const secret = "whsec_Zm0Rz9h1ZnV6ei1zZWNyZXQtdmFsdWU="
+	at := time.Unix(1_760_000_000, 0)
+	var out []fuzzScheme
+	for _, name := range Schemes() {
+		cfg := Config{Scheme: name, PublicURL: "https://hooks.example.com/webhooks/x"}
+		verify, sign := secret, secret
+		body := []byte(`{"a":1,"webhookTimestamp":1760000000000}`)
+		switch name {
+		case "reference":
+			cfg.TimestampHeader, cfg.SignatureHeader = "X-Ts", "X-Sig"
+		case "hmac":
+			cfg.HMAC = &HMAC{Header: "X-Sig", PartSeparator: ",", SignatureKey: "s", Timestamp: TimestampSource{Part: "t"}, Content: "{timestamp}|{body}"}
+		case "discord":
+			sign = strings.Repeat("07", 32)
+			verify = hex.EncodeToString(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, 32)).Public().(ed25519.PublicKey))
+		case "sendgrid":
+			sign, verify = testECDSAKeys(f)
+		case "postmark":
+			verify, sign = "user:"+secret, "user:"+secret
+		}
+		cfg.Secrets = []Secret{{ID: "k", Value: []byte(verify)}}
+		v, err := New(cfg)
+		if err != nil {
+			f.Fatalf("%s: %v", name, err)
+		}
+		r := &Request{Header: http.Header{}, Body: body}
+		if err := SignRequest(cfg, []byte(sign), r, at, "1:evt"); err != nil {
+			f.Fatalf("%s: %v", name, err)
+		}
+		if _, err := v.Verify(r, at); err != nil {
+			f.Fatalf("%s: seed does not verify: %v", name, err)
+		}
+		names := slices.Sorted(maps.Keys(r.Header))
+		if len(names) > 4 {
+			f.Fatalf("%s: %d headers", name, len(names))
+		}
+		out = append(out, fuzzScheme{name: name, secret: verify, query: r.RawQuery, v: v, signed: r.Header, names: names, body: r.Body})
+	}
+	return out
+}
+
+// testECDSAKeys returns a fixed P-256 key pair: PKCS #8 and PKIX, base64 DER.
+func testECDSAKeys(tb testing.TB) (priv, pub string) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.New(rand.NewSource(1)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p8, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pk, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(p8), base64.StdEncoding.EncodeToString(pk)
 }

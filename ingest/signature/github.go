@@ -1,8 +1,8 @@
 package signature
 
 import (
+	"encoding/hex"
 	"errors"
-	"net/http"
 	"strings"
 	"time"
 )
@@ -23,7 +23,8 @@ type githubVerifier struct {
 	keys []key
 }
 
-func (v *githubVerifier) Verify(h http.Header, body []byte, _ time.Time) (Result, error) {
+func (v *githubVerifier) Verify(r *Request, _ time.Time) (Result, error) {
+	h, body := r.Header, r.Body
 	sigText, err := header(h, githubSigHeader)
 	if err != nil {
 		return Result{}, err
@@ -71,4 +72,33 @@ func parseGitHubSignature(s string) ([]byte, error) {
 		return nil, errors.New("want sha256= followed by 64 hex digits")
 	}
 	return sig, nil
+}
+
+func githubScheme(Config) (scheme, error) {
+	return scheme{
+		key: rawKey,
+		verifier: func(keys []key, _ time.Duration) (Verifier, error) {
+			return &githubVerifier{keys: keys}, nil
+		},
+		sign: func(secret []byte, r *Request, _ time.Time, eventID string) error {
+			if !validEventID(eventID) {
+				return errors.New("event id must be 1 to 255 visible ASCII characters")
+			}
+			delivery := eventID
+			if hook, d, ok := strings.Cut(eventID, ":"); ok {
+				if hook == "" || d == "" {
+					return errors.New("event id must be <hook id>:<delivery> or <delivery>")
+				}
+				r.Header.Set(githubHookIDHeader, hook)
+				delivery = d
+			}
+			r.Header.Set(githubDeliveryHeader, delivery)
+			r.Header.Set(githubSigHeader, githubSigPrefix+hex.EncodeToString(macSHA256(secret, r.Body)))
+			return nil
+		},
+		describe: Description{
+			Headers: []string{githubSigHeader, githubDeliveryHeader, githubHookIDHeader},
+			Content: "HMAC-SHA256 hex of {body} in X-Hub-Signature-256 after \"sha256=\"",
+		},
+	}, nil
 }

@@ -9,6 +9,8 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stripe/stripe-go/v82/webhook"
+
+	"github.com/gatehouse/gatehouse/ingest/signature"
 )
 
 // The official libraries sign; extra entries are added around the genuine
@@ -32,7 +34,7 @@ func TestInteropLeniency(t *testing.T) {
 			libErr := webhook.ValidatePayload(payload, header, secret)
 			h := http.Header{}
 			h.Set("Stripe-Signature", header)
-			_, err := v.Verify(h, payload, wall)
+			_, err := v.Verify(&signature.Request{Header: h, Body: payload}, wall)
 			if (libErr == nil) != (err == nil) {
 				t.Errorf("%s (%q): stripe-go %v, gatehouse %v", name, header, libErr, err)
 			}
@@ -65,7 +67,7 @@ func TestInteropLeniency(t *testing.T) {
 			h.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(wall.Unix(), 10))
 			h.Set(standardwebhooks.HeaderWebhookSignature, sig)
 			libErr := wh.Verify(payload, h)
-			_, err := v.Verify(h, payload, wall)
+			_, err := v.Verify(&signature.Request{Header: h, Body: payload}, wall)
 			if (libErr == nil) != (err == nil) {
 				t.Errorf("%s (%q): library %v, gatehouse %v", name, sig, libErr, err)
 			}

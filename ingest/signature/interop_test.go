@@ -41,7 +41,7 @@ func TestInteropStripe(t *testing.T) {
 		sp := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: payload, Secret: secret, Timestamp: wall})
 		h := http.Header{}
 		h.Set("Stripe-Signature", sp.Header)
-		res, err := v.Verify(h, payload, wall)
+		res, err := v.Verify(&signature.Request{Header: h, Body: payload}, wall)
 		if err != nil {
 			t.Fatalf("Verify: %v", err)
 		}
@@ -51,13 +51,13 @@ func TestInteropStripe(t *testing.T) {
 		// Stale as judged by both sides.
 		old := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: payload, Secret: secret, Timestamp: wall.Add(-301 * time.Second)})
 		h.Set("Stripe-Signature", old.Header)
-		if _, err := v.Verify(h, payload, wall); !errors.Is(err, signature.ErrStaleTimestamp) {
+		if _, err := v.Verify(&signature.Request{Header: h, Body: payload}, wall); !errors.Is(err, signature.ErrStaleTimestamp) {
 			t.Errorf("301s old: %v", err)
 		}
 		// Signed with another secret.
 		other := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: payload, Secret: secret + "x", Timestamp: wall})
 		h.Set("Stripe-Signature", other.Header)
-		if _, err := v.Verify(h, payload, wall); !errors.Is(err, signature.ErrBadSignature) {
+		if _, err := v.Verify(&signature.Request{Header: h, Body: payload}, wall); !errors.Is(err, signature.ErrBadSignature) {
 			t.Errorf("other secret: %v", err)
 		}
 	})
@@ -110,14 +110,14 @@ func TestInteropStandardWebhooks(t *testing.T) {
 		h.Set(standardwebhooks.HeaderWebhookID, "msg_interop")
 		h.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(wall.Unix(), 10))
 		h.Set(standardwebhooks.HeaderWebhookSignature, sig)
-		res, err := v.Verify(h, payload, wall)
+		res, err := v.Verify(&signature.Request{Header: h, Body: payload}, wall)
 		if err != nil {
 			t.Fatalf("Verify: %v", err)
 		}
 		if res.EventID != "msg_interop" || res.SecretID != "live" {
 			t.Errorf("Result = %+v", res)
 		}
-		if _, err := v.Verify(h, append(payload, ' '), wall); !errors.Is(err, signature.ErrBadSignature) {
+		if _, err := v.Verify(&signature.Request{Header: h, Body: append(payload, ' ')}, wall); !errors.Is(err, signature.ErrBadSignature) {
 			t.Errorf("changed body: %v", err)
 		}
 	})
@@ -174,7 +174,7 @@ func TestInteropSlack(t *testing.T) {
 		h := http.Header{}
 		h.Set("X-Slack-Request-Timestamp", ts)
 		h.Set("X-Slack-Signature", "v0="+hexMAC(secret, base))
-		res, err := v.Verify(h, payload, wall)
+		res, err := v.Verify(&signature.Request{Header: h, Body: payload}, wall)
 		if err != nil {
 			t.Fatalf("Verify: %v", err)
 		}
@@ -215,7 +215,7 @@ func TestInteropGitHub(t *testing.T) {
 		t.Errorf("go-github reads delivery %q", github.DeliveryID(&http.Request{Header: h}))
 	}
 	// And our verifier reads the same request.
-	res, err := newVerifier(t, "github", secret).Verify(h, payload, time.Now())
+	res, err := newVerifier(t, "github", secret).Verify(&signature.Request{Header: h, Body: payload}, time.Now())
 	if err != nil || res.EventID != "42:0b989ba4-242f-11e5-81e1-c7b6966d2516" {
 		t.Fatalf("%+v %v", res, err)
 	}

@@ -56,15 +56,15 @@ func TestParsersSkipUnusableEntries(t *testing.T) {
 			}
 			valid := h.Get(c.header)
 			h.Set(c.header, c.junk(valid))
-			if res, err := v.Verify(h, body, now); err != nil || res.SecretID != "s" {
+			if res, err := v.Verify(&signature.Request{Header: h, Body: body}, now); err != nil || res.SecretID != "s" {
 				t.Fatalf("genuine signature beside junk (%q): %v", h.Get(c.header), err)
 			}
 			h.Set(c.header, c.junkOnly)
-			if _, err := v.Verify(h, body, now); !errors.Is(err, signature.ErrMalformedHeader) || signature.Reason(err) != "malformed_header" {
+			if _, err := v.Verify(&signature.Request{Header: h, Body: body}, now); !errors.Is(err, signature.ErrMalformedHeader) || signature.Reason(err) != "malformed_header" {
 				t.Fatalf("junk alone: %v, want a malformed header", err)
 			}
 			h.Set(c.header, c.tooMany(valid))
-			if _, err := v.Verify(h, body, now); !errors.Is(err, signature.ErrMalformedHeader) {
+			if _, err := v.Verify(&signature.Request{Header: h, Body: body}, now); !errors.Is(err, signature.ErrMalformedHeader) {
 				t.Fatalf("33 usable entries: %v, want a malformed header (at most 32 are tried)", err)
 			}
 		})

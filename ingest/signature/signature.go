@@ -1,5 +1,8 @@
 // Package signature verifies webhook signatures of the providers gatehouse
-// accepts (reference, stripe, github, slack, standard-webhooks, shopify).
+// accepts: a declarative HMAC scheme (with presets for most providers),
+// and code for the schemes that differ (GitHub, Standard Webhooks, Discord
+// Ed25519, SendGrid ECDSA, Twilio URL signatures, Mailgun body signatures,
+// GitLab and Postmark shared tokens).
 //
 // It is pure: no I/O, no clock, no globals. The caller passes the raw request
 // headers, the exact raw body bytes and the current time. Every comparison of
@@ -21,6 +24,8 @@ package signature
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -29,14 +34,13 @@ import (
 	"time"
 )
 
-// Scheme names accepted in Config.Scheme.
+// Scheme names with code of their own; every other name is a preset of
+// the declarative HMAC scheme (Presets) or "hmac" itself.
 const (
 	schemeReference        = "reference"
-	schemeStripe           = "stripe"
 	schemeGitHub           = "github"
-	schemeSlack            = "slack"
 	schemeStandardWebhooks = "standard-webhooks"
-	schemeShopify          = "shopify"
+	schemeHMAC             = "hmac"
 )
 
 // DefaultTolerance is used when Config.Tolerance is zero.
@@ -52,8 +56,9 @@ const defaultTolerance = 300 * time.Second
 // libraries accept exactly one.
 const maxCandidates = 32
 
-// Secret is one active signing secret of an endpoint. ID is an
-// operator-chosen label (never the value) used in metrics and logs.
+// Secret is one active signing secret of an endpoint (for the asymmetric
+// schemes, one trusted public key). ID is an operator-chosen label (never
+// the value) used in metrics and logs.
 type Secret struct {
 	ID    string
 	Value []byte
@@ -61,18 +66,22 @@ type Secret struct {
 
 // Config configures one provider endpoint's verifier.
 type Config struct {
-	// Scheme is one of "reference", "stripe", "github", "slack",
-	// "standard-webhooks", "shopify".
+	// Scheme is one of Schemes(): a scheme with code of its own, a preset
+	// of the declarative HMAC scheme, or "hmac" with HMAC set.
 	Scheme string
 	// Secrets are the active secrets (more than one during a rotation
 	// overlap); at least one is required. An empty ID defaults to the
 	// secret's index ("0", "1", …); IDs must be unique. For
 	// standard-webhooks the value is "whsec_<base64>" or bare base64; for
-	// stripe it is the whole "whsec_…" string, used as raw HMAC key bytes.
+	// stripe it is the whole "whsec_…" string, used as raw HMAC key bytes;
+	// for discord the application's public key in hex; for sendgrid the
+	// verification key (base64 DER, as SendGrid shows it); for postmark
+	// "user:password" of the webhook URL's basic auth.
 	Secrets []Secret
 	// Tolerance is the allowed distance between the signed timestamp and
-	// now, in both directions. 0 means 300 s. Ignored by schemes without a
-	// timestamp (github, shopify). Negative is an error.
+	// now, in both directions. 0 means the scheme's default (300 s unless
+	// Describe says otherwise). Ignored by schemes without a timestamp.
+	// Negative is an error.
 	Tolerance time.Duration
 	// TimestampHeader names the header carrying Unix seconds (reference
 	// scheme only, required there).
@@ -80,6 +89,33 @@ type Config struct {
 	// SignatureHeader names the header carrying the hex signature
 	// (reference scheme only, required there).
 	SignatureHeader string
+	// HMAC is the declarative scheme's definition (Scheme "hmac" only).
+	HMAC *HMAC
+	// PublicURL is the URL the provider calls, exactly as configured at
+	// the provider (scheme, host, port, path; no query). Schemes that sign
+	// the URL (twilio, square, hubspot, an hmac content with {url})
+	// require it; the query string of each request is appended as
+	// received. The request's Host and X-Forwarded-* headers are never
+	// used: they are the caller's to choose.
+	PublicURL string
+}
+
+// Request is what a verifier sees of one delivery.
+type Request struct {
+	// Method is the request method ("POST" when empty).
+	Method string
+	// RawQuery is the request's query string as received, without '?'.
+	RawQuery string
+	Header   http.Header
+	// Body is the exact raw body.
+	Body []byte
+}
+
+func (r *Request) method() string {
+	if r.Method == "" {
+		return http.MethodPost
+	}
+	return r.Method
 }
 
 // Result of a successful verification.
@@ -91,17 +127,18 @@ type Result struct {
 	// EventID is the event id carried in headers when the scheme defines
 	// one: github "<X-GitHub-Hook-ID>:<X-GitHub-Delivery>" (or just the
 	// delivery GUID without a hook id), shopify X-Shopify-Webhook-Id,
-	// standard-webhooks webhook-id; "" otherwise.
+	// standard-webhooks webhook-id, twitch Twitch-Eventsub-Message-Id, an
+	// hmac scheme's id_header; "" otherwise.
 	EventID string
 }
 
 // Verifier verifies one provider endpoint's requests. Verifiers returned by
 // New are immutable and safe for concurrent use.
 type Verifier interface {
-	// Verify checks h and the exact raw body at time now. Errors wrap
+	// Verify checks r (its exact raw body) at time now. Errors wrap
 	// exactly one of ErrMissingHeader, ErrMalformedHeader,
 	// ErrStaleTimestamp, ErrFutureTimestamp, ErrBadSignature.
-	Verify(h http.Header, body []byte, now time.Time) (Result, error)
+	Verify(r *Request, now time.Time) (Result, error)
 }
 
 // Sentinel errors wrapped by Verify; see Reason for their labels.
@@ -135,7 +172,7 @@ func Reason(err error) string {
 	}
 }
 
-// key is a secret prepared for HMAC (decoded where the scheme requires it).
+// key is a secret prepared for the scheme (decoded where it requires it).
 type key struct {
 	id    string
 	value []byte
@@ -143,12 +180,14 @@ type key struct {
 
 // New validates cfg and returns the Verifier for its scheme. It returns a
 // descriptive error for an unknown scheme, no secrets, an empty secret value,
-// duplicate secret IDs, a negative tolerance, missing or invalid header names
-// for the reference scheme (or header names set for another scheme), and a
-// standard-webhooks secret that is not valid base64. Errors never contain a
+// duplicate secret IDs, a negative tolerance, an invalid HMAC definition,
+// missing or invalid header names for the reference scheme (or header names
+// set for another scheme), a missing PublicURL where the scheme signs the
+// URL, and a secret or key the scheme cannot decode. Errors never contain a
 // secret value.
 func New(cfg Config) (Verifier, error) {
-	if err := checkShape(cfg); err != nil {
+	sc, err := resolve(cfg)
+	if err != nil {
 		return nil, err
 	}
 	if len(cfg.Secrets) == 0 {
@@ -159,7 +198,7 @@ func New(cfg Config) (Verifier, error) {
 	}
 	tol := cfg.Tolerance
 	if tol == 0 {
-		tol = defaultTolerance
+		tol = sc.tolerance
 	}
 	keys := make([]key, 0, len(cfg.Secrets))
 	seen := make(map[string]bool, len(cfg.Secrets))
@@ -172,72 +211,20 @@ func New(cfg Config) (Verifier, error) {
 			return nil, fmt.Errorf("signature: scheme %q: duplicate secret id %q", cfg.Scheme, id)
 		}
 		seen[id] = true
-		v, err := keyBytes(cfg.Scheme, s.Value)
+		if len(s.Value) == 0 {
+			return nil, fmt.Errorf("signature: scheme %q: secret %q: empty secret value", cfg.Scheme, id)
+		}
+		v, err := sc.key(s.Value)
 		if err != nil {
 			return nil, fmt.Errorf("signature: scheme %q: secret %q: %w", cfg.Scheme, id, err)
 		}
 		keys = append(keys, key{id: id, value: v})
 	}
-	switch cfg.Scheme {
-	case schemeReference:
-		return &referenceVerifier{
-			keys: keys, tol: tol,
-			tsHeader:  http.CanonicalHeaderKey(cfg.TimestampHeader),
-			sigHeader: http.CanonicalHeaderKey(cfg.SignatureHeader),
-		}, nil
-	case schemeStripe:
-		return &stripeVerifier{keys: keys, tol: tol}, nil
-	case schemeGitHub:
-		return &githubVerifier{keys: keys}, nil
-	case schemeSlack:
-		return &slackVerifier{keys: keys, tol: tol}, nil
-	case schemeStandardWebhooks:
-		return &standardVerifier{keys: keys, tol: tol}, nil
-	case schemeShopify:
-		return &shopifyVerifier{keys: keys}, nil
+	v, err := sc.verifier(keys, tol)
+	if err != nil {
+		return nil, fmt.Errorf("signature: scheme %q: %w", cfg.Scheme, err)
 	}
-	panic("unreachable: scheme checked by checkShape")
-}
-
-// checkShape validates everything in cfg except the secrets; shared by New
-// and Sign.
-func checkShape(cfg Config) error {
-	switch cfg.Scheme {
-	case schemeReference:
-		if cfg.TimestampHeader == "" || cfg.SignatureHeader == "" {
-			return errors.New("signature: scheme \"reference\" requires TimestampHeader and SignatureHeader")
-		}
-		if !isToken(cfg.TimestampHeader) {
-			return fmt.Errorf("signature: TimestampHeader %q is not a valid header name", cfg.TimestampHeader)
-		}
-		if !isToken(cfg.SignatureHeader) {
-			return fmt.Errorf("signature: SignatureHeader %q is not a valid header name", cfg.SignatureHeader)
-		}
-		if http.CanonicalHeaderKey(cfg.TimestampHeader) == http.CanonicalHeaderKey(cfg.SignatureHeader) {
-			return errors.New("signature: TimestampHeader and SignatureHeader must differ")
-		}
-		return nil
-	case schemeStripe, schemeGitHub, schemeSlack, schemeStandardWebhooks, schemeShopify:
-		if cfg.TimestampHeader != "" || cfg.SignatureHeader != "" {
-			return fmt.Errorf("signature: scheme %q: TimestampHeader and SignatureHeader are only used by the reference scheme", cfg.Scheme)
-		}
-		return nil
-	case "":
-		return errors.New("signature: scheme is required (reference, stripe, github, slack, standard-webhooks, shopify)")
-	default:
-		return fmt.Errorf("signature: unknown scheme %q (want reference, stripe, github, slack, standard-webhooks, shopify)", cfg.Scheme)
-	}
-}
-
-// keyBytes turns a configured secret into HMAC key bytes for scheme.
-func keyBytes(scheme string, value []byte) ([]byte, error) {
-	if len(value) == 0 {
-		return nil, errors.New("empty secret value")
-	}
-	if scheme == schemeStandardWebhooks {
-		return decodeStandardSecret(value)
-	}
-	return append([]byte(nil), value...), nil
+	return v, nil
 }
 
 // isToken reports whether s is a non-empty RFC 7230 token (a header name).
@@ -392,4 +379,29 @@ func validEventID(s string) bool {
 		}
 	}
 	return true
+}
+
+// parseHexSHA256 decodes a 64-digit hex SHA-256 MAC (either case).
+func parseHexSHA256(s string) ([]byte, error) {
+	if len(s) != 2*sha256.Size {
+		return nil, errors.New("want 64 hex digits")
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		return nil, errors.New("not hex")
+	}
+	return b, nil
+}
+
+// parseBase64SHA256 decodes canonical standard base64 (with padding) of a
+// 32-byte MAC.
+func parseBase64SHA256(s string) ([]byte, error) {
+	if len(s) != base64.StdEncoding.EncodedLen(sha256.Size) {
+		return nil, errors.New("want base64 of 32 bytes")
+	}
+	b, err := base64.StdEncoding.Strict().DecodeString(s)
+	if err != nil || len(b) != sha256.Size {
+		return nil, errors.New("want base64 of 32 bytes")
+	}
+	return b, nil
 }

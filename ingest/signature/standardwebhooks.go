@@ -1,9 +1,9 @@
 package signature
 
 import (
+	"strconv"
 	"encoding/base64"
 	"errors"
-	"net/http"
 	"strings"
 	"time"
 )
@@ -29,7 +29,8 @@ type standardVerifier struct {
 	tol  time.Duration
 }
 
-func (v *standardVerifier) Verify(h http.Header, body []byte, now time.Time) (Result, error) {
+func (v *standardVerifier) Verify(r *Request, now time.Time) (Result, error) {
+	h, body := r.Header, r.Body
 	idName, tsName, sigName := standardIDHeader, standardTSHeader, standardSigHeader
 	if len(h.Values(idName)) == 0 && len(h.Values(tsName)) == 0 && len(h.Values(sigName)) == 0 {
 		idName, tsName, sigName = svixIDHeader, svixTSHeader, svixSigHeader
@@ -110,4 +111,33 @@ func decodeStandardSecret(value []byte) ([]byte, error) {
 		return nil, errors.New("standard-webhooks secret decodes to an empty key")
 	}
 	return k, nil
+}
+
+func standardScheme(Config) (scheme, error) {
+	return scheme{
+		tolerance: defaultTolerance,
+		key:       decodeStandardSecret,
+		verifier: func(keys []key, tol time.Duration) (Verifier, error) {
+			return &standardVerifier{keys: keys, tol: tol}, nil
+		},
+		sign: func(secret []byte, r *Request, now time.Time, eventID string) error {
+			k, err := decodeStandardSecret(secret)
+			if err != nil {
+				return err
+			}
+			if !validEventID(eventID) {
+				return errors.New("event id must be 1 to 255 visible ASCII characters")
+			}
+			ts := strconv.FormatInt(now.Unix(), 10)
+			r.Header.Set(standardIDHeader, eventID)
+			r.Header.Set(standardTSHeader, ts)
+			r.Header.Set(standardSigHeader, formatStandardSignatures([][]byte{macSHA256(k, []byte(eventID+"."+ts+"."), r.Body)}))
+			return nil
+		},
+		describe: Description{
+			Headers:   []string{standardIDHeader, standardTSHeader, standardSigHeader, "(or svix-id, svix-timestamp, svix-signature)"},
+			Content:   "HMAC-SHA256 base64 of {id}.{timestamp}.{body} in webhook-signature entries v1,<sig>; secret whsec_<base64>",
+			Timestamp: "webhook-timestamp (unix), ±5m0s",
+		},
+	}, nil
 }

@@ -104,7 +104,7 @@ func TestKnownAnswers(t *testing.T) {
 			if at.IsZero() {
 				at = now
 			}
-			res, err := v.Verify(want, []byte(tt.body), at)
+			res, err := v.Verify(&signature.Request{Header: want, Body: []byte(tt.body)}, at)
 			if err != nil {
 				t.Fatalf("Verify of published vector: %v", err)
 			}
@@ -133,7 +133,7 @@ func verifyOne(t *testing.T, cfg signature.Config, h http.Header, b string) (sig
 	if err != nil {
 		t.Fatal(err)
 	}
-	return v.Verify(h, []byte(b), now)
+	return v.Verify(&signature.Request{Header: h, Body: []byte(b)}, now)
 }
 
 func TestReferenceUpperCaseHex(t *testing.T) {

@@ -72,7 +72,7 @@ func TestVerifySchemes(t *testing.T) {
 
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					res, err := c.v.Verify(c.h, []byte(c.body), now)
+					res, err := c.v.Verify(&signature.Request{Header: c.h, Body: []byte(c.body)}, now)
 					if c.wantErr == nil {
 						if err != nil {
 							t.Fatalf("Verify: unexpected error %v", err)
@@ -134,17 +134,17 @@ func TestCustomTolerance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := v.Verify(s.sign(t, s.newSecret, body, now.Add(-10*time.Second)), []byte(body), now); err != nil {
+			if _, err := v.Verify(&signature.Request{Header: s.sign(t, s.newSecret, body, now.Add(-10*time.Second)), Body: []byte(body)}, now); err != nil {
 				t.Errorf("10s old: %v", err)
 			}
-			if _, err := v.Verify(s.sign(t, s.newSecret, body, now.Add(-11*time.Second)), []byte(body), now); !errors.Is(err, signature.ErrStaleTimestamp) {
+			if _, err := v.Verify(&signature.Request{Header: s.sign(t, s.newSecret, body, now.Add(-11*time.Second)), Body: []byte(body)}, now); !errors.Is(err, signature.ErrStaleTimestamp) {
 				t.Errorf("11s old: %v, want stale", err)
 			}
-			if _, err := v.Verify(s.sign(t, s.newSecret, body, now.Add(11*time.Second)), []byte(body), now); !errors.Is(err, signature.ErrFutureTimestamp) {
+			if _, err := v.Verify(&signature.Request{Header: s.sign(t, s.newSecret, body, now.Add(11*time.Second)), Body: []byte(body)}, now); !errors.Is(err, signature.ErrFutureTimestamp) {
 				t.Errorf("11s ahead: %v, want future", err)
 			}
 			// Sub-second clock: 300.5 s is beyond a 10 s window either way.
-			if _, err := v.Verify(s.sign(t, s.newSecret, body, now), []byte(body), now.Add(500*time.Millisecond)); err != nil {
+			if _, err := v.Verify(&signature.Request{Header: s.sign(t, s.newSecret, body, now), Body: []byte(body)}, now.Add(500*time.Millisecond)); err != nil {
 				t.Errorf("half a second later: %v", err)
 			}
 		})
@@ -161,7 +161,7 @@ func TestForgedStaleIsBadSignature(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			v := s.verifier(t, s.both()...)
 			h := s.sign(t, s.attackerSecret(), body, now.Add(-time.Hour))
-			if _, err := v.Verify(h, []byte(body), now); !errors.Is(err, signature.ErrBadSignature) {
+			if _, err := v.Verify(&signature.Request{Header: h, Body: []byte(body)}, now); !errors.Is(err, signature.ErrBadSignature) {
 				t.Fatalf("got %v, want bad signature", err)
 			}
 		})
