@@ -90,18 +90,7 @@ func New(cfg Config) (*Receiver, error) {
 }
 
 // SignatureConfig converts a provider's config into its verifier config.
-func SignatureConfig(p *config.Provider) signature.Config {
-	sc := signature.Config{
-		Scheme:          p.Scheme,
-		Tolerance:       p.Tolerance,
-		TimestampHeader: p.TimestampHeader,
-		SignatureHeader: p.SignatureHeader,
-	}
-	for _, s := range p.Secrets {
-		sc.Secrets = append(sc.Secrets, signature.Secret{ID: s.ID, Value: s.Resolved()})
-	}
-	return sc
-}
+func SignatureConfig(p *config.Provider) signature.Config { return p.SignatureConfig() }
 
 // Routes registers one POST route per configured provider on mux. Other
 // methods on those paths answer 405 with Allow: POST; unknown providers 404.

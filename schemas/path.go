@@ -1,13 +1,15 @@
 package schemas
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
 )
 
-// LookupPath follows a dotted path ("data.object.id") through JSON objects,
-// starting from a parsed value, and returns the string or number found
+// LookupPath follows a dotted path ("data.object.id") through JSON objects
+// (and arrays, where a part is a decimal index: "entry.0.id"), starting
+// from a parsed value, and returns the string or number found
 // there (a number as written). Empty strings, objects, arrays, null and
 // missing members report false. Where an object repeats a member name the
 // last one counts, as in PostgreSQL's jsonb and Go's encoding/json, so the
@@ -15,6 +17,12 @@ import (
 // aggregate_id_path and owner_path.
 func LookupPath(v gjson.Result, path string) (string, bool) {
 	for part := range strings.SplitSeq(path, ".") {
+		if v.IsArray() {
+			if v = element(v, part); !v.Exists() {
+				return "", false
+			}
+			continue
+		}
 		if !v.IsObject() {
 			return "", false
 		}
@@ -65,4 +73,23 @@ func Members(obj gjson.Result, names ...string) []gjson.Result {
 		return true
 	})
 	return out
+}
+
+// element returns the element of array a at the decimal index part.
+func element(a gjson.Result, part string) gjson.Result {
+	i, err := strconv.Atoi(part)
+	if err != nil || i < 0 || strconv.Itoa(i) != part {
+		return gjson.Result{}
+	}
+	var found gjson.Result
+	n := 0
+	a.ForEach(func(_, v gjson.Result) bool {
+		if n == i {
+			found = v
+			return false
+		}
+		n++
+		return true
+	})
+	return found
 }

@@ -463,3 +463,7 @@ func matchWith(hf func() hash.Hash, keys []key, candidates [][]byte, write func(
 	}
 	return keys[found].id, true
 }
+
+// Validate reports what is wrong with h as a provider's definition;
+// publicURL is the provider's public_url ("" when none is configured).
+func (h *HMAC) Validate(publicURL string) error { return h.check(publicURL) }

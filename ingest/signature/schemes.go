@@ -186,3 +186,15 @@ func describeHMAC(spec HMAC, tol time.Duration) Description {
 	}
 	return d
 }
+
+// DefaultTolerance is the replay window of scheme when none is configured:
+// the provider's documented one, 300 s otherwise, 0 for an unknown scheme.
+func DefaultTolerance(name string) time.Duration {
+	if p, ok := Presets[name]; ok {
+		return p.tolerance()
+	}
+	if _, ok := codeSchemes[name]; ok || name == schemeHMAC || name == schemeReference {
+		return defaultTolerance
+	}
+	return 0
+}

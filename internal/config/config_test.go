@@ -69,7 +69,7 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 	cases := map[string]struct{ yaml, key string }{
 		"unknown top-level key":     {valid + "\nlisten_adress: x\n", "listen_adress"},
 		"unknown provider key":      {strings.Replace(valid, "scheme: reference", "scheme: reference\n    secret: x", 1), "secret"},
-		"bad scheme":                {strings.Replace(valid, "scheme: reference", "scheme: hmac", 1), "providers.demo.scheme"},
+		"bad scheme":                {strings.Replace(valid, "scheme: reference", "scheme: paypal", 1), "providers.demo.scheme"},
 		"no secrets":                {strings.Replace(valid, `secrets: [{id: a, value: "env:DEMO"}]`, "secrets: []", 1), "providers.demo.secrets"},
 		"unset env secret":          {strings.Replace(valid, "env:DEMO", "env:NOPE", 1), "providers.demo.secrets[0].value"},
 		"missing file secret":       {strings.Replace(valid, "env:DEMO", "file:/nonexistent/x", 1), "providers.demo.secrets[0].value"},
@@ -80,6 +80,21 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		"bad api url":               {strings.Replace(valid, "scheme: reference", "scheme: reference\n    api_url: not a url", 1), "providers.demo.api_url"},
 		"bad relay mode":            {valid + "relay: {mode: carrier-pigeon}\n", "relay.mode"},
 		"session timeout too short": {valid + "consumers: {session_timeout: 1s}\n", "consumers.session_timeout"},
+		"hmac without definition":   {scheme("hmac", ""), "providers.demo.hmac"},
+		"hmac bad algorithm":        {scheme("hmac", "    hmac: {header: X-Sig, algorithm: md5}\n    event_id: [{path: id}]\n    event_type: [{path: type}]"), "providers.demo.hmac.algorithm"},
+		"hmac unknown content part": {scheme("hmac", "    hmac: {header: X-Sig, content: \"{nonce}.{body}\"}\n    event_id: [{path: id}]\n    event_type: [{path: type}]"), "providers.demo.hmac.content"},
+		"hmac url without public":   {scheme("hmac", "    hmac: {header: X-Sig, content: \"{url}{body}\"}\n    event_id: [{path: id}]\n    event_type: [{path: type}]"), "providers.demo.hmac.content"},
+		"hmac without event_id":     {scheme("hmac", "    hmac: {header: X-Sig}"), "providers.demo.event_id"},
+		"hmac misspelled key":       {scheme("hmac", "    hmac: {header: X-Sig, algoritm: sha1}"), "algoritm"},
+		"field with two sources":    {scheme("hmac", "    hmac: {header: X-Sig}\n    event_id: [{path: id, header: X-Id}]\n    event_type: [{path: type}]"), "providers.demo.event_id[0]"},
+		"hmac block on a preset":    {scheme("paddle", "    hmac: {header: X-Sig}"), "providers.demo.hmac"},
+		"fields on a coded kind":    {scheme("stripe", "    event_id: [{path: id}]"), "providers.demo.event_id"},
+		"twilio without public_url": {scheme("twilio", ""), "providers.demo.public_url"},
+		"square without public_url": {scheme("square", ""), "providers.demo.public_url"},
+		"public_url with query":     {scheme("twilio", "    public_url: https://h.example.com/webhooks/demo?x=1"), "providers.demo.public_url"},
+		"public_url relative":       {scheme("hubspot", "    public_url: /webhooks/demo"), "providers.demo.public_url"},
+		"meta without verify_token": {scheme("meta", ""), "providers.demo.verify_token"},
+		"discord key not hex":       {scheme("discord", ""), "providers.demo.secrets"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -141,5 +156,48 @@ func TestLoadMissingFile(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "none.yaml"), true, env(nil)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// scheme turns the valid reference provider into one of scheme with extra
+// YAML lines.
+func scheme(name, extra string) string {
+	out := strings.Replace(valid, "scheme: reference", "scheme: "+name, 1)
+	out = strings.Replace(out, "    timestamp_header: X-Ts\n", "", 1)
+	out = strings.Replace(out, "    signature_header: X-Sig\n", "", 1)
+	if extra != "" {
+		out = strings.Replace(out, "scheme: "+name, "scheme: "+name+"\n"+extra, 1)
+	}
+	return out
+}
+
+// Every catalogue entry and the declarative scheme load from YAML.
+func TestEveryKindLoads(t *testing.T) {
+	for _, name := range Schemes {
+		extra := ""
+		switch name {
+		case "hmac":
+			extra = "    hmac: {header: X-Sig, prefix: \"sha256=\", content: \"{timestamp}.{body}\", timestamp: {header: X-Ts}}\n    event_id: [{header: X-Id}]\n    event_type: [{join: [{path: type}, {path: action}]}, {value: unknown}]"
+		case "twilio", "square", "hubspot":
+			extra = "    public_url: https://hooks.example.com/webhooks/demo"
+		case "meta":
+			extra = "    verify_token: env:DEMO"
+		case "reference":
+			continue
+		}
+		secret := "x"
+		switch name {
+		case "discord":
+			secret = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"
+		case "sendgrid":
+			secret = "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEMJbj297jR1GWmIMuru48z+2NP4awB+mYZfOpPXyPJHJgZMaTvjuNC4YopjF6EoMYibwXwCZwQwjCuQWKoHf4pA=="
+		case "postmark":
+			secret = "user:pass"
+		case "standard-webhooks", "clerk", "resend":
+			secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+		}
+		if _, err := Parse([]byte(scheme(name, extra)), env(map[string]string{"DEMO": secret})); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

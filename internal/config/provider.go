@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -15,11 +16,29 @@ type Provider struct {
 	Scheme string `yaml:"scheme"`
 	// Secrets are the active signing secrets; several during a rotation overlap.
 	Secrets []SecretEntry `yaml:"secrets"`
-	// Tolerance bounds |now - signed timestamp|. Default 300s.
+	// Tolerance bounds |now - signed timestamp|. Default: the provider's
+	// documented window (twitch 10m, calendly 3m, linear 1m), else 300s.
 	Tolerance time.Duration `yaml:"tolerance"`
 	// TimestampHeader and SignatureHeader name the headers of the reference scheme.
 	TimestampHeader string `yaml:"timestamp_header"`
 	SignatureHeader string `yaml:"signature_header"`
+	// HMAC defines the signing rules of scheme "hmac" (README "Adding a
+	// provider without code").
+	HMAC *signature.HMAC `yaml:"hmac"`
+	// EventID, EventType and CreatedAt say where an event's id, type and
+	// creation time are (scheme "hmac": event_id and event_type required;
+	// a preset's own are replaced where set).
+	EventID   Fields `yaml:"event_id"`
+	EventType Fields `yaml:"event_type"`
+	CreatedAt Fields `yaml:"created_at"`
+	// PublicURL is the URL the provider calls, exactly as configured at the
+	// provider (no query). Required by the schemes that sign the URL
+	// (twilio, square, hubspot, an hmac content with {url}); the request's
+	// Host and X-Forwarded-* headers are never trusted for it.
+	PublicURL string `yaml:"public_url"`
+	// VerifyToken answers Meta's GET handshake (hub.verify_token); secret
+	// reference allowed. Required by scheme meta.
+	VerifyToken string `yaml:"verify_token"`
 	// MaxBodyBytes limits the request body. Default 1 MiB.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 	// AggregateIDPath is the dotted path inside the envelope to the subject
@@ -48,7 +67,8 @@ type Provider struct {
 	OwnerPath   string `yaml:"owner_path"`
 	OwnerIssuer string `yaml:"owner_issuer"`
 
-	apiKey []byte
+	apiKey      []byte
+	verifyToken []byte
 }
 
 // SecretEntry is one signing secret. Value may be a literal, "env:NAME" or "file:/path".
@@ -61,6 +81,9 @@ type SecretEntry struct {
 // Resolved returns the secret's value after reference resolution.
 func (s SecretEntry) Resolved() []byte { return s.resolved }
 
+// VerifyTokenValue returns the resolved verify_token, nil when none is set.
+func (p *Provider) VerifyTokenValue() []byte { return p.verifyToken }
+
 // APIKeyValue returns the resolved API key, nil when none is configured.
 func (p *Provider) APIKeyValue() []byte { return p.apiKey }
 
@@ -69,7 +92,7 @@ const DefaultMaxBodyBytes = 1 << 20
 
 func (p *Provider) applyDefaults(name string) {
 	if p.Tolerance == 0 {
-		p.Tolerance = 300 * time.Second
+		p.Tolerance = signature.DefaultTolerance(Kinds[p.Scheme].Scheme)
 	}
 	if p.MaxBodyBytes == 0 {
 		p.MaxBodyBytes = DefaultMaxBodyBytes
@@ -107,6 +130,9 @@ func (p *Provider) validate() error {
 	if p.Scheme == "reference" && (p.TimestampHeader == "" || p.SignatureHeader == "") {
 		return errors.New("timestamp_header: reference scheme needs timestamp_header and signature_header")
 	}
+	if err := p.validateSigning(); err != nil {
+		return err
+	}
 	if p.Tolerance < 0 {
 		return errors.New("tolerance: must be positive")
 	}
@@ -122,4 +148,65 @@ func (p *Provider) validate() error {
 		}
 	}
 	return nil
+}
+
+var errFieldSource = errors.New("set exactly one of header, path, value, digest and join")
+
+// validateSigning checks the settings of the declarative scheme, the
+// public URL, the verify token and the envelope fields.
+func (p *Provider) validateSigning() error {
+	if p.Scheme == "hmac" {
+		if p.HMAC == nil {
+			return errors.New("hmac: scheme hmac needs an hmac definition")
+		}
+		if err := p.HMAC.Validate(p.PublicURL); err != nil {
+			return fmt.Errorf("hmac.%w", err)
+		}
+		if len(p.EventID) == 0 || len(p.EventType) == 0 {
+			return errors.New("event_id: scheme hmac needs event_id and event_type")
+		}
+	} else if p.HMAC != nil {
+		return fmt.Errorf("hmac: only scheme hmac takes an hmac definition (scheme %q signs as its provider does)", p.Scheme)
+	}
+	if p.PublicURL != "" {
+		u, err := url.Parse(p.PublicURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("public_url: %q must be the absolute http(s) URL the provider calls, without query", p.PublicURL)
+		}
+	} else if signature.NeedsPublicURL(p.Kind().Scheme, p.HMAC) {
+		return fmt.Errorf("public_url: scheme %q signs the URL the provider calls; set public_url to it exactly as configured at the provider", p.Scheme)
+	}
+	if p.Kind().GetHandshake == HandshakeMeta && p.VerifyToken == "" {
+		return errors.New("verify_token: scheme meta needs the verify token configured at Meta for its GET handshake")
+	}
+	for name, fs := range map[string]Fields{"event_id": p.EventID, "event_type": p.EventType, "created_at": p.CreatedAt} {
+		for i, f := range fs {
+			if err := f.validate(); err != nil {
+				return fmt.Errorf("%s[%d]: %w", name, i, err)
+			}
+		}
+	}
+	if _, err := signature.New(p.SignatureConfig()); err != nil {
+		return fmt.Errorf("secrets: %w", err)
+	}
+	if p.Kind().Envelope != EnvelopeFields && (len(p.EventID) > 0 || len(p.EventType) > 0 || len(p.CreatedAt) > 0) {
+		return fmt.Errorf("event_id: scheme %q finds the event's fields itself", p.Scheme)
+	}
+	return nil
+}
+
+// SignatureConfig is the provider's verifier configuration.
+func (p *Provider) SignatureConfig() signature.Config {
+	sc := signature.Config{
+		Scheme:          p.Kind().Scheme,
+		Tolerance:       p.Tolerance,
+		TimestampHeader: p.TimestampHeader,
+		SignatureHeader: p.SignatureHeader,
+		HMAC:            p.HMAC,
+		PublicURL:       p.PublicURL,
+	}
+	for _, s := range p.Secrets {
+		sc.Secrets = append(sc.Secrets, signature.Secret{ID: s.ID, Value: s.Resolved()})
+	}
+	return sc
 }

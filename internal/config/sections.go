@@ -19,14 +19,23 @@ func (c *Config) applySectionDefaults() {
 
 func (c *Config) resolveSections(getenv func(string) string) error {
 	for name, p := range c.Providers {
-		if p == nil || p.APIKey == "" {
+		if p == nil {
 			continue
 		}
-		v, err := ResolveSecret(p.APIKey, getenv)
-		if err != nil {
-			return errorf("providers.%s.api_key: %w", name, err)
+		if p.APIKey != "" {
+			v, err := ResolveSecret(p.APIKey, getenv)
+			if err != nil {
+				return errorf("providers.%s.api_key: %w", name, err)
+			}
+			p.apiKey = v
 		}
-		p.apiKey = v
+		if p.VerifyToken != "" {
+			v, err := ResolveSecret(p.VerifyToken, getenv)
+			if err != nil {
+				return errorf("providers.%s.verify_token: %w", name, err)
+			}
+			p.verifyToken = v
+		}
 	}
 	if err := c.Kafka.resolve(getenv); err != nil {
 		return err
