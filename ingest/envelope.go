@@ -37,7 +37,10 @@ type parsed struct {
 // whose data is the body. The body is validated once and read in place
 // (gjson): only the members the receiver needs are looked at, where an
 // object repeats a name the last one counts (as in the stored jsonb).
-func parseDelivery(envelope string, h http.Header, body []byte, res signature.Result, now time.Time) (parsed, error) {
+func parseDelivery(k config.Kind, h http.Header, body []byte, res signature.Result, now time.Time) (parsed, error) {
+	if k.Envelope == config.EnvelopeFields {
+		return parseFields(k, h, body, res, now)
+	}
 	if err := storable(body); err != nil {
 		return parsed{}, err
 	}
@@ -45,7 +48,7 @@ func parseDelivery(envelope string, h http.Header, body []byte, res signature.Re
 	if !root.IsObject() {
 		return parsed{}, fmt.Errorf("%w: body is not a JSON object", errBadEnvelope)
 	}
-	switch envelope {
+	switch k.Envelope {
 	case config.EnvelopeGitHub:
 		t := h.Get("X-GitHub-Event")
 		if action := stringField(root, "action"); action != "" && t != "" {
@@ -168,7 +171,8 @@ func wrap(id, typ string, at time.Time, body []byte) (parsed, error) {
 	return parsed{ID: id, Type: typ, CreatedAt: &at, Payload: b, root: gjson.ParseBytes(b)}, nil
 }
 
-// parseTime accepts an RFC 3339 string or Unix seconds (an integer).
+// parseTime accepts an RFC 3339 string or a Unix time (seconds, or
+// milliseconds past 10^11: Clerk's timestamp).
 func parseTime(v gjson.Result) (time.Time, bool) {
 	switch v.Type {
 	case gjson.String:
@@ -177,6 +181,9 @@ func parseTime(v gjson.Result) (time.Time, bool) {
 		}
 	case gjson.Number:
 		if n, err := strconv.ParseInt(v.Raw, 10, 64); err == nil {
+			if n > 1e11 {
+				return time.UnixMilli(n).UTC(), true
+			}
 			return time.Unix(n, 0).UTC(), true
 		}
 	}

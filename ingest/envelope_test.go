@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -25,7 +26,10 @@ func TestLookupPath(t *testing.T) {
 		"data.object.nested":    {"", false},
 		"data.object.nested.x":  {"y", true},
 		"data.object.dup":       {"last", true}, // as jsonb stores it
-		"data.list.0":           {"", false},
+		"data.list.0":           {"1", true},    // arrays are indexed (batch bodies)
+		"data.list.1":           {"", false},
+		"data.list.01":          {"", false},
+		"data.list.x":           {"", false},
 		"data.missing":          {"", false},
 		"nope":                  {"", false},
 		"data.object.id.deeper": {"", false},
@@ -53,7 +57,7 @@ func TestParseDeliveryRefusesWhatJSONBCannotHold(t *testing.T) {
 		`{"id":"a","type":"t","x":"\\u0000"}`:          "", // an escaped backslash, then text
 		`{"id":"a","type":"t","x":"\\\\u0000"}`:        "",
 	} {
-		p, err := parseDelivery("reference", http.Header{}, []byte(body), signature.Result{}, now)
+		p, err := parseDelivery(config.Kinds["reference"], http.Header{}, []byte(body), signature.Result{}, now)
 		switch {
 		case want == "" && err != nil:
 			t.Errorf("%s: %v", body, err)
@@ -73,7 +77,7 @@ func TestParseDeliveryCreatedAt(t *testing.T) {
 		`{"id":"a","type":"t","timestamp":"2026-01-02T03:04:05Z"}`:  "2026-01-02T03:04:05Z",
 		`{"id":"a","type":"t","created_at":"yesterday"}`:            "",
 	} {
-		p, err := parseDelivery("reference", http.Header{}, []byte(body), signature.Result{}, now)
+		p, err := parseDelivery(config.Kinds["reference"], http.Header{}, []byte(body), signature.Result{}, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +89,7 @@ func TestParseDeliveryCreatedAt(t *testing.T) {
 			t.Errorf("%s: created_at = %q, want %q", body, got, want)
 		}
 	}
-	if _, err := parseDelivery("reference", http.Header{}, []byte(`{"id":7,"type":"t"}`), signature.Result{}, now); !errors.Is(err, errBadEnvelope) {
+	if _, err := parseDelivery(config.Kinds["reference"], http.Header{}, []byte(`{"id":7,"type":"t"}`), signature.Result{}, now); !errors.Is(err, errBadEnvelope) {
 		t.Fatalf("numeric id: %v", err)
 	}
 }
@@ -95,9 +99,12 @@ func FuzzParseDelivery(f *testing.F) {
 	f.Add("github", []byte(`{"action":"opened"}`))
 	f.Add("slack", []byte(`{"event_id":"E","event":{"type":"x"},"event_time":1}`))
 	f.Add("shopify", []byte(`{"id":1}`))
+	f.Add("twilio", []byte(`MessageSid=SM1&MessageStatus=delivered&To=%2B1&To=%2B2`))
+	f.Add("sendgrid", []byte(`[{"event":"delivered","timestamp":1513299569,"sg_message_id":"m1"}]`))
+	f.Add("mailgun", []byte(`{"event-data":{"id":"e1","event":"delivered","timestamp":1521472262.908181}}`))
 	f.Fuzz(func(t *testing.T, scheme string, body []byte) {
 		h := http.Header{"X-Github-Event": {"push"}, "X-Shopify-Topic": {"orders/create"}}
-		p, err := parseDelivery(scheme, h, body, signature.Result{EventID: "hdr-id"}, time.Unix(0, 0))
+		p, err := parseDelivery(config.Kinds[scheme], h, body, signature.Result{EventID: "hdr-id"}, time.Unix(0, 0))
 		if err != nil {
 			if !errors.Is(err, errBadEnvelope) {
 				t.Fatalf("error without errBadEnvelope: %v", err)

@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,6 +66,16 @@ type endpoint struct {
 	verifier signature.Verifier
 }
 
+// secret returns the value of the provider's secret id.
+func (ep *endpoint) secret(id string) []byte {
+	for _, s := range ep.p.Secrets {
+		if s.ID == id {
+			return s.Resolved()
+		}
+	}
+	return nil
+}
+
 // New builds a Receiver; it fails when a provider's signing config is invalid.
 func New(cfg Config) (*Receiver, error) {
 	if cfg.Logger == nil {
@@ -92,8 +101,9 @@ func New(cfg Config) (*Receiver, error) {
 // SignatureConfig converts a provider's config into its verifier config.
 func SignatureConfig(p *config.Provider) signature.Config { return p.SignatureConfig() }
 
-// Routes registers one POST route per configured provider on mux. Other
-// methods on those paths answer 405 with Allow: POST; unknown providers 404.
+// Routes registers one POST route per configured provider on mux, and GET
+// for a provider whose handshake is a GET (meta, dropbox). Other methods
+// on those paths answer 405 with Allow; unknown providers 404.
 func (r *Receiver) Routes(mux chi.Router) {
 	names := make([]string, 0, len(r.endpoints))
 	for name := range r.endpoints {
@@ -103,13 +113,22 @@ func (r *Receiver) Routes(mux chi.Router) {
 	for _, name := range names {
 		ep := r.endpoints[name]
 		path := "/webhooks/" + name
+		allow := http.MethodPost
+		if ep.p.Kind().GetHandshake != "" {
+			allow = "GET, POST"
+		}
 		mux.HandleFunc(path, func(w http.ResponseWriter, req *http.Request) {
-			if req.Method == http.MethodPost {
+			switch {
+			case req.Method == http.MethodPost:
 				r.serve(w, req, ep)
-				return
+			case req.Method == http.MethodGet && allow != http.MethodPost:
+				status := serveGetHandshake(w, req, ep)
+				r.cfg.Logger.LogAttrs(req.Context(), slog.LevelInfo, "webhook handshake",
+					slog.String("provider", ep.name), slog.Int("response_status", status), slog.String("request_id", requestID(req)))
+			default:
+				w.Header().Set("Allow", allow)
+				http.Error(w, "method not allowed: use POST", http.StatusMethodNotAllowed)
 			}
-			w.Header().Set("Allow", http.MethodPost)
-			http.Error(w, "method not allowed: use POST", http.StatusMethodNotAllowed)
 		})
 	}
 }
@@ -162,11 +181,11 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	d.verified = true
 	r.m.secret.WithLabelValues(ep.name, res.SecretID).Inc()
 	// 3. Parse only after verification.
-	if ep.p.Kind().Handshake == "slack_url_verification" && answerSlackChallenge(w, body) {
-		d.status, d.outcome = http.StatusOK, "challenge"
+	if status, ok := answerHandshake(w, req.Header, ep, body, res); ok {
+		d.status, d.outcome = status, "challenge"
 		return
 	}
-	ev, err := parseDelivery(ep.p.Kind().Envelope, req.Header, body, res, r.cfg.Now())
+	ev, err := parseDelivery(ep.p.Kind(), req.Header, body, res, r.cfg.Now())
 	if err != nil {
 		d.reason = err.Error()
 		fail(http.StatusBadRequest, "bad_request", err.Error())
@@ -237,19 +256,4 @@ func requestID(req *http.Request) string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// answerSlackChallenge answers Slack's url_verification handshake (after the
-// signature was verified) by echoing the challenge; nothing is stored.
-func answerSlackChallenge(w http.ResponseWriter, body []byte) bool {
-	var c struct {
-		Type      string `json:"type"`
-		Challenge string `json:"challenge"`
-	}
-	if json.Unmarshal(body, &c) != nil || c.Type != "url_verification" {
-		return false
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]string{"challenge": c.Challenge})
-	return true
 }

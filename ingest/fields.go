@@ -1,0 +1,136 @@
+package ingest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/schemas"
+)
+
+// parseFields maps a verified delivery of an EnvelopeFields provider: the
+// body (a JSON object or array; a form body for a Form kind, stored as a
+// JSON object of its fields) becomes the data of an envelope whose id,
+// type and creation time come from the kind's fields.
+func parseFields(k config.Kind, h http.Header, body []byte, res signature.Result, now time.Time) (parsed, error) {
+	data := body
+	if k.Form && !gjson.ValidBytes(body) {
+		var err error
+		if data, err = formJSON(body); err != nil {
+			return parsed{}, err
+		}
+	}
+	if err := storable(data); err != nil {
+		return parsed{}, err
+	}
+	root := gjson.ParseBytes(data)
+	if !root.IsObject() && !root.IsArray() {
+		return parsed{}, fmt.Errorf("%w: body is not a JSON object or array", errBadEnvelope)
+	}
+	id := fieldValue(k.EventID, h, root, body)
+	if id == "" {
+		id = res.EventID
+	}
+	if len(id) > maxEventID {
+		return parsed{}, fmt.Errorf("%w: event id longer than %d bytes", errBadEnvelope, maxEventID)
+	}
+	at := now
+	if v := fieldValue(k.CreatedAt, h, root, body); v != "" {
+		if t, ok := parseTimeText(v); ok {
+			at = t
+		}
+	}
+	return wrap(id, fieldValue(k.EventType, h, root, body), at, data)
+}
+
+// maxEventID bounds an event id taken from a body or header.
+const maxEventID = 255
+
+// fieldValue is the value of the first of fs that is present, "" if none.
+func fieldValue(fs config.Fields, h http.Header, root gjson.Result, raw []byte) string {
+	for _, f := range fs {
+		if v := oneField(f, h, root, raw); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func oneField(f config.Field, h http.Header, root gjson.Result, raw []byte) string {
+	switch {
+	case f.Header != "":
+		return strings.TrimSpace(h.Get(f.Header))
+	case f.Path != "":
+		v, _ := schemas.LookupPath(root, f.Path)
+		return v
+	case f.Value != "":
+		return f.Value
+	case f.Digest:
+		d := sha256.Sum256(raw)
+		return "sha256:" + hex.EncodeToString(d[:])
+	case len(f.Join) > 0:
+		parts := make([]string, 0, len(f.Join))
+		for i, j := range f.Join {
+			v := oneField(j, h, root, raw)
+			if v == "" {
+				if i == 0 {
+					return ""
+				}
+				continue
+			}
+			parts = append(parts, v)
+		}
+		return strings.Join(parts, ".")
+	}
+	return ""
+}
+
+// formJSON turns an application/x-www-form-urlencoded body into a JSON
+// object: each field a string, a repeated field an array of strings.
+func formJSON(body []byte) ([]byte, error) {
+	vals, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, fmt.Errorf("%w: body is neither JSON nor a form", errBadEnvelope)
+	}
+	obj := make(map[string]any, len(vals))
+	for k, vs := range vals {
+		if len(vs) == 1 {
+			obj[k] = vs[0]
+		} else {
+			obj[k] = vs
+		}
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("form body: %w", err)
+	}
+	return b, nil
+}
+
+// parseTimeText reads a creation time as providers write it: RFC 3339, or
+// a Unix time in seconds (with a fraction, as Mailgun) or in milliseconds
+// (a number past 10^11, as Zoom, Linear and HubSpot).
+func parseTimeText(s string) (time.Time, bool) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), true
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 || f > 1e14 {
+		return time.Time{}, false
+	}
+	if f > 1e11 {
+		return time.UnixMilli(int64(f)).UTC(), true
+	}
+	sec := int64(f)
+	return time.Unix(sec, int64((f-float64(sec))*1e9)).Truncate(time.Microsecond).UTC(), true
+}
