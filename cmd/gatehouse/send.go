@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
 )
@@ -47,16 +46,19 @@ func runSend(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	h, err := signature.Sign(ingest.SignatureConfig(p), p.Secrets[0].Resolved(), body, now, *id)
-	if err != nil {
-		return fmt.Errorf("sign: %w", err)
+	sr := &signature.Request{Method: http.MethodPost, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
+	if err := signature.SignRequest(p.SignatureConfig(), p.Secrets[0].Resolved(), sr, now, *id); err != nil {
+		return fmt.Errorf("sign as provider %s: %w", *provider, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, *url+"/webhooks/"+*provider, bytes.NewReader(body))
+	target := *url + "/webhooks/" + *provider
+	if sr.RawQuery != "" {
+		target += "?" + sr.RawQuery
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(sr.Body))
 	if err != nil {
 		return err
 	}
-	req.Header = h
-	req.Header.Set("Content-Type", "application/json")
+	req.Header = sr.Header
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("post: %w", err)

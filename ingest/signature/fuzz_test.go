@@ -1,16 +1,16 @@
 package signature
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/x509"
-	"math/rand"
-	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"maps"
+	"math/rand"
 	"net/http"
 	"slices"
 	"strconv"

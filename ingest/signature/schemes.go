@@ -75,7 +75,10 @@ func NeedsPublicURL(scheme string, h *HMAC) bool {
 // Describe returns how scheme signs (h for "hmac"), or false for an
 // unknown scheme.
 func Describe(name string, h *HMAC) (Description, bool) {
-	cfg := Config{Scheme: name, HMAC: h, PublicURL: "https://example.invalid/", TimestampHeader: "X-Timestamp", SignatureHeader: "X-Signature"}
+	cfg := Config{Scheme: name, HMAC: h, PublicURL: "https://example.invalid/"}
+	if name == schemeReference {
+		cfg.TimestampHeader, cfg.SignatureHeader = "timestamp_header", "signature_header"
+	}
 	sc, err := resolve(cfg)
 	if err != nil {
 		return Description{}, false
@@ -149,7 +152,6 @@ func describeHMAC(spec HMAC, tol time.Duration) Description {
 	if alg == "" {
 		alg = "SHA256"
 	}
-	alg = strings.Replace(alg, "SHA", "SHA-", 1)
 	enc := spec.Encoding
 	if enc == "" {
 		enc = "hex"

@@ -107,4 +107,3 @@ func signHMAC(spec HMAC, url string, secret []byte, r *Request, now time.Time, e
 	r.Header.Set(spec.Header, strings.Join(parts, spec.PartSeparator))
 	return nil
 }
-

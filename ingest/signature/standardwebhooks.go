@@ -1,9 +1,9 @@
 package signature
 
 import (
-	"strconv"
 	"encoding/base64"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 )

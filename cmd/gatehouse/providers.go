@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/internal/config"
+)
+
+// runProviders lists the provider catalogue: for each scheme a provider
+// may name, how it is signed, which headers carry what, where the event id
+// and type come from, which handshake is answered, and what the tests
+// verify it against.
+func runProviders(_ context.Context, e env, args []string) error {
+	fs, _ := newFlags("providers", e)
+	only := fs.String("scheme", "", "show only this scheme")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("providers: unexpected argument %q (use --scheme)", fs.Arg(0))
+	}
+	names := config.Schemes
+	if *only != "" {
+		if _, ok := config.Kinds[*only]; !ok {
+			return fmt.Errorf("providers: unknown scheme %q (one of %s)", *only, strings.Join(config.Schemes, ", "))
+		}
+		names = []string{*only}
+	}
+	for i, name := range names {
+		k := config.Kinds[name]
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		fmt.Fprintf(e.stdout, "%s\n", name)
+		row := func(label, v string) {
+			if v != "" {
+				fmt.Fprintf(e.stdout, "  %-11s %s\n", label+":", v)
+			}
+		}
+		if name == "hmac" {
+			row("signed", "as the provider's hmac definition says (README: Adding a provider without code)")
+			row("event id", "as its event_id says")
+			row("event type", "as its event_type says")
+			continue
+		}
+		d, _ := signature.Describe(k.Scheme, nil)
+		if k.Scheme != name {
+			row("scheme", k.Scheme)
+		}
+		row("headers", strings.Join(d.Headers, ", "))
+		row("signed", d.Content)
+		row("timestamp", d.Timestamp)
+		row("event id", k.IDSource())
+		row("event type", k.TypeSource())
+		row("handshake", k.HandshakeText())
+		row("verified", k.Vector)
+		row("note", k.Note)
+	}
+	return nil
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/gatehouse/gatehouse/internal/config"
+)
+
+// `gatehouse providers` lists every scheme with its headers, signed
+// content, event id source and handshake; --scheme narrows it, and an
+// unknown scheme is an error naming the choices.
+func TestProvidersListsTheCatalogue(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"providers"}, func(string) string { return "" }, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, name := range config.Schemes {
+		if !strings.Contains(text, "\n"+name+"\n") && !strings.HasPrefix(text, name+"\n") {
+			t.Errorf("scheme %s not listed", name)
+		}
+	}
+	for _, want := range []string{
+		"X-Twilio-Signature", "Paddle-Signature part h1=", "{timestamp}:{body}", "Twitch-Eventsub-Message-Timestamp (rfc3339), ±10m0s",
+		"endpoint.url_validation", "GET hub.challenge", "header Linear-Delivery", "twilio-go v1.23.0", "public_url",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("listing lacks %q", want)
+		}
+	}
+	if len(config.Schemes) < 27 {
+		t.Errorf("%d schemes, want at least 27", len(config.Schemes))
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"providers", "--scheme", "zoom"}, func(string) string { return "" }, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), "zoom\n") || strings.Contains(out.String(), "twilio") {
+		t.Errorf("--scheme zoom printed %q", out.String())
+	}
+	err := run(context.Background(), []string{"providers", "--scheme", "paypal"}, func(string) string { return "" }, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), `"paypal"`) || !strings.Contains(err.Error(), "stripe") {
+		t.Errorf("unknown scheme: %v", err)
+	}
+}
