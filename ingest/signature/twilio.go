@@ -22,7 +22,8 @@ const twilioSigHeader = "X-Twilio-Signature"
 // by its value). A JSON body is not signed itself: the URL carries
 // bodySHA256=<hex SHA-256 of the body>, and the signature covers the URL.
 // The URL is the configured public URL with the query as received; as
-// twilio-go does, it is tried with and without the scheme's default port.
+// twilio-go does, it is tried with the scheme's default port added and
+// with any port removed.
 // A form body is parsed to compute the signature: that is Twilio's
 // design, and nothing of it is used before the signature matched.
 type twilioVerifier struct {
@@ -55,7 +56,7 @@ func (v *twilioVerifier) Verify(r *Request, _ time.Time) (Result, error) {
 	}
 	var found string
 	ok := false
-	for _, u := range []string{withDefaultPort(full), withoutDefaultPort(full)} {
+	for _, u := range []string{withDefaultPort(full), withoutPort(full)} {
 		if id, m := matchWith(sha1.New, v.keys, [][]byte{sig}, func(m hash.Hash) {
 			m.Write([]byte(u))
 			for _, p := range params {
@@ -71,7 +72,11 @@ func (v *twilioVerifier) Verify(r *Request, _ time.Time) (Result, error) {
 	return Result{SecretID: found}, nil
 }
 
-// twilioParams returns a form body's parameters as sorted key+value texts.
+// twilioParams returns a form body's parameters as Twilio signs them: by
+// name in byte order (not the joined texts: "Reason" comes before
+// "ReasonConferenceEnded" whatever their values), each name followed by
+// its value; a repeated name once per value, values sorted (as
+// twilio-node; twilio-go keeps one value per name).
 func twilioParams(body []byte) ([]string, error) {
 	if len(body) == 0 {
 		return nil, nil
@@ -80,18 +85,25 @@ func twilioParams(body []byte) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	names := make([]string, 0, len(vals))
+	for k := range vals {
+		names = append(names, k)
+	}
+	sort.Strings(names)
 	var out []string
-	for k, vs := range vals {
+	for _, k := range names {
+		vs := append([]string(nil), vals[k]...)
+		sort.Strings(vs)
 		for _, v := range vs {
 			out = append(out, k+v)
 		}
 	}
-	sort.Strings(out)
 	return out, nil
 }
 
-// withDefaultPort and withoutDefaultPort add or remove :443 (https) or
-// :80 (http), as twilio-go's addPort and removePort do.
+// withDefaultPort adds :443 (https) or :80 (http) where the URL has no
+// port, and withoutPort removes any port, as twilio-go's addPort and
+// removePort do: Twilio has signed both forms.
 func withDefaultPort(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Port() != "" {
@@ -105,14 +117,12 @@ func withDefaultPort(raw string) string {
 	return u.String()
 }
 
-func withoutDefaultPort(raw string) string {
+func withoutPort(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return raw
 	}
-	if (u.Scheme == "https" && u.Port() == "443") || (u.Scheme == "http" && u.Port() == "80") {
-		u.Host = u.Hostname()
-	}
+	u.Host = u.Hostname()
 	return u.String()
 }
 
