@@ -1,9 +1,18 @@
 package signature_test
 
 import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,21 +25,49 @@ var now = time.Unix(1_760_000_000, 0)
 const (
 	body         = `{"id":"evt_1","type":"payment.succeeded","data":{"amount":1200}}`
 	reserialised = `{"id": "evt_1", "type": "payment.succeeded", "data": {"amount": 1200}}`
+	// suiteURL is the public URL configured for the schemes that sign the
+	// URL; suiteOtherURL is another endpoint's.
+	suiteURL      = "https://hooks.example.com/webhooks/acme"
+	suiteOtherURL = "https://hooks.example.com/webhooks/other"
+	suiteQuery    = "tenant=7&mode=live"
 )
 
-// scheme describes one scheme for the shared table tests.
+// scheme describes one scheme (or one variant of a scheme) for the shared
+// table tests. Every name of signature.Schemes() has at least one entry
+// (TestSchemeTableCoversEveryScheme).
 type scheme struct {
-	name        string
-	cfg         signature.Config // without secrets
-	oldSecret   string
-	newSecret   string
-	timestamped bool
-	eventID     string // passed to Sign
+	name string           // subtest name: the scheme, or scheme plus variant
+	cfg  signature.Config // without secrets; PublicURL set where the URL is signed
+	// old and new are the two secrets of a rotation overlap, attacker a
+	// well-formed one that is configured nowhere.
+	old, new, attacker suiteKeys
+	// tol is the scheme's default replay window; 0: it has no timestamp.
+	tol         time.Duration
+	eventID     string // passed to SignRequest
 	wantEventID string // expected Result.EventID
-	required    []string
-	sigHeader   string    // header whose value is the signature
-	malformed   []hdrEdit // each must yield ErrMalformedHeader
+	query       string // the query string the provider calls with
+	contentType string // the request's Content-Type ("" = none)
+	// body builds the event body for a signing time (linear puts the
+	// timestamp in it); nil: the shared body.
+	body func(at time.Time) string
+	// reserialise rewrites a signed body without changing its meaning;
+	// nil: the JSON re-indented.
+	reserialise func(string) string
+	// bodyExpect overrides the outcome of the body cases "changed",
+	// "reserialised" and "empty" (absent: ErrBadSignature). A nil value
+	// means the change is ACCEPTED by design; bodyWhy says why.
+	bodyExpect map[string]error
+	bodyWhy    string
+	required   []string  // headers whose absence is ErrMissingHeader
+	malformed  []hdrEdit // each must yield ErrMalformedHeader
+	extra      []suiteCase
 }
+
+// suiteKeys is a secret in its verifying and signing forms (they differ
+// for the asymmetric schemes only).
+type suiteKeys struct{ verify, sign string }
+
+func sym(s string) suiteKeys { return suiteKeys{verify: s, sign: s} }
 
 type hdrEdit struct {
 	name   string
@@ -38,20 +75,31 @@ type hdrEdit struct {
 	value  string
 }
 
+// suiteCase is a scheme-specific case: edit changes a request signed with
+// the new secret at now; want nil means accepted (with SecretID "new").
+type suiteCase struct {
+	name string
+	edit func(t *testing.T, s scheme, r *signature.Request)
+	want error
+}
+
 func b64(s string) string { return "whsec_" + base64.StdEncoding.EncodeToString([]byte(s)) }
 
+// schemes is the table of TestVerifySchemes: the schemes below, the other
+// HMAC presets (presetSchemes) and the schemes with code of their own
+// (codeSchemes), both in presets_suite_test.go.
 func schemes() []scheme {
 	hex64 := strings.Repeat("ab", 32)
 	b64sig := base64.StdEncoding.EncodeToString(make([]byte, 32))
-	return []scheme{
+	out := []scheme{
 		{
-			name:        "reference",
-			cfg:         signature.Config{Scheme: "reference", TimestampHeader: "X-Ref-Timestamp", SignatureHeader: "X-Ref-Signature"},
-			oldSecret:   "ref-old-secret-0123456789",
-			newSecret:   "ref-new-secret-9876543210",
-			timestamped: true,
-			required:    []string{"X-Ref-Timestamp", "X-Ref-Signature"},
-			sigHeader:   "X-Ref-Signature",
+			name:     "reference",
+			cfg:      signature.Config{Scheme: "reference", TimestampHeader: "X-Ref-Timestamp", SignatureHeader: "X-Ref-Signature"},
+			old:      sym("ref-old-secret-0123456789"),
+			new:      sym("ref-new-secret-9876543210"),
+			attacker: sym("attacker-ref-secret-0123"),
+			tol:      5 * time.Minute,
+			required: []string{"X-Ref-Timestamp", "X-Ref-Signature"},
 			malformed: []hdrEdit{
 				{"non-hex signature", "X-Ref-Signature", strings.Repeat("zz", 32)},
 				{"short signature", "X-Ref-Signature", "abcd"},
@@ -63,13 +111,13 @@ func schemes() []scheme {
 			},
 		},
 		{
-			name:        "stripe",
-			cfg:         signature.Config{Scheme: "stripe"},
-			oldSecret:   "whsec_test_oldOLDold0123456789",
-			newSecret:   "whsec_test_newNEWnew9876543210",
-			timestamped: true,
-			required:    []string{"Stripe-Signature"},
-			sigHeader:   "Stripe-Signature",
+			name:     "stripe",
+			cfg:      signature.Config{Scheme: "stripe"},
+			old:      sym("whsec_test_oldOLDold0123456789"),
+			new:      sym("whsec_test_newNEWnew9876543210"),
+			attacker: sym("whsec_test_attackerATTACKER01"),
+			tol:      5 * time.Minute,
+			required: []string{"Stripe-Signature"},
 			malformed: []hdrEdit{
 				{"missing t", "Stripe-Signature", "v1=" + hex64},
 				{"missing v1", "Stripe-Signature", "t=1760000000,v0=" + hex64},
@@ -83,12 +131,12 @@ func schemes() []scheme {
 		{
 			name:        "github",
 			cfg:         signature.Config{Scheme: "github"},
-			oldSecret:   "gh-old-secret-0123456789",
-			newSecret:   "gh-new-secret-9876543210",
+			old:         sym("gh-old-secret-0123456789"),
+			new:         sym("gh-new-secret-9876543210"),
+			attacker:    sym("gh-attacker-secret-01234"),
 			eventID:     "123456:72d3162e-cc78-11e3-81ab-4c9367dc0958",
 			wantEventID: "123456:72d3162e-cc78-11e3-81ab-4c9367dc0958",
 			required:    []string{"X-Hub-Signature-256", "X-GitHub-Delivery"},
-			sigHeader:   "X-Hub-Signature-256",
 			malformed: []hdrEdit{
 				{"no prefix", "X-Hub-Signature-256", hex64},
 				{"sha1 prefix", "X-Hub-Signature-256", "sha1=" + strings.Repeat("ab", 20)},
@@ -98,13 +146,13 @@ func schemes() []scheme {
 			},
 		},
 		{
-			name:        "slack",
-			cfg:         signature.Config{Scheme: "slack"},
-			oldSecret:   "slack-old-8f742231b10e8888abcd99",
-			newSecret:   "slack-new-8f742231b10e8888abcd99",
-			timestamped: true,
-			required:    []string{"X-Slack-Signature", "X-Slack-Request-Timestamp"},
-			sigHeader:   "X-Slack-Signature",
+			name:     "slack",
+			cfg:      signature.Config{Scheme: "slack"},
+			old:      sym("slack-old-8f742231b10e8888abcd99"),
+			new:      sym("slack-new-8f742231b10e8888abcd99"),
+			attacker: sym("slack-attacker-8f742231b10e8888"),
+			tol:      5 * time.Minute,
+			required: []string{"X-Slack-Signature", "X-Slack-Request-Timestamp"},
 			malformed: []hdrEdit{
 				{"no version", "X-Slack-Signature", hex64},
 				{"wrong version", "X-Slack-Signature", "v1=" + hex64},
@@ -115,13 +163,13 @@ func schemes() []scheme {
 		{
 			name:        "standard-webhooks",
 			cfg:         signature.Config{Scheme: "standard-webhooks"},
-			oldSecret:   b64("standard-old-key-0123456789abcdef"),
-			newSecret:   b64("standard-new-key-fedcba9876543210"),
-			timestamped: true,
+			old:         sym(b64("standard-old-key-0123456789abcdef")),
+			new:         sym(b64("standard-new-key-fedcba9876543210")),
+			attacker:    sym(b64("attacker-key-0123456789abcdef")),
+			tol:         5 * time.Minute,
 			eventID:     "msg_2mPbN0ZQ8NYXlh5j1y3Xq9Rk",
 			wantEventID: "msg_2mPbN0ZQ8NYXlh5j1y3Xq9Rk",
 			required:    []string{"webhook-id", "webhook-timestamp", "webhook-signature"},
-			sigHeader:   "webhook-signature",
 			malformed: []hdrEdit{
 				{"no version", "webhook-signature", b64sig},
 				{"only v1a", "webhook-signature", "v1a," + b64sig},
@@ -135,19 +183,49 @@ func schemes() []scheme {
 		{
 			name:        "shopify",
 			cfg:         signature.Config{Scheme: "shopify"},
-			oldSecret:   "shpss_old0123456789abcdef",
-			newSecret:   "shpss_new0123456789abcdef",
+			old:         sym("shpss_old0123456789abcdef"),
+			new:         sym("shpss_new0123456789abcdef"),
+			attacker:    sym("shpss_attacker0123456789"),
 			eventID:     "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043",
 			wantEventID: "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043",
 			required:    []string{"X-Shopify-Hmac-Sha256", "X-Shopify-Webhook-Id"},
-			sigHeader:   "X-Shopify-Hmac-Sha256",
 			malformed: []hdrEdit{
 				{"hex instead of base64", "X-Shopify-Hmac-Sha256", hex64},
 				{"short", "X-Shopify-Hmac-Sha256", "AAAA"},
 				{"unpadded", "X-Shopify-Hmac-Sha256", strings.TrimRight(b64sig, "=")},
 			},
 		},
+		{
+			// The declarative scheme itself, with a definition unlike any
+			// preset: SHA-512, base64 secrets, prefix, id and timestamp
+			// headers, both signed.
+			name: "hmac",
+			cfg: signature.Config{Scheme: "hmac", HMAC: &signature.HMAC{
+				Header: "X-Acme-Signature", Algorithm: "sha512", Prefix: "v2=", SecretEncoding: "base64",
+				Content: "{id}.{timestamp}.{body}", IDHeader: "X-Acme-Delivery",
+				Timestamp: signature.TimestampSource{Header: "X-Acme-Timestamp"},
+			}},
+			old:         sym(b64("acme-old-key-0123456789abcdef")),
+			new:         sym(b64("acme-new-key-fedcba9876543210")),
+			attacker:    sym(b64("acme-attacker-key-0123456789")),
+			tol:         5 * time.Minute,
+			eventID:     "dlv_01J9ZK",
+			wantEventID: "dlv_01J9ZK",
+			required:    []string{"X-Acme-Signature", "X-Acme-Delivery", "X-Acme-Timestamp"},
+			malformed: []hdrEdit{
+				{"sha256-sized hex", "X-Acme-Signature", "v2=" + hex64},
+				{"wrong prefix", "X-Acme-Signature", "v1=" + hex64 + hex64},
+				{"exponent timestamp", "X-Acme-Timestamp", "1.76e9"},
+				{"delivery with space", "X-Acme-Delivery", "dlv 1"},
+			},
+			extra: []suiteCase{
+				{name: "signed delivery id changed", want: signature.ErrBadSignature,
+					edit: func(_ *testing.T, _ scheme, r *signature.Request) { r.Header.Set("X-Acme-Delivery", "dlv_other") }},
+			},
+		},
 	}
+	out = append(out, presetSchemes()...)
+	return append(out, codeSchemes()...)
 }
 
 func (s scheme) config(secrets ...signature.Secret) signature.Config {
@@ -157,7 +235,7 @@ func (s scheme) config(secrets ...signature.Secret) signature.Config {
 }
 
 func (s scheme) both() []signature.Secret {
-	return []signature.Secret{{ID: "old", Value: []byte(s.oldSecret)}, {ID: "new", Value: []byte(s.newSecret)}}
+	return []signature.Secret{{ID: "old", Value: []byte(s.old.verify)}, {ID: "new", Value: []byte(s.new.verify)}}
 }
 
 func (s scheme) verifier(t *testing.T, secrets ...signature.Secret) signature.Verifier {
@@ -169,40 +247,100 @@ func (s scheme) verifier(t *testing.T, secrets ...signature.Secret) signature.Ve
 	return v
 }
 
-func (s scheme) sign(t *testing.T, secret string, b string, at time.Time) http.Header {
-	t.Helper()
-	h, err := signature.Sign(s.config(), []byte(secret), []byte(b), at, s.eventID)
-	if err != nil {
-		t.Fatalf("Sign: %v", err)
+func (s scheme) bodyAt(at time.Time) string {
+	if s.body != nil {
+		return s.body(at)
 	}
-	return h
+	return body
 }
 
-// assertNoLeak fails if msg contains a secret, the signature header value,
-// or any long token of it.
-func assertNoLeak(t *testing.T, msg string, secrets []string, h http.Header, sigHeader string) {
+// request is what the provider sends when it signs with k at time at.
+func (s scheme) request(t *testing.T, k suiteKeys, at time.Time) *signature.Request {
+	t.Helper()
+	return s.requestFor(t, s.cfg, k, at)
+}
+
+// requestFor signs under cfg (another PublicURL, for instance).
+func (s scheme) requestFor(t *testing.T, cfg signature.Config, k suiteKeys, at time.Time) *signature.Request {
+	t.Helper()
+	r := &signature.Request{Method: http.MethodPost, RawQuery: s.query, Header: http.Header{}, Body: []byte(s.bodyAt(at))}
+	if s.contentType != "" {
+		r.Header.Set("Content-Type", s.contentType)
+	}
+	if err := signature.SignRequest(cfg, []byte(k.sign), r, at, s.eventID); err != nil {
+		t.Fatalf("SignRequest: %v", err)
+	}
+	return r
+}
+
+// bodyWant is the outcome of a body case and whether it is accepted.
+func (s scheme) bodyWant(kind string) error {
+	if want, ok := s.bodyExpect[kind]; ok {
+		return want
+	}
+	return signature.ErrBadSignature
+}
+
+func (s scheme) reserialised(t *testing.T, b string) string {
+	t.Helper()
+	if s.reserialise != nil {
+		return s.reserialise(b)
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, []byte(b), "", "  "); err != nil {
+		t.Fatalf("re-serialise: %v", err)
+	}
+	return buf.String()
+}
+
+func cloneRequest(r *signature.Request) *signature.Request {
+	c := *r
+	c.Header = r.Header.Clone()
+	c.Body = bytes.Clone(r.Body)
+	return &c
+}
+
+// assertNoLeak fails if msg contains a secret, or any long token of the
+// request's header values.
+func assertNoLeak(t *testing.T, msg string, secrets []string, h http.Header) {
 	t.Helper()
 	for _, s := range secrets {
 		if strings.Contains(msg, s) {
 			t.Errorf("error %q contains a secret", msg)
 		}
 	}
-	for _, v := range h.Values(sigHeader) {
-		if v != "" && strings.Contains(msg, v) {
-			t.Errorf("error %q contains the signature header value", msg)
-		}
-		for _, tok := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '=' || r == ' ' }) {
-			if len(tok) >= 16 && strings.Contains(msg, tok) {
-				t.Errorf("error %q contains signature token %q", msg, tok)
+	for _, vals := range h {
+		for _, v := range vals {
+			for _, tok := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '=' || r == ' ' || r == ';' }) {
+				if len(tok) >= 16 && strings.Contains(msg, tok) {
+					t.Errorf("error %q contains header token %q", msg, tok)
+				}
 			}
 		}
 	}
 }
 
-// attackerSecret is a well-formed secret that is not configured anywhere.
-func (s scheme) attackerSecret() string {
-	if s.cfg.Scheme == "standard-webhooks" {
-		return b64("attacker-key-0123456789abcdef")
+// suiteKeyMaterial is generated once: Ed25519 keys from fixed seeds and
+// three ECDSA P-256 key pairs.
+var suiteKeyMaterial = sync.OnceValue(func() map[string]suiteKeys {
+	m := map[string]suiteKeys{}
+	for i, n := range []string{"old", "new", "attacker"} {
+		seed := bytes.Repeat([]byte{byte(i + 1)}, ed25519.SeedSize)
+		pub := ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
+		m["discord-"+n] = suiteKeys{verify: hex.EncodeToString(pub), sign: hex.EncodeToString(seed)}
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			panic(err)
+		}
+		p8, err := x509.MarshalPKCS8PrivateKey(k)
+		if err != nil {
+			panic(err)
+		}
+		pk, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+		if err != nil {
+			panic(err)
+		}
+		m["sendgrid-"+n] = suiteKeys{verify: base64.StdEncoding.EncodeToString(pk), sign: base64.StdEncoding.EncodeToString(p8)}
 	}
-	return "attacker-" + s.newSecret
-}
+	return m
+})

@@ -318,7 +318,7 @@ func (v *hmacVerifier) writeContent(m hash.Hash, r *Request, s signed) {
 		case tplID:
 			m.Write([]byte(s.eventID))
 		case tplMethod:
-			m.Write([]byte(r.Method))
+			m.Write([]byte(r.method()))
 		case tplURL:
 			m.Write([]byte(publicURL(v.publicURL, r.RawQuery)))
 		}

@@ -3,76 +3,140 @@ package signature_test
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
 )
 
+// TestSchemeTableCoversEveryScheme: every scheme New accepts is in the
+// table of TestVerifySchemes, with its documented default tolerance.
+func TestSchemeTableCoversEveryScheme(t *testing.T) {
+	inTable := map[string]bool{}
+	for _, s := range schemes() {
+		inTable[s.cfg.Scheme] = true
+		if got := signature.DefaultTolerance(s.cfg.Scheme); s.tol != 0 && got != s.tol {
+			t.Errorf("%s: table tolerance %s, DefaultTolerance %s", s.name, s.tol, got)
+		}
+		if need := signature.NeedsPublicURL(s.cfg.Scheme, s.cfg.HMAC); need != (s.cfg.PublicURL != "") {
+			t.Errorf("%s: PublicURL %q, but NeedsPublicURL is %v", s.name, s.cfg.PublicURL, need)
+		}
+		if s.bodyExpect != nil && s.bodyWhy == "" {
+			t.Errorf("%s: body cases overridden without a reason", s.name)
+		}
+	}
+	for _, name := range signature.Schemes() {
+		if !inTable[name] {
+			t.Errorf("scheme %q is missing from the table of TestVerifySchemes (helpers_test.go, presets_suite_test.go)", name)
+		}
+	}
+	if len(inTable) != len(signature.Schemes()) {
+		t.Errorf("table has %d schemes, Schemes() %d", len(inTable), len(signature.Schemes()))
+	}
+}
+
 // TestVerifySchemes runs the same table against every scheme.
 func TestVerifySchemes(t *testing.T) {
 	for _, s := range schemes() {
 		t.Run(s.name, func(t *testing.T) {
 			both := s.verifier(t, s.both()...)
-			secrets := []string{s.oldSecret, s.newSecret}
+			secrets := []string{s.old.verify, s.new.verify, s.old.sign, s.new.sign}
 
 			type tc struct {
 				name     string
 				v        signature.Verifier
-				h        http.Header
-				body     string
+				r        *signature.Request
 				wantErr  error // nil = success
 				wantID   string
 				wantTime time.Time
 			}
 			ts := func(at time.Time) time.Time {
-				if s.timestamped {
+				if s.tol > 0 {
 					return at
 				}
 				return time.Time{}
 			}
 			staleErr, futureErr := signature.ErrStaleTimestamp, signature.ErrFutureTimestamp
-			if !s.timestamped {
+			tol := s.tol
+			if tol == 0 {
 				staleErr, futureErr = nil, nil // no timestamp: nothing to reject
+				tol = 5 * time.Minute
 			}
+			sign := func(k suiteKeys, at time.Time) *signature.Request { return s.request(t, k, at) }
+			withBody := func(b string) *signature.Request {
+				r := sign(s.new, now)
+				r.Body = []byte(b)
+				return r
+			}
+			signed := string(sign(s.new, now).Body)
+			changed := strings.Replace(signed, "1200", "1300", 1)
+			if changed == signed {
+				t.Fatalf("body %q has no 1200 to change", signed)
+			}
+			tolS := tol.String()
 			cases := []tc{
-				{name: "valid new secret", v: both, h: s.sign(t, s.newSecret, body, now), body: body, wantID: "new", wantTime: ts(now)},
-				{name: "valid old secret during rotation", v: both, h: s.sign(t, s.oldSecret, body, now), body: body, wantID: "old", wantTime: ts(now)},
-				{name: "exactly 300s old", v: both, h: s.sign(t, s.newSecret, body, now.Add(-300*time.Second)), body: body, wantID: "new", wantTime: ts(now.Add(-300 * time.Second))},
-				{name: "exactly 300s ahead", v: both, h: s.sign(t, s.newSecret, body, now.Add(300*time.Second)), body: body, wantID: "new", wantTime: ts(now.Add(300 * time.Second))},
-				{name: "301s old", v: both, h: s.sign(t, s.newSecret, body, now.Add(-301*time.Second)), body: body, wantErr: staleErr, wantID: "new", wantTime: ts(now.Add(-301 * time.Second))},
-				{name: "301s ahead", v: both, h: s.sign(t, s.newSecret, body, now.Add(301*time.Second)), body: body, wantErr: futureErr, wantID: "new", wantTime: ts(now.Add(301 * time.Second))},
-				{name: "one body byte changed", v: both, h: s.sign(t, s.newSecret, body, now), body: body[:len(body)-2] + "1}", wantErr: signature.ErrBadSignature},
-				{name: "body re-serialised", v: both, h: s.sign(t, s.newSecret, body, now), body: reserialised, wantErr: signature.ErrBadSignature},
-				{name: "empty body", v: both, h: s.sign(t, s.newSecret, body, now), body: "", wantErr: signature.ErrBadSignature},
-				{name: "unknown secret", v: both, h: s.sign(t, s.attackerSecret(), body, now), body: body, wantErr: signature.ErrBadSignature},
-				{name: "removed secret", v: s.verifier(t, s.both()[1]), h: s.sign(t, s.oldSecret, body, now), body: body, wantErr: signature.ErrBadSignature},
-				{name: "remaining secret", v: s.verifier(t, s.both()[1]), h: s.sign(t, s.newSecret, body, now), body: body, wantID: "new", wantTime: ts(now)},
-				{name: "empty headers", v: both, h: http.Header{}, body: body, wantErr: signature.ErrMissingHeader},
+				{name: "valid new secret", v: both, r: sign(s.new, now), wantID: "new", wantTime: ts(now)},
+				{name: "valid old secret during rotation", v: both, r: sign(s.old, now), wantID: "old", wantTime: ts(now)},
+				{name: "exactly " + tolS + " old", v: both, r: sign(s.new, now.Add(-tol)), wantID: "new", wantTime: ts(now.Add(-tol))},
+				{name: "exactly " + tolS + " ahead", v: both, r: sign(s.new, now.Add(tol)), wantID: "new", wantTime: ts(now.Add(tol))},
+				{name: tolS + "+1s old", v: both, r: sign(s.new, now.Add(-tol-time.Second)), wantErr: staleErr, wantID: "new", wantTime: ts(now.Add(-tol - time.Second))},
+				{name: tolS + "+1s ahead", v: both, r: sign(s.new, now.Add(tol+time.Second)), wantErr: futureErr, wantID: "new", wantTime: ts(now.Add(tol + time.Second))},
+				// For schemes with bodyExpect, a nil wantErr here means the
+				// change is ACCEPTED by the provider's design (s.bodyWhy).
+				{name: "one body byte changed", v: both, r: withBody(changed), wantErr: s.bodyWant("changed"), wantID: "new", wantTime: ts(now)},
+				{name: "body re-serialised", v: both, r: withBody(s.reserialised(t, signed)), wantErr: s.bodyWant("reserialised"), wantID: "new", wantTime: ts(now)},
+				{name: "empty body", v: both, r: withBody(""), wantErr: s.bodyWant("empty"), wantID: "new", wantTime: ts(now)},
+				{name: "unknown secret", v: both, r: sign(s.attacker, now), wantErr: signature.ErrBadSignature},
+				{name: "removed secret", v: s.verifier(t, s.both()[1]), r: sign(s.old, now), wantErr: signature.ErrBadSignature},
+				{name: "remaining secret", v: s.verifier(t, s.both()[1]), r: sign(s.new, now), wantID: "new", wantTime: ts(now)},
+			}
+			if s.bodyExpect != nil {
+				t.Logf("body cases: %s", s.bodyWhy)
+			}
+			empty := sign(s.new, now)
+			empty.Header = http.Header{}
+			if len(s.required) > 0 {
+				cases = append(cases, tc{name: "empty headers", v: both, r: empty, wantErr: signature.ErrMissingHeader})
+			} else { // mailgun: the signature is in the body, no header is read
+				cases = append(cases, tc{name: "empty headers (signature in the body)", v: both, r: empty, wantID: "new", wantTime: ts(now)})
+			}
+			if s.cfg.PublicURL != "" {
+				other := s.cfg
+				other.PublicURL = suiteOtherURL
+				cases = append(cases, tc{name: "signed for another URL", v: both, r: s.requestFor(t, other, s.new, now), wantErr: signature.ErrBadSignature})
+				r := sign(s.new, now)
+				r.RawQuery = strings.Replace(r.RawQuery, "tenant=7", "tenant=8", 1)
+				cases = append(cases, tc{name: "query changed", v: both, r: r, wantErr: signature.ErrBadSignature})
 			}
 			for _, name := range s.required {
-				h := s.sign(t, s.newSecret, body, now)
-				h.Del(name)
-				cases = append(cases, tc{name: "missing " + name, v: both, h: h, body: body, wantErr: signature.ErrMissingHeader})
-				h = s.sign(t, s.newSecret, body, now)
-				h.Set(name, "  ")
-				cases = append(cases, tc{name: "blank " + name, v: both, h: h, body: body, wantErr: signature.ErrMissingHeader})
-				h = s.sign(t, s.newSecret, body, now)
-				h.Add(name, h.Get(name))
-				cases = append(cases, tc{name: "repeated " + name, v: both, h: h, body: body, wantErr: signature.ErrMalformedHeader})
-				h = s.sign(t, s.newSecret, body, now)
-				h.Set(name, " \t"+h.Get(name)+" ")
-				cases = append(cases, tc{name: "whitespace around " + name, v: both, h: h, body: body, wantID: "new", wantTime: ts(now)})
+				r := sign(s.new, now)
+				r.Header.Del(name)
+				cases = append(cases, tc{name: "missing " + name, v: both, r: r, wantErr: signature.ErrMissingHeader})
+				r = sign(s.new, now)
+				r.Header.Set(name, "  ")
+				cases = append(cases, tc{name: "blank " + name, v: both, r: r, wantErr: signature.ErrMissingHeader})
+				r = sign(s.new, now)
+				r.Header.Add(name, r.Header.Get(name))
+				cases = append(cases, tc{name: "repeated " + name, v: both, r: r, wantErr: signature.ErrMalformedHeader})
+				r = sign(s.new, now)
+				r.Header.Set(name, " \t"+r.Header.Get(name)+" ")
+				cases = append(cases, tc{name: "whitespace around " + name, v: both, r: r, wantID: "new", wantTime: ts(now)})
 			}
 			for _, m := range s.malformed {
-				h := s.sign(t, s.newSecret, body, now)
-				h.Set(m.header, m.value)
-				cases = append(cases, tc{name: "malformed " + m.name, v: both, h: h, body: body, wantErr: signature.ErrMalformedHeader})
+				r := sign(s.new, now)
+				r.Header.Set(m.header, m.value)
+				cases = append(cases, tc{name: "malformed " + m.name, v: both, r: r, wantErr: signature.ErrMalformedHeader})
+			}
+			for _, x := range s.extra {
+				r := sign(s.new, now)
+				x.edit(t, s, r)
+				cases = append(cases, tc{name: x.name, v: both, r: r, wantErr: x.want, wantID: "new", wantTime: ts(now)})
 			}
 
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					res, err := c.v.Verify(&signature.Request{Header: c.h, Body: []byte(c.body)}, now)
+					res, err := c.v.Verify(cloneRequest(c.r), now)
 					if c.wantErr == nil {
 						if err != nil {
 							t.Fatalf("Verify: unexpected error %v", err)
@@ -98,7 +162,7 @@ func TestVerifySchemes(t *testing.T) {
 						t.Errorf("failed Verify returned non-zero Result %+v", res)
 					}
 					assertExactlyOne(t, err)
-					assertNoLeak(t, err.Error(), secrets, c.h, s.sigHeader)
+					assertNoLeak(t, err.Error(), secrets, c.r.Header)
 				})
 			}
 		})
@@ -124,7 +188,7 @@ func assertExactlyOne(t *testing.T, err error) {
 // TestCustomTolerance checks that Config.Tolerance replaces the default.
 func TestCustomTolerance(t *testing.T) {
 	for _, s := range schemes() {
-		if !s.timestamped {
+		if s.tol == 0 {
 			continue
 		}
 		t.Run(s.name, func(t *testing.T) {
@@ -134,17 +198,17 @@ func TestCustomTolerance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := v.Verify(&signature.Request{Header: s.sign(t, s.newSecret, body, now.Add(-10*time.Second)), Body: []byte(body)}, now); err != nil {
+			if _, err := v.Verify(s.request(t, s.new, now.Add(-10*time.Second)), now); err != nil {
 				t.Errorf("10s old: %v", err)
 			}
-			if _, err := v.Verify(&signature.Request{Header: s.sign(t, s.newSecret, body, now.Add(-11*time.Second)), Body: []byte(body)}, now); !errors.Is(err, signature.ErrStaleTimestamp) {
+			if _, err := v.Verify(s.request(t, s.new, now.Add(-11*time.Second)), now); !errors.Is(err, signature.ErrStaleTimestamp) {
 				t.Errorf("11s old: %v, want stale", err)
 			}
-			if _, err := v.Verify(&signature.Request{Header: s.sign(t, s.newSecret, body, now.Add(11*time.Second)), Body: []byte(body)}, now); !errors.Is(err, signature.ErrFutureTimestamp) {
+			if _, err := v.Verify(s.request(t, s.new, now.Add(11*time.Second)), now); !errors.Is(err, signature.ErrFutureTimestamp) {
 				t.Errorf("11s ahead: %v, want future", err)
 			}
-			// Sub-second clock: 300.5 s is beyond a 10 s window either way.
-			if _, err := v.Verify(&signature.Request{Header: s.sign(t, s.newSecret, body, now), Body: []byte(body)}, now.Add(500*time.Millisecond)); err != nil {
+			// Sub-second clock: half a second later is inside the window.
+			if _, err := v.Verify(s.request(t, s.new, now), now.Add(500*time.Millisecond)); err != nil {
 				t.Errorf("half a second later: %v", err)
 			}
 		})
@@ -155,15 +219,36 @@ func TestCustomTolerance(t *testing.T) {
 // signature even when its timestamp is also out of the window.
 func TestForgedStaleIsBadSignature(t *testing.T) {
 	for _, s := range schemes() {
-		if !s.timestamped {
+		if s.tol == 0 {
 			continue
 		}
 		t.Run(s.name, func(t *testing.T) {
 			v := s.verifier(t, s.both()...)
-			h := s.sign(t, s.attackerSecret(), body, now.Add(-time.Hour))
-			if _, err := v.Verify(&signature.Request{Header: h, Body: []byte(body)}, now); !errors.Is(err, signature.ErrBadSignature) {
+			if _, err := v.Verify(s.request(t, s.attacker, now.Add(-time.Hour)), now); !errors.Is(err, signature.ErrBadSignature) {
 				t.Fatalf("got %v, want bad signature", err)
 			}
 		})
+	}
+}
+
+// A Request without Method is a POST, for the schemes that sign the method.
+func TestEmptyMethodIsPOST(t *testing.T) {
+	cfg := signature.Config{Scheme: "hubspot", PublicURL: "https://hooks.example.com/webhooks/hubspot",
+		Secrets: []signature.Secret{{ID: "k", Value: []byte("hubspot-app-secret")}}}
+	r := &signature.Request{Method: http.MethodPost, Header: http.Header{}, Body: []byte(`[{"objectId":1}]`)}
+	if err := signature.SignRequest(cfg, []byte("hubspot-app-secret"), r, now, ""); err != nil {
+		t.Fatal(err)
+	}
+	v, err := signature.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Method = ""
+	if _, err := v.Verify(r, now); err != nil {
+		t.Fatalf("empty method: %v", err)
+	}
+	r.Method = http.MethodPut
+	if _, err := v.Verify(r, now); !errors.Is(err, signature.ErrBadSignature) {
+		t.Fatalf("PUT: %v", err)
 	}
 }
