@@ -85,7 +85,7 @@ const (
 
 type tplPart struct {
 	kind int
-	text string
+	text []byte
 }
 
 var tplNames = map[string]int{"body": tplBody, "timestamp": tplTimestamp, "id": tplID, "method": tplMethod, "url": tplURL}
@@ -99,11 +99,11 @@ func compileContent(s string) ([]tplPart, error) {
 	for s != "" {
 		i := strings.IndexByte(s, '{')
 		if i < 0 {
-			out = append(out, tplPart{kind: tplLiteral, text: s})
+			out = append(out, tplPart{kind: tplLiteral, text: []byte(s)})
 			break
 		}
 		if i > 0 {
-			out = append(out, tplPart{kind: tplLiteral, text: s[:i]})
+			out = append(out, tplPart{kind: tplLiteral, text: []byte(s[:i])})
 		}
 		j := strings.IndexByte(s[i:], '}')
 		if j < 0 {
@@ -310,7 +310,7 @@ func (v *hmacVerifier) writeContent(m hash.Hash, r *Request, s signed) {
 	for _, p := range v.content {
 		switch p.kind {
 		case tplLiteral:
-			m.Write([]byte(p.text))
+			m.Write(p.text)
 		case tplBody:
 			m.Write(r.Body)
 		case tplTimestamp:
