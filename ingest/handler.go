@@ -89,7 +89,7 @@ func New(cfg Config) (*Receiver, error) {
 	}
 	r := &Receiver{cfg: cfg, endpoints: map[string]*endpoint{}, m: newMetrics(cfg.Registerer)}
 	for name, p := range cfg.Providers {
-		v, err := signature.New(SignatureConfig(p))
+		v, err := signature.New(p.SignatureConfig())
 		if err != nil {
 			return nil, fmt.Errorf("provider %s: %w", name, err)
 		}
@@ -97,9 +97,6 @@ func New(cfg Config) (*Receiver, error) {
 	}
 	return r, nil
 }
-
-// SignatureConfig converts a provider's config into its verifier config.
-func SignatureConfig(p *config.Provider) signature.Config { return p.SignatureConfig() }
 
 // Routes registers one POST route per configured provider on mux, and GET
 // for a provider whose handshake is a GET (meta, dropbox). Other methods
