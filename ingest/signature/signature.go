@@ -26,6 +26,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"net/http"
 	"strconv"
 	"strings"
@@ -256,17 +257,9 @@ func macSHA256(k []byte, parts ...[]byte) []byte {
 // all candidates are always examined. It returns the ID of the first key
 // (in configuration order) that matched any candidate.
 func match(keys []key, candidates [][]byte, parts ...[]byte) (string, bool) {
-	found := -1
-	for i := range keys {
-		expected := macSHA256(keys[i].value, parts...)
-		for _, c := range candidates {
-			if hmac.Equal(expected, c) && found < 0 {
-				found = i
-			}
+	return matchWith(sha256.New, keys, candidates, func(m hash.Hash) {
+		for _, p := range parts {
+			m.Write(p)
 		}
-	}
-	if found < 0 {
-		return "", false
-	}
-	return keys[found].id, true
+	})
 }
