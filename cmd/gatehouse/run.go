@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 )
@@ -13,6 +14,7 @@ import (
 // env bundles what every subcommand receives from run.
 type env struct {
 	getenv func(string) string
+	stdin  io.Reader // the process's standard input (send --body -)
 	stdout io.Writer
 	stderr io.Writer
 }
@@ -50,7 +52,7 @@ func subcommands() []subcommand {
 			"Re-enqueues a stored, verified event through the outbox (never a forged HTTP request): one by id, or every dead event matching a filter; the inbox row goes back to pending and the replay is recorded with who asked.",
 			"gatehouse replay --dead --provider stripe --since 24h --dry-run", runReplay},
 		{"send", "sign a test event with a provider's first secret and POST it",
-			"Builds an event envelope, signs it the way the provider's scheme does with its first configured secret, and POSTs it to the receiver: a smoke test of a deployment.",
+			"Builds an event envelope (or takes the body from --body), signs it the way the provider's scheme does with its first configured secret, adds the provider's own headers (--header), and POSTs it to the receiver: a smoke test of a deployment, for any provider of the catalogue.",
 			"gatehouse send --url http://127.0.0.1:8080 --provider demo --id evt_1 --object pay_1", runSend},
 		{"providers", "list the providers gatehouse verifies: headers, signed content, event id, handshake",
 			"Lists every scheme a provider may name in the configuration: the headers it sends, what is signed and how, the timestamp window, where the event id and type come from, the handshake answered, and the library or documentation its tests take their vectors from.",
@@ -81,7 +83,7 @@ func lookup(name string) (subcommand, bool) {
 // and succeeds; a missing or unknown subcommand prints the list to stderr
 // and fails.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	e := env{getenv: getenv, stdout: stdout, stderr: stderr}
+	e := env{getenv: getenv, stdin: os.Stdin, stdout: stdout, stderr: stderr}
 	switch {
 	case len(args) == 0:
 		usage(stderr)

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
@@ -22,6 +24,17 @@ func runSend(ctx context.Context, e env, args []string) error {
 	typ := fs.String("type", "payment.succeeded", "event type")
 	id := fs.String("id", "", "event id (default: random evt_…)")
 	object := fs.String("object", "pay_123", "subject object id placed in data.payment_id")
+	bodyPath := fs.String("body", "", "send this file's bytes (- for standard input) instead of a generated envelope")
+	contentType := fs.String("content-type", "application/json", "Content-Type of the request")
+	extra := http.Header{}
+	fs.Func("header", "a provider header to send, as \"Name: value\" (repeatable; e.g. X-GitHub-Event: push)", func(v string) error {
+		name, val, ok := strings.Cut(v, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return fmt.Errorf("want \"Name: value\", got %q", v)
+		}
+		extra.Add(strings.TrimSpace(name), strings.TrimSpace(val))
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -39,14 +52,15 @@ func runSend(ctx context.Context, e env, args []string) error {
 		*id = "evt_" + hex.EncodeToString(b)
 	}
 	now := time.Now().UTC()
-	body, err := json.Marshal(map[string]any{
+	body, err := sendBody(*bodyPath, e.stdin, map[string]any{
 		"id": *id, "type": *typ, "created_at": now.Format(time.RFC3339),
 		"data": map[string]any{"payment_id": *object},
 	})
 	if err != nil {
 		return err
 	}
-	sr := &signature.Request{Method: http.MethodPost, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
+	extra.Set("Content-Type", *contentType)
+	sr := &signature.Request{Method: http.MethodPost, Header: extra, Body: body}
 	if err := signature.SignRequest(p.SignatureConfig(), p.Secrets[0].Resolved(), sr, now, *id); err != nil {
 		return fmt.Errorf("sign as provider %s: %w", *provider, err)
 	}
@@ -70,4 +84,23 @@ func runSend(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("gatehouse answered %s", resp.Status)
 	}
 	return nil
+}
+
+// sendBody is the file at path ("-": stdin), or the generated envelope.
+func sendBody(path string, stdin io.Reader, envelope map[string]any) ([]byte, error) {
+	switch path {
+	case "":
+		return json.Marshal(envelope)
+	case "-":
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return nil, fmt.Errorf("read body from standard input: %w", err)
+		}
+		return b, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read body: %w", err)
+	}
+	return b, nil
 }
