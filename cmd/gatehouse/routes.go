@@ -11,8 +11,8 @@ import (
 
 	"github.com/gatehouse/gatehouse/api"
 	"github.com/gatehouse/gatehouse/auth"
-	"github.com/gatehouse/gatehouse/console"
 	"github.com/gatehouse/gatehouse/auth/bearer"
+	"github.com/gatehouse/gatehouse/console"
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/adapt"
 )
@@ -22,7 +22,8 @@ import (
 //
 // Public listener (listen):
 //
-//	POST /webhooks/{provider}                    ingest: the webhook receiver (405 with Allow: POST otherwise)
+//	POST /webhooks/{provider}                    ingest: the webhook receiver (GET for the meta and dropbox
+//	                                             handshakes; 405 with Allow otherwise)
 //	GET  /  /signin  /login  /callback  /account  auth: browser sign-in and the account page (auth.issuer set)
 //	POST /logout  /account/sessions/{id}/revoke  /account/sessions/revoke-all
 //	                                             auth: CSRF-protected session actions
