@@ -54,6 +54,9 @@ type HMAC struct {
 	// Timestamp says where the signed timestamp is; zero: the scheme has
 	// none (and no replay window).
 	Timestamp TimestampSource `yaml:"timestamp" json:"timestamp,omitzero"`
+	// URLDecode: {url} is signed with %3A %2F %3F %40 %21 %24 %27 %28 %29
+	// %2A %2C %3B (either case) decoded, as HubSpot's v3 signature wants.
+	URLDecode bool `yaml:"url_decode" json:"url_decode,omitempty"`
 	// IDHeader names a header holding the event id (1 to 255 visible ASCII
 	// characters), required when set, reported as Result.EventID and
 	// available to Content as {id}.
@@ -320,10 +323,24 @@ func (v *hmacVerifier) writeContent(m hash.Hash, r *Request, s signed) {
 		case tplMethod:
 			m.Write([]byte(r.method()))
 		case tplURL:
-			m.Write([]byte(publicURL(v.publicURL, r.RawQuery)))
+			u := publicURL(v.publicURL, r.RawQuery)
+			if v.spec.URLDecode {
+				u = hubspotDecoder.Replace(u)
+			}
+			m.Write([]byte(u))
 		}
 	}
 }
+
+// hubspotDecoder decodes the escapes HubSpot's v3 signature signs decoded.
+var hubspotDecoder = func() *strings.Replacer {
+	var pairs []string
+	for _, c := range ":/?@!$'()*,;" {
+		hex := fmt.Sprintf("%%%02X", c)
+		pairs = append(pairs, hex, string(c), strings.ToLower(hex), string(c))
+	}
+	return strings.NewReplacer(pairs...)
+}()
 
 // publicURL is the URL a provider called: the configured public URL and
 // the query string as received. Host and X-Forwarded-* are never used.

@@ -65,8 +65,9 @@ var Presets = map[string]Preset{
 	"bitbucket": {HMAC: HMAC{Header: "X-Hub-Signature", Prefix: "sha256="}},
 	// Square: x-square-hmacsha256-signature: base64 over notification URL + body.
 	"square": {HMAC: HMAC{Header: "X-Square-Hmacsha256-Signature", Encoding: "base64", Content: "{url}{body}"}},
-	// HubSpot v3: X-HubSpot-Signature-v3: base64 over method + URI + body +
-	// timestamp (ms); HubSpot refuses timestamps older than five minutes.
-	"hubspot": {HMAC: HMAC{Header: "X-Hubspot-Signature-V3", Encoding: "base64",
+	// HubSpot v3: X-HubSpot-Signature-v3: base64 over method + URI (with
+	// twelve escapes decoded) + body + timestamp (ms); HubSpot refuses
+	// timestamps older than five minutes.
+	"hubspot": {HMAC: HMAC{Header: "X-Hubspot-Signature-V3", Encoding: "base64", URLDecode: true,
 		Content: "{method}{url}{body}{timestamp}", Timestamp: TimestampSource{Header: "X-Hubspot-Request-Timestamp", Format: "unix_ms"}}},
 }

@@ -1,6 +1,9 @@
 package signature_test
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"strings"
@@ -250,5 +253,31 @@ func TestEmptyMethodIsPOST(t *testing.T) {
 	r.Method = http.MethodPut
 	if _, err := v.Verify(r, now); !errors.Is(err, signature.ErrBadSignature) {
 		t.Fatalf("PUT: %v", err)
+	}
+}
+
+// HubSpot's v3 signature covers the URI with twelve escapes decoded
+// (developers.hubspot.com/docs/api/webhooks/validating-requests): a query
+// holding %3A and %2f verifies against a signature computed over ':' and '/'.
+func TestHubSpotSignsTheDecodedURI(t *testing.T) {
+	const secret = "hubspot-client-secret"
+	cfg := signature.Config{Scheme: "hubspot", PublicURL: "https://hooks.example.com/webhooks/hubspot",
+		Secrets: []signature.Secret{{ID: "k", Value: []byte(secret)}}}
+	v, err := signature.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `[{"objectId":1}]`
+	ts := "1760000000000"
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("POST" + "https://hooks.example.com/webhooks/hubspot?at=10:00&next=/a,b%20c" + body + ts))
+	h := http.Header{"X-Hubspot-Signature-V3": {base64.StdEncoding.EncodeToString(m.Sum(nil))}, "X-Hubspot-Request-Timestamp": {ts}}
+	r := &signature.Request{Method: "POST", RawQuery: "at=10%3A00&next=%2fa%2Cb%20c", Header: h, Body: []byte(body)}
+	if _, err := v.Verify(r, now); err != nil {
+		t.Fatalf("decoded URI: %v", err)
+	}
+	r.RawQuery = "at=10%3A01&next=%2fa%2Cb%20c"
+	if _, err := v.Verify(r, now); !errors.Is(err, signature.ErrBadSignature) {
+		t.Fatalf("another query: %v", err)
 	}
 }
