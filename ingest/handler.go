@@ -220,8 +220,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		r.m.duplicates.WithLabelValues(ep.name).Inc()
 	}
 	// 7. Acknowledge at once, after the commit.
-	d.status = http.StatusNoContent
-	w.WriteHeader(http.StatusNoContent)
+	d.status = acknowledge(w, ep.p.Kind(), body)
 }
 
 func (r *Receiver) logDelivery(ctx context.Context, provider string, d *delivery) {

@@ -103,3 +103,22 @@ func writeText(w http.ResponseWriter, s string) int {
 	_, _ = w.Write([]byte(s))
 	return http.StatusOK
 }
+
+// acknowledge answers a committed delivery: 204, except a Discord
+// interaction, which needs an interaction response within three seconds.
+// gatehouse defers it, which is what processing later means in Discord's
+// terms: a command or modal submission gets {"type":5} (the user sees
+// "thinking…"), a message component {"type":6}; the consumer then edits
+// the response through the interaction's token within fifteen minutes.
+func acknowledge(w http.ResponseWriter, k config.Kind, body []byte) int {
+	if k.Handshake == config.HandshakeDiscord && !gjson.GetBytes(body, "event").Exists() {
+		switch gjson.GetBytes(body, "type").Raw {
+		case "2", "5": // APPLICATION_COMMAND, MODAL_SUBMIT
+			return writeJSON(w, map[string]int{"type": 5})
+		case "3": // MESSAGE_COMPONENT
+			return writeJSON(w, map[string]int{"type": 6})
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return http.StatusNoContent
+}

@@ -53,6 +53,22 @@ func TestSignedHandshakes(t *testing.T) {
 	if n := h.count("inbox", ""); n != 0 {
 		t.Fatalf("handshakes stored %d rows", n)
 	}
+	// An interaction is stored first, then deferred: the consumer answers it.
+	t.Run("discord interactions deferred after the commit", func(t *testing.T) {
+		for body, want := range map[string]string{
+			`{"id":"1200000000000000001","application_id":"2","type":2,"token":"tok","data":{"name":"ping"}}`:  `{"type":5}`,
+			`{"id":"1200000000000000002","application_id":"2","type":3,"token":"tok","data":{"custom_id":"b"}}`: `{"type":6}`,
+		} {
+			r := h.deliver(t, "discord", h.signed(t, "discord", discordSeed, []byte(body), nil, ""))
+			expectStatus(t, r, http.StatusOK)
+			if strings.TrimSpace(r.body) != want {
+				t.Fatalf("answer %q, want %q", r.body, want)
+			}
+		}
+		if n := h.count("inbox", "provider = 'discord'"); n != 2 {
+			t.Fatalf("interactions stored: %d rows", n)
+		}
+	})
 }
 
 // Meta and Dropbox check an endpoint with a GET; every other provider

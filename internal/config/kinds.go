@@ -52,7 +52,7 @@ func kinds() map[string]Kind {
 			EventType: one(join(value("event"), path("event.type")), join(value("interaction"), path("type"))),
 			CreatedAt: one(path("event.timestamp")),
 			Vector:    "discordgo v0.28.1 (VerifyInteraction) and RFC 8032 test keys",
-			Note:      "Webhook Events are stored and answered 204; an interaction needs a synchronous reply gatehouse does not give (only PING is answered)"},
+			Note:      "Webhook Events are answered 204; a command or modal interaction is stored and answered {\"type\":5} (deferred), a component {\"type\":6}: the consumer completes it through the interaction token; autocomplete cannot be deferred"},
 		"twilio": {Scheme: "twilio", Envelope: EnvelopeFields, Form: true,
 			EventID: one(hdr("I-Twilio-Idempotency-Token"), digest()),
 			EventType: one(join(value("message"), path("MessageStatus")), join(value("call"), path("CallStatus")),
