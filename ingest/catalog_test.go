@@ -216,6 +216,12 @@ func TestCatalogProvidersStoreOnceAndRefuseForgeries(t *testing.T) {
 			if strings.TrimSpace(r.body) != ingest.VerificationFailed {
 				t.Fatalf("forged: body %q", r.body)
 			}
+			if h.metric("gatehouse_webhook_verification_failures_total", "provider="+c.provider, "reason=bad_signature") != 1 {
+				t.Fatal("the forged delivery is not counted as bad_signature")
+			}
+			if !strings.Contains(h.logs.String(), `"provider":"`+c.provider+`"`) || !strings.Contains(h.logs.String(), `"reason":"bad_signature"`) {
+				t.Fatal("the forged delivery's log line lacks its reason")
+			}
 			changed := good
 			changed.body = bytes.Replace(good.body, []byte(`"`), []byte(` "`), 1)
 			if c.provider == "twilio" {
