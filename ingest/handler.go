@@ -63,6 +63,7 @@ type Receiver struct {
 type endpoint struct {
 	name     string
 	p        *config.Provider
+	kind     config.Kind // p.Kind(), once
 	verifier signature.Verifier
 }
 
@@ -93,7 +94,7 @@ func New(cfg Config) (*Receiver, error) {
 		if err != nil {
 			return nil, fmt.Errorf("provider %s: %w", name, err)
 		}
-		r.endpoints[name] = &endpoint{name: name, p: p, verifier: v}
+		r.endpoints[name] = &endpoint{name: name, p: p, kind: p.Kind(), verifier: v}
 	}
 	return r, nil
 }
@@ -111,7 +112,7 @@ func (r *Receiver) Routes(mux chi.Router) {
 		ep := r.endpoints[name]
 		path := "/webhooks/" + name
 		allow := http.MethodPost
-		if ep.p.Kind().GetHandshake != "" {
+		if ep.kind.GetHandshake != "" {
 			allow = "GET, POST"
 		}
 		mux.HandleFunc(path, func(w http.ResponseWriter, req *http.Request) {
@@ -182,7 +183,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		d.status, d.outcome = status, "challenge"
 		return
 	}
-	ev, err := parseDelivery(ep.p.Kind(), req.Header, body, res, r.cfg.Now())
+	ev, err := parseDelivery(ep.kind, req.Header, body, res, r.cfg.Now())
 	if err != nil {
 		d.reason = err.Error()
 		fail(http.StatusBadRequest, "bad_request", err.Error())
@@ -220,7 +221,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		r.m.duplicates.WithLabelValues(ep.name).Inc()
 	}
 	// 7. Acknowledge at once, after the commit.
-	d.status = acknowledge(w, ep.p.Kind(), body)
+	d.status = acknowledge(w, ep.kind, body)
 }
 
 func (r *Receiver) logDelivery(ctx context.Context, provider string, d *delivery) {

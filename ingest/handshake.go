@@ -20,7 +20,7 @@ const maxChallenge = 1024
 // its signature was verified, instead of storing it. It reports whether r
 // was one (and the status it answered).
 func answerHandshake(w http.ResponseWriter, h http.Header, ep *endpoint, body []byte, res signature.Result) (int, bool) {
-	switch ep.p.Kind().Handshake {
+	switch ep.kind.Handshake {
 	case config.HandshakeSlack:
 		if gjson.GetBytes(body, "type").Str != "url_verification" {
 			return 0, false
@@ -66,7 +66,7 @@ func answerHandshake(w http.ResponseWriter, h http.Header, ep *endpoint, body []
 // The echoed challenge is plain text that no browser may sniff as markup.
 func serveGetHandshake(w http.ResponseWriter, req *http.Request, ep *endpoint) int {
 	q := req.URL.Query()
-	switch ep.p.Kind().GetHandshake {
+	switch ep.kind.GetHandshake {
 	case config.HandshakeMeta:
 		c := q.Get("hub.challenge")
 		if q.Get("hub.mode") != "subscribe" || c == "" || len(c) > maxChallenge {
