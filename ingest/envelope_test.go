@@ -100,19 +100,22 @@ func FuzzParseDelivery(f *testing.F) {
 	f.Add("slack", []byte(`{"event_id":"E","event":{"type":"x"},"event_time":1}`))
 	f.Add("shopify", []byte(`{"id":1}`))
 	f.Add("twilio", []byte(`MessageSid=SM1&MessageStatus=delivered&To=%2B1&To=%2B2`))
-	f.Add("sendgrid", []byte(`[{"event":"delivered","timestamp":1513299569,"sg_message_id":"m1"}]`))
+	f.Add("sendgrid", []byte(`[{"event":"delivered","timestamp":1513299569,"sg_message_id":"m1"},{"sg_event_id":"e2","event":"open"}]`))
+	f.Add("hubspot", []byte(`[{"eventId":1,"subscriptionId":2,"subscriptionType":"contact.creation"}]`))
 	f.Add("mailgun", []byte(`{"event-data":{"id":"e1","event":"delivered","timestamp":1521472262.908181}}`))
 	f.Fuzz(func(t *testing.T, scheme string, body []byte) {
 		h := http.Header{"X-Github-Event": {"push"}, "X-Shopify-Topic": {"orders/create"}}
-		p, err := parseDelivery(config.Kinds[scheme], h, body, signature.Result{EventID: "hdr-id"}, time.Unix(0, 0))
+		evs, err := parseEvents(config.Kinds[scheme], h, body, signature.Result{EventID: "hdr-id"}, time.Unix(0, 0))
 		if err != nil {
 			if !errors.Is(err, errBadEnvelope) {
 				t.Fatalf("error without errBadEnvelope: %v", err)
 			}
 			return
 		}
-		if p.ID == "" || p.Type == "" || !json.Valid(p.Payload) {
-			t.Fatalf("accepted delivery without id/type or with invalid payload: %+v", p)
+		for _, p := range evs {
+			if p.ID == "" || p.Type == "" || !json.Valid(p.Payload) {
+				t.Fatalf("accepted delivery without id/type or with invalid payload: %+v", p)
+			}
 		}
 	})
 }

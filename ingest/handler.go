@@ -134,8 +134,8 @@ func (r *Receiver) Routes(mux chi.Router) {
 // delivery accumulates what the per-delivery log line reports.
 type delivery struct {
 	requestID, eventID, typ, queueID, state, outcome, reason string
-	verified                                                 bool
-	status, attempt                                          int
+	verified, batch                                          bool
+	status, attempt, events                                  int
 	err                                                      error
 }
 
@@ -183,25 +183,22 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		d.status, d.outcome = status, "challenge"
 		return
 	}
-	ev, err := parseDelivery(ep.kind, req.Header, body, res, r.cfg.Now())
+	evs, err := parseEvents(ep.kind, req.Header, body, res, r.cfg.Now())
 	if err != nil {
 		d.reason = err.Error()
 		fail(http.StatusBadRequest, "bad_request", err.Error())
 		return
 	}
-	d.eventID, d.typ = ev.ID, ev.Type
-	agg, found := AggregateID(ev.root, ep.p.AggregateIDPath)
-	if !found {
-		agg = ev.ID
-		r.m.noAggregate.WithLabelValues(ep.name).Inc()
+	d.events, d.batch = len(evs), ep.kind.Batch
+	if len(evs) > 0 {
+		d.eventID, d.typ = evs[0].ID, evs[0].Type
 	}
-	// 4–6. One atomic write; the outbox job only when the inbox row is new.
+	// 4–6. One atomic write per event; the outbox job only when the inbox
+	// row is new. A batch's events are written together and acknowledged
+	// once all of them are committed.
 	wctx, cancel := context.WithTimeout(req.Context(), r.cfg.WriteTimeout)
 	defer cancel()
-	out, err := r.cfg.Store.Write(wctx, Record{
-		Provider: ep.name, EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt, Payload: ev.Payload,
-		SecretID: res.SecretID, AggregateID: agg, Topic: ep.p.Topic,
-	})
+	outs, err := r.record(wctx, ep, evs, res.SecretID)
 	if errors.Is(err, errBadEnvelope) { // PostgreSQL refused the content itself
 		d.reason = err.Error()
 		fail(http.StatusBadRequest, "bad_request", "event cannot be stored: its JSON is refused by the database")
@@ -212,13 +209,21 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		fail(http.StatusServiceUnavailable, "unavailable", "event not recorded; retry later")
 		return
 	}
-	d.state, d.attempt = out.State, out.Attempts
-	d.outcome = "accepted"
-	if out.New {
-		d.queueID = out.OutboxID.String()
-	} else {
-		d.outcome = "duplicate"
-		r.m.duplicates.WithLabelValues(ep.name).Inc()
+	d.outcome = "duplicate"
+	for i, out := range outs {
+		if i == 0 {
+			d.state, d.attempt = out.State, out.Attempts
+		}
+		if !out.New {
+			r.m.duplicates.WithLabelValues(ep.name).Inc()
+			continue
+		}
+		if d.outcome != "accepted" {
+			d.outcome, d.queueID = "accepted", out.OutboxID.String()
+		}
+	}
+	if len(outs) == 0 { // an empty batch holds no event: nothing to record
+		d.outcome = "accepted"
 	}
 	// 7. Acknowledge at once, after the commit.
 	d.status = acknowledge(w, ep.kind, body)
@@ -233,6 +238,9 @@ func (r *Receiver) logDelivery(ctx context.Context, provider string, d *delivery
 	}
 	if d.reason != "" {
 		attrs = append(attrs, slog.String("reason", d.reason))
+	}
+	if d.batch {
+		attrs = append(attrs, slog.Int("events", d.events)) // a batch: event_id is its first event's
 	}
 	level := slog.LevelInfo
 	if d.err != nil {

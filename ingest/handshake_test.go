@@ -56,7 +56,7 @@ func TestSignedHandshakes(t *testing.T) {
 	// An interaction is stored first, then deferred: the consumer answers it.
 	t.Run("discord interactions deferred after the commit", func(t *testing.T) {
 		for body, want := range map[string]string{
-			`{"id":"1200000000000000001","application_id":"2","type":2,"token":"tok","data":{"name":"ping"}}`:  `{"type":5}`,
+			`{"id":"1200000000000000001","application_id":"2","type":2,"token":"tok","data":{"name":"ping"}}`:   `{"type":5}`,
 			`{"id":"1200000000000000002","application_id":"2","type":3,"token":"tok","data":{"custom_id":"b"}}`: `{"type":6}`,
 		} {
 			r := h.deliver(t, "discord", h.signed(t, "discord", discordSeed, []byte(body), nil, ""))
@@ -123,7 +123,7 @@ func TestURLSignedProvidersUsePublicURL(t *testing.T) {
 		t.Run(provider, func(t *testing.T) {
 			body := []byte(`{"type":"x","event_id":"e-` + provider + `"}`)
 			if provider == "hubspot" {
-				body = []byte(`[{"subscriptionType":"contact.creation","objectId":1}]`)
+				body = []byte(`[{"eventId":7,"subscriptionId":8,"subscriptionType":"contact.creation","objectId":1}]`)
 			}
 			cfg := h.cat.Providers[provider].SignatureConfig()
 			cfg.PublicURL = "https://attacker.example.net/webhooks/" + provider

@@ -28,6 +28,10 @@ type Kind struct {
 	// EventID, EventType and CreatedAt locate the envelope's fields for
 	// EnvelopeFields.
 	EventID, EventType, CreatedAt Fields
+	// Batch: the body is a JSON array of events, each recorded as an event
+	// of its own (its fields read from the element; aggregate paths start
+	// at data, the element).
+	Batch bool
 	// Form: the body may be application/x-www-form-urlencoded; it is then
 	// stored as a JSON object of its fields (a repeated field as an array).
 	Form bool

@@ -1,0 +1,81 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/internal/config"
+)
+
+// parseEvents maps a verified delivery into the events it holds: one, or
+// for a Batch kind (SendGrid, HubSpot) one per element of the body's
+// array, each with its own id, type and time from the kind's fields,
+// wrapped as {"id","type","created_at","data": <element>}.
+func parseEvents(k config.Kind, h http.Header, body []byte, res signature.Result, now time.Time) ([]parsed, error) {
+	if !k.Batch {
+		ev, err := parseDelivery(k, h, body, res, now)
+		if err != nil {
+			return nil, err
+		}
+		return []parsed{ev}, nil
+	}
+	if err := storable(body); err != nil {
+		return nil, err
+	}
+	root := gjson.ParseBytes(body)
+	if !root.IsArray() {
+		return nil, fmt.Errorf("%w: a batch body must be a JSON array of events", errBadEnvelope)
+	}
+	var evs []parsed
+	var err error
+	root.ForEach(func(_, item gjson.Result) bool {
+		if !item.IsObject() {
+			err = fmt.Errorf("%w: event %d of the batch is not a JSON object", errBadEnvelope, len(evs))
+			return false
+		}
+		var ev parsed
+		if ev, err = parseFields(k, h, []byte(item.Raw), signature.Result{}, now); err != nil {
+			err = fmt.Errorf("event %d of the batch: %w", len(evs), err)
+			return false
+		}
+		evs = append(evs, ev)
+		return true
+	})
+	return evs, err
+}
+
+// record writes evs (their inbox rows and outbox jobs) and returns each
+// one's outcome; the events of a batch are written concurrently, so the
+// Writer coalesces them into as few statements as it can.
+func (r *Receiver) record(ctx context.Context, ep *endpoint, evs []parsed, secretID string) ([]Outcome, error) {
+	rec := func(ev parsed) Record {
+		agg, found := AggregateID(ev.root, ep.p.AggregateIDPath)
+		if !found {
+			agg = ev.ID
+			r.m.noAggregate.WithLabelValues(ep.name).Inc()
+		}
+		return Record{Provider: ep.name, EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt, Payload: ev.Payload,
+			SecretID: secretID, AggregateID: agg, Topic: ep.p.Topic}
+	}
+	outs := make([]Outcome, len(evs))
+	if len(evs) == 1 {
+		out, err := r.cfg.Store.Write(ctx, rec(evs[0]))
+		outs[0] = out
+		return outs, err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range evs {
+		g.Go(func() error {
+			out, err := r.cfg.Store.Write(gctx, rec(evs[i]))
+			outs[i] = out
+			return err
+		})
+	}
+	return outs, g.Wait()
+}
