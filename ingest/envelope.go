@@ -181,10 +181,7 @@ func parseTime(v gjson.Result) (time.Time, bool) {
 		}
 	case gjson.Number:
 		if n, err := strconv.ParseInt(v.Raw, 10, 64); err == nil {
-			if n > 1e11 {
-				return time.UnixMilli(n).UTC(), true
-			}
-			return time.Unix(n, 0).UTC(), true
+			return unixTime(float64(n)), true
 		}
 	}
 	return time.Time{}, false
@@ -201,4 +198,14 @@ func AggregateID(root gjson.Result, paths []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// unixTime reads a Unix time in seconds (with a fraction, as Mailgun) or,
+// past 10^11, in milliseconds (Clerk, Zoom, Linear, HubSpot).
+func unixTime(f float64) time.Time {
+	if f > 1e11 {
+		return time.UnixMilli(int64(f)).UTC()
+	}
+	sec := int64(f)
+	return time.Unix(sec, int64((f-float64(sec))*1e9)).Truncate(time.Microsecond).UTC()
 }

@@ -128,9 +128,5 @@ func parseTimeText(s string) (time.Time, bool) {
 	if err != nil || f <= 0 || f > 1e14 {
 		return time.Time{}, false
 	}
-	if f > 1e11 {
-		return time.UnixMilli(int64(f)).UTC(), true
-	}
-	sec := int64(f)
-	return time.Unix(sec, int64((f-float64(sec))*1e9)).Truncate(time.Microsecond).UTC(), true
+	return unixTime(f), true
 }

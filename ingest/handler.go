@@ -119,7 +119,7 @@ func (r *Receiver) Routes(mux chi.Router) {
 			switch {
 			case req.Method == http.MethodPost:
 				r.serve(w, req, ep)
-			case req.Method == http.MethodGet && allow != http.MethodPost:
+			case req.Method == http.MethodGet && ep.kind.GetHandshake != "":
 				status := serveGetHandshake(w, req, ep)
 				r.cfg.Logger.LogAttrs(req.Context(), slog.LevelInfo, "webhook handshake",
 					slog.String("provider", ep.name), slog.Int("response_status", status), slog.String("request_id", requestID(req)))
