@@ -8,25 +8,26 @@ import (
 
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/kafka"
+	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
 // HandlersFromConfig registers the built-in handlers of every provider
-// with an api_url, as its kind in the catalogue says (config.Kinds):
+// with an api_url, as its kind in the catalogue says (providers.Kinds):
 // RegisterReference or RegisterStripe. Providers of other kinds, or without
 // an api_url, have no fetching handler: their events are recorded as
 // skipped.
 //
 // Each provider's APIClient carries its api_concurrency, api_rate_limit and
 // api_rate_burst, and reports to metrics (nil: not reported).
-func HandlersFromConfig(providers map[string]*config.Provider, apiTimeout time.Duration, now func() time.Time, log *slog.Logger, metrics *APIMetrics) (*Registry, error) {
+func HandlersFromConfig(configured map[string]*config.Provider, apiTimeout time.Duration, now func() time.Time, log *slog.Logger, metrics *APIMetrics) (*Registry, error) {
 	reg := NewRegistry()
-	names := make([]string, 0, len(providers))
-	for n := range providers {
+	names := make([]string, 0, len(configured))
+	for n := range configured {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		p := providers[name]
+		p := configured[name]
 		if p == nil || p.APIURL == "" {
 			log.Info("provider has no api_url; its events are recorded without an effect", "provider", name)
 			continue
@@ -35,13 +36,13 @@ func HandlersFromConfig(providers map[string]*config.Provider, apiTimeout time.D
 			Provider: name, Concurrency: p.APIConcurrency, RateLimit: p.APIRateLimit, RateBurst: p.APIRateBurst,
 			Metrics: metrics, Now: now}
 		switch kind := p.Kind(); kind.Handlers {
-		case config.HandlersReference, config.HandlersStripe:
+		case providers.HandlersReference, providers.HandlersStripe:
 			cfg.VersionHeader = kind.VersionHeader
 			api, err := NewAPIClient(cfg)
 			if err != nil {
 				return nil, fmt.Errorf("provider %s: %w", name, err)
 			}
-			if kind.Handlers == config.HandlersStripe {
+			if kind.Handlers == providers.HandlersStripe {
 				RegisterStripe(reg, name, api, now)
 			} else {
 				RegisterReference(reg, name, api)

@@ -6,18 +6,19 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gatehouse/gatehouse/schemas/providers"
+
 	"github.com/tidwall/gjson"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
-	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // parseEvents maps a verified delivery into the events it holds: one, or
 // for a Batch kind (SendGrid, HubSpot) one per element of the body's
 // array, each with its own id, type and time from the kind's fields,
 // wrapped as {"id","type","created_at","data": <element>}.
-func parseEvents(k config.Kind, h http.Header, body []byte, res signature.Result, now time.Time) ([]parsed, error) {
+func parseEvents(k providers.Kind, h http.Header, body []byte, res signature.Result, now time.Time) ([]parsed, error) {
 	if !k.Batch {
 		ev, err := parseDelivery(k, h, body, res, now)
 		if err != nil {

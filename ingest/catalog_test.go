@@ -20,6 +20,7 @@ import (
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
 // The RFC 8032 section 7.1 TEST 1 key pair stands in for a Discord
@@ -47,7 +48,7 @@ func catalog(t *testing.T) (*config.Config, map[string]string) {
 	var y strings.Builder
 	y.WriteString("providers:\n")
 	sign := map[string]string{}
-	for _, name := range config.Schemes {
+	for _, name := range providers.Names() {
 		if name == "reference" || name == "hmac" {
 			continue
 		}
@@ -64,7 +65,7 @@ func catalog(t *testing.T) (*config.Config, map[string]string) {
 		}
 		sign[name] = signWith
 		fmt.Fprintf(&y, "  %s:\n    scheme: %s\n    secrets: [{id: s1, value: %q}]\n", name, name, verify)
-		if signature.NeedsPublicURL(config.Kinds[name].Scheme, nil) {
+		if catalogKind(name).SignsURL {
 			fmt.Fprintf(&y, "    public_url: %s%s\n", publicBase, name)
 		}
 		if name == "meta" {
@@ -111,7 +112,7 @@ func (h *catalogHarness) signed(t *testing.T, provider, secret string, body []by
 	for k, v := range extra {
 		r.Header.Set(k, v)
 	}
-	if err := signature.SignRequest(h.cat.Providers[provider].SignatureConfig(), []byte(secret), r, h.now, eventID); err != nil {
+	if err := signature.SignRequest(ingest.SignatureConfig(h.cat.Providers[provider]), []byte(secret), r, h.now, eventID); err != nil {
 		t.Fatal(err)
 	}
 	return delivery{query: r.RawQuery, contentType: ct, header: r.Header, body: r.Body}
@@ -237,7 +238,7 @@ func TestCatalogProvidersStoreOnceAndRefuseForgeries(t *testing.T) {
 			}
 		})
 	}
-	for _, name := range config.Schemes {
+	for _, name := range providers.Names() {
 		if !covered[name] {
 			t.Errorf("catalogue kind %q has no case here", name)
 		}
@@ -274,4 +275,10 @@ func hmacHex(secret, msg string) string {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write([]byte(msg))
 	return hex.EncodeToString(m.Sum(nil))
+}
+
+// catalogKind is the catalogue entry of scheme.
+func catalogKind(scheme string) providers.Kind {
+	k, _ := providers.Lookup(scheme)
+	return k
 }

@@ -11,10 +11,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gatehouse/gatehouse/schemas/providers"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -37,8 +38,8 @@ type parsed struct {
 // whose data is the body. The body is validated once and read in place
 // (gjson): only the members the receiver needs are looked at, where an
 // object repeats a name the last one counts (as in the stored jsonb).
-func parseDelivery(k config.Kind, h http.Header, body []byte, res signature.Result, now time.Time) (parsed, error) {
-	if k.Envelope == config.EnvelopeFields {
+func parseDelivery(k providers.Kind, h http.Header, body []byte, res signature.Result, now time.Time) (parsed, error) {
+	if k.Envelope == providers.EnvelopeFields {
 		return parseFields(k, h, body, res, now)
 	}
 	if err := storable(body); err != nil {
@@ -49,20 +50,20 @@ func parseDelivery(k config.Kind, h http.Header, body []byte, res signature.Resu
 		return parsed{}, fmt.Errorf("%w: body is not a JSON object", errBadEnvelope)
 	}
 	switch k.Envelope {
-	case config.EnvelopeGitHub:
+	case providers.EnvelopeGitHub:
 		t := h.Get("X-GitHub-Event")
 		if action := stringField(root, "action"); action != "" && t != "" {
 			t += "." + action
 		}
 		return wrap(res.EventID, t, now, body)
-	case config.EnvelopeShopify:
+	case providers.EnvelopeShopify:
 		t := strings.ReplaceAll(h.Get("X-Shopify-Topic"), "/", ".")
 		at := now
 		if v, err := time.Parse(time.RFC3339Nano, h.Get("X-Shopify-Triggered-At")); err == nil {
 			at = v
 		}
 		return wrap(res.EventID, t, at, body)
-	case config.EnvelopeSlack:
+	case providers.EnvelopeSlack:
 		f := schemas.Members(root, "event", "type", "event_time", "event_id")
 		t := ""
 		if f[0].IsObject() {

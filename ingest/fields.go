@@ -11,10 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse/gatehouse/schemas/providers"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -22,7 +23,7 @@ import (
 // body (a JSON object or array; a form body for a Form kind, stored as a
 // JSON object of its fields) becomes the data of an envelope whose id,
 // type and creation time come from the kind's fields.
-func parseFields(k config.Kind, h http.Header, body []byte, res signature.Result, now time.Time) (parsed, error) {
+func parseFields(k providers.Kind, h http.Header, body []byte, res signature.Result, now time.Time) (parsed, error) {
 	data := body
 	if k.Form && !gjson.ValidBytes(body) {
 		var err error
@@ -57,7 +58,7 @@ func parseFields(k config.Kind, h http.Header, body []byte, res signature.Result
 const maxEventID = 255
 
 // fieldValue is the value of the first of fs that is present, "" if none.
-func fieldValue(fs config.Fields, h http.Header, root gjson.Result, raw []byte) string {
+func fieldValue(fs providers.Fields, h http.Header, root gjson.Result, raw []byte) string {
 	for _, f := range fs {
 		if v := oneField(f, h, root, raw); v != "" {
 			return v
@@ -66,7 +67,7 @@ func fieldValue(fs config.Fields, h http.Header, root gjson.Result, raw []byte) 
 	return ""
 }
 
-func oneField(f config.Field, h http.Header, root gjson.Result, raw []byte) string {
+func oneField(f providers.Field, h http.Header, root gjson.Result, raw []byte) string {
 	switch {
 	case f.Header != "":
 		return strings.TrimSpace(h.Get(f.Header))

@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gatehouse/gatehouse/schemas/providers"
+
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -63,7 +65,7 @@ type Receiver struct {
 type endpoint struct {
 	name     string
 	p        *config.Provider
-	kind     config.Kind // p.Kind(), once
+	kind     providers.Kind // p.Kind(), once
 	verifier signature.Verifier
 }
 
@@ -77,7 +79,10 @@ func (ep *endpoint) secret(id string) []byte {
 	return nil
 }
 
-// New builds a Receiver; it fails when a provider's signing config is invalid.
+// New builds a Receiver, with each provider's verifier built once; it
+// fails, naming providers.<name>.secrets, when a secret or key cannot be
+// used by the provider's scheme (a Discord public key that is not hex, a
+// SendGrid key that is not base64 DER or PEM).
 func New(cfg Config) (*Receiver, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -90,9 +95,9 @@ func New(cfg Config) (*Receiver, error) {
 	}
 	r := &Receiver{cfg: cfg, endpoints: map[string]*endpoint{}, m: newMetrics(cfg.Registerer)}
 	for name, p := range cfg.Providers {
-		v, err := signature.New(p.SignatureConfig())
+		v, err := signature.New(SignatureConfig(p))
 		if err != nil {
-			return nil, fmt.Errorf("provider %s: %w", name, err)
+			return nil, fmt.Errorf("providers.%s.secrets: %w", name, err)
 		}
 		r.endpoints[name] = &endpoint{name: name, p: p, kind: p.Kind(), verifier: v}
 	}
@@ -261,4 +266,21 @@ func requestID(req *http.Request) string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// SignatureConfig is the verifier configuration of provider p: its kind's
+// scheme, its window, headers, definition, public URL and secrets.
+func SignatureConfig(p *config.Provider) signature.Config {
+	sc := signature.Config{
+		Scheme:          p.Kind().Scheme,
+		Tolerance:       p.Tolerance,
+		TimestampHeader: p.TimestampHeader,
+		SignatureHeader: p.SignatureHeader,
+		HMAC:            p.HMAC,
+		PublicURL:       p.PublicURL,
+	}
+	for _, s := range p.Secrets {
+		sc.Secrets = append(sc.Secrets, signature.Secret{ID: s.ID, Value: s.Resolved()})
+	}
+	return sc
 }

@@ -7,10 +7,11 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/gatehouse/gatehouse/schemas/providers"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
-	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // maxChallenge bounds a challenge echoed back to a provider.
@@ -21,12 +22,12 @@ const maxChallenge = 1024
 // was one (and the status it answered).
 func answerHandshake(w http.ResponseWriter, h http.Header, ep *endpoint, body []byte, res signature.Result) (int, bool) {
 	switch ep.kind.Handshake {
-	case config.HandshakeSlack:
+	case providers.HandshakeSlack:
 		if gjson.GetBytes(body, "type").Str != "url_verification" {
 			return 0, false
 		}
 		return writeJSON(w, map[string]string{"challenge": gjson.GetBytes(body, "challenge").Str}), true
-	case config.HandshakeZoom:
+	case providers.HandshakeZoom:
 		// endpoint.url_validation: encryptedToken = hex(HMAC-SHA256(secret, plainToken)).
 		if gjson.GetBytes(body, "event").Str != "endpoint.url_validation" {
 			return 0, false
@@ -38,7 +39,7 @@ func answerHandshake(w http.ResponseWriter, h http.Header, ep *endpoint, body []
 		m := hmac.New(sha256.New, ep.secret(res.SecretID))
 		m.Write([]byte(plain))
 		return writeJSON(w, map[string]string{"plainToken": plain, "encryptedToken": hex.EncodeToString(m.Sum(nil))}), true
-	case config.HandshakeTwitch:
+	case providers.HandshakeTwitch:
 		if h.Get("Twitch-Eventsub-Message-Type") != "webhook_callback_verification" {
 			return 0, false
 		}
@@ -47,7 +48,7 @@ func answerHandshake(w http.ResponseWriter, h http.Header, ep *endpoint, body []
 			return 0, false
 		}
 		return writeText(w, c), true
-	case config.HandshakeDiscord:
+	case providers.HandshakeDiscord:
 		t := gjson.GetBytes(body, "type")
 		switch {
 		case t.Raw == "1" && !gjson.GetBytes(body, "event").Exists(): // interaction PING
@@ -67,7 +68,7 @@ func answerHandshake(w http.ResponseWriter, h http.Header, ep *endpoint, body []
 func serveGetHandshake(w http.ResponseWriter, req *http.Request, ep *endpoint) int {
 	q := req.URL.Query()
 	switch ep.kind.GetHandshake {
-	case config.HandshakeMeta:
+	case providers.HandshakeMeta:
 		c := q.Get("hub.challenge")
 		if q.Get("hub.mode") != "subscribe" || c == "" || len(c) > maxChallenge {
 			http.Error(w, "want hub.mode=subscribe, hub.verify_token and hub.challenge", http.StatusBadRequest)
@@ -80,7 +81,7 @@ func serveGetHandshake(w http.ResponseWriter, req *http.Request, ep *endpoint) i
 			return http.StatusForbidden
 		}
 		return writeText(w, c)
-	case config.HandshakeDropbox:
+	case providers.HandshakeDropbox:
 		c := q.Get("challenge")
 		if c == "" || len(c) > maxChallenge {
 			http.Error(w, "want a challenge parameter", http.StatusBadRequest)
@@ -110,8 +111,8 @@ func writeText(w http.ResponseWriter, s string) int {
 // terms: a command or modal submission gets {"type":5} (the user sees
 // "thinking…"), a message component {"type":6}; the consumer then edits
 // the response through the interaction's token within fifteen minutes.
-func acknowledge(w http.ResponseWriter, k config.Kind, body []byte) int {
-	if k.Handshake == config.HandshakeDiscord && !gjson.GetBytes(body, "event").Exists() {
+func acknowledge(w http.ResponseWriter, k providers.Kind, body []byte) int {
+	if k.Handshake == providers.HandshakeDiscord && !gjson.GetBytes(body, "event").Exists() {
 		switch gjson.GetBytes(body, "type").Raw {
 		case "2", "5": // APPLICATION_COMMAND, MODAL_SUBMIT
 			return writeJSON(w, map[string]int{"type": 5})

@@ -125,7 +125,7 @@ func TestURLSignedProvidersUsePublicURL(t *testing.T) {
 			if provider == "hubspot" {
 				body = []byte(`[{"eventId":7,"subscriptionId":8,"subscriptionType":"contact.creation","objectId":1}]`)
 			}
-			cfg := h.cat.Providers[provider].SignatureConfig()
+			cfg := ingest.SignatureConfig(h.cat.Providers[provider])
 			cfg.PublicURL = "https://attacker.example.net/webhooks/" + provider
 			r := &signature.Request{Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
 			if err := signature.SignRequest(cfg, []byte(catalogSecret), r, h.now, ""); err != nil {

@@ -166,7 +166,7 @@ func envelope(id, typ string, data map[string]any) []byte {
 // sign signs body as provider with secret at time at.
 func (h *harness) sign(provider, secret string, body []byte, at time.Time, eventID string) http.Header {
 	h.t.Helper()
-	hdr, err := signature.Sign(h.cfg.Providers[provider].SignatureConfig(), []byte(secret), body, at, eventID)
+	hdr, err := signature.Sign(ingest.SignatureConfig(h.cfg.Providers[provider]), []byte(secret), body, at, eventID)
 	if err != nil {
 		h.t.Fatal(err)
 	}

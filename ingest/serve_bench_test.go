@@ -41,7 +41,7 @@ func BenchmarkReceiverServe(b *testing.B) {
 	now := time.Now()
 	body := envelope("evt_bench", "payment.succeeded", map[string]any{"payment_id": "pay_1", "amount": 1999, "currency": "eur",
 		"description": string(bytes.Repeat([]byte("x"), 350))})
-	hdr, err := signature.Sign(cfg.Providers["demo"].SignatureConfig(), []byte(demoSecret), body, now, "")
+	hdr, err := signature.Sign(ingest.SignatureConfig(cfg.Providers["demo"]), []byte(demoSecret), body, now, "")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -230,7 +230,7 @@ func TestRelayedRecordsMatchSchemas(t *testing.T) {
 	now := time.Now()
 	send := func(provider, eventID string, body []byte, extra http.Header) {
 		t.Helper()
-		h, err := signature.Sign(cfg.Providers[provider].SignatureConfig(), cfg.Providers[provider].Secrets[0].Resolved(), body, now, eventID)
+		h, err := signature.Sign(ingest.SignatureConfig(cfg.Providers[provider]), cfg.Providers[provider].Secrets[0].Resolved(), body, now, eventID)
 		if err != nil {
 			t.Fatal(err)
 		}

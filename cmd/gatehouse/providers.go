@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gatehouse/gatehouse/schemas/providers"
+
 	"github.com/gatehouse/gatehouse/ingest/signature"
-	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // runProviders lists the provider catalogue: for each scheme a provider
@@ -22,15 +23,15 @@ func runProviders(_ context.Context, e env, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("providers: unexpected argument %q (use --scheme)", fs.Arg(0))
 	}
-	names := config.Schemes
+	names := providers.Names()
 	if *only != "" {
-		if _, ok := config.Kinds[*only]; !ok {
-			return fmt.Errorf("providers: unknown scheme %q (one of %s)", *only, strings.Join(config.Schemes, ", "))
+		if _, ok := providers.Lookup(*only); !ok {
+			return fmt.Errorf("providers: unknown scheme %q (one of %s)", *only, strings.Join(names, ", "))
 		}
 		names = []string{*only}
 	}
 	for i, name := range names {
-		k := config.Kinds[name]
+		k, _ := providers.Lookup(name)
 		if i > 0 {
 			fmt.Fprintln(e.stdout)
 		}

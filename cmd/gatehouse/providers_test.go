@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
 // `gatehouse providers` lists every scheme with its headers, signed
@@ -18,7 +18,7 @@ func TestProvidersListsTheCatalogue(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := out.String()
-	for _, name := range config.Schemes {
+	for _, name := range providers.Names() {
 		if !strings.Contains(text, "\n"+name+"\n") && !strings.HasPrefix(text, name+"\n") {
 			t.Errorf("scheme %s not listed", name)
 		}
@@ -31,8 +31,8 @@ func TestProvidersListsTheCatalogue(t *testing.T) {
 			t.Errorf("listing lacks %q", want)
 		}
 	}
-	if len(config.Schemes) < 27 {
-		t.Errorf("%d schemes, want at least 27", len(config.Schemes))
+	if len(providers.Names()) < 27 {
+		t.Errorf("%d schemes, want at least 27", len(providers.Names()))
 	}
 	out.Reset()
 	if err := run(context.Background(), []string{"providers", "--scheme", "zoom"}, func(string) string { return "" }, &out, &errOut); err != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
 )
@@ -61,7 +62,7 @@ func runSend(ctx context.Context, e env, args []string) error {
 	}
 	extra.Set("Content-Type", *contentType)
 	sr := &signature.Request{Method: http.MethodPost, Header: extra, Body: body}
-	if err := signature.SignRequest(p.SignatureConfig(), p.Secrets[0].Resolved(), sr, now, *id); err != nil {
+	if err := signature.SignRequest(ingest.SignatureConfig(p), p.Secrets[0].Resolved(), sr, now, *id); err != nil {
 		return fmt.Errorf("sign as provider %s: %w", *provider, err)
 	}
 	target := *url + "/webhooks/" + *provider

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
 )
@@ -41,7 +42,7 @@ func TestSendBodyAndHeadersForAnyProvider(t *testing.T) {
 	seen := make(chan got, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := strings.TrimPrefix(r.URL.Path, "/webhooks/")
-		v, err := signature.New(cfg.Providers[name].SignatureConfig())
+		v, err := signature.New(ingest.SignatureConfig(cfg.Providers[name]))
 		if err != nil {
 			t.Error(err)
 		}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
 // scheme is everything New and Sign need of one scheme.
@@ -53,23 +55,24 @@ func Schemes() []string {
 	for n := range codeSchemes {
 		out = append(out, n)
 	}
-	for n := range Presets {
+	for n := range presets {
 		out = append(out, n)
 	}
 	slices.Sort(out)
 	return out
 }
 
-// NeedsPublicURL reports whether scheme signs the URL the provider called.
+// NeedsPublicURL reports whether scheme signs the URL the provider called
+// (the catalogue's SignsURL says the same, and a test holds them together).
 func NeedsPublicURL(scheme string, h *HMAC) bool {
 	switch scheme {
 	case "twilio":
 		return true
 	case schemeHMAC:
-		return h != nil && h.uses(tplURL)
+		return h != nil && h.Uses(providers.PartURL)
 	}
-	p, ok := Presets[scheme]
-	return ok && p.HMAC.uses(tplURL)
+	p, ok := presets[scheme]
+	return ok && p.Uses(providers.PartURL)
 }
 
 // Describe returns how scheme signs (h for "hmac"), or false for an
@@ -118,8 +121,9 @@ func resolve(cfg Config) (scheme, error) {
 		}
 		return hmacScheme(*cfg.HMAC, defaultTolerance, cfg.PublicURL)
 	default:
-		if p, ok := Presets[name]; ok {
-			return hmacScheme(p.HMAC, p.tolerance(), cfg.PublicURL)
+		if p, ok := presets[name]; ok {
+			k, _ := providers.Lookup(name)
+			return hmacScheme(p, k.ReplayWindow(), cfg.PublicURL)
 		}
 		if f, ok := codeSchemes[name]; ok {
 			return f(cfg)
@@ -130,12 +134,12 @@ func resolve(cfg Config) (scheme, error) {
 
 // hmacScheme is the scheme of one HMAC definition.
 func hmacScheme(spec HMAC, tol time.Duration, url string) (scheme, error) {
-	if err := spec.check(url); err != nil {
+	if err := spec.Validate(url); err != nil {
 		return scheme{}, fmt.Errorf("signature: hmac: %w", err)
 	}
 	sc := scheme{
 		tolerance: tol,
-		key:       spec.key,
+		key:       func(v []byte) ([]byte, error) { return hmacKey(spec, v) },
 		verifier: func(keys []key, tol time.Duration) (Verifier, error) {
 			return newHMACVerifier(spec, keys, tol, url)
 		},
@@ -187,16 +191,4 @@ func describeHMAC(spec HMAC, tol time.Duration) Description {
 		d.Headers = append(d.Headers, spec.IDHeader)
 	}
 	return d
-}
-
-// DefaultTolerance is the replay window of scheme when none is configured:
-// the provider's documented one, 300 s otherwise, 0 for an unknown scheme.
-func DefaultTolerance(name string) time.Duration {
-	if p, ok := Presets[name]; ok {
-		return p.tolerance()
-	}
-	if _, ok := codeSchemes[name]; ok || name == schemeHMAC || name == schemeReference {
-		return defaultTolerance
-	}
-	return 0
 }

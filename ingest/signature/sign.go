@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
 // Sign produces the signature headers a provider using cfg.Scheme would send
@@ -62,12 +64,12 @@ func SignRequest(cfg Config, secret []byte, r *Request, now time.Time, eventID s
 
 // signHMAC signs r under an HMAC definition.
 func signHMAC(spec HMAC, url string, secret []byte, r *Request, now time.Time, eventID string) error {
-	k, err := spec.key(secret)
+	k, err := hmacKey(spec, secret)
 	if err != nil {
 		return err
 	}
 	hf, _, _ := hashFor(spec.Algorithm)
-	content, _ := compileContent(spec.Content)
+	content, _ := providers.ParseContent(spec.Content)
 	var s signed
 	switch spec.Timestamp.Format {
 	case "unix_ms":

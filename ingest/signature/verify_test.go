@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
 // TestSchemeTableCoversEveryScheme: every scheme New accepts is in the
@@ -19,8 +20,8 @@ func TestSchemeTableCoversEveryScheme(t *testing.T) {
 	inTable := map[string]bool{}
 	for _, s := range schemes() {
 		inTable[s.cfg.Scheme] = true
-		if got := signature.DefaultTolerance(s.cfg.Scheme); s.tol != 0 && got != s.tol {
-			t.Errorf("%s: table tolerance %s, DefaultTolerance %s", s.name, s.tol, got)
+		if k, _ := providers.Lookup(s.cfg.Scheme); s.tol != 0 && k.ReplayWindow() != s.tol {
+			t.Errorf("%s: table tolerance %s, the catalogue's window %s", s.name, s.tol, k.ReplayWindow())
 		}
 		if need := signature.NeedsPublicURL(s.cfg.Scheme, s.cfg.HMAC); need != (s.cfg.PublicURL != "") {
 			t.Errorf("%s: PublicURL %q, but NeedsPublicURL is %v", s.name, s.cfg.PublicURL, need)
@@ -36,6 +37,17 @@ func TestSchemeTableCoversEveryScheme(t *testing.T) {
 	}
 	if len(inTable) != len(signature.Schemes()) {
 		t.Errorf("table has %d schemes, Schemes() %d", len(inTable), len(signature.Schemes()))
+	}
+}
+
+// TestCatalogueSignsURL: the catalogue's SignsURL (what internal/config
+// requires public_url for) agrees with the signing rules of every kind.
+func TestCatalogueSignsURL(t *testing.T) {
+	for _, name := range providers.Names() {
+		k, _ := providers.Lookup(name)
+		if got := signature.NeedsPublicURL(k.Scheme, nil); got != k.SignsURL {
+			t.Errorf("%s: catalogue SignsURL %v, signing rules %v", name, k.SignsURL, got)
+		}
 	}
 }
 

@@ -6,13 +6,13 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/schemas"
+	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
 // Provider is one webhook endpoint: POST /webhooks/{name}.
 type Provider struct {
-	// Scheme is the signing scheme, one of Schemes. Required.
+	// Scheme is the provider's kind, one of providers.Names(). Required.
 	Scheme string `yaml:"scheme"`
 	// Secrets are the active signing secrets; several during a rotation overlap.
 	Secrets []SecretEntry `yaml:"secrets"`
@@ -24,13 +24,13 @@ type Provider struct {
 	SignatureHeader string `yaml:"signature_header"`
 	// HMAC defines the signing rules of scheme "hmac" (README "Adding a
 	// provider without code").
-	HMAC *signature.HMAC `yaml:"hmac"`
+	HMAC *providers.HMAC `yaml:"hmac"`
 	// EventID, EventType and CreatedAt say where an event's id, type and
 	// creation time are (scheme "hmac": event_id and event_type required;
 	// a preset's own are replaced where set).
-	EventID   Fields `yaml:"event_id"`
-	EventType Fields `yaml:"event_type"`
-	CreatedAt Fields `yaml:"created_at"`
+	EventID   providers.Fields `yaml:"event_id"`
+	EventType providers.Fields `yaml:"event_type"`
+	CreatedAt providers.Fields `yaml:"created_at"`
 	// PublicURL is the URL the provider calls, exactly as configured at the
 	// provider (no query). Required by the schemes that sign the URL
 	// (twilio, square, hubspot, an hmac content with {url}); the request's
@@ -91,8 +91,9 @@ func (p *Provider) APIKeyValue() []byte { return p.apiKey }
 const DefaultMaxBodyBytes = 1 << 20
 
 func (p *Provider) applyDefaults(name string) {
+	kind, _ := providers.Lookup(p.Scheme)
 	if p.Tolerance == 0 {
-		p.Tolerance = signature.DefaultTolerance(Kinds[p.Scheme].Scheme)
+		p.Tolerance = kind.ReplayWindow()
 	}
 	if p.MaxBodyBytes == 0 {
 		p.MaxBodyBytes = DefaultMaxBodyBytes
@@ -109,13 +110,13 @@ func (p *Provider) applyDefaults(name string) {
 		}
 	}
 	if len(p.AggregateIDPath) == 0 {
-		p.AggregateIDPath = append([]string(nil), Kinds[p.Scheme].AggregateIDPath...)
+		p.AggregateIDPath = kind.AggregateIDPath
 	}
 }
 
 func (p *Provider) validate() error {
-	if _, known := Kinds[p.Scheme]; !known {
-		return fmt.Errorf("scheme: %q is not one of %v", p.Scheme, Schemes)
+	if _, known := providers.Lookup(p.Scheme); !known {
+		return fmt.Errorf("scheme: %q is not one of %v", p.Scheme, providers.Names())
 	}
 	if len(p.Secrets) == 0 {
 		return errors.New("secrets: at least one secret is required; verification cannot be switched off")
@@ -150,8 +151,6 @@ func (p *Provider) validate() error {
 	return nil
 }
 
-var errFieldSource = errors.New("set exactly one of header, path, value, digest and join")
-
 // validateSigning checks the settings of the declarative scheme, the
 // public URL, the verify token and the envelope fields.
 func (p *Provider) validateSigning() error {
@@ -173,40 +172,37 @@ func (p *Provider) validateSigning() error {
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 			return fmt.Errorf("public_url: %q must be the absolute http(s) URL the provider calls, without query", p.PublicURL)
 		}
-	} else if signature.NeedsPublicURL(p.Kind().Scheme, p.HMAC) {
+	} else if p.Kind().SignsURL || (p.HMAC != nil && p.HMAC.Uses(providers.PartURL)) {
 		return fmt.Errorf("public_url: scheme %q signs the URL the provider calls; set public_url to it exactly as configured at the provider", p.Scheme)
 	}
-	if p.Kind().GetHandshake == HandshakeMeta && p.VerifyToken == "" {
+	if p.Kind().GetHandshake == providers.HandshakeMeta && p.VerifyToken == "" {
 		return errors.New("verify_token: scheme meta needs the verify token configured at Meta for its GET handshake")
 	}
-	for name, fs := range map[string]Fields{"event_id": p.EventID, "event_type": p.EventType, "created_at": p.CreatedAt} {
+	for name, fs := range map[string]providers.Fields{"event_id": p.EventID, "event_type": p.EventType, "created_at": p.CreatedAt} {
 		for i, f := range fs {
-			if err := f.validate(); err != nil {
+			if err := f.Validate(); err != nil {
 				return fmt.Errorf("%s[%d]: %w", name, i, err)
 			}
 		}
 	}
-	if _, err := signature.New(p.SignatureConfig()); err != nil {
-		return fmt.Errorf("secrets: %w", err)
-	}
-	if p.Kind().Envelope != EnvelopeFields && (len(p.EventID) > 0 || len(p.EventType) > 0 || len(p.CreatedAt) > 0) {
+	if p.Kind().Envelope != providers.EnvelopeFields && (len(p.EventID) > 0 || len(p.EventType) > 0 || len(p.CreatedAt) > 0) {
 		return fmt.Errorf("event_id: scheme %q finds the event's fields itself", p.Scheme)
 	}
 	return nil
 }
 
-// SignatureConfig is the provider's verifier configuration.
-func (p *Provider) SignatureConfig() signature.Config {
-	sc := signature.Config{
-		Scheme:          p.Kind().Scheme,
-		Tolerance:       p.Tolerance,
-		TimestampHeader: p.TimestampHeader,
-		SignatureHeader: p.SignatureHeader,
-		HMAC:            p.HMAC,
-		PublicURL:       p.PublicURL,
+// Kind returns the catalogue entry of the provider's scheme, with the
+// provider's own event_id, event_type and created_at where it sets them.
+func (p *Provider) Kind() providers.Kind {
+	k, _ := providers.Lookup(p.Scheme)
+	if len(p.EventID) > 0 {
+		k.EventID = p.EventID
 	}
-	for _, s := range p.Secrets {
-		sc.Secrets = append(sc.Secrets, signature.Secret{ID: s.ID, Value: s.Resolved()})
+	if len(p.EventType) > 0 {
+		k.EventType = p.EventType
 	}
-	return sc
+	if len(p.CreatedAt) > 0 {
+		k.CreatedAt = p.CreatedAt
+	}
+	return k
 }

@@ -1,4 +1,4 @@
-package config
+package ingest_test
 
 import (
 	"crypto/hmac"
@@ -14,12 +14,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/schemas/providers"
+
 	"github.com/gatehouse/gatehouse/ingest/signature"
 )
 
 func readme(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +48,7 @@ func TestReadmeListsEveryScheme(t *testing.T) {
 			rows[m[1]] = true
 		}
 	}
-	for _, name := range Schemes {
+	for _, name := range providers.Names() {
 		if name != "hmac" && !rows[name] {
 			t.Errorf("README's catalogue has no row for %q", name)
 		}
@@ -72,7 +76,7 @@ func TestReadmeHMACExamples(t *testing.T) {
 	secret := "acme-secret-2026"
 	getenv := func(k string) string { return map[string]string{"ACME_WEBHOOK_SECRET": secret}[k] }
 
-	cfg, err := Parse([]byte("database_url: postgres://x/y\n"+readmeExample(t, "<!-- hmac example 1 -->")), getenv)
+	cfg, err := config.Parse([]byte("database_url: postgres://x/y\n"+readmeExample(t, "<!-- hmac example 1 -->")), getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +84,7 @@ func TestReadmeHMACExamples(t *testing.T) {
 	m := hmac.New(sha512.New, []byte(secret))
 	m.Write([]byte("1762000000." + body))
 	h := http.Header{"Acme-Signature": {"t=1762000000,s1=" + base64.StdEncoding.EncodeToString(m.Sum(nil))}}
-	verify(t, cfg.Providers["acme"], &signature.Request{Header: h, Body: []byte(body)}, at)
+	verifyReadme(t, cfg.Providers["acme"], &signature.Request{Header: h, Body: []byte(body)}, at)
 
 	dir := t.TempDir()
 	key := []byte("billr raw key bytes")
@@ -88,7 +92,7 @@ func TestReadmeHMACExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	y := strings.Replace(readmeExample(t, "<!-- hmac example 2 -->"), "file:/run/secrets/billr", "file:"+dir+"/billr", 1)
-	cfg, err = Parse([]byte("database_url: postgres://x/y\n"+y), getenv)
+	cfg, err = config.Parse([]byte("database_url: postgres://x/y\n"+y), getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,12 +100,12 @@ func TestReadmeHMACExamples(t *testing.T) {
 	m = hmac.New(sha256.New, key)
 	m.Write([]byte("POST https://hooks.example.com/webhooks/billr?x=1\n" + ms + "\n" + body))
 	h = http.Header{"X-Billr-Signature": {"v2=" + hex.EncodeToString(m.Sum(nil))}, "X-Billr-Timestamp": {ms}}
-	verify(t, cfg.Providers["billr"], &signature.Request{Method: "POST", RawQuery: "x=1", Header: h, Body: []byte(body)}, at)
+	verifyReadme(t, cfg.Providers["billr"], &signature.Request{Method: "POST", RawQuery: "x=1", Header: h, Body: []byte(body)}, at)
 }
 
-func verify(t *testing.T, p *Provider, r *signature.Request, at time.Time) {
+func verifyReadme(t *testing.T, p *config.Provider, r *signature.Request, at time.Time) {
 	t.Helper()
-	v, err := signature.New(p.SignatureConfig())
+	v, err := signature.New(ingest.SignatureConfig(p))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,20 +1,33 @@
-package config
+// Package providers is the provider catalogue as data: for each kind of
+// provider gatehouse knows (the values of providers.<name>.scheme), where
+// its event id, type and creation time are, which handshakes it makes,
+// which object an event is about, how its API is called and what the
+// consumers do with its events, plus the declarative HMAC definition type.
+// Every stage reads it through Lookup; it imports no stage. The signing
+// code is ingest/signature's, keyed by the same scheme name.
+package providers
 
 import (
+	"errors"
 	"slices"
+	"time"
 )
 
 // Kind is everything gatehouse knows about one kind of provider, in one
-// place: how it signs, where its event id, type and creation time are, which
-// object an event is about, how its API is called, which handshakes it
-// makes and what the consumers do with its events. The stages read it from
-// here (ingest: Envelope, fields and handshakes; consumers: Handlers and
-// VersionHeader; this package: the defaults); the signing code itself is
-// ingest/signature's, by Scheme. Adding a provider that signs like an
-// existing one is one entry in Kinds (kinds.go).
+// place. The stages read it through Lookup (ingest: Envelope, fields and
+// handshakes; consumers: Handlers and VersionHeader; internal/config: the
+// defaults); the signing code itself is ingest/signature's, by Scheme.
+// Adding a provider that signs like an existing one is one entry of the
+// catalogue (catalog.go).
 type Kind struct {
 	// Scheme names the verifier in ingest/signature.
 	Scheme string
+	// Tolerance is the provider's documented replay window for its signed
+	// timestamp; 0 means DefaultTolerance.
+	Tolerance time.Duration
+	// SignsURL: the signature covers the URL the provider called, so the
+	// provider needs public_url.
+	SignsURL bool
 	// Envelope says how the receiver finds the event's id, type and
 	// creation time: EnvelopeBody (the body's own id, type and
 	// created_at/created/timestamp; id from the webhook-id header when the
@@ -92,37 +105,58 @@ type Field struct {
 // Fields are alternatives: the first one present gives the value.
 type Fields []Field
 
-// Kinds is the provider catalogue, keyed by scheme (providers.<name>.scheme).
-var Kinds = kinds()
+// DefaultTolerance is the replay window of a signed timestamp when the
+// provider documents none.
+const DefaultTolerance = 300 * time.Second
 
-// Schemes lists the schemes a provider may use, sorted.
-var Schemes = func() []string {
-	var out []string
-	for s := range Kinds {
+// catalogue is built once; Lookup hands out copies.
+var catalogue = kinds()
+
+// Lookup returns the catalogue entry of a scheme (providers.<name>.scheme),
+// or false when the catalogue has none. The Kind is a copy: changing it
+// changes nothing for other callers.
+func Lookup(scheme string) (Kind, bool) {
+	k, ok := catalogue[scheme]
+	if !ok {
+		return Kind{}, false
+	}
+	k.AggregateIDPath = slices.Clone(k.AggregateIDPath)
+	k.EventID, k.EventType, k.CreatedAt = k.EventID.clone(), k.EventType.clone(), k.CreatedAt.clone()
+	return k, true
+}
+
+// Names lists every scheme of the catalogue, sorted.
+func Names() []string {
+	out := make([]string, 0, len(catalogue))
+	for s := range catalogue {
 		out = append(out, s)
 	}
 	slices.Sort(out)
 	return out
-}()
-
-// Kind returns the catalogue entry of the provider's scheme, with the
-// provider's own event_id, event_type and created_at where it sets them.
-func (p *Provider) Kind() Kind {
-	k := Kinds[p.Scheme]
-	if len(p.EventID) > 0 {
-		k.EventID = p.EventID
-	}
-	if len(p.EventType) > 0 {
-		k.EventType = p.EventType
-	}
-	if len(p.CreatedAt) > 0 {
-		k.CreatedAt = p.CreatedAt
-	}
-	return k
 }
 
-// validate checks that f names exactly one source.
-func (f Field) validate() error {
+// ReplayWindow is k's replay window: Tolerance, or DefaultTolerance.
+func (k Kind) ReplayWindow() time.Duration {
+	if k.Tolerance == 0 {
+		return DefaultTolerance
+	}
+	return k.Tolerance
+}
+
+func (fs Fields) clone() Fields {
+	if fs == nil {
+		return nil
+	}
+	out := make(Fields, len(fs))
+	for i, f := range fs {
+		out[i] = f
+		out[i].Join = Fields(f.Join).clone()
+	}
+	return out
+}
+
+// Validate checks that f names exactly one source (ErrFieldSource).
+func (f Field) Validate() error {
 	n := 0
 	for _, set := range []bool{f.Header != "", f.Path != "", f.Value != "", f.Digest, len(f.Join) > 0} {
 		if set {
@@ -130,12 +164,15 @@ func (f Field) validate() error {
 		}
 	}
 	if n != 1 {
-		return errFieldSource
+		return ErrFieldSource
 	}
 	for _, j := range f.Join {
-		if err := j.validate(); err != nil {
+		if err := j.Validate(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// ErrFieldSource is Field.Validate's error.
+var ErrFieldSource = errors.New("set exactly one of header, path, value, digest and join")

@@ -1,4 +1,4 @@
-package config
+package providers
 
 import "strings"
 
