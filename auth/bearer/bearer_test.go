@@ -196,6 +196,35 @@ func TestKeyRotation(t *testing.T) {
 	}
 }
 
+// Concurrent first tokens: the callers that waited for the one fetch in
+// flight use the set it fetched instead of answering 503 (the rate limit
+// refused their own fetch, but the keys are there).
+func TestConcurrentFirstTokens(t *testing.T) {
+	is := bearertest.NewIssuer(t)
+	clk := &clock{t: time.Now()}
+	v := newVerifier(t, is, clk, nil)
+	tok := is.Mint(is.Claims(clk.Now(), "alice", aud, ""), bearertest.Options{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := v.Verify(context.Background(), tok); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("concurrent first token refused: %v", err)
+	}
+	if n := is.Fetches(); n != 1 {
+		t.Errorf("fetches = %d, want 1", n)
+	}
+}
+
 func TestJWKSUnreachable(t *testing.T) {
 	is := bearertest.NewIssuer(t)
 	clk := &clock{t: time.Now()}

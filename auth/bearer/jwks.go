@@ -112,7 +112,9 @@ func (k *keySet) key(ctx context.Context, kid, alg string) (*jose.JSONWebKey, er
 	stale := !have || k.now().Sub(k.fetchedAt) >= k.maxAge
 	k.mu.Unlock()
 	if stale {
-		if err := k.refresh(ctx); err != nil && !have {
+		if err := k.refresh(ctx); err != nil && !k.fetched() {
+			// Only when no set is held, not even one that a concurrent
+			// caller fetched while this one waited for the rate limit.
 			return nil, unavailable("the issuer's signing keys cannot be fetched", err)
 		}
 	}
@@ -124,6 +126,13 @@ func (k *keySet) key(ctx context.Context, kid, alg string) (*jose.JSONWebKey, er
 		k.log.Debug("jwks refetch skipped or failed", "issuer", k.issuer, "error", err)
 	}
 	return k.find(kid, alg)
+}
+
+// fetched reports whether a set was ever fetched successfully.
+func (k *keySet) fetched() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.fetchedAt != (time.Time{})
 }
 
 var errRateLimited = errors.New("jwks refetch rate-limited")
