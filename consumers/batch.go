@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -156,7 +157,7 @@ func (s *session) claimAll(ctx context.Context, firsts []*work) {
 			switch c := claims[i]; {
 			case !c.found:
 				missing = append(missing, w)
-			case Final(c.prev):
+			case schemas.Final(c.prev):
 				w.outcome, w.done = OutcomeDuplicate, true
 			}
 		}

@@ -45,9 +45,9 @@ VALUES ($1, 'pay_stale', 'payment', 5, '{}', 'seed')`, f.provider); err != nil {
 	f.relay()
 	reg := prometheus.NewRegistry()
 	f.start(f.config(reg))
-	f.waitState(StateSucceeded, 30*time.Second, "evt_dup", "evt_ord_0", "evt_tr")
-	f.waitState(StateIgnoredStale, 30*time.Second, "evt_stale", "evt_ord_1", "evt_ord_2")
-	f.waitState(StateDead, 30*time.Second, "evt_perm")
+	f.waitState(schemas.StateSucceeded, 30*time.Second, "evt_dup", "evt_ord_0", "evt_tr")
+	f.waitState(schemas.StateIgnoredStale, 30*time.Second, "evt_stale", "evt_ord_1", "evt_ord_2")
+	f.waitState(schemas.StateDead, 30*time.Second, "evt_perm")
 	if r := f.inbox("evt_tr"); r.Attempts != 2 {
 		t.Errorf("evt_tr attempts = %d, want 2 (a transient failure, then the retry topic)", r.Attempts)
 	}
@@ -96,7 +96,7 @@ func TestCoalescingFetchesOncePerObject(t *testing.T) {
 	f.start(cfg)
 	waitFor(t, 30*time.Second, "every event final", func() bool {
 		for _, id := range evs {
-			if !Final(f.inbox(id).State) {
+			if !schemas.Final(f.inbox(id).State) {
 				return false
 			}
 		}
@@ -141,7 +141,7 @@ func TestRateLimitAndRetryAfter(t *testing.T) {
 	cfg.Handlers = NewRegistry()
 	RegisterReference(cfg.Handlers, f.provider, api)
 	f.start(cfg)
-	f.waitState(StateSucceeded, 60*time.Second, evs...)
+	f.waitState(schemas.StateSucceeded, 60*time.Second, evs...)
 	var times []time.Time
 	for i := range n {
 		times = append(times, f.api.requests("/v1/payments/pay_rl_"+strconv.Itoa(i))...)
@@ -215,7 +215,7 @@ func TestForeignRecordsDoNotStall(t *testing.T) {
 	f.relay()
 	reg := prometheus.NewRegistry()
 	f.start(f.config(reg))
-	f.waitState(StateSucceeded, 30*time.Second, evs...)
+	f.waitState(schemas.StateSucceeded, 30*time.Second, evs...)
 	recs := f.readTopic(schemas.RetryTopic(f.topic, 1), foreign, 30*time.Second)
 	for _, r := range recs {
 		if header(r, schemas.HeaderErrorClass) != ClassTransient || !contains(header(r, schemas.HeaderErrorMessage), "no verified inbox row") {

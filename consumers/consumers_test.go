@@ -43,7 +43,7 @@ func TestSameEventThreeTimesOneEffect(t *testing.T) {
 	f.relay()
 	reg := prometheus.NewRegistry()
 	f.start(f.config(reg))
-	f.waitState(StateSucceeded, 30*time.Second, "evt_dup")
+	f.waitState(schemas.StateSucceeded, 30*time.Second, "evt_dup")
 	waitFor(t, 30*time.Second, "three records processed", func() bool {
 		return counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"topic": f.topic}) == 3
 	})
@@ -76,12 +76,12 @@ func TestStaleVersionIgnored(t *testing.T) {
 	f.api.setPayment("pay_v", 3, "refunded")
 	f.ingest("evt_v3", "payment.refunded", "pay_v")
 	f.relay()
-	f.waitState(StateSucceeded, 30*time.Second, "evt_v3")
+	f.waitState(schemas.StateSucceeded, 30*time.Second, "evt_v3")
 	// A lagging API replica answers the older version 2 for the older event.
 	f.api.setPayment("pay_v", 2, "succeeded")
 	f.ingest("evt_v2", "payment.succeeded", "pay_v")
 	f.relay()
-	f.waitState(StateIgnoredStale, 30*time.Second, "evt_v2")
+	f.waitState(schemas.StateIgnoredStale, 30*time.Second, "evt_v2")
 	var version int64
 	var status string
 	if err := f.pool.QueryRow(context.Background(), `SELECT version, data->>'status' FROM provider_objects WHERE provider = $1 AND object_id = 'pay_v'`,
@@ -98,7 +98,7 @@ func TestStaleVersionIgnored(t *testing.T) {
 	f.api.setPayment("pay_v", 3, "refunded")
 	f.ingest("evt_v3b", "payment.refunded", "pay_v")
 	f.relay()
-	f.waitState(StateIgnoredStale, 30*time.Second, "evt_v3b")
+	f.waitState(schemas.StateIgnoredStale, 30*time.Second, "evt_v3b")
 	if got := counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeStale}); got != 2 {
 		t.Errorf("stale counted = %v, want 2", got)
 	}
@@ -115,7 +115,7 @@ func TestRetryLadderRecovers(t *testing.T) {
 	f.api.fail("/v1/payments/pay_r", 503, 429)
 	f.ingest("evt_r", "payment.succeeded", "pay_r")
 	f.relay()
-	f.waitState(StateSucceeded, 30*time.Second, "evt_r")
+	f.waitState(schemas.StateSucceeded, 30*time.Second, "evt_r")
 	if r := f.inbox("evt_r"); r.Attempts != 3 || r.LastError != "" {
 		t.Errorf("inbox = %+v, want 3 attempts and no error", r)
 	}
@@ -198,7 +198,7 @@ func TestPermanentFailureDeadLetterAndReplay(t *testing.T) {
 	f.start(f.config(reg))
 	f.ingest("evt_p", "payment.succeeded", "pay_missing")
 	f.relay()
-	f.waitState(StateDead, 30*time.Second, "evt_p")
+	f.waitState(schemas.StateDead, 30*time.Second, "evt_p")
 	r := f.inbox("evt_p")
 	if r.Attempts != 1 || r.LastErrorClass != ClassPermanent || !contains(r.LastError, "404") {
 		t.Errorf("inbox = %+v, want one attempt, permanent, 404", r)
@@ -227,10 +227,10 @@ func TestPermanentFailureDeadLetterAndReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.PreviousState != StateDead || res.PrevAttempts != 1 {
+	if res.PreviousState != schemas.StateDead || res.PrevAttempts != 1 {
 		t.Errorf("replay result = %+v", res)
 	}
-	if r := f.inbox("evt_p"); r.State != StatePending || r.Attempts != 0 || r.Replays != 1 || r.LastError != "" {
+	if r := f.inbox("evt_p"); r.State != schemas.StatePending || r.Attempts != 0 || r.Replays != 1 || r.LastError != "" {
 		t.Errorf("after replay inbox = %+v, want pending, 0 attempts, 1 replay", r)
 	}
 	var agg string
@@ -240,7 +240,7 @@ func TestPermanentFailureDeadLetterAndReplay(t *testing.T) {
 	if n := f.relay(); n != 1 {
 		t.Fatalf("relay published %d rows, want the replay's one", n)
 	}
-	f.waitState(StateSucceeded, 30*time.Second, "evt_p")
+	f.waitState(schemas.StateSucceeded, 30*time.Second, "evt_p")
 	if eff := f.effects(); eff["evt_p"] != 1 {
 		t.Errorf("effects = %v", eff)
 	}
@@ -274,7 +274,7 @@ func TestExhaustedRetriesAndUndecodable(t *testing.T) {
 	f.api.fail("/v1/payments/pay_x", 500, 500, 500)
 	f.ingest("evt_x", "payment.succeeded", "pay_x")
 	f.relay()
-	f.waitState(StateDead, 30*time.Second, "evt_x")
+	f.waitState(schemas.StateDead, 30*time.Second, "evt_x")
 	if r := f.inbox("evt_x"); r.Attempts != 3 || r.LastErrorClass != ClassTransient {
 		t.Errorf("inbox = %+v, want 3 attempts, transient", r)
 	}
@@ -350,16 +350,16 @@ func TestOneObjectInOrderAmongParallelKeys(t *testing.T) {
 	}
 	f.relay() // one batch: the consumer sees them together
 	f.start(f.config(nil))
-	f.waitState(StateSucceeded, 30*time.Second, evs[1:5]...)
+	f.waitState(schemas.StateSucceeded, 30*time.Second, evs[1:5]...)
 	waitFor(t, 30*time.Second, "every pay_seq event final", func() bool {
 		for i := 0; i < 5; i++ {
-			if !Final(f.inbox("evt_seq_" + strconv.Itoa(i)).State) {
+			if !schemas.Final(f.inbox("evt_seq_" + strconv.Itoa(i)).State) {
 				return false
 			}
 		}
 		return true
 	})
-	if st := f.inbox("evt_seq_0").State; st != StateSucceeded {
+	if st := f.inbox("evt_seq_0").State; st != schemas.StateSucceeded {
 		t.Errorf("the object's first event is %s, want succeeded", st)
 	}
 	fetches := len(f.api.requests("/v1/payments/pay_seq"))
@@ -409,7 +409,7 @@ func TestRecordBeforeInboxRowIsVisible(t *testing.T) {
 		t.Fatalf("retry.1 headers %v", r1.Headers)
 	}
 	f.ingest("evt_early", "payment.succeeded", "pay_early") // the row becomes visible
-	f.waitState(StateSucceeded, 30*time.Second, "evt_early")
+	f.waitState(schemas.StateSucceeded, 30*time.Second, "evt_early")
 	if r := f.inbox("evt_early"); r.Attempts != 1 {
 		t.Errorf("attempts = %d, want 1 (the first claim found no row)", r.Attempts)
 	}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/schemas"
 )
 
 // SIGKILL in the middle of a batched apply: the batch's transaction has
@@ -77,7 +79,7 @@ WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '
 		t.Fatalf("processed_events while the batch waited: %d, after the kill: %d; want 0 (one transaction)", uncommitted, committed)
 	}
 	f.start(f.config(nil))
-	f.waitState(StateSucceeded, 60*time.Second, evs...)
+	f.waitState(schemas.StateSucceeded, 60*time.Second, evs...)
 	eff := f.effects()
 	for _, id := range evs {
 		if eff[id] != 1 {

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gatehouse/gatehouse/internal/kafka"
+	"github.com/gatehouse/gatehouse/schemas"
 )
 
 // childEnv carries a childSpec: the test binary then runs as a consumer
@@ -124,7 +125,7 @@ func TestConsumerKilledMidBatch(t *testing.T) {
 	f.api.delay = 0
 	f.api.mu.Unlock()
 	f.start(f.config(nil))
-	f.waitState(StateSucceeded, 90*time.Second, evs...)
+	f.waitState(schemas.StateSucceeded, 90*time.Second, evs...)
 	eff := f.effects()
 	applied := 0
 	for _, id := range evs {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -49,7 +50,7 @@ func TestTwoConsumersRebalanceUnderLoad(t *testing.T) {
 	})
 	stopA()
 	produce(n)
-	f.waitState(StateSucceeded, 90*time.Second, evs...)
+	f.waitState(schemas.StateSucceeded, 90*time.Second, evs...)
 	eff := f.effects()
 	for _, id := range evs {
 		if eff[id] != 1 {

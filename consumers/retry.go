@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -53,9 +54,9 @@ func (s *session) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev 
 			"offset", rec.Offset, "to", f.topic, "err", perr)
 		return "", false
 	}
-	state, next, outcome := StateRetrying, &f.dueAt, OutcomeRetried
+	state, next, outcome := schemas.StateRetrying, &f.dueAt, OutcomeRetried
 	if f.dead {
-		state, next, outcome = StateDead, nil, OutcomeDeadLettered
+		state, next, outcome = schemas.StateDead, nil, OutcomeDeadLettered
 	}
 	provider, id := peekIdentity(rec)
 	if provider == role.provider && id != "" {
@@ -90,7 +91,7 @@ func (r *Runner) processEvent(ctx context.Context, ev *Event) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if Final(prev) {
+	if schemas.Final(prev) {
 		return OutcomeDuplicate, nil
 	}
 	var eff *Effect

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/testenv"
+	"github.com/gatehouse/gatehouse/schemas"
 )
 
 // Every processing_state transition of the documented state machine, on
@@ -70,51 +71,51 @@ func TestStateTransitions(t *testing.T) {
 
 	// pending → processing → succeeded
 	a := add("a")
-	expect("a", StatePending, 0)
-	claim("a", StatePending)
-	expect("a", StateProcessing, 1)
+	expect("a", schemas.StatePending, 0)
+	claim("a", schemas.StatePending)
+	expect("a", schemas.StateProcessing, 1)
 	apply(a, eff("obj", 2), OutcomeOK)
-	expect("a", StateSucceeded, 1)
+	expect("a", schemas.StateSucceeded, 1)
 	// succeeded is final: a second claim changes nothing, a second apply is a duplicate.
-	claim("a", StateSucceeded)
-	expect("a", StateSucceeded, 1)
+	claim("a", schemas.StateSucceeded)
+	expect("a", schemas.StateSucceeded, 1)
 	apply(a, eff("obj", 3), OutcomeDuplicate)
-	expect("a", StateSucceeded, 1)
+	expect("a", schemas.StateSucceeded, 1)
 
 	// processing → retrying → processing → ignored_stale
 	b := add("b")
-	claim("b", StatePending)
+	claim("b", schemas.StatePending)
 	next := time.Now().Add(time.Minute)
-	if err := s.fail(ctx, "ref", "b", StateRetrying, ClassTransient, "503", &next); err != nil {
+	if err := s.fail(ctx, "ref", "b", schemas.StateRetrying, ClassTransient, "503", &next); err != nil {
 		t.Fatal(err)
 	}
-	expect("b", StateRetrying, 1)
-	claim("b", StateRetrying)
-	expect("b", StateProcessing, 2)
+	expect("b", schemas.StateRetrying, 1)
+	claim("b", schemas.StateRetrying)
+	expect("b", schemas.StateProcessing, 2)
 	apply(b, eff("obj", 2), OutcomeStale)
-	expect("b", StateIgnoredStale, 2)
+	expect("b", schemas.StateIgnoredStale, 2)
 
 	// processing → dead → (replay) pending → processing → skipped
 	c := add("c")
-	claim("c", StatePending)
-	if err := s.fail(ctx, "ref", "c", StateDead, ClassPermanent, "404", nil); err != nil {
+	claim("c", schemas.StatePending)
+	if err := s.fail(ctx, "ref", "c", schemas.StateDead, ClassPermanent, "404", nil); err != nil {
 		t.Fatal(err)
 	}
-	expect("c", StateDead, 1)
+	expect("c", schemas.StateDead, 1)
 	target := ingest.ReplayTarget{Topic: "t", AggregateIDPath: []string{"data.payment_id"}}
 	if _, err := ingest.Replay(ctx, pool, target, ingest.ReplayRequest{Provider: "ref", EventID: "c", RequestedBy: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	expect("c", StatePending, 0)
-	claim("c", StatePending)
+	expect("c", schemas.StatePending, 0)
+	claim("c", schemas.StatePending)
 	apply(c, nil, OutcomeSkipped)
-	expect("c", StateSkipped, 1)
+	expect("c", schemas.StateSkipped, 1)
 
 	// A late failure of a duplicate copy never downgrades a final state.
-	if err := s.fail(ctx, "ref", "a", StateDead, ClassTransient, "late", nil); err != nil {
+	if err := s.fail(ctx, "ref", "a", schemas.StateDead, ClassTransient, "late", nil); err != nil {
 		t.Fatal(err)
 	}
-	expect("a", StateSucceeded, 1)
+	expect("a", schemas.StateSucceeded, 1)
 
 	// succeeded → (replay --force) pending: the handler runs again, the
 	// version guard still decides.
@@ -124,10 +125,10 @@ func TestStateTransitions(t *testing.T) {
 	if _, err := ingest.Replay(ctx, pool, target, ingest.ReplayRequest{Provider: "ref", EventID: "a", Force: true, RequestedBy: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	expect("a", StatePending, 0)
-	claim("a", StatePending)
+	expect("a", schemas.StatePending, 0)
+	claim("a", schemas.StatePending)
 	apply(a, eff("obj", 5), OutcomeOK)
-	expect("a", StateSucceeded, 1)
+	expect("a", schemas.StateSucceeded, 1)
 
 	// No verified inbox row: errNoInbox.
 	if _, _, err := s.claim(ctx, "ref", "unknown"); !errors.Is(err, errNoInbox) {

@@ -10,22 +10,6 @@ import (
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
-// processing_state of an inbox row: the states and their machine are
-// documented in package schemas (schemas.States), which owns them; these
-// names are kept for the consumers' own code.
-const (
-	StatePending      = schemas.StatePending
-	StateProcessing   = schemas.StateProcessing
-	StateSucceeded    = schemas.StateSucceeded
-	StateIgnoredStale = schemas.StateIgnoredStale
-	StateSkipped      = schemas.StateSkipped
-	StateRetrying     = schemas.StateRetrying
-	StateDead         = schemas.StateDead
-)
-
-// Final reports whether state is a final success state (schemas.Final).
-func Final(state string) bool { return schemas.Final(state) }
-
 // Outcomes of processing one record, the outcome label of
 // gatehouse_consumer_records_processed_total.
 const (
@@ -59,7 +43,7 @@ func (s store) claim(ctx context.Context, provider, eventID string) (prev string
 
 // outcomes maps consumers_apply's result to the processed outcome.
 var outcomes = map[string]string{
-	StateSucceeded: OutcomeOK, StateIgnoredStale: OutcomeStale, StateSkipped: OutcomeSkipped, "duplicate": OutcomeDuplicate,
+	schemas.StateSucceeded: OutcomeOK, schemas.StateIgnoredStale: OutcomeStale, schemas.StateSkipped: OutcomeSkipped, "duplicate": OutcomeDuplicate,
 }
 
 // apply performs the business effect exactly once per event in one

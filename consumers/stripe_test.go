@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/internal/testenv"
+	"github.com/gatehouse/gatehouse/schemas"
 )
 
 // Stripe events are processed against stripe-mock (Stripe's official API
@@ -35,8 +36,8 @@ func TestStripeObjectsFromStripeMock(t *testing.T) {
 		"object": map[string]any{"id": "sub_gh1", "object": "subscription"}})
 	f.ingestData("evt_s4", "balance.available", "evt_s4", map[string]any{"object": map[string]any{"object": "balance"}})
 	f.relay()
-	f.waitState(StateSucceeded, 30*time.Second, "evt_s1", "evt_s2", "evt_s3")
-	f.waitState(StateSkipped, 30*time.Second, "evt_s4")
+	f.waitState(schemas.StateSucceeded, 30*time.Second, "evt_s1", "evt_s2", "evt_s3")
+	f.waitState(schemas.StateSkipped, 30*time.Second, "evt_s4")
 	rows, err := f.pool.Query(context.Background(), `SELECT object_id, object_type, data->>'object', coalesce(data->>'status','') FROM provider_objects WHERE provider = 'stripe' ORDER BY object_id`)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +70,7 @@ func TestStripeObjectsFromStripeMock(t *testing.T) {
 	f.start(cfg)
 	f.ingestData("evt_s5", "charge.succeeded", "ch_gh1", map[string]any{"object": map[string]any{"id": "ch_gh1", "object": "charge"}})
 	f.relay()
-	f.waitState(StateDead, 30*time.Second, "evt_s5")
+	f.waitState(schemas.StateDead, 30*time.Second, "evt_s5")
 	if r := f.inbox("evt_s5"); r.LastErrorClass != ClassPermanent || !contains(r.LastError, "401") {
 		t.Errorf("inbox = %+v, want permanent 401", r)
 	}

@@ -17,10 +17,6 @@ type Consumers struct {
 	// parallel (each in offset order). Default 16. Main-topic records are
 	// processed as one batch per poll.
 	Concurrency int `yaml:"concurrency"`
-	// KeyConcurrency is accepted for configurations written before batching
-	// and no longer limits anything: every object of a poll is processed at
-	// once, its events applied in offset order.
-	KeyConcurrency int `yaml:"key_concurrency"`
 	// MaxPollRecords bounds the records taken per poll, and so one batch
 	// (one claim statement, one apply transaction). Default 500.
 	MaxPollRecords int `yaml:"max_poll_records"`
@@ -68,9 +64,6 @@ func (c *Consumers) validate() error {
 	}
 	if c.Concurrency < 1 {
 		return errorf("consumers.concurrency: must be at least 1")
-	}
-	if c.KeyConcurrency < 0 {
-		return errorf("consumers.key_concurrency: must not be negative")
 	}
 	if c.MaxPollRecords < 1 {
 		return errorf("consumers.max_poll_records: must be at least 1")

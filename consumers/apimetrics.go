@@ -1,0 +1,50 @@
+package consumers
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// APIMetrics are the provider-API figures of a consumer: requests sent,
+// calls answered by another event's request (coalescing), and time spent
+// waiting for the rate limiter or a Retry-After pause.
+type APIMetrics struct {
+	fetches   *prometheus.CounterVec   // provider
+	coalesced *prometheus.CounterVec   // provider
+	wait      *prometheus.HistogramVec // provider
+}
+
+// NewAPIMetrics builds the metrics and registers them on reg (nil: not
+// registered).
+func NewAPIMetrics(reg prometheus.Registerer) *APIMetrics {
+	m := &APIMetrics{
+		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatehouse_consumer_api_requests_total",
+			Help: "Requests sent to a provider's API (one per object per batch: coalesced calls are not counted).",
+		}, []string{"provider"}),
+		coalesced: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatehouse_consumer_api_coalesced_total",
+			Help: "Handler calls answered by another event's request for the same object in the same batch.",
+		}, []string{"provider"}),
+		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gatehouse_consumer_api_limiter_wait_seconds",
+			Help:    "Time a request waited for the provider's rate limit (api_rate_limit) or a Retry-After pause.",
+			Buckets: []float64{0, .001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"provider"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.fetches, m.coalesced, m.wait)
+	}
+	return m
+}
+
+// providerMetrics are APIMetrics curried to one provider.
+type providerMetrics struct {
+	fetches, coalesced prometheus.Counter
+	wait               prometheus.Observer
+}
+
+func (m *APIMetrics) forProvider(p string) providerMetrics {
+	if m == nil {
+		m = NewAPIMetrics(nil)
+	}
+	return providerMetrics{fetches: m.fetches.WithLabelValues(p), coalesced: m.coalesced.WithLabelValues(p),
+		wait: m.wait.WithLabelValues(p)}
+}
