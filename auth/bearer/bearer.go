@@ -14,14 +14,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/jws"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
-
-// SafeAlgorithms are the only JWS algorithms an issuer may be configured
-// with: asymmetric signatures. "none" and the HMAC family are never accepted,
-// so a token "signed" with an issuer's public key as an HMAC secret cannot
-// verify.
-var SafeAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
 // DefaultAlgorithms is an issuer's allowlist when none is configured.
 var DefaultAlgorithms = []string{"RS256", "PS256", "ES256", "EdDSA"}
@@ -34,7 +30,7 @@ type Issuer struct {
 	// discovery document (<issuer>/.well-known/openid-configuration).
 	JWKSURL string
 	// Algorithms is the JWS allowlist for this issuer, a subset of
-	// SafeAlgorithms. Default DefaultAlgorithms.
+	// jws.Safe() (asymmetric only). Default DefaultAlgorithms.
 	Algorithms []string
 	// RolesClaim is the dotted path of the roles claim in the token (for
 	// example "realm_access.roles" for Keycloak). Default "roles".
@@ -177,8 +173,8 @@ func New(cfg Config) (*Verifier, error) {
 		}
 		st := &issuerState{cfg: is, algs: map[string]bool{}, introURL: is.Introspection.URL}
 		for _, a := range is.Algorithms {
-			if !slices.Contains(SafeAlgorithms, a) {
-				return nil, fmt.Errorf("bearer: issuers[%d]: algorithm %q is not allowed (allowed: %s)", i, a, strings.Join(SafeAlgorithms, ", "))
+			if !jws.IsSafe(a) {
+				return nil, fmt.Errorf("bearer: issuers[%d]: algorithm %q is not allowed (allowed: %s)", i, a, strings.Join(jws.Safe(), ", "))
 			}
 			st.algs[a] = true
 		}

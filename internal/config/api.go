@@ -2,9 +2,10 @@ package config
 
 import (
 	"net/url"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/gatehouse/gatehouse/internal/jws"
 )
 
 // API configures gatehouse's own API under /api/v1 as an OAuth resource
@@ -77,9 +78,6 @@ type APIOperator struct {
 	Subject string `yaml:"subject"`
 }
 
-// apiAlgorithms are the algorithms an issuer may list.
-var apiAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
-
 // BearerEnabled reports whether bearer tokens are accepted.
 func (a *API) BearerEnabled() bool { return a.Audience != "" && len(a.Issuers) > 0 }
 
@@ -145,8 +143,8 @@ func (a *API) validate() error {
 		}
 		seen[is.Issuer] = true
 		for _, alg := range is.Algorithms {
-			if !slices.Contains(apiAlgorithms, alg) {
-				return errorf("api.issuers[%d].algorithms: %q is not allowed (asymmetric only: %s; never none or HS*)", i, alg, strings.Join(apiAlgorithms, ", "))
+			if !jws.IsSafe(alg) {
+				return errorf("api.issuers[%d].algorithms: %q is not allowed (asymmetric only: %s; never none or HS*)", i, alg, strings.Join(jws.Safe(), ", "))
 			}
 		}
 		in := is.Introspection
