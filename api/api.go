@@ -132,6 +132,7 @@ type Config struct {
 // Server serves the API.
 type Server struct {
 	cfg       Config
+	inbox     Inbox
 	operators map[[2]string]bool
 	m         *metrics
 }
@@ -141,6 +142,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Pool == nil {
 		return nil, errors.New("api: nil pool")
 	}
+	inbox := Inbox{Pool: cfg.Pool}
 	if cfg.OperatorRole == "" {
 		cfg.OperatorRole = "gatehouse:operator"
 	}
@@ -150,7 +152,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{cfg: cfg, operators: map[[2]string]bool{}, m: newMetrics(cfg.Registerer)}
+	s := &Server{cfg: cfg, inbox: inbox, operators: map[[2]string]bool{}, m: newMetrics(cfg.Registerer)}
 	for _, op := range cfg.Operators {
 		s.operators[[2]string{op.Issuer, op.Subject}] = true
 	}

@@ -149,6 +149,10 @@ func TestEvents(t *testing.T) {
 		"?provider=acme&type=payment.succeeded":   "evt_2 evt_1",
 		"?provider=nobody":                        "",
 		"?processing_state=succeeded&type=absent": "",
+		"?event_id=evt_3":                         "evt_3",
+		"?event_id=evt_3&provider=beta":           "",
+		"?since=2000-01-01T00:00:00Z":             "evt_5 evt_4 evt_3 evt_2 evt_1",
+		"?until=2000-01-01T00:00:00Z":             "",
 	} {
 		a := f.bearerGet("/api/v1/events"+q, op)
 		if a.status != 200 || strings.Join(eventIDs(a), " ") != want {
@@ -172,7 +176,8 @@ func TestEvents(t *testing.T) {
 	if strings.Join(all, " ") != "evt_5 evt_4 evt_3 evt_2 evt_1" {
 		t.Fatalf("paged %v", all)
 	}
-	for _, q := range []string{"?limit=0", "?limit=9999", "?cursor=not*base64", "?provider=a%20b"} {
+	for _, q := range []string{"?limit=0", "?limit=9999", "?cursor=not*base64", "?provider=a%20b",
+		"?event_id=", "?since=yesterday", "?since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z"} {
 		if a := f.bearerGet("/api/v1/events"+q, op); a.status != 400 || a.body["error"] != "invalid_request" {
 			t.Errorf("events%s: %d %s", q, a.status, a.raw)
 		}

@@ -24,7 +24,6 @@ import (
 	"github.com/gatehouse/gatehouse/auth"
 	"github.com/gatehouse/gatehouse/auth/bearer"
 	"github.com/gatehouse/gatehouse/auth/bearer/bearertest"
-	"github.com/gatehouse/gatehouse/internal/adapt"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
@@ -115,7 +114,7 @@ auth:
 		t.Fatal(err)
 	}
 	ac := api.Config{
-		Verifier: v, Sessions: adapt.Sessions(f.store), Replayer: adapt.Replayer(pool, f.cfg.Providers), Pool: pool, Providers: f.cfg.Providers,
+		Verifier: v, Sessions: api.AuthSessions(f.store), Replayer: api.IngestReplayer(pool, f.cfg.Providers), Pool: pool, Providers: f.cfg.Providers,
 		Logger: log, Registerer: prometheus.NewRegistry(),
 	}
 	if o.operator {

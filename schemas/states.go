@@ -24,8 +24,11 @@ const (
 	StateDead         = "dead"
 )
 
-// States lists every processing_state, in the order an event meets them.
-var States = []string{StatePending, StateProcessing, StateSucceeded, StateIgnoredStale, StateSkipped, StateRetrying, StateDead}
+// States lists every processing_state, in the order an event meets them
+// (a new slice each call).
+func States() []string {
+	return []string{StatePending, StateProcessing, StateSucceeded, StateIgnoredStale, StateSkipped, StateRetrying, StateDead}
+}
 
 // Final reports whether state is a final success state.
 func Final(state string) bool {

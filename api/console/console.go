@@ -57,6 +57,7 @@ type Config struct {
 // Console serves the pages.
 type Console struct {
 	cfg       Config
+	inbox     api.Inbox
 	operators map[api.User]bool
 	pages     map[string]*template.Template
 }
@@ -75,7 +76,7 @@ func New(cfg Config) (*Console, error) {
 	if cfg.SignIn == "" {
 		cfg.SignIn = "/signin"
 	}
-	c := &Console{cfg: cfg, operators: map[api.User]bool{}, pages: map[string]*template.Template{}}
+	c := &Console{cfg: cfg, inbox: api.Inbox{Pool: cfg.Pool}, operators: map[api.User]bool{}, pages: map[string]*template.Template{}}
 	for _, op := range cfg.Operators {
 		c.operators[op] = true
 	}

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"html/template"
@@ -9,9 +10,9 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/gatehouse/gatehouse/api"
+	"github.com/gatehouse/gatehouse/schemas"
 )
 
 // ProviderStats is one provider's row of the overview, in the order an
@@ -109,145 +110,93 @@ func (c *Console) overviewJSON(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(o)
 }
 
-// EventRow is one line of the events list.
-type EventRow struct {
-	Provider, EventID, Type, State string
-	Attempts                       int
-	ReceivedAt                     time.Time
-	LastErrorClass                 *string
-}
-
 // EventsPage is the events page's data.
 type EventsPage struct {
 	Filter  map[string]string
 	States  []string
-	Events  []EventRow
+	Events  []*api.Event
 	Next    template.URL // the next page ("" when none): this path and an encoded query
 	Problem string       // a filter the page refused, said plainly
 }
 
-// filterKeys are the events page's filters.
+// filterKeys are the events page's filters; state is the read model's
+// processing_state.
 var filterKeys = []string{"provider", "type", "state", "event_id", "since", "until"}
+
+// eventFilter reads the page's form: an empty field does not filter.
+func eventFilter(form map[string]string) (api.EventFilter, error) {
+	f := api.EventFilter{Provider: form["provider"], Type: form["type"], State: form["state"], EventID: form["event_id"]}
+	for k, dst := range map[string]**time.Time{"since": &f.Since, "until": &f.Until} {
+		if v := form[k]; v != "" {
+			t, err := api.ParseFilterTime(k, v)
+			if err != nil {
+				return f, err
+			}
+			*dst = t
+		}
+	}
+	return f, f.Validate()
+}
+
+// problemText is a read-model FilterError in the page's words (its field
+// names: state for processing_state, after for cursor).
+func problemText(err error) string {
+	var fe *api.FilterError
+	if !errors.As(err, &fe) {
+		return err.Error()
+	}
+	switch fe.Field {
+	case "processing_state":
+		return "state: " + fe.Reason
+	case "cursor":
+		return "after: not a page position this console issued"
+	}
+	return fe.Field + ": " + fe.Reason
+}
 
 func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	pg := &EventsPage{Filter: map[string]string{}, States: api.ProcessingStates}
+	pg := &EventsPage{Filter: map[string]string{}, States: schemas.States()}
 	for _, k := range filterKeys {
 		pg.Filter[k] = strings.TrimSpace(q.Get(k))
 	}
-	var since, until *time.Time
-	problem := func(msg string) {
-		pg.Problem = msg
+	problem := func(err error) {
+		pg.Problem = problemText(err)
 		c.render(w, r, http.StatusBadRequest, "events", "Events", pg)
 	}
-	for k, dst := range map[string]**time.Time{"since": &since, "until": &until} {
-		if v := pg.Filter[k]; v != "" {
-			t, err := time.Parse(time.RFC3339, v)
-			if err != nil {
-				if t, err = time.ParseInLocation("2006-01-02T15:04", v, time.UTC); err != nil {
-					problem(k + ": want a time such as 2026-11-23T10:00 (UTC) or RFC 3339")
-					return
-				}
-			}
-			*dst = &t
-		}
-	}
-	if s := pg.Filter["state"]; s != "" && !validState(s) {
-		problem("state: must be one of " + strings.Join(api.ProcessingStates, ", "))
+	f, err := eventFilter(pg.Filter)
+	if err != nil {
+		problem(err)
 		return
 	}
-	for _, k := range []string{"provider", "type", "event_id"} {
-		if len(pg.Filter[k]) > 256 {
-			problem(k + ": at most 256 characters")
-			return
-		}
-	}
-	var after *cursor
+	var after *api.EventCursor
 	if v := q.Get("after"); v != "" {
-		cur, err := parseCursor(v)
-		if err != nil {
-			problem("after: not a page position this console issued")
+		if after, err = api.ParseEventCursor(v); err != nil {
+			problem(err)
 			return
 		}
-		after = cur
 	}
 	const limit = 50
-	args := []any{nilIfEmpty(pg.Filter["provider"]), nilIfEmpty(pg.Filter["type"]), nilIfEmpty(pg.Filter["state"]),
-		nilIfEmpty(pg.Filter["event_id"]), since, until, limit + 1}
-	sql := `SELECT provider, event_id, event_type, processing_state, attempts, received_at, last_error_class FROM inbox
-WHERE ($1::text IS NULL OR provider = $1) AND ($2::text IS NULL OR event_type = $2)
-  AND ($3::text IS NULL OR processing_state = $3) AND ($4::text IS NULL OR event_id = $4)
-  AND ($5::timestamptz IS NULL OR received_at >= $5) AND ($6::timestamptz IS NULL OR received_at < $6)`
-	if after != nil {
-		sql += ` AND (received_at, provider, event_id) < ($8, $9, $10)`
-		args = append(args, after.At, after.Provider, after.EventID)
-	}
-	sql += ` ORDER BY received_at DESC, provider DESC, event_id DESC LIMIT $7`
-	rows, err := c.cfg.Pool.Query(r.Context(), sql, args...)
+	page, err := c.inbox.ListEvents(r.Context(), f, after, limit)
 	if err != nil {
 		c.dbError(w, r, err)
 		return
 	}
-	events, err := pgx.CollectRows(rows, pgx.RowToStructByPos[EventRow])
-	if err != nil {
-		c.dbError(w, r, err)
-		return
-	}
-	if len(events) > limit {
-		events = events[:limit]
-		last := events[limit-1]
+	if page.Next != nil {
 		next := r.URL.Query()
-		next.Set("after", cursor{At: last.ReceivedAt, Provider: last.Provider, EventID: last.EventID}.String())
+		next.Set("after", page.Next.String())
 		pg.Next = template.URL("/console/events?" + next.Encode()) // url.Values.Encode: safe in an href
 	}
-	pg.Events = events
+	pg.Events = page.Events
 	c.render(w, r, http.StatusOK, "events", "Events", pg)
-}
-
-func validState(s string) bool {
-	for _, v := range api.ProcessingStates {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-func nilIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 // EventDetail is the event page's data.
 type EventDetail struct {
-	EventRow
-	Verified      bool
-	SecretID      string
-	Payload       string // indented JSON
-	LastError     *string
-	NextAttemptAt *time.Time
-	ProcessedAt   *time.Time
-	Replays       []Replay
-	Changes       []Change
-	Final         bool
-}
-
-// Replay is one recorded replay of the event: who asked, the state it
-// left, when, and whether it was forced.
-type Replay struct {
-	By, PreviousState string
-	At                time.Time
-	Forced            bool
-}
-
-// Change is one row of the effect log the event wrote.
-type Change struct {
-	ObjectID   string
-	OldVersion *int64
-	NewVersion int64
-	AppliedAt  time.Time
+	*api.Event
+	Payload string // indented JSON
+	Replays []api.Replay
+	Changes []api.Change
 }
 
 func (c *Console) event(w http.ResponseWriter, r *http.Request) {
@@ -256,13 +205,8 @@ func (c *Console) event(w http.ResponseWriter, r *http.Request) {
 		provider, id = unescape(provider), unescape(id)
 	}
 	ctx := r.Context()
-	d := &EventDetail{}
-	var payload []byte
-	err := c.cfg.Pool.QueryRow(ctx, `SELECT provider, event_id, event_type, processing_state, attempts, received_at, last_error_class,
-  verified, secret_id, jsonb_pretty(payload), last_error, next_attempt_at, processed_at
-FROM inbox WHERE provider = $1 AND event_id = $2`, provider, id).Scan(&d.Provider, &d.EventID, &d.Type, &d.State, &d.Attempts,
-		&d.ReceivedAt, &d.LastErrorClass, &d.Verified, &d.SecretID, &payload, &d.LastError, &d.NextAttemptAt, &d.ProcessedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
+	e, err := c.inbox.GetEvent(ctx, provider, id)
+	if errors.Is(err, api.ErrEventNotFound) {
 		c.fail(w, r, http.StatusNotFound, "no stored event "+id+" of provider "+provider)
 		return
 	}
@@ -270,25 +214,18 @@ FROM inbox WHERE provider = $1 AND event_id = $2`, provider, id).Scan(&d.Provide
 		c.dbError(w, r, err)
 		return
 	}
-	d.Payload = string(payload)
-	d.Final = d.State == "succeeded" || d.State == "ignored_stale" || d.State == "skipped"
-	rows, err := c.cfg.Pool.Query(ctx, `SELECT requested_by, previous_state, requested_at, forced FROM replays
-WHERE provider = $1 AND event_id = $2 ORDER BY requested_at`, provider, id)
-	if err != nil {
+	d := &EventDetail{Event: e}
+	var pretty bytes.Buffer
+	if json.Indent(&pretty, e.Payload, "", "    ") == nil {
+		d.Payload = pretty.String()
+	} else {
+		d.Payload = string(e.Payload)
+	}
+	if d.Replays, err = c.inbox.Replays(ctx, provider, id); err != nil {
 		c.dbError(w, r, err)
 		return
 	}
-	if d.Replays, err = pgx.CollectRows(rows, pgx.RowToStructByPos[Replay]); err != nil {
-		c.dbError(w, r, err)
-		return
-	}
-	rows, err = c.cfg.Pool.Query(ctx, `SELECT object_id, old_version, new_version, applied_at FROM provider_object_changes
-WHERE provider = $1 AND event_id = $2 ORDER BY id`, provider, id)
-	if err != nil {
-		c.dbError(w, r, err)
-		return
-	}
-	if d.Changes, err = pgx.CollectRows(rows, pgx.RowToStructByPos[Change]); err != nil {
+	if d.Changes, err = c.inbox.Changes(ctx, provider, id); err != nil {
 		c.dbError(w, r, err)
 		return
 	}
@@ -299,17 +236,11 @@ WHERE provider = $1 AND event_id = $2 ORDER BY id`, provider, id)
 type DeadGroup struct {
 	Provider, Type, Class string
 	Count                 int64
-	Events                []EventRow
+	Events                []*api.Event
 }
 
 func (c *Console) dead(w http.ResponseWriter, r *http.Request) {
-	rows, err := c.cfg.Pool.Query(r.Context(), `SELECT provider, event_id, event_type, processing_state, attempts, received_at, last_error_class
-FROM inbox WHERE processing_state = 'dead' ORDER BY provider, event_type, last_error_class, received_at LIMIT 2000`)
-	if err != nil {
-		c.dbError(w, r, err)
-		return
-	}
-	events, err := pgx.CollectRows(rows, pgx.RowToStructByPos[EventRow])
+	events, err := c.inbox.DeadEvents(r.Context(), 2000)
 	if err != nil {
 		c.dbError(w, r, err)
 		return

@@ -12,9 +12,8 @@ import (
 	"github.com/gatehouse/gatehouse/api"
 	"github.com/gatehouse/gatehouse/auth"
 	"github.com/gatehouse/gatehouse/auth/bearer"
-	"github.com/gatehouse/gatehouse/console"
+	"github.com/gatehouse/gatehouse/api/console"
 	"github.com/gatehouse/gatehouse/ingest"
-	"github.com/gatehouse/gatehouse/internal/adapt"
 )
 
 // gatehouse's whole HTTP surface. Each stage defines its handlers; this
@@ -90,7 +89,7 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 		for _, op := range b.cfg.API.Operators {
 			ops = append(ops, api.User{Issuer: op.Issuer, Subject: op.Subject})
 		}
-		con, err := console.New(console.Config{Pool: b.pool, Sessions: adapt.Sessions(store), Operators: ops,
+		con, err := console.New(console.Config{Pool: b.pool, Sessions: api.AuthSessions(store), Operators: ops,
 			Logger: b.log.With("component", "console")})
 		if err != nil {
 			return fail(err)
@@ -107,7 +106,7 @@ func mountAPI(b *base, r chi.Router, store *auth.Store) error {
 	ac := b.cfg.API
 	cfg := api.Config{
 		Pool: b.pool, Providers: b.cfg.Providers, Operators: ac.Operators, OperatorRole: ac.OperatorRole,
-		Replayer: adapt.Replayer(b.pool, b.cfg.Providers),
+		Replayer: api.IngestReplayer(b.pool, b.cfg.Providers),
 		Logger:   b.log.With("component", "api"), Registerer: b.reg,
 	}
 	if ac.BearerEnabled() {
@@ -137,7 +136,7 @@ func mountAPI(b *base, r chi.Router, store *auth.Store) error {
 		cfg.Verifier = v
 	}
 	if store != nil {
-		cfg.Sessions = adapt.Sessions(store)
+		cfg.Sessions = api.AuthSessions(store)
 	}
 	if cfg.Verifier == nil && cfg.Sessions == nil {
 		return nil
