@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,8 +14,6 @@ import (
 	"github.com/chromedp/cdproto/network"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
-	"github.com/go-chi/chi/v5"
-	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/oauth2"
 
 	"github.com/gatehouse/gatehouse/internal/testenv"
@@ -38,8 +34,6 @@ func TestEndToEndChromiumRealOP(t *testing.T) {
 	op := testenv.StartOP(t, []string{base + "/callback"})
 
 	pool := testPool(t)
-	logs := &syncBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a := testAuthConfig(t)
 	a.Issuer, a.ClientID, a.RedirectURL = op.Issuer, op.ClientID, base+"/callback"
 	a.SetSecrets([]byte(op.ClientSecret), nil)
@@ -47,23 +41,7 @@ func TestEndToEndChromiumRealOP(t *testing.T) {
 	a.OfflineAccess = true // zitadel's example OP issues refresh tokens only for offline_access
 	a.RefreshBefore, a.LoginTimeout, a.OPRevokeInterval = time.Minute, 10*time.Minute, 100*time.Millisecond
 	a.IDTokenAlgs = []string{"RS256"}
-	store, err := NewStore(StoreConfig{Pool: pool, Auth: a, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := New(ctx, Config{Auth: a, Store: store, Logger: log, Registerer: prometheus.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := chi.NewRouter()
-	svc.Routes(r)
-	srv := &http.Server{Handler: r}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	runCtx, stop := context.WithCancel(ctx)
-	runDone := make(chan struct{})
-	go func() { defer close(runDone); _ = svc.Run(runCtx) }()
-	t.Cleanup(func() { stop(); <-runDone })
+	logs, store, svc := startLoginServer(t, ctx, ln, pool, a)
 
 	browser := testenv.StartBrowser(t)
 	tab1 := newTab(t, browser, false)

@@ -1,18 +1,19 @@
 package auth
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/internal/testkit"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -20,19 +21,6 @@ import (
 
 	"github.com/gatehouse/gatehouse/internal/config"
 )
-
-// syncBuffer collects log output from concurrent handlers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // rp is gatehouse's auth Service behind a TLS test server, against a hostile OP.
 type rp struct {
@@ -42,14 +30,14 @@ type rp struct {
 	store *Store
 	pool  *pgxpool.Pool
 	srv   *httptest.Server
-	logs  *syncBuffer
+	logs  *testkit.SyncBuffer
 	clk   *clock
 	base  string
 }
 
 func newRP(t *testing.T, pool *pgxpool.Pool, op *hostileOP, edit func(*config.Auth)) *rp {
 	t.Helper()
-	h := &rp{t: t, op: op, pool: pool, logs: &syncBuffer{}, clk: &clock{t: time.Now()}}
+	h := &rp{t: t, op: op, pool: pool, logs: &testkit.SyncBuffer{}, clk: &clock{t: time.Now()}}
 	var handler http.Handler = http.NotFoundHandler()
 	h.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	h.srv.StartTLS()
@@ -185,3 +173,30 @@ func (h *rp) sessionID(c *http.Client) string {
 }
 
 func ioNopCloser(s string) io.ReadCloser { return io.NopCloser(strings.NewReader(s)) }
+
+// startLoginServer serves the login stage (its routes and its background
+// work) for a as the end-to-end tests run it: on ln, against the real OP a
+// names, logging JSON at debug level into the returned buffer.
+func startLoginServer(t *testing.T, ctx context.Context, ln net.Listener, pool *pgxpool.Pool, a config.Auth) (*testkit.SyncBuffer, *Store, *Service) {
+	t.Helper()
+	logs := &testkit.SyncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	store, err := NewStore(StoreConfig{Pool: pool, Auth: a, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := New(ctx, Config{Auth: a, Store: store, Logger: log, Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := chi.NewRouter()
+	svc.Routes(r)
+	srv := &http.Server{Handler: r}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	runCtx, stop := context.WithCancel(ctx)
+	runDone := make(chan struct{})
+	go func() { defer close(runDone); _ = svc.Run(runCtx) }()
+	t.Cleanup(func() { stop(); <-runDone })
+	return logs, store, svc
+}

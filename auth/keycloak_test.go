@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -13,8 +12,6 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
-	"github.com/go-chi/chi/v5"
-	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/oauth2"
 
 	"github.com/gatehouse/gatehouse/internal/testenv"
@@ -38,8 +35,6 @@ func TestKeycloakEndToEnd(t *testing.T) {
 	kc := testenv.StartKeycloak(t, base)
 
 	pool := testPool(t)
-	logs := &syncBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a := testAuthConfig(t)
 	a.Issuer, a.ClientID, a.RedirectURL = kc.Issuer, kc.ClientID, base+"/callback"
 	a.PostLogoutRedirectURL = base + "/signin"
@@ -47,23 +42,7 @@ func TestKeycloakEndToEnd(t *testing.T) {
 	a.Scopes = []string{"profile", "email"}
 	a.RefreshBefore, a.LoginTimeout, a.OPRevokeInterval = time.Minute, 10*time.Minute, 100*time.Millisecond
 	a.IDTokenAlgs = []string{"RS256"}
-	store, err := NewStore(StoreConfig{Pool: pool, Auth: a, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := New(ctx, Config{Auth: a, Store: store, Logger: log, Registerer: prometheus.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := chi.NewRouter()
-	svc.Routes(r)
-	srv := &http.Server{Handler: r}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	runCtx, stop := context.WithCancel(ctx)
-	runDone := make(chan struct{})
-	go func() { defer close(runDone); _ = svc.Run(runCtx) }()
-	t.Cleanup(func() { stop(); <-runDone })
+	logs, store, svc := startLoginServer(t, ctx, ln, pool, a)
 
 	browser := testenv.StartBrowser(t)
 	tab, tcancel := chromedp.NewContext(browser)

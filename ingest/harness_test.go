@@ -9,9 +9,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/internal/testkit"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -77,26 +78,9 @@ type harness struct {
 	pool  *pgxpool.Pool
 	reg   *prometheus.Registry
 	cfg   *config.Config
-	logs  *syncBuffer
+	logs  *testkit.SyncBuffer
 	now   time.Time
 	dbURL string
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 type harnessOpt func(*ingest.Config)
@@ -130,7 +114,7 @@ func newHarnessDB(t *testing.T, dbURL string, opts ...harnessOpt) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	h := &harness{t: t, pool: pool, reg: prometheus.NewRegistry(), cfg: cfg, logs: &syncBuffer{}, now: time.Now().Truncate(time.Second), dbURL: dbURL}
+	h := &harness{t: t, pool: pool, reg: prometheus.NewRegistry(), cfg: cfg, logs: &testkit.SyncBuffer{}, now: time.Now().Truncate(time.Second), dbURL: dbURL}
 	w, err := ingest.NewWriter(pool, 4, 64)
 	if err != nil {
 		t.Fatal(err)

@@ -36,25 +36,6 @@ func startLong(t *testing.T, dbURL string, args ...string) (*process, string) {
 	return p, m[1]
 }
 
-// syncBuffer is a process's captured stderr: the process writes while the
-// test reads (go test -race).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *syncBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // The production topology through the real binary: serve, relay and
 // consume as separate processes; an event whose object exists succeeds, one
 // whose object is missing (404) is dead; `replay --dead` re-enqueues it once

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/testkit"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/gatehouse/gatehouse/internal/testenv"
@@ -43,7 +45,7 @@ var buildBinary = sync.OnceValues(func() (string, error) {
 
 type process struct {
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *testkit.SyncBuffer
 	public string
 	admin  string
 }
@@ -221,7 +223,7 @@ func startDev(t *testing.T, dbURL, cfgPath string) (*process, *bufio.Reader) {
 // captured) and a reader over its stdout; the process is killed at cleanup.
 func launch(t *testing.T, dbURL string, args ...string) (*process, *bufio.Reader) {
 	t.Helper()
-	p := &process{cmd: gatehouse(t, dbURL, args...), stderr: &syncBuffer{}}
+	p := &process{cmd: gatehouse(t, dbURL, args...), stderr: &testkit.SyncBuffer{}}
 	p.cmd.Stderr = p.stderr
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
