@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # kafka-fetch.sh: fetch Apache Kafka 4.x server jars (KRaft broker + storage
-# tool) and their runtime dependency closure from Maven Central with mvn, into
+# tool) and their runtime dependency closure from Maven Central
+# (maven-libs.sh), into
 #
 #   ${GATEHOUSE_CACHE:-$HOME/.cache/gatehouse}/kafka-<version>/libs
 #
-# and print that libs directory on stdout (and nothing else). Everything mvn
-# says goes to stderr. Idempotent: once libs/.complete exists the script only
-# prints the path. Safe to run concurrently (flock on the cache dir).
+# and print that libs directory on stdout (and nothing else), with the
+# broker's log4j2.xml beside it. Idempotent and safe to run concurrently.
 #
 # Run the broker with:
 #   java -Dlog4j2.configurationFile=<cache>/kafka-<version>/log4j2.xml \
@@ -24,93 +24,16 @@ KAFKA_VERSION="${KAFKA_VERSION:-4.1.1}"
 SCALA_VERSION="2.13"
 LOG4J_VERSION="2.24.3"
 SLF4J_VERSION="2.0.17"
-DEP_PLUGIN="org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 
-cache_root="${GATEHOUSE_CACHE:-${HOME}/.cache/gatehouse}"
-dir="${cache_root}/kafka-${KAFKA_VERSION}"
-libs="${dir}/libs"
-
-if [[ -f "${libs}/.complete" ]]; then
-	echo "${libs}"
-	exit 0
-fi
-
-command -v mvn >/dev/null 2>&1 || { echo "kafka-fetch: mvn not found on PATH" >&2; exit 1; }
 command -v java >/dev/null 2>&1 || { echo "kafka-fetch: java not found on PATH" >&2; exit 1; }
-
-mkdir -p "${dir}"
-exec 9>"${dir}/.lock"
-flock 9
-# Another process may have finished while we waited for the lock.
-if [[ -f "${libs}/.complete" ]]; then
-	echo "${libs}"
-	exit 0
-fi
-
-build="${dir}/build"
-rm -rf "${build}"
-mkdir -p "${build}"
-cat >"${build}/pom.xml" <<EOF
-<?xml version="1.0" encoding="UTF-8"?>
-<project xmlns="http://maven.apache.org/POM/4.0.0"
-         xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
-         xsi:schemaLocation="http://maven.apache.org/POM/4.0.0 http://maven.apache.org/xsd/maven-4.0.0.xsd">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>io.gatehouse.local</groupId>
-  <artifactId>kafka-libs</artifactId>
-  <version>1</version>
-  <packaging>pom</packaging>
-  <dependencies>
-    <!-- kafka.Kafka (broker main) and kafka.tools.StorageTool live here;
-         its runtime scope pulls kafka-server, kafka-storage, kafka-raft,
-         kafka-metadata, coordinators, argparse4j, jackson, scala... -->
-    <dependency>
-      <groupId>org.apache.kafka</groupId>
-      <artifactId>kafka_${SCALA_VERSION}</artifactId>
-      <version>${KAFKA_VERSION}</version>
-    </dependency>
-    <!-- Logging: slf4j 2 API routed to log4j2 core. -->
-    <dependency>
-      <groupId>org.slf4j</groupId>
-      <artifactId>slf4j-api</artifactId>
-      <version>${SLF4J_VERSION}</version>
-    </dependency>
-    <dependency>
-      <groupId>org.apache.logging.log4j</groupId>
-      <artifactId>log4j-slf4j2-impl</artifactId>
-      <version>${LOG4J_VERSION}</version>
-    </dependency>
-    <dependency>
-      <groupId>org.apache.logging.log4j</groupId>
-      <artifactId>log4j-core</artifactId>
-      <version>${LOG4J_VERSION}</version>
-    </dependency>
-  </dependencies>
-</project>
-EOF
-
-staging="${dir}/libs.tmp.$$"
-rm -rf "${staging}"
-echo "kafka-fetch: resolving org.apache.kafka:kafka_${SCALA_VERSION}:${KAFKA_VERSION} from Maven Central" >&2
-# shellcheck disable=SC2086 # GATEHOUSE_MVN_ARGS is a word list on purpose
-if ! mvn -B -q -f "${build}/pom.xml" ${GATEHOUSE_MVN_ARGS:-} \
-	"${DEP_PLUGIN}:copy-dependencies" \
-	-DincludeScope=runtime \
-	-DoutputDirectory="${staging}" 1>&2; then
-	rm -rf "${staging}"
-	echo "kafka-fetch: mvn failed" >&2
-	exit 1
-fi
-
-# Sanity check: the broker main class and the storage tool must be present.
-core_jar="$(ls "${staging}"/kafka_${SCALA_VERSION}-"${KAFKA_VERSION}".jar 2>/dev/null || true)"
-if [[ -z "${core_jar}" ]]; then
-	rm -rf "${staging}"
-	echo "kafka-fetch: kafka_${SCALA_VERSION}-${KAFKA_VERSION}.jar missing after mvn" >&2
-	exit 1
-fi
-
-cat >"${dir}/log4j2.xml" <<'EOF'
+libs="$("$(dirname "$0")/maven-libs.sh" kafka-fetch "kafka-${KAFKA_VERSION}" "kafka_${SCALA_VERSION}-${KAFKA_VERSION}.jar" \
+	"org.apache.kafka:kafka_${SCALA_VERSION}:${KAFKA_VERSION}" \
+	"org.slf4j:slf4j-api:${SLF4J_VERSION}" \
+	"org.apache.logging.log4j:log4j-slf4j2-impl:${LOG4J_VERSION}" \
+	"org.apache.logging.log4j:log4j-core:${LOG4J_VERSION}")"
+dir="$(dirname "${libs}")"
+if [[ ! -f "${dir}/log4j2.xml" ]]; then
+cat >"${dir}/log4j2.xml.tmp.$$" <<'EOF'
 <?xml version="1.0" encoding="UTF-8"?>
 <!-- Broker logging for gatehouse tests and make run: stderr, level from
      -Dgatehouse.kafka.loglevel (default WARN). -->
@@ -130,9 +53,6 @@ cat >"${dir}/log4j2.xml" <<'EOF'
   </Loggers>
 </Configuration>
 EOF
-
-touch "${staging}/.complete"
-rm -rf "${libs}"
-mv "${staging}" "${libs}"
-rm -rf "${build}"
+mv "${dir}/log4j2.xml.tmp.$$" "${dir}/log4j2.xml"
+fi
 echo "${libs}"
