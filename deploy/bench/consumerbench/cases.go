@@ -148,7 +148,7 @@ func (b *bench) mixed(ctx context.Context, addr string) ([]time.Duration, error)
 		return nil, err
 	}
 	defer stop()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.kafka.Brokers...), kgo.ProducerLinger(time.Millisecond))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka.Brokers...), kgo.ProducerLinger(time.Millisecond))
 	if err != nil {
 		return nil, err
 	}

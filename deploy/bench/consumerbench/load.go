@@ -29,7 +29,7 @@ func body(id, object string, now time.Time) []byte {
 // as the receiver does) and waits until the relay has published them.
 // object names the subject of event i.
 func (b *bench) preload(ctx context.Context, prov string, n int, object func(i int) string) error {
-	w, err := ingest.NewWriter(b.pool, 4, 64)
+	w, err := ingest.NewWriter(b.Pool, 4, 64)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (b *bench) preload(ctx context.Context, prov string, n int, object func(i i
 
 // waitTopic waits until topic holds at least n records.
 func (b *bench) waitTopic(ctx context.Context, topic string, n int) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.kafka.Brokers...))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka.Brokers...))
 	if err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func (b *bench) waitFinal(ctx context.Context, prov string, n int, timeout time.
 	deadline := time.Now().Add(timeout)
 	for {
 		var done int
-		if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM inbox WHERE provider = $1
+		if err := b.Pool.QueryRow(ctx, `SELECT count(*) FROM inbox WHERE provider = $1
 AND processing_state IN ('succeeded', 'ignored_stale', 'skipped')`, prov).Scan(&done); err != nil {
 			return err
 		}
@@ -214,7 +214,7 @@ AND processing_state IN ('succeeded', 'ignored_stale', 'skipped')`, prov).Scan(&
 func (b *bench) drainRate(ctx context.Context, prov string) (float64, error) {
 	var n int
 	var span float64
-	if err := b.pool.QueryRow(ctx, `SELECT count(*), extract(epoch FROM max(processed_at) - min(processing_started_at))::float8
+	if err := b.Pool.QueryRow(ctx, `SELECT count(*), extract(epoch FROM max(processed_at) - min(processing_started_at))::float8
 FROM inbox WHERE provider = $1`, prov).Scan(&n, &span); err != nil {
 		return 0, err
 	}
@@ -226,7 +226,7 @@ FROM inbox WHERE provider = $1`, prov).Scan(&n, &span); err != nil {
 
 // latencies returns, sorted, processed_at minus the 2xx time of each id.
 func (b *bench) latencies(ctx context.Context, prov string, acked map[string]time.Time) ([]time.Duration, error) {
-	rows, err := b.pool.Query(ctx, `SELECT event_id, processed_at FROM inbox WHERE provider = $1 AND processed_at IS NOT NULL`, prov)
+	rows, err := b.Pool.Query(ctx, `SELECT event_id, processed_at FROM inbox WHERE provider = $1 AND processed_at IS NOT NULL`, prov)
 	if err != nil {
 		return nil, err
 	}

@@ -16,10 +16,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 type options struct {
@@ -39,14 +38,7 @@ type options struct {
 	keep           bool
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "consumerbench:", err)
-		os.Exit(1)
-	}
-}
+func main() { benchenv.Main("consumerbench", run) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("consumerbench", flag.ContinueOnError)

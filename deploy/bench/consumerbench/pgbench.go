@@ -31,10 +31,10 @@ func (b *bench) ceilingSQL(ctx context.Context) (float64, error) {
 	batch := b.o.maxPoll
 	txns := max(4, b.o.events/batch)
 	n := (txns + 2) * batch
-	if _, err := b.pool.Exec(ctx, `CREATE SEQUENCE consumerbench_seq`); err != nil {
+	if _, err := b.Pool.Exec(ctx, `CREATE SEQUENCE consumerbench_seq`); err != nil {
 		return 0, fmt.Errorf("pgbench sequence: %w", err)
 	}
-	if _, err := b.pool.Exec(ctx, `INSERT INTO inbox (provider, event_id, event_type, payload, verified, secret_id)
+	if _, err := b.Pool.Exec(ctx, `INSERT INTO inbox (provider, event_id, event_type, payload, verified, secret_id)
 SELECT 'pgb', 'pgb_' || i, 'payment.succeeded', '{"id":"x"}', true, 'bench' FROM generate_series(1, $1::int) i`, n); err != nil {
 		return 0, fmt.Errorf("pgbench rows: %w", err)
 	}
@@ -42,12 +42,12 @@ SELECT 'pgb', 'pgb_' || i, 'payment.succeeded', '{"id":"x"}', true, 'bench' FROM
 	if err != nil {
 		return 0, err
 	}
-	script := filepath.Join(b.pgDir, "consumer.sql")
+	script := filepath.Join(b.Dir, "consumer.sql")
 	if err := os.WriteFile(script, []byte(pgbenchScript), 0o644); err != nil {
 		return 0, err
 	}
 	cmd := exec.CommandContext(ctx, path, "-n", "-M", "prepared", "-c", "1", "-D", "batch="+strconv.Itoa(batch),
-		"-t", strconv.Itoa(txns), "-f", script, b.dbURL)
+		"-t", strconv.Itoa(txns), "-f", script, b.DBURL)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return 0, fmt.Errorf("pgbench: %w: %s", err, out)

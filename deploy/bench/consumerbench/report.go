@@ -3,18 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"strings"
+	"strconv"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
-// loadAvg is the 1-minute load average: the machine may be shared.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Fields(string(b))[0]
-}
+// loadAvg is the 1-minute load average, as the reports print it.
+func loadAvg() string { return strconv.FormatFloat(benchenv.LoadAvg(), 'f', 2, 64) }
 
 func (r *results) print(w io.Writer, b *bench) {
 	o := b.o
@@ -22,7 +17,7 @@ func (r *results) print(w io.Writer, b *bench) {
 	fmt.Fprintf(w, "`go run ./deploy/bench/consumerbench` (section 30 of `make bench`), one run: a private PostgreSQL %s (fsync on), "+
 		"one Kafka 4 broker, the real receiver, relay (logical replication) and consumer in one process, and a local "+
 		"reference-provider API. Topics of %d partitions, consumers.max_poll_records %d (the batch), api_concurrency %d.\n\n",
-		b.pgVer, o.partitions, o.maxPoll, o.apiConcurrency)
+		b.PGVersion, o.partitions, o.maxPoll, o.apiConcurrency)
 	fmt.Fprintf(w, "| case | measure | value | target |\n|---|---|---|---|\n")
 	fmt.Fprintf(w, "| – | receiver max rate, closed loop, 16 connections, %v (%d events), in-process, nothing else running | %.0f events/s | |\n", o.receiverFor, r.receiverEvents, r.receiverRate)
 	fmt.Fprintf(w, "| – | PostgreSQL ceiling: pgbench running the consumer's batched statements (`consumers_claim_many` + one transaction of `consumers_apply`, %d events a batch, 1 client) | %.0f events/s | |\n", o.maxPoll, r.ceilingSQL)

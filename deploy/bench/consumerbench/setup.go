@@ -8,22 +8,21 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
+
 	"github.com/go-chi/chi/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse/gatehouse/consumers"
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
-	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
 const (
@@ -38,42 +37,19 @@ var providers = []string{"maxrate", "fast", "slow", "grouped", "limited", "stead
 
 // bench is one run's components, all real and private to the run.
 type bench struct {
-	o     *options
-	log   io.Writer
-	pgDir string
-	pg    *testenv.PG
-	kafka *testenv.Kafka
-	dbURL string
-	pool  *pgxpool.Pool
-	cfg   *config.Config
-	api   *fakeAPI
-	pgVer string
+	*benchenv.Stack
+	o   *options
+	log io.Writer
+	cfg *config.Config
+	api *fakeAPI
 }
 
 func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
-	b := &bench{o: o, log: log}
-	var err error
-	if b.pgDir, err = os.MkdirTemp("", "consumerbench-pg-"); err != nil {
+	st, err := benchenv.Start(ctx, benchenv.Options{Name: "consumerbench", Kafka: true, Keep: o.keep}, log)
+	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(log, "consumerbench: starting PostgreSQL (fsync on) and Kafka\n")
-	if b.pg, err = testenv.StartPG(ctx, b.pgDir, false); err != nil {
-		b.close()
-		return nil, fmt.Errorf("start postgres: %w", err)
-	}
-	if b.kafka, err = testenv.StartKafka(ctx, ""); err != nil {
-		b.close()
-		return nil, fmt.Errorf("start kafka: %w", err)
-	}
-	if b.dbURL, err = testenv.CreateDatabase(ctx, b.pg.AdminURL(), true); err != nil {
-		b.close()
-		return nil, err
-	}
-	if b.pool, err = pgxpool.New(ctx, b.dbURL); err != nil {
-		b.close()
-		return nil, err
-	}
-	_ = b.pool.QueryRow(ctx, "SHOW server_version").Scan(&b.pgVer)
+	b := &bench{Stack: st, o: o, log: log}
 	if b.api, err = startAPI(); err != nil {
 		b.close()
 		return nil, err
@@ -100,9 +76,9 @@ func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
 	getenv := func(k string) string {
 		switch k {
 		case "GATEHOUSE_DATABASE_URL":
-			return b.dbURL
+			return b.DBURL
 		case "GATEHOUSE_KAFKA_BROKERS":
-			return strings.Join(b.kafka.Brokers, ",")
+			return b.Brokers()
 		}
 		return ""
 	}
@@ -189,7 +165,7 @@ func (b *bench) startRelay(ctx context.Context) (func(), error) {
 	for _, p := range providers {
 		topics = append(topics, b.cfg.Providers[p].Topic)
 	}
-	rl, err := relay.New(relay.Config{Pool: b.pool, DatabaseURL: b.dbURL, Relay: b.cfg.Relay, Kafka: b.cfg.Kafka,
+	rl, err := relay.New(relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: b.cfg.Relay, Kafka: b.cfg.Kafka,
 		Topics: topics, Logger: quiet()})
 	if err != nil {
 		return nil, err
@@ -210,7 +186,7 @@ func (b *bench) startRelay(ctx context.Context) (func(), error) {
 func (b *bench) startConsumer(ctx context.Context, prov string, reg prometheus.Registerer) (func(), error) {
 	c := *b.cfg
 	c.Consumers.Providers = []string{prov}
-	cfg, err := consumers.FromConfig(&c, consumers.Config{Pool: b.pool, Logger: quiet(), Registerer: reg})
+	cfg, err := consumers.FromConfig(&c, consumers.Config{Pool: b.Pool, Logger: quiet(), Registerer: reg})
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +203,7 @@ func (b *bench) startConsumer(ctx context.Context, prov string, reg prometheus.R
 
 // receiver runs the real webhook receiver on a loopback listener.
 func (b *bench) receiver() (addr string, stop func(), err error) {
-	w, err := ingest.NewWriter(b.pool, 4, 64)
+	w, err := ingest.NewWriter(b.Pool, 4, 64)
 	if err != nil {
 		return "", nil, err
 	}
@@ -253,19 +229,5 @@ func (b *bench) close() {
 	if b.api != nil {
 		_ = b.api.srv.Close()
 	}
-	if b.pool != nil {
-		b.pool.Close()
-	}
-	if b.kafka != nil {
-		_ = b.kafka.Stop()
-		if !b.o.keep {
-			_ = os.RemoveAll(b.kafka.Dir)
-		}
-	}
-	if b.pg != nil {
-		_ = b.pg.Stop(false)
-	}
-	if b.pgDir != "" && !b.o.keep {
-		_ = os.RemoveAll(b.pgDir)
-	}
+	b.Stack.Close()
 }

@@ -98,7 +98,7 @@ func stealTime() time.Duration {
 
 func (b *bench) cpuMark() cpuMark {
 	var m cpuMark
-	m.pg, _ = postgresCPU(filepath.Join(b.dir, "pgdata"))
+	m.pg, _ = postgresCPU(filepath.Join(b.Dir, "pgdata"))
 	if b.recv != nil && b.recv.pid > 0 {
 		m.recv, _, _ = procCPU(b.recv.pid, false)
 	}

@@ -24,12 +24,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 type options struct {
@@ -52,14 +52,7 @@ type options struct {
 	tune        []int         // Writer worker counts to compare in-process instead of the benchmark
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "ingestbench:", err)
-		os.Exit(1)
-	}
-}
+func main() { benchenv.Main("ingestbench", run) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseFlags(args, stderr)

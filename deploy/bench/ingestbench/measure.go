@@ -3,11 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // sample is one timed run of one side, with what the database saw.
@@ -74,7 +73,7 @@ type dbMark struct{ xid, lsn int64 }
 
 func (b *bench) mark(ctx context.Context) (dbMark, error) {
 	var m dbMark
-	err := b.admin.QueryRow(ctx,
+	err := b.Pool.QueryRow(ctx,
 		`SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint`).Scan(&m.xid, &m.lsn)
 	return m, err
 }
@@ -126,20 +125,10 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult,
 	return sample{
 		runResult: r, xacts: after.xid - before.xid, walBytes: after.lsn - before.lsn,
 		pgCPU: cpu1.pg - cpu0.pg, appCPU: cpu1.recv - cpu0.recv + cpu1.self - cpu0.self + r.clientCPU,
-		recvCPU: cpu1.recv - cpu0.recv, load: loadAvg(),
+		recvCPU: cpu1.recv - cpu0.recv, load: benchenv.LoadAvg(),
 		steal: cpu1.steal - cpu0.steal, wakeP99: wakeP99, wakeMax: wakeMax,
 		serverP99: hist1.quantile(hist0, 0.99),
 	}, nil
-}
-
-func loadAvg() float64 {
-	raw, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(raw))
-	if len(f) == 0 {
-		return 0
-	}
-	v, _ := strconv.ParseFloat(f[0], 64)
-	return v
 }
 
 func (b *bench) presign(rate float64) *requests {
@@ -162,7 +151,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 	}
 	rate := warm.tput()
 	if _, err := b.sampleRun(ctx, "pgbench warm-up", func() (runResult, error) {
-		return runPgbench(ctx, b.dbURL, b.script, maxC, b.o.warmup, 0)
+		return runPgbench(ctx, b.DBURL, b.script, maxC, b.o.warmup, 0)
 	}); err != nil {
 		return nil, err
 	}
@@ -184,7 +173,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 			}
 			pgb := func() error {
 				s, err := b.sampleRun(ctx, "pgbench", func() (runResult, error) {
-					return runPgbench(ctx, b.dbURL, b.script, c, b.o.duration, 0)
+					return runPgbench(ctx, b.DBURL, b.script, c, b.o.duration, 0)
 				})
 				cfg.pgb = append(cfg.pgb, s)
 				return err
@@ -217,7 +206,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 				return err
 			}, func() (err error) {
 				p, err = b.sampleRun(ctx, "pgbench -R", func() (runResult, error) {
-					return runPgbench(ctx, b.dbURL, b.script, b.o.openConns, b.o.duration, half)
+					return runPgbench(ctx, b.DBURL, b.script, b.o.openConns, b.o.duration, half)
 				})
 				return err
 			})

@@ -51,11 +51,11 @@ providers:
       - id: bench
         value: %q
     aggregate_id_path: [data.payment_id]
-`, b.dbURL, provider, tsHeader, sigHeader, string(b.secret))
+`, b.DBURL, provider, tsHeader, sigHeader, string(b.secret))
 	if b.o.gatehouse == "" {
 		return startInProcess(ctx, b, cfgText)
 	}
-	path := filepath.Join(b.dir, "gatehouse.yaml")
+	path := filepath.Join(b.Dir, "gatehouse.yaml")
 	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func startInProcess(ctx context.Context, b *bench, cfgText string) (*receiver, e
 	if err != nil {
 		return nil, fmt.Errorf("receiver log: %w", err)
 	}
-	pcfg, err := pgxpool.ParseConfig(b.dbURL)
+	pcfg, err := pgxpool.ParseConfig(b.DBURL)
 	if err != nil {
 		logf.Close()
 		return nil, err

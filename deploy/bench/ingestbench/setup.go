@@ -6,18 +6,16 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/ingest"
-	"github.com/gatehouse/gatehouse/internal/testenv"
-	"github.com/gatehouse/gatehouse/migrations"
 )
 
 // provider is the benchmark's provider: the reference scheme of SPEC.md.
@@ -30,38 +28,22 @@ const (
 
 // bench holds everything one benchmark run shares.
 type bench struct {
-	o        *options
-	log      io.Writer
-	pg       *testenv.PG
-	dir      string
-	dbURL    string
-	admin    *pgxpool.Pool // truncate, checkpoint, settings
-	secret   []byte
-	recv     *receiver
-	gen      *eventGen
-	script   *pgScript // the Writer's statement, captured from the wire, as a pgbench script
-	settings string    // the PostgreSQL settings quoted in the table
-	pgVer    string
+	*benchenv.Stack // PostgreSQL, the migrated database, its pool (truncate, checkpoint, settings)
+	o               *options
+	log             io.Writer
+	secret          []byte
+	recv            *receiver
+	gen             *eventGen
+	script          *pgScript // the Writer's statement, captured from the wire, as a pgbench script
+	settings        string    // the PostgreSQL settings quoted in the table
 }
 
 func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
-	b := &bench{o: o, log: log}
-	var err error
-	if b.dir = o.pgDir; b.dir == "" {
-		if b.dir, err = os.MkdirTemp("", "ingestbench-"); err != nil {
-			return nil, err
-		}
+	st, err := benchenv.Start(ctx, benchenv.Options{Name: "ingestbench", PGDir: o.pgDir, Keep: o.keep}, log)
+	if err != nil {
+		return nil, err
 	}
-	if !filepath.IsAbs(b.dir) {
-		if b.dir, err = filepath.Abs(b.dir); err != nil {
-			return nil, err
-		}
-	}
-	fmt.Fprintf(log, "ingestbench: starting PostgreSQL (fsync on) in %s\n", b.dir)
-	if b.pg, err = testenv.StartPG(ctx, b.dir, false); err != nil {
-		b.close()
-		return nil, fmt.Errorf("start postgres: %w", err)
-	}
+	b := &bench{Stack: st, o: o, log: log}
 	if err := b.init(ctx); err != nil {
 		b.close()
 		return nil, err
@@ -71,16 +53,7 @@ func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
 
 func (b *bench) init(ctx context.Context) error {
 	var err error
-	if b.dbURL, err = testenv.CreateDatabase(ctx, b.pg.AdminURL(), false); err != nil {
-		return err
-	}
-	if err := migrations.Up(ctx, b.dbURL); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	if b.admin, err = pgxpool.New(ctx, b.dbURL); err != nil {
-		return fmt.Errorf("admin pool: %w", err)
-	}
-	b.settings, b.pgVer, err = b.readSettings(ctx)
+	b.settings, err = b.readSettings(ctx)
 	if err != nil {
 		return err
 	}
@@ -89,7 +62,7 @@ func (b *bench) init(ctx context.Context) error {
 	b.secret = []byte("whsec_bench_" + hex.EncodeToString(b.secret))
 	b.gen = newEventGen(b.secret, b.o.bodyBytes)
 	now := time.Now()
-	stmt, args, err := captureStatement(ctx, b.dbURL, ingest.Record{
+	stmt, args, err := captureStatement(ctx, b.DBURL, ingest.Record{
 		Provider: provider, EventID: captureEventID, Type: eventType, CreatedAt: &now,
 		Payload: b.gen.body(1_000_000_000_000, now), SecretID: "bench",
 		AggregateID: "pay_1000000000000", Topic: "gatehouse.webhooks." + provider,
@@ -97,7 +70,7 @@ func (b *bench) init(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if b.script, err = buildScript(b.dir, stmt, args); err != nil {
+	if b.script, err = buildScript(b.Dir, stmt, args); err != nil {
 		return err
 	}
 	if err := b.reset(ctx); err != nil {
@@ -110,29 +83,26 @@ func (b *bench) init(ctx context.Context) error {
 	return nil
 }
 
-func (b *bench) readSettings(ctx context.Context) (settings, version string, err error) {
+func (b *bench) readSettings(ctx context.Context) (string, error) {
 	names := []string{"fsync", "synchronous_commit", "full_page_writes", "wal_level", "shared_buffers", "max_wal_size", "commit_delay"}
 	var parts []string
 	for _, n := range names {
 		var v string
-		if err := b.admin.QueryRow(ctx, "SELECT current_setting($1)", n).Scan(&v); err != nil {
-			return "", "", fmt.Errorf("read setting %s: %w", n, err)
+		if err := b.Pool.QueryRow(ctx, "SELECT current_setting($1)", n).Scan(&v); err != nil {
+			return "", fmt.Errorf("read setting %s: %w", n, err)
 		}
 		parts = append(parts, n+"="+v)
 	}
-	if err := b.admin.QueryRow(ctx, "SELECT current_setting('server_version')").Scan(&version); err != nil {
-		return "", "", fmt.Errorf("read server_version: %w", err)
-	}
-	return strings.Join(parts, ", "), version, nil
+	return strings.Join(parts, ", "), nil
 }
 
 // reset empties the tables and checkpoints, so every run starts from the
 // same state and no run pays for the previous run's dirty pages.
 func (b *bench) reset(ctx context.Context) error {
-	if _, err := b.admin.Exec(ctx, "TRUNCATE inbox, outbox"); err != nil {
+	if _, err := b.Pool.Exec(ctx, "TRUNCATE inbox, outbox"); err != nil {
 		return fmt.Errorf("truncate: %w", err)
 	}
-	if _, err := b.admin.Exec(ctx, "CHECKPOINT"); err != nil {
+	if _, err := b.Pool.Exec(ctx, "CHECKPOINT"); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
@@ -140,7 +110,7 @@ func (b *bench) reset(ctx context.Context) error {
 
 // count returns the rows in inbox and outbox.
 func (b *bench) count(ctx context.Context) (inbox, outbox int64, err error) {
-	err = b.admin.QueryRow(ctx, "SELECT (SELECT count(*) FROM inbox), (SELECT count(*) FROM outbox)").Scan(&inbox, &outbox)
+	err = b.Pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM inbox), (SELECT count(*) FROM outbox)").Scan(&inbox, &outbox)
 	return inbox, outbox, err
 }
 
@@ -148,15 +118,7 @@ func (b *bench) close() {
 	if b.recv != nil {
 		b.recv.stop()
 	}
-	if b.admin != nil {
-		b.admin.Close()
-	}
-	if b.pg != nil {
-		_ = b.pg.Stop(false)
-	}
-	if b.dir != "" && !b.o.keep {
-		_ = os.RemoveAll(b.dir)
-	}
+	b.Stack.Close()
 }
 
 // captureEventID marks the event id parameter in the captured statement.

@@ -37,7 +37,7 @@ func (b *bench) tune(ctx context.Context, workers []int, w io.Writer) error {
 				var err error
 				if i == len(workers) {
 					s, err = b.sampleRun(ctx, "pgbench", func() (runResult, error) {
-						return runPgbench(ctx, b.dbURL, b.script, c, b.o.duration, 0)
+						return runPgbench(ctx, b.DBURL, b.script, c, b.o.duration, 0)
 					})
 				} else {
 					b.gen.setHost(recvs[i].addr)

@@ -25,12 +25,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 type options struct {
@@ -47,14 +46,7 @@ type options struct {
 	cpuProfile string
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "relaybench:", err)
-		os.Exit(1)
-	}
-}
+func main() { benchenv.Main("relaybench", run) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("relaybench", flag.ContinueOnError)

@@ -3,20 +3,16 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
-// loadAvg is the 1-minute load average (other work sharing the machine).
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Fields(string(b))[0]
-}
+// loadAvg is the 1-minute load average, as the reports print it.
+func loadAvg() string { return strconv.FormatFloat(benchenv.LoadAvg(), 'f', 2, 64) }
 
 func ms(d time.Duration) string {
 	if d < 0 {
@@ -33,7 +29,7 @@ func report(w io.Writer, o *options, b *bench, rows []result) {
 		"%d partitions, %d keys, ~300-byte envelopes; writer, relay, consumer, PostgreSQL and Kafka share the machine. "+
 		"Latency is commit-to-topic: from the writer's COMMIT returning (ceiling: from the Produce call) to a consumer receiving the record. "+
 		"Paced runs last %v; throughput = rows / (last record received − start).\n\n",
-		b.pgVer, b.kVer, o.partitions, o.keys, o.duration)
+		b.PGVersion, b.KafkaVersion, o.partitions, o.keys, o.duration)
 	fmt.Fprintln(w, "| path | offered | rows | records/s | p50 | p99 | duplicates | load avg |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {

@@ -50,7 +50,7 @@ func (s *stamps) markSent(ids []string, at time.Time) {
 // consume reads topic from its start until want records (distinct ids) were
 // received or ctx ends.
 func (b *bench) consume(ctx context.Context, topic string, s *stamps, want func() int) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.k.Brokers...), kgo.ConsumeTopics(topic),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka.Brokers...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
 	if err != nil {
 		return err
@@ -145,7 +145,7 @@ func (b *bench) ceiling(ctx context.Context, rate int) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.k.Brokers...), kgo.RequiredAcks(kgo.AllISRAcks()),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka.Brokers...), kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerLinger(time.Millisecond), kgo.MaxBufferedRecords(50_000))
 	if err != nil {
 		return result{}, err
@@ -208,7 +208,7 @@ func (b *bench) ceiling(ctx context.Context, rate int) (result, error) {
 // startRelay runs a relay of mode until the returned stop is called.
 func (b *bench) startRelay(ctx context.Context, mode string) (func(), error) {
 	rc := config.Relay{Mode: mode, Slot: "bench_" + mode, Publication: "gatehouse_outbox"}
-	kc := config.Kafka{Brokers: b.k.Brokers, Partitions: int32(b.o.partitions), ReplicationFactor: 1}
+	kc := config.Kafka{Brokers: b.Kafka.Brokers, Partitions: int32(b.o.partitions), ReplicationFactor: 1}
 	cfg, err := config.Parse(nil, func(string) string { return "" })
 	if err != nil {
 		return nil, err
@@ -216,7 +216,7 @@ func (b *bench) startRelay(ctx context.Context, mode string) (func(), error) {
 	rc.RepublishAfter, rc.StatusInterval, rc.HeartbeatInterval = cfg.Relay.RepublishAfter, cfg.Relay.StatusInterval, cfg.Relay.HeartbeatInterval
 	rc.PollInterval, rc.BatchSize, rc.RetainPublished, rc.MetricsInterval = cfg.Relay.PollInterval, cfg.Relay.BatchSize, cfg.Relay.RetainPublished, cfg.Relay.MetricsInterval
 	kc.ClientID, kc.TopicConfigs = cfg.Kafka.ClientID, cfg.Kafka.TopicConfigs
-	rl, err := relay.New(relay.Config{Pool: b.pool, DatabaseURL: b.dbURL, Relay: rc, Kafka: kc,
+	rl, err := relay.New(relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: rc, Kafka: kc,
 		Logger: slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		return nil, err
@@ -245,7 +245,7 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 	// Every section starts from a vacuumed outbox and a checkpoint, so the
 	// dead rows another section left behind are not charged to this one.
 	for _, q := range []string{`VACUUM (ANALYZE) outbox`, `CHECKPOINT`} {
-		if _, err := b.pool.Exec(ctx, q); err != nil {
+		if _, err := b.Pool.Exec(ctx, q); err != nil {
 			return nil, fmt.Errorf("%s: %w", q, err)
 		}
 	}
@@ -352,7 +352,7 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 func (b *bench) dropSlot(ctx context.Context, slot string) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		_, err := b.pool.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot)
+		_, err := b.Pool.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot)
 		if err == nil {
 			return nil
 		}

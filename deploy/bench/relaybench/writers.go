@@ -52,7 +52,7 @@ func (b *bench) insert(ctx context.Context, topic string, rs []row) ([]string, e
 	for i, r := range rs {
 		ids[i], keys[i], ps[i], ats[i] = r.id, r.key, string(r.payload), r.at
 	}
-	_, err := b.pool.Exec(ctx, insertSQL, ids, keys, ps, topic, ats)
+	_, err := b.Pool.Exec(ctx, insertSQL, ids, keys, ps, topic, ats)
 	return ids, err
 }
 
@@ -93,7 +93,7 @@ func (b *bench) writeFlatOut(ctx context.Context, topic string, s *stamps) (int,
 // publishes them.
 func (b *bench) writersAlone(ctx context.Context) (result, error) {
 	var slots int
-	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM pg_replication_slots`).Scan(&slots); err != nil {
+	if err := b.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_replication_slots`).Scan(&slots); err != nil {
 		return result{}, err
 	}
 	if slots > 0 {
@@ -106,7 +106,7 @@ func (b *bench) writersAlone(ctx context.Context) (result, error) {
 		return result{}, err
 	}
 	elapsed := time.Since(start)
-	if _, err := b.pool.Exec(ctx, `TRUNCATE outbox`); err != nil {
+	if _, err := b.Pool.Exec(ctx, `TRUNCATE outbox`); err != nil {
 		return result{}, err
 	}
 	r := result{what: "PostgreSQL writers alone (no relay, no slot)", offered: fmt.Sprintf("max (%d writers × %d rows/tx)", b.o.writers, b.o.batch),

@@ -1,0 +1,157 @@
+// Package benchenv is the one setup every section of `make bench` shares:
+// a private PostgreSQL (fsync on) and, when a section needs one, a Kafka
+// broker, both started through internal/testenv; the migrated benchmark
+// database; the versions and load the reports quote; and the shape of
+// each section's main.
+package benchenv
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/gatehouse/gatehouse/internal/testenv"
+)
+
+// Options say what a section's Stack holds.
+type Options struct {
+	// Name prefixes progress lines and temporary directories ("relaybench").
+	Name string
+	// PGDir is PostgreSQL's data directory; "" makes (and removes) a
+	// temporary one.
+	PGDir string
+	// Kafka starts a broker beside PostgreSQL.
+	Kafka bool
+	// Keep leaves the data directories behind for inspection.
+	Keep bool
+}
+
+// Stack is one section's real components, private to its run.
+type Stack struct {
+	O            Options
+	Dir          string // PostgreSQL's data directory
+	PG           *testenv.PG
+	Kafka        *testenv.Kafka // nil without Options.Kafka
+	DBURL        string
+	Pool         *pgxpool.Pool
+	PGVersion    string
+	KafkaVersion string // "" without Kafka
+	log          io.Writer
+}
+
+// Start starts PostgreSQL (and Kafka when asked) and creates the
+// benchmark database. Progress goes to log.
+func Start(ctx context.Context, o Options, log io.Writer) (*Stack, error) {
+	s := &Stack{O: o, log: log}
+	var err error
+	if s.Dir = o.PGDir; s.Dir == "" {
+		if s.Dir, err = os.MkdirTemp("", o.Name+"-pg-"); err != nil {
+			return nil, err
+		}
+	}
+	if s.Dir, err = filepath.Abs(s.Dir); err != nil {
+		return nil, err
+	}
+	s.Logf("starting PostgreSQL (fsync on) in %s", s.Dir)
+	if s.PG, err = testenv.StartPG(ctx, s.Dir, false); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("start postgres: %w", err)
+	}
+	if o.Kafka {
+		s.Logf("starting Kafka")
+		if s.Kafka, err = testenv.StartKafka(ctx, ""); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("start kafka: %w", err)
+		}
+		s.KafkaVersion = kafkaVersion()
+	}
+	if s.DBURL, err = testenv.CreateDatabase(ctx, s.PG.AdminURL(), true); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if s.Pool, err = pgxpool.New(ctx, s.DBURL); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.Pool.QueryRow(ctx, "SHOW server_version").Scan(&s.PGVersion); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("read server_version: %w", err)
+	}
+	return s, nil
+}
+
+// Logf writes one progress line, prefixed with the section's name.
+func (s *Stack) Logf(format string, args ...any) {
+	fmt.Fprintf(s.log, s.O.Name+": "+format+"\n", args...)
+}
+
+// Close stops what Start started and removes its directories (unless Keep,
+// or a PGDir the caller named).
+func (s *Stack) Close() {
+	if s.Pool != nil {
+		s.Pool.Close()
+	}
+	if s.Kafka != nil {
+		_ = s.Kafka.Stop()
+		if !s.O.Keep {
+			_ = os.RemoveAll(s.Kafka.Dir)
+		}
+	}
+	if s.PG != nil {
+		_ = s.PG.Stop(false)
+	}
+	if s.O.PGDir == "" && s.Dir != "" && !s.O.Keep {
+		_ = os.RemoveAll(s.Dir)
+	}
+}
+
+// Brokers is the broker list as GATEHOUSE_KAFKA_BROKERS takes it.
+func (s *Stack) Brokers() string {
+	if s.Kafka == nil {
+		return ""
+	}
+	return strings.Join(s.Kafka.Brokers, ",")
+}
+
+// kafkaVersion is the version of the fetched broker's client jar.
+func kafkaVersion() string {
+	out, err := exec.Command("bash", "-c", `ls "$(bash deploy/local/kafka-fetch.sh | tail -1)" | grep -m1 -o '^kafka-clients-[0-9.]*' | sed 's/kafka-clients-//; s/\.$//'`).Output()
+	if v := strings.TrimSpace(string(out)); err == nil && v != "" {
+		return v
+	}
+	return "4.x"
+}
+
+// LoadAvg is the 1-minute load average: the machine may be shared, and
+// every report quotes it.
+func LoadAvg() float64 {
+	raw, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(raw))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}
+
+// Main is a section's main: run gets a context cancelled by SIGINT or
+// SIGTERM, the arguments and the output streams; an error is printed with
+// the section's name and exits 1.
+func Main(name string, run func(ctx context.Context, args []string, stdout, stderr io.Writer) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+}
