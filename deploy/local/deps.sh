@@ -48,3 +48,15 @@ if [ "$aa_installed" != "$ASYNCAPI_PARSER_VERSION" ] || ! cmp -s deploy/local/as
   cp deploy/local/asyncapi/package.json deploy/local/asyncapi/package-lock.json "$aa_dir/"
   (cd "$aa_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 fi
+# The Python consumer example's packages (examples/python/requirements.txt, every
+# package pinned: confluent-kafka, the CloudEvents SDK, jsonschema) in the virtual
+# environment bin/pyexample (gitignored): cmd/gatehouse's TestPythonConsumerExample runs
+# examples/python/consume.py with it against the real broker.
+py_venv=bin/pyexample
+if ! cmp -s examples/python/requirements.txt "$py_venv/requirements.txt" || ! [ -x "$py_venv/bin/python" ]; then
+  command -v python3 >/dev/null || apt_install python3 python3-venv
+  rm -rf "$py_venv"
+  python3 -m venv "$py_venv" >/dev/null 2>&1 || { apt_install python3-venv && python3 -m venv "$py_venv"; }
+  "$py_venv/bin/python" -m pip install -q --disable-pip-version-check -r examples/python/requirements.txt >/dev/null
+  cp examples/python/requirements.txt "$py_venv/requirements.txt"
+fi
