@@ -61,7 +61,7 @@ func (r *Receiver) record(ctx context.Context, ep *endpoint, evs []parsed, secre
 			agg = ev.ID
 			r.m.noAggregate.WithLabelValues(ep.name).Inc()
 		}
-		return Record{Provider: ep.name, EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt, Payload: ev.Payload,
+		return Record{Provider: ep.name, EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt, EventTime: ev.Time, Payload: ev.Payload,
 			SecretID: secretID, AggregateID: agg, Topic: ep.p.Topic}
 	}
 	outs := make([]Outcome, len(evs))

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -27,6 +26,7 @@ type parsed struct {
 	ID        string
 	Type      string
 	CreatedAt *time.Time
+	Time      string // CreatedAt as the provider wrote it (schemas.EventTime): outbox.event_time, ce_time
 	Payload   []byte // the envelope stored in inbox.payload and relayed to Kafka
 
 	root gjson.Result // Payload, parsed (aggregate_id_path lookups)
@@ -55,12 +55,12 @@ func parseDelivery(k providers.Kind, h http.Header, body []byte, res signature.R
 		if action := stringField(root, "action"); action != "" && t != "" {
 			t += "." + action
 		}
-		return wrap(res.EventID, t, now, body)
+		return wrap(res.EventID, t, receivedAt(now), body)
 	case providers.EnvelopeShopify:
 		t := strings.ReplaceAll(h.Get("X-Shopify-Topic"), "/", ".")
-		at := now
-		if v, err := time.Parse(time.RFC3339Nano, h.Get("X-Shopify-Triggered-At")); err == nil {
-			at = v
+		at := receivedAt(now)
+		if text, v, ok := schemas.EventTime(h.Get("X-Shopify-Triggered-At")); ok {
+			at = eventTime{text, v}
 		}
 		return wrap(res.EventID, t, at, body)
 	case providers.EnvelopeSlack:
@@ -72,9 +72,9 @@ func parseDelivery(k providers.Kind, h http.Header, body []byte, res signature.R
 		if t == "" && f[1].Type == gjson.String {
 			t = f[1].Str
 		}
-		at := now
-		if v, ok := parseTime(f[2]); ok {
-			at = v
+		at := receivedAt(now)
+		if text, v, ok := schemas.EventTimeJSON(f[2]); ok {
+			at = eventTime{text, v}
 		}
 		id := ""
 		if f[3].Type == gjson.String {
@@ -104,10 +104,11 @@ func parseDelivery(k providers.Kind, h http.Header, body []byte, res signature.R
 		return parsed{}, fmt.Errorf("%w: missing \"type\"", errBadEnvelope)
 	}
 	p := parsed{ID: id, Type: typ, Payload: body, root: root}
-	// Stripe writes created (Unix seconds), Standard Webhooks timestamp.
+	// Stripe writes created (Unix seconds), Standard Webhooks timestamp;
+	// schemas.EnvelopeTime reads the same members in the same order.
 	for _, v := range f[2:] {
-		if t, ok := parseTime(v); ok {
-			p.CreatedAt = &t
+		if text, t, ok := schemas.EventTimeJSON(v); ok {
+			p.CreatedAt, p.Time = &t, text
 			break
 		}
 	}
@@ -152,40 +153,39 @@ func stringField(obj gjson.Result, name string) string {
 	return ""
 }
 
-func wrap(id, typ string, at time.Time, body []byte) (parsed, error) {
+// eventTime is a creation time as written (text, the envelope's created_at
+// and the record's ce_time) and as an instant (inbox.event_created_at).
+type eventTime struct {
+	text string
+	at   time.Time
+}
+
+// receivedAt is the creation time of an event whose provider gives none:
+// the receiver's clock, in UTC with nanoseconds.
+func receivedAt(now time.Time) eventTime {
+	now = now.UTC()
+	return eventTime{now.Format(time.RFC3339Nano), now}
+}
+
+// wrap builds the envelope {"id","type","created_at","data"} of a provider
+// that sends none; created_at is at's text, the same text as ce_time.
+func wrap(id, typ string, at eventTime, body []byte) (parsed, error) {
 	if id == "" {
 		return parsed{}, fmt.Errorf("%w: missing event id", errBadEnvelope)
 	}
 	if typ == "" {
 		return parsed{}, fmt.Errorf("%w: missing event type", errBadEnvelope)
 	}
-	at = at.UTC()
 	b, err := json.Marshal(struct {
 		ID        string          `json:"id"`
 		Type      string          `json:"type"`
 		CreatedAt string          `json:"created_at"`
 		Data      json.RawMessage `json:"data"`
-	}{id, typ, at.Format(time.RFC3339Nano), body})
+	}{id, typ, at.text, body})
 	if err != nil {
 		return parsed{}, fmt.Errorf("wrap envelope: %w", err)
 	}
-	return parsed{ID: id, Type: typ, CreatedAt: &at, Payload: b, root: gjson.ParseBytes(b)}, nil
-}
-
-// parseTime accepts an RFC 3339 string or a Unix time (seconds, or
-// milliseconds past 10^11: Clerk's timestamp).
-func parseTime(v gjson.Result) (time.Time, bool) {
-	switch v.Type {
-	case gjson.String:
-		if t, err := time.Parse(time.RFC3339Nano, v.Str); err == nil {
-			return t.UTC(), true
-		}
-	case gjson.Number:
-		if n, err := strconv.ParseInt(v.Raw, 10, 64); err == nil {
-			return unixTime(float64(n)), true
-		}
-	}
-	return time.Time{}, false
+	return parsed{ID: id, Type: typ, CreatedAt: &at.at, Time: at.text, Payload: b, root: gjson.ParseBytes(b)}, nil
 }
 
 // AggregateID is the subject object's id of an envelope (the outbox
@@ -199,14 +199,4 @@ func AggregateID(root gjson.Result, paths []string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// unixTime reads a Unix time in seconds (with a fraction, as Mailgun) or,
-// past 10^11, in milliseconds (Clerk, Zoom, Linear, HubSpot).
-func unixTime(f float64) time.Time {
-	if f > 1e11 {
-		return time.UnixMilli(int64(f)).UTC()
-	}
-	sec := int64(f)
-	return time.Unix(sec, int64((f-float64(sec))*1e9)).Truncate(time.Microsecond).UTC()
 }

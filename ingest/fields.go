@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -45,11 +44,9 @@ func parseFields(k providers.Kind, h http.Header, body []byte, res signature.Res
 	if len(id) > maxEventID {
 		return parsed{}, fmt.Errorf("%w: event id longer than %d bytes", errBadEnvelope, maxEventID)
 	}
-	at := now
-	if v := fieldValue(k.CreatedAt, h, root, body); v != "" {
-		if t, ok := parseTimeText(v); ok {
-			at = t
-		}
+	at := receivedAt(now)
+	if text, t, ok := schemas.EventTime(fieldValue(k.CreatedAt, h, root, body)); ok {
+		at = eventTime{text, t}
 	}
 	return wrap(id, fieldValue(k.EventType, h, root, body), at, data)
 }
@@ -116,18 +113,4 @@ func formJSON(body []byte) ([]byte, error) {
 		return nil, fmt.Errorf("form body: %w", err)
 	}
 	return b, nil
-}
-
-// parseTimeText reads a creation time as providers write it: RFC 3339, or
-// a Unix time in seconds (with a fraction, as Mailgun) or in milliseconds
-// (a number past 10^11, as Zoom, Linear and HubSpot).
-func parseTimeText(s string) (time.Time, bool) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC(), true
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f <= 0 || f > 1e14 {
-		return time.Time{}, false
-	}
-	return unixTime(f), true
 }

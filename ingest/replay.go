@@ -63,9 +63,12 @@ type ReplayResult struct {
 }
 
 // replayOutboxSQL writes the replay's outbox row with the Writer's column
-// list (outboxColumns) from the stored inbox row.
+// list (outboxColumns) from the stored inbox row; event_time ($6) is the
+// creation time's text read from the stored envelope (schemas.EnvelopeTime,
+// the text the receiver wrote), not inbox.event_created_at, which holds
+// microseconds only.
 const replayOutboxSQL = `INSERT INTO outbox ` + outboxColumns + `
-SELECT $1::uuid, $2::text, $3::text, event_type, payload, event_id, $5::text, event_created_at
+SELECT $1::uuid, $2::text, $3::text, event_type, payload, event_id, $5::text, $6::text
 FROM inbox WHERE provider = $2 AND event_id = $4`
 
 // Replay re-enqueues a stored, verified event through the outbox, in one
@@ -107,7 +110,11 @@ FROM inbox WHERE provider = $1 AND event_id = $2 FOR UPDATE`, req.Provider, req.
 		if err != nil {
 			return fmt.Errorf("outbox id: %w", err)
 		}
-		if _, err := tx.Exec(ctx, replayOutboxSQL, id, req.Provider, agg, req.EventID, target.Topic); err != nil {
+		var eventTime *string
+		if text, ok := schemas.EnvelopeTime(payload); ok {
+			eventTime = &text
+		}
+		if _, err := tx.Exec(ctx, replayOutboxSQL, id, req.Provider, agg, req.EventID, target.Topic, eventTime); err != nil {
 			return fmt.Errorf("insert outbox: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE inbox SET processing_state = 'pending', attempts = 0, last_error = NULL,

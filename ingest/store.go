@@ -18,10 +18,14 @@ import (
 // Record is one verified delivery to write: an inbox row and, when the row
 // is new, its outbox job.
 type Record struct {
-	Provider    string
-	EventID     string
-	Type        string
-	CreatedAt   *time.Time
+	Provider  string
+	EventID   string
+	Type      string
+	CreatedAt *time.Time // inbox.event_created_at; nil when unknown
+	// EventTime is the creation time as the provider wrote it
+	// (schemas.EventTime): outbox.event_time, published as ce_time exactly.
+	// Empty, CreatedAt is written in RFC 3339 with nanoseconds.
+	EventTime   string
 	Payload     []byte
 	SecretID    string
 	AggregateID string
@@ -235,8 +239,8 @@ const outboxColumns = `(id, aggregatetype, aggregateid, type, payload, event_id,
 
 const insertSQL = `
 WITH input AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[], $6::text[], $7::uuid[], $8::text[], $9::text[], $10::int[])
-    AS t(provider, event_id, event_type, payload, created_at, secret_id, outbox_id, aggregate_id, topic, ord)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[], $6::text[], $7::uuid[], $8::text[], $9::text[], $10::int[], $11::text[])
+    AS t(provider, event_id, event_type, payload, created_at, secret_id, outbox_id, aggregate_id, topic, ord, event_time)
 ), ins AS (
   INSERT INTO inbox (provider, event_id, event_type, payload, event_created_at, verified, secret_id)
   SELECT provider, event_id, event_type, payload, created_at, true, secret_id FROM input ORDER BY ord
@@ -244,7 +248,7 @@ WITH input AS (
   RETURNING provider, event_id
 ), ob AS (
   INSERT INTO outbox ` + outboxColumns + `
-  SELECT i.outbox_id, i.provider, i.aggregate_id, i.event_type, i.payload, i.event_id, i.topic, i.created_at
+  SELECT i.outbox_id, i.provider, i.aggregate_id, i.event_type, i.payload, i.event_id, i.topic, i.event_time
   FROM input i JOIN ins ON ins.provider = i.provider AND ins.event_id = i.event_id ORDER BY i.ord
   RETURNING id
 )
@@ -261,7 +265,7 @@ func (w *Writer) exec(ctx context.Context, uniq []*pending) error {
 	n := len(uniq)
 	var (
 		provs, ids, types, secrets, aggs, topics = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		payloads                                 = make([]string, n)
+		payloads, times                          = make([]string, n), make([]pgtype.Text, n)
 		// pgtype's own types encode directly; uuid.UUID would go through
 		// driver.Valuer (to text and back) and *time.Time through reflection,
 		// together ~8 µs of receiver CPU per event (ingestbench profile).
@@ -276,13 +280,19 @@ func (w *Writer) exec(ctx context.Context, uniq []*pending) error {
 		if r.CreatedAt != nil {
 			created[i] = pgtype.Timestamptz{Time: *r.CreatedAt, Valid: true}
 		}
+		switch {
+		case r.EventTime != "":
+			times[i] = pgtype.Text{String: r.EventTime, Valid: true}
+		case r.CreatedAt != nil:
+			times[i] = pgtype.Text{String: r.CreatedAt.UTC().Format(time.RFC3339Nano), Valid: true}
+		}
 		id, err := uuid.NewV7()
 		if err != nil {
 			return fmt.Errorf("outbox id: %w", err)
 		}
 		outbox[i] = pgtype.UUID{Bytes: id, Valid: true}
 	}
-	rows, err := w.pool.Query(ctx, insertSQL, provs, ids, types, payloads, created, secrets, outbox, aggs, topics, ord)
+	rows, err := w.pool.Query(ctx, insertSQL, provs, ids, types, payloads, created, secrets, outbox, aggs, topics, ord, times)
 	if err != nil {
 		return fmt.Errorf("insert inbox and outbox: %w", err)
 	}

@@ -28,16 +28,20 @@ type Record struct {
 	Provider string    // gatehouse_provider; ce_source is derived from it
 	EventID  string    // ce_id: the provider's event id
 	Type     string    // ce_type
-	Time     time.Time // ce_time; zero when the provider gave none
-	OutboxID string    // gatehouse_outbox_id
-	Payload  []byte    // the verified envelope
+	Time     time.Time // ce_time as an instant; zero when the provider gave none
+	// TimeText is ce_time exactly as written (EventTime: the provider's RFC
+	// 3339 text, or its Unix time in RFC 3339 at the precision given). Encode
+	// writes it when set, else Time in RFC 3339 with nanoseconds.
+	TimeText string
+	OutboxID string // gatehouse_outbox_id
+	Payload  []byte // the verified envelope
 	// Attempt is the 1-based processing attempt (gatehouse_attempt); 0 or 1
 	// on a main topic, where the header is absent.
 	Attempt int
 }
 
-// Encode returns the Kafka record of r. A zero Time writes no ce_time; an
-// Attempt above 1 writes gatehouse_attempt.
+// Encode returns the Kafka record of r. ce_time is TimeText, else Time
+// (none when both are empty); an Attempt above 1 writes gatehouse_attempt.
 func (r Record) Encode() *kgo.Record {
 	h := make([]kgo.RecordHeader, 0, 9)
 	add := func(k, v string) { h = append(h, kgo.RecordHeader{Key: k, Value: []byte(v)}) }
@@ -46,7 +50,10 @@ func (r Record) Encode() *kgo.Record {
 	add(HeaderType, r.Type)
 	add(HeaderSpecVersion, SpecVersion)
 	add(HeaderContentType, "application/json")
-	if !r.Time.IsZero() {
+	switch {
+	case r.TimeText != "":
+		add(HeaderTime, r.TimeText)
+	case !r.Time.IsZero():
 		add(HeaderTime, r.Time.UTC().Format(time.RFC3339Nano))
 	}
 	add(HeaderOutboxID, r.OutboxID)
@@ -88,7 +95,7 @@ func Decode(rec *kgo.Record) (Record, error) {
 		if err != nil {
 			return Record{}, fmt.Errorf("%w: header %s: %w", ErrMalformedRecord, HeaderTime, err)
 		}
-		r.Time = t
+		r.Time, r.TimeText = t, v
 	}
 	if v := bytes.TrimSpace(rec.Value); len(v) == 0 || v[0] != '{' || !json.Valid(v) {
 		return Record{}, fmt.Errorf("%w: value is not a JSON envelope", ErrMalformedRecord)
@@ -104,35 +111,4 @@ func Headers(rec *kgo.Record) map[string]string {
 		m[h.Key] = string(h.Value)
 	}
 	return m
-}
-
-// EnvelopeTime finds the provider's creation time in an envelope, for rows
-// stored without one: created_at (RFC 3339 or Unix seconds), created
-// (Stripe, Unix seconds) or timestamp.
-func EnvelopeTime(payload []byte) (time.Time, bool) {
-	var env struct {
-		CreatedAt json.RawMessage `json:"created_at"`
-		Created   json.RawMessage `json:"created"`
-		Timestamp json.RawMessage `json:"timestamp"`
-	}
-	if json.Unmarshal(payload, &env) != nil {
-		return time.Time{}, false
-	}
-	for _, raw := range []json.RawMessage{env.CreatedAt, env.Created, env.Timestamp} {
-		raw = bytes.TrimSpace(raw)
-		if len(raw) == 0 || string(raw) == "null" {
-			continue
-		}
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-				return t.UTC(), true
-			}
-			continue
-		}
-		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-			return time.Unix(n, 0).UTC(), true
-		}
-	}
-	return time.Time{}, false
 }

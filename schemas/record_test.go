@@ -67,19 +67,3 @@ func set(r *kgo.Record, key, v string) {
 	drop(r, key)
 	r.Headers = append(r.Headers, kgo.RecordHeader{Key: key, Value: []byte(v)})
 }
-
-func TestEnvelopeTime(t *testing.T) {
-	for payload, want := range map[string]string{
-		`{"created_at":"2026-01-02T03:04:05.5Z"}`: "2026-01-02T03:04:05.5Z",
-		`{"created_at":1700000000}`:               "2023-11-14T22:13:20Z",
-		`{"created":1700000000}`:                  "2023-11-14T22:13:20Z",
-		`{"timestamp":"x"}`:                       "",
-		`{}`:                                      "",
-		`[`:                                       "",
-	} {
-		got, ok := EnvelopeTime([]byte(payload))
-		if ok != (want != "") || (ok && got.Format(time.RFC3339Nano) != want) {
-			t.Errorf("EnvelopeTime(%s) = %v, %v; want %q", payload, got, ok, want)
-		}
-	}
-}

@@ -11,9 +11,10 @@ import (
 )
 
 // runProviders lists the provider catalogue: for each scheme a provider
-// may name, how it is signed, which headers carry what, where the event id
-// and type come from, which handshake is answered, and what the tests
-// verify it against.
+// may name, how it is signed, which headers carry what, where the event id,
+// type and creation time come from, which path of the stored envelope is
+// the Kafka key (the default aggregate_id_path), which handshake is
+// answered, and what the tests verify it against.
 func runProviders(_ context.Context, e env, args []string) error {
 	fs, _ := newFlags("providers", e)
 	only := fs.String("scheme", "", "show only this scheme")
@@ -45,6 +46,8 @@ func runProviders(_ context.Context, e env, args []string) error {
 			row("signed", "as the provider's hmac definition says (README: Adding a provider without code)")
 			row("event id", "as its event_id says")
 			row("event type", "as its event_type says")
+			row("created at", "as its created_at says, else the receiver's clock")
+			row("kafka key", "its aggregate_id_path, else the event id")
 			continue
 		}
 		d, _ := signature.Describe(k.Scheme, nil)
@@ -56,6 +59,8 @@ func runProviders(_ context.Context, e env, args []string) error {
 		row("timestamp", d.Timestamp)
 		row("event id", k.IDSource())
 		row("event type", k.TypeSource())
+		row("created at", k.TimeSource())
+		row("kafka key", k.KeySource())
 		row("handshake", k.HandshakeText())
 		row("verified", k.Vector)
 		row("note", k.Note)

@@ -54,7 +54,7 @@ func runSend(ctx context.Context, e env, args []string) error {
 	}
 	now := time.Now().UTC()
 	body, err := sendBody(*bodyPath, e.stdin, map[string]any{
-		"id": *id, "type": *typ, "created_at": now.Format(time.RFC3339),
+		"id": *id, "type": *typ, "created_at": now.Format(time.RFC3339Nano),
 		"data": map[string]any{"payment_id": *object},
 	})
 	if err != nil {

@@ -35,3 +35,28 @@ if ! [ -x "$st_venv/bin/st" ] || ! "$st_venv/bin/st" --version 2>/dev/null | gre
   python3 -m venv "$st_venv" >/dev/null 2>&1 || { apt_install python3-venv && python3 -m venv "$st_venv"; }
   "$st_venv/bin/python" -m pip install -q --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION" >/dev/null
 fi
+# The official AsyncAPI parser (npm @asyncapi/parser, pinned with its whole tree in
+# deploy/local/asyncapi/package-lock.json) in bin/asyncapi (gitignored):
+# schemas/asyncapi_test.go loads schemas/asyncapi.yaml with it through
+# deploy/local/asyncapi/validate.cjs and fails on any error diagnostic.
+ASYNCAPI_PARSER_VERSION=3.6.3
+aa_dir=bin/asyncapi
+aa_installed=$(node -p "require('./$aa_dir/node_modules/@asyncapi/parser/package.json').version" 2>/dev/null || true)
+if [ "$aa_installed" != "$ASYNCAPI_PARSER_VERSION" ] || ! cmp -s deploy/local/asyncapi/package-lock.json "$aa_dir/package-lock.json"; then
+  command -v npm >/dev/null || apt_install nodejs npm
+  rm -rf "$aa_dir" && mkdir -p "$aa_dir"
+  cp deploy/local/asyncapi/package.json deploy/local/asyncapi/package-lock.json "$aa_dir/"
+  (cd "$aa_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+# The Python consumer example's packages (examples/python/requirements.txt, every
+# package pinned: confluent-kafka, the CloudEvents SDK, jsonschema) in the virtual
+# environment bin/pyexample (gitignored): cmd/gatehouse's TestPythonConsumerExample runs
+# examples/python/consume.py with it against the real broker.
+py_venv=bin/pyexample
+if ! cmp -s examples/python/requirements.txt "$py_venv/requirements.txt" || ! [ -x "$py_venv/bin/python" ]; then
+  command -v python3 >/dev/null || apt_install python3 python3-venv
+  rm -rf "$py_venv"
+  python3 -m venv "$py_venv" >/dev/null 2>&1 || { apt_install python3-venv && python3 -m venv "$py_venv"; }
+  "$py_venv/bin/python" -m pip install -q --disable-pip-version-check -r examples/python/requirements.txt >/dev/null
+  cp examples/python/requirements.txt "$py_venv/requirements.txt"
+fi

@@ -22,6 +22,7 @@ func conformance(t *testing.T, mode string) {
 		fn   func(t *testing.T, e *env)
 	}{
 		{"RecordFormat", testRecordFormat},
+		{"ExactEventTime", testExactEventTime},
 		{"PerKeyOrder", testPerKeyOrder},
 		{"LargeAndAbortedTransactions", testLargeTransactions},
 		{"OutOfOrderCommits", testOutOfOrderCommits},

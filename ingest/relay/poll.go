@@ -164,7 +164,7 @@ func claim(ctx context.Context, tx pgx.Tx, limit int, minAge time.Duration, maxS
 	for q.Next() {
 		row := &Row{}
 		var payload string
-		var at *time.Time
+		var at *string
 		if err := q.Scan(&row.ID, &row.AggregateType, &row.AggregateID, &row.Type, &payload, &row.EventID,
 			&row.Topic, &row.CreatedAt, &row.Seq, &at); err != nil {
 			return nil, fmt.Errorf("scan outbox row: %w", err)

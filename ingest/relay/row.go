@@ -18,21 +18,22 @@ type Row struct {
 	EventID       string // the provider's event id: ce_id
 	Topic         string
 	CreatedAt     time.Time // insert time of the row (zero when unknown)
-	EventTime     time.Time // the provider's creation time (outbox.event_time; zero when NULL)
+	EventTime     string    // the provider's creation time as written (outbox.event_time, ce_time; "" when NULL)
 	Seq           int64
 }
 
 // Record maps a row to its Kafka record (the contract in schemas.Record):
-// key = aggregateid, value = payload, ce_time from outbox.event_time or,
-// for rows without it, from the envelope.
+// key = aggregateid, value = payload, ce_time exactly the text of
+// outbox.event_time or, for rows without it, the envelope's
+// (schemas.EnvelopeTime).
 func (r *Row) Record() *kgo.Record {
 	t := r.EventTime
-	if t.IsZero() {
+	if t == "" {
 		t, _ = schemas.EnvelopeTime(r.Payload)
 	}
 	return schemas.Record{
 		Topic: r.Topic, Key: r.AggregateID, Provider: r.AggregateType, EventID: r.EventID,
-		Type: r.Type, Time: t, OutboxID: r.ID, Payload: r.Payload,
+		Type: r.Type, TimeText: t, OutboxID: r.ID, Payload: r.Payload,
 	}.Encode()
 }
 

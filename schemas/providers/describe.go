@@ -76,3 +76,33 @@ func (k Kind) HandshakeText() string {
 		HandshakeDropbox: "GET challenge echoed",
 	}[k.Handshake+k.GetHandshake]
 }
+
+// KeySource says which value becomes the Kafka key (outbox aggregateid) of
+// k's events: the default aggregate_id_path, paths into the stored envelope
+// tried in order, then the event id.
+func (k Kind) KeySource() string {
+	if len(k.AggregateIDPath) == 0 {
+		return "the event id (no default path; set aggregate_id_path)"
+	}
+	return strings.Join(k.AggregateIDPath, ", else ") + ", else the event id"
+}
+
+// TimeSource says where the creation time of k's events (ce_time; a
+// wrapped envelope's created_at) comes from.
+func (k Kind) TimeSource() string {
+	const clock = "the receiver's clock"
+	switch k.Envelope {
+	case EnvelopeFields:
+		if len(k.CreatedAt) == 0 {
+			return "none sent: " + clock
+		}
+		return k.CreatedAt.String() + ", else " + clock
+	case EnvelopeGitHub:
+		return "none sent: " + clock
+	case EnvelopeShopify:
+		return "header X-Shopify-Triggered-At, else " + clock
+	case EnvelopeSlack:
+		return "body event_time, else " + clock
+	}
+	return "body created_at, else body created, else body timestamp"
+}

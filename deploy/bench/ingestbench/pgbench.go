@@ -53,6 +53,8 @@ func buildScript(dir, stmt string, args []any) (*pgScript, error) {
 			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, arrayLit(v[0])))
 		case []pgtype.Timestamptz:
 			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, arrayLit(v[0].Time.Format(time.RFC3339Nano))))
+		case []pgtype.Text:
+			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, arrayLit(v[0].String)))
 		case []int32:
 			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d={%d}", n, v[0]))
 		case []pgtype.UUID:

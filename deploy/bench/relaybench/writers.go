@@ -13,7 +13,7 @@ import (
 type row struct {
 	id, key string
 	payload []byte
-	at      time.Time // the envelope's created_at
+	at      string // the envelope's created_at, the row's event_time
 }
 
 func (b *bench) rows(n int) []row {
@@ -36,7 +36,7 @@ func (b *bench) rows(n int) []row {
 		p = append(p, `","amount":4200,"currency":"eur","customer":"cus_`...)
 		p = append(p, key[4:]...)
 		p = append(p, `","description":"benchmark event with a realistic envelope size"}}`...)
-		out[i] = row{id: id, key: key, payload: p, at: at}
+		out[i] = row{id: id, key: key, payload: p, at: now}
 	}
 	return out
 }
@@ -45,10 +45,10 @@ func (b *bench) rows(n int) []row {
 // envelope's created_at).
 const insertSQL = `INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, event_id, topic, event_time)
 SELECT id, 'bench', key, 'payment.succeeded', p::jsonb, 'evt_' || left(id::text, 18), $4, at
-FROM unnest($1::uuid[], $2::text[], $3::text[], $5::timestamptz[]) AS t(id, key, p, at)`
+FROM unnest($1::uuid[], $2::text[], $3::text[], $5::text[]) AS t(id, key, p, at)`
 
 func (b *bench) insert(ctx context.Context, topic string, rs []row) ([]string, error) {
-	ids, keys, ps, ats := make([]string, len(rs)), make([]string, len(rs)), make([]string, len(rs)), make([]time.Time, len(rs))
+	ids, keys, ps, ats := make([]string, len(rs)), make([]string, len(rs)), make([]string, len(rs)), make([]string, len(rs))
 	for i, r := range rs {
 		ids[i], keys[i], ps[i], ats[i] = r.id, r.key, string(r.payload), r.at
 	}

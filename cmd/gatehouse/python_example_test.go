@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/internal/testenv"
+	"github.com/gatehouse/gatehouse/schemas"
+)
+
+// pythonExample is the interpreter of the virtual environment deps.sh
+// builds from examples/python/requirements.txt; the test fails (never
+// skips) without it.
+func pythonExample(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	py := filepath.Join(root, "bin", "pyexample", "bin", "python")
+	want, err := os.ReadFile(filepath.Join(root, "examples", "python", "requirements.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, err := os.ReadFile(filepath.Join(root, "bin", "pyexample", "requirements.txt"))
+	if _, statErr := os.Stat(py); statErr != nil || err != nil || !bytes.Equal(want, have) {
+		t.Fatalf("bin/pyexample does not hold examples/python/requirements.txt (%v %v): run deploy/local/deps.sh (make test runs it)", statErr, err)
+	}
+	return py
+}
+
+// pyLine is one line of examples/python/consume.py's output.
+type pyLine struct {
+	Event, Duplicate, Rejected *struct {
+		Topic, Key, ID, Source, Type, Time, Partitionkey string
+		OutboxID                                         string `json:"outbox_id"`
+		Error                                            string
+		Data                                             map[string]any
+	}
+}
+
+// TestPythonConsumerExample runs the data-team example,
+// examples/python/consume.py (confluent-kafka, the CloudEvents SDK's Kafka
+// binding, jsonschema against schemas/*.schema.json), against the real
+// broker after real signed deliveries went through the `serve` and `relay`
+// binaries: every record is accepted by the SDK and both JSON Schemas; a
+// duplicate webhook delivery makes no record; a record the relay delivers
+// twice (at least once) is reported as a duplicate and yields no second
+// event; ids, keys, outbox ids and ce_time (exact text, nanoseconds kept;
+// a wrapped envelope's created_at) match what Go reads; non-ASCII text is
+// byte-exact.
+func TestPythonConsumerExample(t *testing.T) {
+	py := pythonExample(t)
+	dbURL := testenv.Postgres(t)
+	brokers := testenv.KafkaForTest(t)
+	t.Setenv("GATEHOUSE_KAFKA_BROKERS", strings.Join(brokers, ","))
+	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
+	topic := func(name string) string { return "py." + suffix + "." + name }
+	cfgPath := writeConfigYAML(t, "kafka:\n  partitions: 2\n"+demoProvider+"    topic: "+topic("demo")+`
+  stripe:
+    scheme: stripe
+    secrets: [{id: s1, value: "whsec_py_example_stripe_secret"}]
+    topic: `+topic("stripe")+`
+  github:
+    scheme: github
+    secrets: [{id: s1, value: "py-example-github-secret"}]
+    topic: `+topic("github")+`
+relay:
+  slot: py_`+suffix+"\n")
+	cfg, err := config.Load(cfgPath, false, func(k string) string { return map[string]string{"E2E_SECRET": e2eSecret}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startServe(t, dbURL, cfgPath)
+	startLong(t, dbURL, "relay", "--config", cfgPath)
+
+	const (
+		nanoTime = "2026-11-20T10:15:41.314187999Z"
+		text     = "naïve café — 東京 🚀 \u00e9\u0301"
+	)
+	demo1 := keyCase{body: fmt.Sprintf(`{"id":"evt_py_1","type":"payment.succeeded","created_at":%q,"data":{"payment_id":"pay_py","text":%q}}`, nanoTime, text)}
+	demo2 := keyCase{body: `{"id":"evt_py_2","type":"payment.refunded","created_at":"2026-11-20T10:15:42Z","data":{"payment_id":"pay_py"}}`}
+	sends := []struct {
+		name, secret string
+		c            keyCase
+	}{
+		{"demo", e2eSecret, demo1},
+		{"demo", e2eSecret, demo2},
+		{"demo", e2eSecret, demo1}, // a duplicate delivery: 204, no record
+		{"stripe", "whsec_py_example_stripe_secret", keyCase{body: `{"id":"evt_py_st","object":"event","created":1762000000,"type":"charge.updated","data":{"object":{"id":"ch_py"}}}`}},
+		{"github", "py-example-github-secret", keyCase{body: `{"action":"opened","repository":{"full_name":"octo/py"}}`, eventID: "7:py-guid",
+			headers: map[string]string{"X-GitHub-Event": "issues"}}},
+	}
+	for _, s := range sends {
+		deliverSigned(t, srv.public, cfg.Providers[s.name], s.name, s.secret, "application/json", s.c)
+	}
+	// What Go reads: the relay's records (and no record for the duplicate).
+	goRecs := map[string]*kgo.Record{}
+	for name, n := range map[string]int{"demo": 2, "stripe": 1, "github": 1} {
+		recs := readAll(t, brokers, topic(name), n)
+		if len(recs) != n {
+			t.Fatalf("%s: %d records on the topic, want %d (a duplicate delivery must make none)", name, len(recs), n)
+		}
+		for _, r := range recs {
+			goRecs[schemas.Headers(r)[schemas.HeaderID]] = r
+		}
+	}
+	// The relay delivers at least once: the same record again.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := *goRecs["evt_py_2"]
+	if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: again.Topic, Key: again.Key, Value: again.Value, Headers: again.Headers}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+
+	root, _ := filepath.Abs("../..")
+	cmd := exec.Command(py, filepath.Join(root, "examples", "python", "consume.py"), "--bootstrap-servers", strings.Join(brokers, ","),
+		"--topic", topic("demo"), "--topic", topic("stripe"), "--topic", topic("github"), "--idle-timeout", "3")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	t.Logf("consume.py stderr: %s", stderr.String())
+	if runErr != nil {
+		t.Fatalf("consume.py: %v\nstdout: %s", runErr, stdout.String())
+	}
+	var events, dups []string
+	got := map[string]pyLine{}
+	sc := bufio.NewScanner(&stdout)
+	for sc.Scan() {
+		var l pyLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("output line %q: %v", sc.Text(), err)
+		}
+		switch {
+		case l.Rejected != nil:
+			t.Errorf("consume.py rejected %s: %s", l.Rejected.Topic, l.Rejected.Error)
+		case l.Duplicate != nil:
+			dups = append(dups, l.Duplicate.ID)
+		case l.Event != nil:
+			events = append(events, l.Event.ID)
+			got[l.Event.ID] = l
+		}
+	}
+	slices.Sort(events)
+	if want := []string{"7:py-guid", "evt_py_1", "evt_py_2", "evt_py_st"}; !slices.Equal(events, want) {
+		t.Fatalf("consume.py accepted events %v, want %v", events, want)
+	}
+	if !slices.Equal(dups, []string{"evt_py_2"}) {
+		t.Errorf("consume.py reported duplicates %v, want [evt_py_2] (the record delivered twice)", dups)
+	}
+	for id, l := range got {
+		r, h := goRecs[id], schemas.Headers(goRecs[id])
+		e := l.Event
+		if e.Key != string(r.Key) || e.Partitionkey != string(r.Key) || e.OutboxID != h[schemas.HeaderOutboxID] ||
+			e.Time != h[schemas.HeaderTime] || e.Type != h[schemas.HeaderType] || e.Source != h[schemas.HeaderSource] {
+			t.Errorf("%s: Python read key %q (partitionkey %q) outbox %q time %q type %q source %q; Go read %q %q %q %q %q",
+				id, e.Key, e.Partitionkey, e.OutboxID, e.Time, e.Type, e.Source, r.Key, h[schemas.HeaderOutboxID], h[schemas.HeaderTime], h[schemas.HeaderType], h[schemas.HeaderSource])
+		}
+	}
+	if e := got["evt_py_1"].Event; e.Time != nanoTime || e.Key != "pay_py" || e.Data["data"].(map[string]any)["text"] != text {
+		t.Errorf("evt_py_1: time %q key %q data %v; want %s, pay_py and the text byte for byte", e.Time, e.Key, e.Data, nanoTime)
+	}
+	if e := got["evt_py_st"].Event; e.Time != "2025-11-01T12:26:40Z" {
+		t.Errorf("stripe ce_time %q, want 2025-11-01T12:26:40Z (created 1762000000)", e.Time)
+	}
+	if e := got["7:py-guid"].Event; e.Time == "" || e.Time != e.Data["created_at"] || e.Key != "octo/py" {
+		t.Errorf("github: ce_time %q, the wrapped envelope's created_at %v, key %q", e.Time, e.Data["created_at"], e.Key)
+	}
+}
