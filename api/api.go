@@ -2,7 +2,10 @@
 // resource server: machine clients present bearer access tokens (checked by
 // auth/bearer), the browser presents its session cookie (backend-for-frontend),
 // and every call checks both the scope (what the client may do) and the
-// caller's role or ownership (what the person may do).
+// caller's role or ownership (what the person may do). Its inbox queries
+// are one read model (inbox.go) that the operator's console (api/console)
+// answers too; stages.go adapts the login stage's sessions and ingest's
+// replay to the API's small interfaces.
 package api
 
 import (
