@@ -42,9 +42,6 @@ func parseFields(k providers.Kind, h http.Header, body []byte, res signature.Res
 	if id == "" {
 		id = res.EventID
 	}
-	if len(id) > maxEventID {
-		return parsed{}, fmt.Errorf("%w: event id longer than %d bytes", errBadEnvelope, maxEventID)
-	}
 	at := now
 	if v := fieldValue(k.CreatedAt, h, root, body); v != "" {
 		if t, ok := parseTimeText(v); ok {
@@ -53,9 +50,6 @@ func parseFields(k providers.Kind, h http.Header, body []byte, res signature.Res
 	}
 	return wrap(id, fieldValue(k.EventType, h, root, body), at, data)
 }
-
-// maxEventID bounds an event id taken from a body or header.
-const maxEventID = 255
 
 // fieldValue is the value of the first of fs that is present, "" if none.
 func fieldValue(fs providers.Fields, h http.Header, root gjson.Result, raw []byte) string {

@@ -195,6 +195,12 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		return
 	}
 	d.events, d.batch = len(evs), ep.kind.Batch
+	recs, err := r.records(ep, evs, res.SecretID)
+	if err != nil {
+		d.reason = err.Error()
+		fail(http.StatusBadRequest, "bad_request", err.Error())
+		return
+	}
 	if len(evs) > 0 {
 		d.eventID, d.typ = evs[0].ID, evs[0].Type
 	}
@@ -203,7 +209,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	// once all of them are committed.
 	wctx, cancel := context.WithTimeout(req.Context(), r.cfg.WriteTimeout)
 	defer cancel()
-	outs, err := r.record(wctx, ep, evs, res.SecretID)
+	outs, err := r.record(wctx, recs)
 	if errors.Is(err, errBadEnvelope) { // PostgreSQL refused the content itself
 		d.reason = err.Error()
 		fail(http.StatusBadRequest, "bad_request", "event cannot be stored: its JSON is refused by the database")
