@@ -31,6 +31,19 @@ func TestProvidersListsTheCatalogue(t *testing.T) {
 			t.Errorf("listing lacks %q", want)
 		}
 	}
+	// The rules printed are the ones ingest applies (TypeSource, IDSource:
+	// ingest's TestEveryAlternativeOfEveryRule drives every alternative).
+	for _, name := range providers.Names() {
+		k, _ := providers.Lookup(name)
+		if name == "hmac" {
+			continue
+		}
+		for _, want := range []string{"event id:   " + k.IDSource() + "\n", "event type: " + k.TypeSource() + "\n"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: listing lacks %q", name, want)
+			}
+		}
+	}
 	if len(providers.Names()) < 27 {
 		t.Errorf("%d schemes, want at least 27", len(providers.Names()))
 	}

@@ -109,7 +109,7 @@ func kinds() map[string]Kind {
 			AggregateIDPath: []string{"data.subscription.id"},
 			Vector:          "Twitch's documented rule (computed independently)"},
 		"meta": {Scheme: "meta", Envelope: EnvelopeFields, GetHandshake: HandshakeMeta,
-			EventID: one(digest()), EventType: one(join(path("object"), path("entry.0.changes.0.field")), path("object")),
+			EventID: one(digest()), EventType: one(join(path("object"), path("entry.0.changes.0.field"))),
 			CreatedAt:       one(path("entry.0.time")),
 			AggregateIDPath: []string{"data.entry.0.id"},
 			Vector:          "Meta's documented rule (computed independently) and its handshake example",

@@ -93,7 +93,9 @@ const (
 // header, a dotted path into the body ("event-data.id", "entry.0.id"), a
 // constant, the body's digest ("sha256:<hex>", for providers that send no
 // event id: a redelivery carries the same bytes), or the parts of Join that
-// are present, joined by "." (the first one must be present).
+// are present, joined by "." (the first part that is not a constant Value
+// must be present, or the whole Join is absent and the next alternative of
+// Fields is tried).
 type Field struct {
 	Header string  `yaml:"header"`
 	Path   string  `yaml:"path"`
