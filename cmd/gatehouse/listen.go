@@ -32,7 +32,8 @@ func adminServer(b *base, kafka obs.Check) *http.Server {
 		checks["kafka"] = kafka
 	}
 	obs.RegisterDependencies(b.reg, checks)
-	return &http.Server{Handler: obs.AdminHandler(b.reg, b.log, checks), ReadHeaderTimeout: 10 * time.Second}
+	return &http.Server{Handler: obs.AdminHandler(b.reg, b.log, checks), ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10}
 }
 
 // serveUntil serves srv on ln until ctx ends, then shuts it down gracefully

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/gatehouse/gatehouse/schemas"
@@ -160,6 +161,9 @@ func (p *Provider) validateSigning() error {
 		}
 		if err := p.HMAC.Validate(p.PublicURL); err != nil {
 			return fmt.Errorf("hmac.%w", err)
+		}
+		if p.HMAC.Content != "" && !strings.Contains(p.HMAC.Content, "{body}") {
+			return fmt.Errorf("hmac.content: %q leaves {body} out of what is signed: anyone who saw one delivery could post any body with its signature", p.HMAC.Content)
 		}
 		if len(p.EventID) == 0 || len(p.EventType) == 0 {
 			return errors.New("event_id: scheme hmac needs event_id and event_type")
