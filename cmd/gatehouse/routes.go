@@ -64,7 +64,8 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	}
 	s := &surface{router: r, close: w.Close}
 	fail := func(err error) (*surface, error) { w.Close(); return nil, err }
-	rcv, err := ingest.New(ingest.Config{Providers: b.cfg.Providers, Store: w, Logger: b.log, Registerer: b.reg})
+	rcv, err := ingest.New(ingest.Config{Providers: b.cfg.Providers, Store: w, Logger: b.log, Registerer: b.reg,
+		MaxInFlight: b.cfg.Ingest.MaxInFlight, MinBodyRate: b.cfg.Ingest.MinBodyRate, BodyGrace: b.cfg.Ingest.BodyGrace})
 	if err != nil {
 		return fail(err)
 	}

@@ -32,6 +32,8 @@ type Config struct {
 	LogLevel string `yaml:"log_level"`
 	// Providers maps a provider name (the path segment of /webhooks/{provider}) to its endpoint.
 	Providers map[string]*Provider `yaml:"providers"`
+	// Ingest bounds the webhook edge (admission control, slow clients).
+	Ingest Ingest `yaml:"ingest"`
 	// Kafka configures the brokers used by relay and consumers.
 	Kafka Kafka `yaml:"kafka"`
 	// Relay configures the outbox relay.

@@ -40,8 +40,22 @@ type Provider struct {
 	// VerifyToken answers Meta's GET handshake (hub.verify_token); secret
 	// reference allowed. Required by scheme meta.
 	VerifyToken string `yaml:"verify_token"`
-	// MaxBodyBytes limits the request body. Default 1 MiB.
+	// MaxBodyBytes limits the request body. Default 1 MiB. A larger
+	// Content-Length is answered 413 before any of the body is read.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// MaxInFlight bounds this provider's deliveries served at once; past
+	// it the provider is answered OverloadStatus with Retry-After at once
+	// (reason over_share). Default half of ingest.max_in_flight.
+	MaxInFlight int `yaml:"max_in_flight"`
+	// ReservedInFlight of this provider's deliveries are always admitted
+	// (up to MaxInFlight), whatever the others take: one provider's storm
+	// cannot take them. Default 16 (less when the providers' reserves would
+	// exceed half of ingest.max_in_flight; together at most all of it).
+	ReservedInFlight int `yaml:"reserved_in_flight"`
+	// OverloadStatus answers a delivery refused for overload: 503 (the
+	// default; every provider retries it) or 429 for a provider that
+	// documents it. Both carry Retry-After.
+	OverloadStatus int `yaml:"overload_status"`
 	// AggregateIDPath is the dotted path inside the envelope to the subject
 	// object's ID (the outbox aggregateid and Kafka key), e.g. "data.payment_id".
 	// Several paths may be given; the first present one wins.
