@@ -62,6 +62,10 @@ type Config struct {
 	BodyGrace   time.Duration
 	// RetryAfter is the Retry-After of every 503 and 429. Default 5s.
 	RetryAfter time.Duration
+	// Guard keeps the replay guard (guard.go) of the providers whose event
+	// id is not signed. Default: Store, when it implements Guard (the
+	// Writer does); New fails when such a provider is configured without one.
+	Guard Guard
 }
 
 // Receiver serves POST /webhooks/{provider}.
@@ -71,6 +75,7 @@ type Receiver struct {
 	m         *metrics
 	adm       admission
 	refusals  refusalLog
+	guard     Guard
 }
 
 type endpoint struct {
@@ -79,6 +84,8 @@ type endpoint struct {
 	kind     providers.Kind // p.Kind(), once
 	verifier signature.Verifier
 	share    *share // guarded by the Receiver's admission
+	guard    string // providers.GuardContent, GuardToken or ""
+	guardTTL time.Duration
 }
 
 // secret returns the value of the provider's secret id.
@@ -123,7 +130,17 @@ func New(cfg Config) (*Receiver, error) {
 		if err != nil {
 			return nil, fmt.Errorf("providers.%s.secrets: %w", name, err)
 		}
-		r.endpoints[name] = &endpoint{name: name, p: p, kind: p.Kind(), verifier: v, share: newShare(p, cfg.MaxInFlight)}
+		ep := &endpoint{name: name, p: p, kind: p.Kind(), verifier: v, share: newShare(p, cfg.MaxInFlight)}
+		ep.guard, ep.guardTTL = guardOf(p, ep.kind)
+		if ep.guard != "" && r.guard == nil {
+			if r.guard, _ = cfg.Store.(Guard); cfg.Guard != nil {
+				r.guard = cfg.Guard
+			}
+			if r.guard == nil {
+				return nil, fmt.Errorf("providers.%s: its event id is not signed, and the receiver has no replay guard store", name)
+			}
+		}
+		r.endpoints[name] = ep
 	}
 	reserved := 0
 	for _, ep := range r.endpoints {
@@ -261,11 +278,30 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	if len(evs) > 0 {
 		d.eventID, d.typ = evs[0].ID, evs[0].Type
 	}
+	wctx, cancel := context.WithTimeout(req.Context(), r.cfg.WriteTimeout)
+	defer cancel()
+	if key := guardKey(ep, req.URL.RawQuery, body, res); key != nil && len(recs) == 1 {
+		dup, err := r.checkGuard(wctx, ep, key, recs[0].EventID)
+		switch {
+		case errors.Is(err, errReplayed):
+			d.reason, d.verified = "replayed", false
+			r.m.verifyFails.WithLabelValues(ep.name, d.reason).Inc()
+			fail(StatusVerificationFailed, "rejected_signature", VerificationFailed)
+			return
+		case err != nil:
+			d.err = err
+			fail(http.StatusServiceUnavailable, "unavailable", "event not recorded; retry later")
+			return
+		case dup: // the same signed content under another id: a redelivery
+			r.m.duplicates.WithLabelValues(ep.name).Inc()
+			d.outcome, d.reason = "duplicate", "signed content already recorded under another id"
+			d.status = acknowledge(w, ep.kind, body)
+			return
+		}
+	}
 	// 4–6. One atomic write per event; the outbox job only when the inbox
 	// row is new. A batch's events are written together and acknowledged
 	// once all of them are committed.
-	wctx, cancel := context.WithTimeout(req.Context(), r.cfg.WriteTimeout)
-	defer cancel()
 	outs, err := r.record(wctx, recs)
 	if errors.Is(err, errBadEnvelope) { // PostgreSQL refused the content itself
 		d.reason = err.Error()

@@ -45,6 +45,8 @@ func runProviders(_ context.Context, e env, args []string) error {
 			row("signed", "as the provider's hmac definition says (README: Adding a provider without code)")
 			row("event id", "as its event_id says")
 			row("event type", "as its event_type says")
+			row("dedupe", "(provider, event id) in the inbox, and when the event id comes from a header the content does not sign ({id}), "+
+				"the SHA-256 of the signed content for replay_guard_ttl, as for github")
 			continue
 		}
 		d, _ := signature.Describe(k.Scheme, nil)
@@ -56,6 +58,7 @@ func runProviders(_ context.Context, e env, args []string) error {
 		row("timestamp", d.Timestamp)
 		row("event id", k.IDSource())
 		row("event type", k.TypeSource())
+		row("dedupe", k.DedupeText())
 		row("handshake", k.HandshakeText())
 		row("verified", k.Vector)
 		row("note", k.Note)

@@ -52,6 +52,11 @@ type Provider struct {
 	// cannot take them. Default 16 (less when the providers' reserves would
 	// exceed half of ingest.max_in_flight; together at most all of it).
 	ReservedInFlight int `yaml:"reserved_in_flight"`
+	// ReplayGuardTTL is how long the replay guard of a provider whose event
+	// id is not signed (github, shopify, bitbucket, twilio, linear, mailgun;
+	// gatehouse providers says) remembers a delivery. Default 72h for a
+	// scheme without a signed timestamp, else twice its tolerance.
+	ReplayGuardTTL time.Duration `yaml:"replay_guard_ttl"`
 	// OverloadStatus answers a delivery refused for overload: 503 (the
 	// default; every provider retries it) or 429 for a provider that
 	// documents it. Both carry Retry-After.
@@ -151,6 +156,9 @@ func (p *Provider) validate() error {
 	}
 	if p.Tolerance < 0 {
 		return errors.New("tolerance: must be positive")
+	}
+	if p.ReplayGuardTTL < 0 {
+		return errors.New("replay_guard_ttl: must be positive")
 	}
 	if p.MaxBodyBytes < 0 {
 		return errors.New("max_body_bytes: must be positive")
