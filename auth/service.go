@@ -296,11 +296,13 @@ func (s *Service) Run(ctx context.Context) error {
 			lastCleanup = time.Now()
 		}
 		for {
-			n, err := s.store.drainOPRevocations(ctx, 50, s.revokeAtOP())
+			d, err := s.store.drainOPRevocations(ctx, 50, s.revokeAtOP())
 			if err != nil && ctx.Err() == nil {
 				s.log.Warn("auth revocation loop failed", "err", err)
 			}
-			if n < 50 || err != nil {
+			s.opRevocations.WithLabelValues("deferred").Add(float64(d.deferred))
+			s.opRevocations.WithLabelValues("given_up").Add(float64(d.gaveUp))
+			if d.done+d.deferred+d.gaveUp < 50 || err != nil {
 				break
 			}
 		}
