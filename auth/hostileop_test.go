@@ -57,6 +57,7 @@ type hostileOP struct {
 	revoked      []string
 	verifiersGot []string
 	issued       []string // every token string handed out (for the log test)
+	jwksFetches  int
 }
 
 type opCode struct {
@@ -90,6 +91,7 @@ func startHostileOP(t testing.TB) *hostileOP {
 	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
 		op.mu.Lock()
 		defer op.mu.Unlock()
+		op.jwksFetches++
 		writeJSON(w, 200, jose.JSONWebKeySet{Keys: op.published})
 	})
 	mux.HandleFunc("GET /authorize", op.authorize)

@@ -2,7 +2,9 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -12,37 +14,114 @@ import (
 // "refresh_token" or "access_token".
 type opRevokeFunc func(ctx context.Context, token, hint string) error
 
-// drainOPRevocations takes up to limit revoked families whose tokens were not
-// yet revoked at the OP, revokes their refresh and access tokens there with
-// revoke (nil: the OP has no revocation endpoint), then deletes the stored
-// ciphertexts. Families are claimed with SKIP LOCKED so several processes can
-// drain concurrently. A failed OP call leaves the family for the next round.
-func (s *Store) drainOPRevocations(ctx context.Context, limit int, revoke opRevokeFunc) (int, error) {
-	done := 0
+// opDrain is what one round of drainOPRevocations did.
+type opDrain struct {
+	done     int // families revoked at the OP (or with nothing to revoke)
+	deferred int // failed, retried after a back-off
+	gaveUp   int // undecryptable: marked done without revocation
+}
+
+// Back-off of the OP revocation queue: a family whose revocation failed is
+// tried again after opRevokeBackoff doubling per attempt, at most
+// opRevokeMaxBackoff; one whose tokens cannot be decrypted (its key was
+// removed from the configuration) is given up after
+// opRevokeUndecryptableTries attempts (about 1.5 min: enough for a
+// restart that puts the key back).
+const (
+	opRevokeBackoff            = 30 * time.Second
+	opRevokeMaxBackoff         = time.Hour
+	opRevokeUndecryptableTries = 3
+)
+
+// errUndecryptable marks a family whose stored tokens cannot be opened.
+var errUndecryptable = errors.New("stored tokens cannot be decrypted")
+
+// drainOPRevocations takes up to limit revoked families whose tokens were
+// not yet revoked at the OP and are due (never tried, or past their
+// back-off), oldest due first, revokes their refresh and access tokens
+// there with revoke (nil: the OP has no revocation endpoint), then deletes
+// the stored ciphertexts. Families are claimed with SKIP LOCKED so several
+// processes can drain concurrently. A failed family is put back with a
+// back-off (so failing families cannot hold the head of the queue), and
+// an undecryptable one is given up after a few tries.
+func (s *Store) drainOPRevocations(ctx context.Context, limit int, revoke opRevokeFunc) (opDrain, error) {
+	var d opDrain
+	now := s.now()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT id FROM auth_refresh_families
-			WHERE revoked_at IS NOT NULL AND op_revoked_at IS NULL
-			ORDER BY revoked_at LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
+		d = opDrain{}
+		rows, err := tx.Query(ctx, `SELECT id, op_revoke_attempts FROM auth_refresh_families
+			WHERE revoked_at IS NOT NULL AND op_revoked_at IS NULL AND coalesce(op_revoke_next_at, revoked_at) <= $2
+			ORDER BY coalesce(op_revoke_next_at, revoked_at) LIMIT $1 FOR UPDATE SKIP LOCKED`, limit, now)
 		if err != nil {
 			return err
 		}
-		fams, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		type fam struct {
+			id       uuid.UUID
+			attempts int
+		}
+		fams, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (fam, error) {
+			var f fam
+			return f, r.Scan(&f.id, &f.attempts)
+		})
 		if err != nil {
 			return err
 		}
-		for _, fid := range fams {
-			if err := s.revokeFamilyAtOP(ctx, tx, fid, revoke); err != nil {
-				s.log.Warn("token revocation at the identity provider failed; will retry", "family", fid.String(), "err", err)
+		for _, f := range fams {
+			sp, err := tx.Begin(ctx) // a savepoint: a failed family leaves nothing behind
+			if err != nil {
+				return err
+			}
+			ferr := s.revokeFamilyAtOP(ctx, sp, f.id, revoke)
+			if ferr == nil {
+				if err := sp.Commit(ctx); err != nil {
+					return err
+				}
+				d.done++
 				continue
 			}
-			done++
+			if err := sp.Rollback(ctx); err != nil {
+				return err
+			}
+			if err := s.deferOPRevocation(ctx, tx, f.id, f.attempts+1, now, ferr, &d); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		return done, fmt.Errorf("drain OP revocations: %w", err)
+		return d, fmt.Errorf("drain OP revocations: %w", err)
 	}
-	return done, nil
+	return d, nil
+}
+
+// deferOPRevocation records a failed attempt of family fid: a back-off, or
+// for an undecryptable family past its tries, the end (tokens deleted,
+// the reason kept in op_revoke_error).
+func (s *Store) deferOPRevocation(ctx context.Context, tx pgx.Tx, fid uuid.UUID, attempts int, now time.Time, cause error, d *opDrain) error {
+	if errors.Is(cause, errUndecryptable) && attempts >= opRevokeUndecryptableTries {
+		s.log.Error("token revocation at the identity provider given up: the stored tokens cannot be decrypted (was an encryption key removed?)",
+			"family", fid.String(), "attempts", attempts, "err", cause)
+		if _, err := tx.Exec(ctx, `UPDATE auth_refresh_families SET op_revoked_at = $2, op_revoke_attempts = $3, op_revoke_error = $4
+			WHERE id = $1`, fid, now, attempts, "given up: "+cause.Error()); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM auth_tokens WHERE family_id = $1`, fid); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE auth_refresh_tokens SET key_id = NULL, ciphertext = NULL WHERE family_id = $1`, fid)
+		d.gaveUp++
+		return err
+	}
+	wait := opRevokeMaxBackoff
+	if attempts < 8 {
+		wait = min(opRevokeBackoff<<(attempts-1), opRevokeMaxBackoff)
+	}
+	s.log.Warn("token revocation at the identity provider failed; will retry", "family", fid.String(),
+		"attempts", attempts, "retry_in", wait.String(), "err", cause)
+	d.deferred++
+	_, err := tx.Exec(ctx, `UPDATE auth_refresh_families SET op_revoke_attempts = $2, op_revoke_next_at = $3, op_revoke_error = $4
+		WHERE id = $1`, fid, attempts, now.Add(wait), cause.Error())
+	return err
 }
 
 func (s *Store) revokeFamilyAtOP(ctx context.Context, tx pgx.Tx, fid uuid.UUID, revoke opRevokeFunc) error {
@@ -74,7 +153,7 @@ func (s *Store) revokeFamilyAtOP(ctx context.Context, tx pgx.Tx, fid uuid.UUID, 
 	for _, t := range trs {
 		var ts tokenSet
 		if err := s.openJSON(t.keyID, t.ct, tokensAD(t.sid.String()), &ts); err != nil {
-			return err
+			return fmt.Errorf("%w: %w", errUndecryptable, err)
 		}
 		add(ts.RefreshToken, "refresh_token")
 		add(ts.AccessToken, "access_token")
@@ -98,7 +177,7 @@ func (s *Store) revokeFamilyAtOP(ctx context.Context, tx pgx.Tx, fid uuid.UUID, 
 	for _, l := range lrs {
 		rt, err := s.keys.Open(l.keyID, l.ct, refreshAD(fid.String()))
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: %w", errUndecryptable, err)
 		}
 		add(string(rt), "refresh_token")
 	}

@@ -33,6 +33,9 @@ type Config struct {
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 	Now        func() time.Time
+	// JWKSMinRefetch is the least time between two fetches of the OP's key
+	// set (keyset.go). Default DefaultJWKSMinRefetch.
+	JWKSMinRefetch time.Duration
 }
 
 // opMetadata is the part of the OP's discovery document go-oidc does not parse.
@@ -44,6 +47,7 @@ type opMetadata struct {
 	BackChannel     bool     `json:"backchannel_logout_supported"`
 	ChallengeMethod []string `json:"code_challenge_methods_supported"`
 	TokenAuth       []string `json:"token_endpoint_auth_methods_supported"`
+	JWKSURI         string   `json:"jwks_uri"`
 }
 
 // tokenAuthMethod chooses how a client authenticates at the token endpoint,
@@ -87,7 +91,7 @@ type Service struct {
 	kick     chan struct{}
 	pages    *pages
 
-	logins, refreshes, opRevocations *prometheus.CounterVec
+	logins, refreshes, opRevocations, jwksFetches *prometheus.CounterVec
 }
 
 // New discovers the OP at cfg.Auth.Issuer and returns the Service. It fails
@@ -146,7 +150,19 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if method == "client_secret_basic" {
 		s.oauth.Endpoint.AuthStyle = oauth2.AuthStyleInHeader
 	}
-	s.verifier = s.provider.Verifier(&oidc.Config{
+	if s.meta.JWKSURI == "" {
+		return nil, errors.New("auth: discovery metadata: no jwks_uri")
+	}
+	if cfg.JWKSMinRefetch <= 0 {
+		cfg.JWKSMinRefetch = DefaultJWKSMinRefetch
+	}
+	s.jwksFetches = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatehouse_auth_jwks_fetches_total", Help: "Fetches of the OP's key set (ID and logout tokens) by result; at most one per 30 s past the first.",
+	}, []string{"result"})
+	keys := &keySet{url: s.meta.JWKSURI, client: s.client, now: s.now, minRefetch: cfg.JWKSMinRefetch, onFetch: func(ok bool) {
+		s.jwksFetches.WithLabelValues(map[bool]string{true: "ok", false: "error"}[ok]).Inc()
+	}}
+	s.verifier = oidc.NewVerifier(cfg.Auth.Issuer, keys, &oidc.Config{
 		ClientID:             cfg.Auth.ClientID,
 		SupportedSigningAlgs: cfg.Auth.IDTokenAlgs,
 		Now:                  s.now,
@@ -164,7 +180,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		Name: "gatehouse_auth_op_revocations_total", Help: "RFC 7009 token revocations sent to the OP by result.",
 	}, []string{"result"})
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{s.logins, s.refreshes, s.opRevocations} {
+		for _, c := range []prometheus.Collector{s.logins, s.refreshes, s.opRevocations, s.jwksFetches} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				return nil, fmt.Errorf("auth: register metrics: %w", err)
 			}
@@ -280,11 +296,13 @@ func (s *Service) Run(ctx context.Context) error {
 			lastCleanup = time.Now()
 		}
 		for {
-			n, err := s.store.drainOPRevocations(ctx, 50, s.revokeAtOP())
+			d, err := s.store.drainOPRevocations(ctx, 50, s.revokeAtOP())
 			if err != nil && ctx.Err() == nil {
 				s.log.Warn("auth revocation loop failed", "err", err)
 			}
-			if n < 50 || err != nil {
+			s.opRevocations.WithLabelValues("deferred").Add(float64(d.deferred))
+			s.opRevocations.WithLabelValues("given_up").Add(float64(d.gaveUp))
+			if d.done+d.deferred+d.gaveUp < 50 || err != nil {
 				break
 			}
 		}

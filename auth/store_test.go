@@ -308,8 +308,8 @@ func TestStoreRefreshLockRotationAndReuse(t *testing.T) {
 		revoked = append(revoked, hint+":"+tok)
 		return nil
 	})
-	if err != nil || n != 1 {
-		t.Fatalf("drain = %d, %v", n, err)
+	if err != nil || n.done != 1 {
+		t.Fatalf("drain = %+v, %v", n, err)
 	}
 	if !contains(revoked, "refresh_token:rt-2") || !contains(revoked, "refresh_token:rt-1") {
 		t.Fatalf("revoked at OP: %v", revoked)

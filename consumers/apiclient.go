@@ -75,7 +75,12 @@ func NewAPIClient(cfg APIClientConfig) (*APIClient, error) {
 	u.Path = strings.TrimRight(u.Path, "/")
 	return &APIClient{
 		base: u, key: string(cfg.Key), version: cfg.Version, versionHeader: cfg.VersionHeader,
-		http: &http.Client{Timeout: cfg.Timeout, Transport: tr},
+		// Redirects are never followed: the API key would go wherever a
+		// Location points, and the answer from there would be applied as
+		// the provider's (do: a redirect is a permanent failure).
+		http: &http.Client{Timeout: cfg.Timeout, Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}},
 		flow: newFlow(cfg),
 	}, nil
 }
@@ -91,11 +96,28 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("provider api GET %s: status %d: %s", e.Path, e.Status, e.Body)
 }
 
-// Get fetches path (e.g. /v1/payments/pay_1) and returns the JSON object.
+// ObjectPath is the API path of object id in collection (a trusted path
+// such as "payments" or "checkout/sessions"): "/v1/<collection>/<id>" with
+// the id escaped once as one segment. An id that is empty, "." or ".."
+// (which a normalising server would read as the collection or its parent)
+// is a permanent error.
+func ObjectPath(collection, id string) (string, error) {
+	if id == "" || id == "." || id == ".." {
+		return "", Permanentf("object id %q cannot name an object in a URL path", id)
+	}
+	return "/v1/" + collection + "/" + url.PathEscape(id), nil
+}
+
+// Get fetches path (e.g. /v1/payments/pay_1, escaped: ObjectPath) and
+// returns the JSON object. A path with an empty, "." or ".." segment is
+// refused (permanent) without a request.
 // Inside a batch the first call for a path fetches and concurrent or later
 // calls for the same path share its answer. Errors: network failures,
-// timeouts, 429 and 5xx are transient; other 4xx answers are permanent (a
-// PermanentError wrapping an *APIError).
+// timeouts, 429 and 5xx are transient; other 4xx answers, and redirects
+// (3xx: never followed with the API key; a stable API answers an object's
+// URL with the same redirect on every retry, so the event goes to the
+// dead-letter topic at once, to be replayed once api_url names the final
+// address), are permanent (a PermanentError wrapping an *APIError).
 func (c *APIClient) Get(ctx context.Context, path string) (json.RawMessage, error) {
 	body, _, err := c.GetAt(ctx, path)
 	return body, err
@@ -122,9 +144,11 @@ func (c *APIClient) get(ctx context.Context, path string) (json.RawMessage, time
 }
 
 func (c *APIClient) do(ctx context.Context, path string) (json.RawMessage, error) {
-	u := *c.base
-	u.Path += path
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	u, err := c.url(path)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, Permanentf("provider api request: %w", err)
 	}
@@ -150,6 +174,15 @@ func (c *APIClient) do(ctx context.Context, path string) (json.RawMessage, error
 	}
 	if resp.StatusCode/100 != 2 {
 		ae := &APIError{Status: resp.StatusCode, Path: path, Body: truncate(string(body), 256)}
+		if resp.StatusCode/100 == 3 {
+			loc, _ := url.Parse(resp.Header.Get("Location"))
+			to := "elsewhere"
+			if loc != nil {
+				to = resp.Request.URL.ResolveReference(loc).Host
+			}
+			ae.Body = "redirected to " + to + " (not followed with the API key: set api_url to the final address)"
+			return nil, Permanent(ae)
+		}
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 			c.flow.pause(resp.StatusCode, resp.Header)
 		}
@@ -162,4 +195,28 @@ func (c *APIClient) do(ctx context.Context, path string) (json.RawMessage, error
 		return nil, fmt.Errorf("provider api GET %s: answer is not JSON", path)
 	}
 	return body, nil
+}
+
+// url is the request URL of path, an escaped path below the base URL,
+// escaped exactly once: path's own escapes are kept (an id "a/b" given as
+// "a%2Fb" is requested so). A path with an empty, "." or ".." segment is
+// refused.
+func (c *APIClient) url(path string) (string, error) {
+	if !strings.HasPrefix(path, "/") {
+		return "", Permanentf("provider api path %q must start with /", path)
+	}
+	for _, seg := range strings.Split(path[1:], "/") {
+		dec, err := url.PathUnescape(seg)
+		if err != nil {
+			return "", Permanentf("provider api path %q: %w", path, err)
+		}
+		if dec == "" || dec == "." || dec == ".." {
+			return "", Permanentf("provider api path %q has an empty, . or .. segment", path)
+		}
+	}
+	unescaped, _ := url.PathUnescape(path)
+	u := *c.base
+	u.Path += unescaped
+	u.RawPath = c.base.EscapedPath() + path
+	return u.String(), nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -95,7 +94,11 @@ func RegisterReference(r *Registry, provider string, api *APIClient) {
 			if !ok {
 				return nil, Permanentf("event %s: data.%s missing", ev.Type, o.IDField)
 			}
-			obj, err := api.Get(ctx, "/v1/"+o.Collection+"/"+url.PathEscape(id))
+			path, err := ObjectPath(o.Collection, id)
+			if err != nil {
+				return nil, err
+			}
+			obj, err := api.Get(ctx, path)
 			if err != nil {
 				return nil, err
 			}
@@ -163,7 +166,11 @@ func stripeHandler(api *APIClient, coll string, now func() time.Time) Handler {
 		if known, ok := StripeCollections[typ]; ok {
 			c = known
 		}
-		obj, fetched, err := api.GetAt(ctx, "/v1/"+c+"/"+url.PathEscape(id))
+		path, err := ObjectPath(c, id)
+		if err != nil {
+			return nil, err
+		}
+		obj, fetched, err := api.GetAt(ctx, path)
 		if err != nil {
 			return nil, err
 		}

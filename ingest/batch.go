@@ -51,29 +51,43 @@ func parseEvents(k providers.Kind, h http.Header, body []byte, res signature.Res
 	return evs, err
 }
 
-// record writes evs (their inbox rows and outbox jobs) and returns each
-// one's outcome; the events of a batch are written concurrently, so the
-// Writer coalesces them into as few statements as it can.
-func (r *Receiver) record(ctx context.Context, ep *endpoint, evs []parsed, secretID string) ([]Outcome, error) {
-	rec := func(ev parsed) Record {
+// records maps evs to the rows to write, each with its aggregate id, and
+// refuses the delivery (errBadEnvelope, naming the field and the event of
+// a batch) when an id, type or aggregate id exceeds its cap (checkLengths).
+func (r *Receiver) records(ep *endpoint, evs []parsed, secretID string) ([]Record, error) {
+	recs := make([]Record, len(evs))
+	for i, ev := range evs {
 		agg, found := AggregateID(ev.root, ep.p.AggregateIDPath)
 		if !found {
 			agg = ev.ID
 			r.m.noAggregate.WithLabelValues(ep.name).Inc()
 		}
-		return Record{Provider: ep.name, EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt, EventTime: ev.Time, Payload: ev.Payload,
+		recs[i] = Record{Provider: ep.name, EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt, EventTime: ev.Time, Payload: ev.Payload,
 			SecretID: secretID, AggregateID: agg, Topic: ep.p.Topic}
+		if err := checkLengths(recs[i]); err != nil {
+			if len(evs) > 1 || ep.kind.Batch {
+				return nil, fmt.Errorf("event %d of the batch: %w", i, err)
+			}
+			return nil, err
+		}
 	}
-	outs := make([]Outcome, len(evs))
-	if len(evs) == 1 {
-		out, err := r.cfg.Store.Write(ctx, rec(evs[0]))
+	return recs, nil
+}
+
+// record writes recs (their inbox rows and outbox jobs) and returns each
+// one's outcome; the events of a batch are written concurrently, so the
+// Writer coalesces them into as few statements as it can.
+func (r *Receiver) record(ctx context.Context, recs []Record) ([]Outcome, error) {
+	outs := make([]Outcome, len(recs))
+	if len(recs) == 1 {
+		out, err := r.cfg.Store.Write(ctx, recs[0])
 		outs[0] = out
 		return outs, err
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	for i := range evs {
+	for i := range recs {
 		g.Go(func() error {
-			out, err := r.cfg.Store.Write(gctx, rec(evs[i]))
+			out, err := r.cfg.Store.Write(gctx, recs[i])
 			outs[i] = out
 			return err
 		})

@@ -200,3 +200,40 @@ func AggregateID(root gjson.Result, paths []string) (string, bool) {
 	}
 	return "", false
 }
+
+// Length caps on what becomes a key in PostgreSQL. A btree index entry
+// holds at most 2704 bytes (a third of an 8 kB page, less its headers:
+// PostgreSQL refuses a longer one with SQLSTATE 54000); the event id is in
+// inbox's and processed_events' primary keys beside the provider name,
+// the aggregate id in outbox_unsent_key_idx beside the topic (at most 249
+// bytes) and in provider_objects' primary key beside the provider. The
+// caps leave that limit far away whatever the encoding (they count bytes),
+// and no provider comes near them: ids are UUIDs, ULIDs, "evt_…" strings
+// or a 71-byte "sha256:<hex>", types dotted names, aggregate ids object
+// ids, repository names or URIs.
+const (
+	// MaxEventIDBytes bounds an event id from any source (body, header,
+	// joined parts), as ingest/signature bounds id headers.
+	MaxEventIDBytes = 255
+	// MaxEventTypeBytes bounds an event type.
+	MaxEventTypeBytes = 255
+	// MaxAggregateIDBytes bounds an aggregate id (the Kafka key and the
+	// consumers' object id).
+	MaxAggregateIDBytes = 1024
+)
+
+// checkLengths refuses (errBadEnvelope, naming the field) a record whose
+// id, type or aggregate id is longer than its cap: such a row would fail
+// in PostgreSQL, and the provider would retry it for days.
+func checkLengths(rec Record) error {
+	for _, f := range []struct {
+		name string
+		v    string
+		max  int
+	}{{"event id", rec.EventID, MaxEventIDBytes}, {"event type", rec.Type, MaxEventTypeBytes}, {"aggregate id", rec.AggregateID, MaxAggregateIDBytes}} {
+		if len(f.v) > f.max {
+			return fmt.Errorf("%w: %s is %d bytes, longer than %d", errBadEnvelope, f.name, len(f.v), f.max)
+		}
+	}
+	return nil
+}

@@ -41,18 +41,12 @@ func parseFields(k providers.Kind, h http.Header, body []byte, res signature.Res
 	if id == "" {
 		id = res.EventID
 	}
-	if len(id) > maxEventID {
-		return parsed{}, fmt.Errorf("%w: event id longer than %d bytes", errBadEnvelope, maxEventID)
-	}
 	at := receivedAt(now)
 	if text, t, ok := schemas.EventTime(fieldValue(k.CreatedAt, h, root, body)); ok {
 		at = eventTime{text, t}
 	}
 	return wrap(id, fieldValue(k.EventType, h, root, body), at, data)
 }
-
-// maxEventID bounds an event id taken from a body or header.
-const maxEventID = 255
 
 // fieldValue is the value of the first of fs that is present, "" if none.
 func fieldValue(fs providers.Fields, h http.Header, root gjson.Result, raw []byte) string {
@@ -77,15 +71,24 @@ func oneField(f providers.Field, h http.Header, root gjson.Result, raw []byte) s
 		d := sha256.Sum256(raw)
 		return "sha256:" + hex.EncodeToString(d[:])
 	case len(f.Join) > 0:
+		// The join is present when its first part that is not a constant
+		// is: "event" + "." + event.type is absent without event.type, so
+		// the next alternative is tried. Later missing parts are left out.
 		parts := make([]string, 0, len(f.Join))
-		for i, j := range f.Join {
+		required := true
+		for _, j := range f.Join {
 			v := oneField(j, h, root, raw)
+			if j.Value != "" {
+				parts = append(parts, v)
+				continue
+			}
 			if v == "" {
-				if i == 0 {
+				if required {
 					return ""
 				}
 				continue
 			}
+			required = false
 			parts = append(parts, v)
 		}
 		return strings.Join(parts, ".")

@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -53,6 +52,20 @@ type Config struct {
 	// with Retry-After instead of waiting into its own timeout (the 504 of
 	// SPEC.md). Default 5s.
 	WriteTimeout time.Duration
+	// MaxInFlight bounds deliveries served at once over all providers;
+	// each provider's share is its Provider.MaxInFlight and
+	// ReservedInFlight (admission.go). Default 256.
+	MaxInFlight int
+	// MinBodyRate (bytes/s, default 16384) and BodyGrace (default 2s): a
+	// body slower than the rate after the grace is cut with 408.
+	MinBodyRate int64
+	BodyGrace   time.Duration
+	// RetryAfter is the Retry-After of every 503 and 429. Default 5s.
+	RetryAfter time.Duration
+	// Guard keeps the replay guard (guard.go) of the providers whose event
+	// id is not signed. Default: Store, when it implements Guard (the
+	// Writer does); New fails when such a provider is configured without one.
+	Guard Guard
 }
 
 // Receiver serves POST /webhooks/{provider}.
@@ -60,6 +73,9 @@ type Receiver struct {
 	cfg       Config
 	endpoints map[string]*endpoint
 	m         *metrics
+	adm       admission
+	refusals  refusalLog
+	guard     Guard
 }
 
 type endpoint struct {
@@ -67,6 +83,9 @@ type endpoint struct {
 	p        *config.Provider
 	kind     providers.Kind // p.Kind(), once
 	verifier signature.Verifier
+	share    *share // guarded by the Receiver's admission
+	guard    string // providers.GuardContent, GuardToken or ""
+	guardTTL time.Duration
 }
 
 // secret returns the value of the provider's secret id.
@@ -93,13 +112,48 @@ func New(cfg Config) (*Receiver, error) {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 5 * time.Second
 	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = 256
+	}
+	if cfg.MinBodyRate <= 0 {
+		cfg.MinBodyRate = 16 << 10
+	}
+	if cfg.BodyGrace <= 0 {
+		cfg.BodyGrace = 2 * time.Second
+	}
+	if cfg.RetryAfter < time.Second {
+		cfg.RetryAfter = 5 * time.Second
+	}
 	r := &Receiver{cfg: cfg, endpoints: map[string]*endpoint{}, m: newMetrics(cfg.Registerer)}
 	for name, p := range cfg.Providers {
 		v, err := signature.New(SignatureConfig(p))
 		if err != nil {
 			return nil, fmt.Errorf("providers.%s.secrets: %w", name, err)
 		}
-		r.endpoints[name] = &endpoint{name: name, p: p, kind: p.Kind(), verifier: v}
+		ep := &endpoint{name: name, p: p, kind: p.Kind(), verifier: v, share: newShare(p, cfg.MaxInFlight)}
+		ep.guard, ep.guardTTL = guardOf(p, ep.kind)
+		if ep.guard != "" && r.guard == nil {
+			if r.guard, _ = cfg.Store.(Guard); cfg.Guard != nil {
+				r.guard = cfg.Guard
+			}
+			if r.guard == nil {
+				return nil, fmt.Errorf("providers.%s: its event id is not signed, and the receiver has no replay guard store", name)
+			}
+		}
+		r.endpoints[name] = ep
+	}
+	reserved := 0
+	for _, ep := range r.endpoints {
+		reserved += ep.share.reserved
+	}
+	r.adm.sharedSize = max(0, cfg.MaxInFlight-reserved)
+	if cfg.Registerer != nil {
+		for name, ep := range r.endpoints {
+			cfg.Registerer.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "gatehouse_webhook_in_flight", Help: "Deliveries being served (admitted, not yet answered), by provider.",
+				ConstLabels: prometheus.Labels{"provider": name},
+			}, func() float64 { return float64(r.adm.inFlight(ep.share)) }))
+		}
 	}
 	return r, nil
 }
@@ -145,6 +199,16 @@ type delivery struct {
 }
 
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint) {
+	// Cheap refusals first, before any of the body is read.
+	if req.ContentLength > ep.p.MaxBodyBytes {
+		r.refuse(w, req, ep, reasonTooLarge, http.StatusRequestEntityTooLarge, fmt.Sprintf("body exceeds %d bytes", ep.p.MaxBodyBytes))
+		return
+	}
+	if reason := r.adm.acquire(ep.share); reason != "" {
+		r.refuse(w, req, ep, reason, ep.share.status, "overloaded: retry later")
+		return
+	}
+	defer r.adm.release(ep.share)
 	start := r.cfg.Now()
 	d := &delivery{requestID: requestID(req)}
 	w.Header().Set("X-Request-Id", d.requestID)
@@ -156,21 +220,31 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	fail := func(status int, outcome, msg string) {
 		d.status, d.outcome = status, outcome
 		if status == http.StatusServiceUnavailable {
-			w.Header().Set("Retry-After", "5")
+			w.Header().Set("Retry-After", strconv.Itoa(int(r.cfg.RetryAfter/time.Second)))
 		}
 		http.Error(w, msg, status)
 	}
 
 	// 1. Raw bytes first, bounded while streaming (chunked bodies included).
-	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, ep.p.MaxBodyBytes))
+	// A slow body is cut (408); a client that went away is its own
+	// failure, logged at WARN like any refusal, not an internal error.
+	body, err := r.readBody(w, req, ep.p.MaxBodyBytes)
 	if err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		switch {
+		case errors.As(err, &tooBig):
+			r.m.refused.WithLabelValues(ep.name, reasonTooLarge).Inc()
+			w.Header().Set("Connection", "close")
 			fail(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("body exceeds %d bytes", ep.p.MaxBodyBytes))
-			return
+		case errors.Is(err, errSlowBody):
+			r.m.refused.WithLabelValues(ep.name, reasonSlowBody).Inc()
+			d.reason = reasonSlowBody
+			w.Header().Set("Connection", "close")
+			fail(http.StatusRequestTimeout, reasonSlowBody, fmt.Sprintf("request body slower than %d bytes/s", r.cfg.MinBodyRate))
+		default:
+			d.reason = "could not read the body: " + err.Error()
+			fail(http.StatusBadRequest, "bad_request", "could not read request body")
 		}
-		d.err = err
-		fail(http.StatusBadRequest, "bad_request", "could not read request body")
 		return
 	}
 	// 2. Verify over the raw bytes.
@@ -195,15 +269,40 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		return
 	}
 	d.events, d.batch = len(evs), ep.kind.Batch
+	recs, err := r.records(ep, evs, res.SecretID)
+	if err != nil {
+		d.reason = err.Error()
+		fail(http.StatusBadRequest, "bad_request", err.Error())
+		return
+	}
 	if len(evs) > 0 {
 		d.eventID, d.typ = evs[0].ID, evs[0].Type
+	}
+	wctx, cancel := context.WithTimeout(req.Context(), r.cfg.WriteTimeout)
+	defer cancel()
+	if key := guardKey(ep, req.URL.RawQuery, body, res); key != nil && len(recs) == 1 {
+		dup, err := r.checkGuard(wctx, ep, key, recs[0].EventID)
+		switch {
+		case errors.Is(err, errReplayed):
+			d.reason, d.verified = "replayed", false
+			r.m.verifyFails.WithLabelValues(ep.name, d.reason).Inc()
+			fail(StatusVerificationFailed, "rejected_signature", VerificationFailed)
+			return
+		case err != nil:
+			d.err = err
+			fail(http.StatusServiceUnavailable, "unavailable", "event not recorded; retry later")
+			return
+		case dup: // the same signed content under another id: a redelivery
+			r.m.duplicates.WithLabelValues(ep.name).Inc()
+			d.outcome, d.reason = "duplicate", "signed content already recorded under another id"
+			d.status = acknowledge(w, ep.kind, body)
+			return
+		}
 	}
 	// 4–6. One atomic write per event; the outbox job only when the inbox
 	// row is new. A batch's events are written together and acknowledged
 	// once all of them are committed.
-	wctx, cancel := context.WithTimeout(req.Context(), r.cfg.WriteTimeout)
-	defer cancel()
-	outs, err := r.record(wctx, ep, evs, res.SecretID)
+	outs, err := r.record(wctx, recs)
 	if errors.Is(err, errBadEnvelope) { // PostgreSQL refused the content itself
 		d.reason = err.Error()
 		fail(http.StatusBadRequest, "bad_request", "event cannot be stored: its JSON is refused by the database")

@@ -9,6 +9,7 @@ type metrics struct {
 	secret      *prometheus.CounterVec
 	ackLatency  *prometheus.HistogramVec
 	noAggregate *prometheus.CounterVec
+	refused     *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -38,9 +39,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "gatehouse_webhook_aggregate_id_missing_total",
 			Help: "Events whose aggregate_id_path matched nothing; they are keyed by event id instead.",
 		}, []string{"provider"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatehouse_webhook_refused_total",
+			Help: "Deliveries refused to protect the edge, by provider and reason: over_share (the provider at its max_in_flight), saturated (no shared slot: the write path is behind), too_large (413), slow_body (408).",
+		}, []string{"provider", "reason"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.deliveries, m.verifyFails, m.duplicates, m.secret, m.ackLatency, m.noAggregate)
+		reg.MustRegister(m.deliveries, m.verifyFails, m.duplicates, m.secret, m.ackLatency, m.noAggregate, m.refused)
 	}
 	return m
 }

@@ -50,8 +50,14 @@ func TestProviderEnvelopesMapIntoInbox(t *testing.T) {
 			}
 		})
 	}
-	// The same GitHub delivery GUID reaching another hook is another event.
-	hdr := withHeader(h.sign("github", githubSecret, githubBody, h.now, "4343:72d3162e-cc78-11e3-81ab-4c9367dc0958"), "X-GitHub-Event", "pull_request")
+	// The same GitHub delivery GUID reaching another hook with another
+	// body is another event; with the same body it is the same signed
+	// content, whose hook id (not signed) anyone could have changed: a
+	// duplicate (the replay guard, issue 25 finding 4).
+	other := append([]byte(`{"hook":{"id":4343},`), githubBody[1:]...)
+	hdr := withHeader(h.sign("github", githubSecret, other, h.now, "4343:72d3162e-cc78-11e3-81ab-4c9367dc0958"), "X-GitHub-Event", "pull_request")
+	expectStatus(t, h.post("github", hdr, other), http.StatusNoContent)
+	hdr = withHeader(h.sign("github", githubSecret, githubBody, h.now, "4444:72d3162e-cc78-11e3-81ab-4c9367dc0958"), "X-GitHub-Event", "pull_request")
 	expectStatus(t, h.post("github", hdr, githubBody), http.StatusNoContent)
 	if n := h.count("inbox", "provider = 'github'"); n != 2 {
 		t.Fatalf("github inbox rows = %d, want 2", n)

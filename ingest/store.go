@@ -211,12 +211,23 @@ func retryable(err error) bool {
 	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
 
-// refused reports an error caused by a row's content (SQLSTATE class 22,
-// data exception, e.g. JSON jsonb cannot hold; or 54001, nesting too deep):
-// writing the row again cannot succeed.
+// refused reports an error caused by one row's content, which writing
+// that row again cannot cure: SQLSTATE class 22 (data exception: JSON
+// jsonb cannot hold, a value too long), class 54 (program limit exceeded:
+// 54000 an index row larger than a btree page allows, 54001 nesting too
+// deep) and the integrity violations one row commits on its own (23502
+// not null, 23514 check). A coalesced statement refused so is split, and
+// only the row that fails alone is answered 400.
 func refused(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "22") || pgErr.Code == "54001")
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	switch c := pgErr.Code; {
+	case strings.HasPrefix(c, "22"), strings.HasPrefix(c, "54"), c == "23502", c == "23514":
+		return true
+	}
+	return false
 }
 
 // insertSQL is the whole atomic write as one statement (one implicit

@@ -6,8 +6,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/net/netutil"
+
+	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/obs"
 	"github.com/gatehouse/gatehouse/internal/pg"
 )
@@ -32,7 +38,8 @@ func adminServer(b *base, kafka obs.Check) *http.Server {
 		checks["kafka"] = kafka
 	}
 	obs.RegisterDependencies(b.reg, checks)
-	return &http.Server{Handler: obs.AdminHandler(b.reg, b.log, checks), ReadHeaderTimeout: 10 * time.Second}
+	return &http.Server{Handler: obs.AdminHandler(b.reg, b.log, checks), ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10}
 }
 
 // serveUntil serves srv on ln until ctx ends, then shuts it down gracefully
@@ -63,4 +70,52 @@ func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, serve fu
 		return fmt.Errorf("shut down %s: %w", ln.Addr(), err)
 	}
 	return nil
+}
+
+// publicServer is the public listener's server: headers bounded in size
+// (431 past ingest.max_header_bytes) and time (the connection of a client
+// slower than ingest.read_header_timeout is closed); the webhook receiver
+// bounds its bodies itself (413 from Content-Length, 408 under
+// ingest.min_body_rate), the 30 s read timeout bounds every other route.
+func publicServer(h http.Handler, in config.Ingest) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: in.ReadHeaderTimeout, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: in.MaxHeaderBytes}
+}
+
+// limitListener bounds ln to n open connections (golang.org/x/net's
+// netutil.LimitListener: past it Accept waits, and new connections queue
+// in the kernel), exported as gatehouse_http_connections{state}.
+func limitListener(ln net.Listener, n int, reg prometheus.Registerer) net.Listener {
+	c := &countingListener{Listener: netutil.LimitListener(ln, n)}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "gatehouse_http_connections_open", Help: "Open connections of the public listener.",
+	}, func() float64 { return float64(c.open.Load()) }), prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "gatehouse_http_connections_limit", Help: "The public listener's connection limit (ingest.max_connections).",
+	}, func() float64 { return float64(n) }))
+	return c
+}
+
+type countingListener struct {
+	net.Listener
+	open atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.open.Add(1)
+	return &countedConn{Conn: c, l: l}, nil
+}
+
+type countedConn struct {
+	net.Conn
+	l    *countingListener
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.l.open.Add(-1) })
+	return c.Conn.Close()
 }

@@ -48,6 +48,8 @@ func runProviders(_ context.Context, e env, args []string) error {
 			row("event type", "as its event_type says")
 			row("created at", "as its created_at says, else the receiver's clock")
 			row("kafka key", "its aggregate_id_path, else the event id")
+			row("dedupe", "(provider, event id) in the inbox, and when the event id comes from a header the content does not sign ({id}), "+
+				"the SHA-256 of the signed content for replay_guard_ttl, as for github")
 			continue
 		}
 		d, _ := signature.Describe(k.Scheme, nil)
@@ -61,6 +63,7 @@ func runProviders(_ context.Context, e env, args []string) error {
 		row("event type", k.TypeSource())
 		row("created at", k.TimeSource())
 		row("kafka key", k.KeySource())
+		row("dedupe", k.DedupeText())
 		row("handshake", k.HandshakeText())
 		row("verified", k.Vector)
 		row("note", k.Note)

@@ -25,11 +25,24 @@ func TestProvidersListsTheCatalogue(t *testing.T) {
 	}
 	for _, want := range []string{
 		"X-Twilio-Signature", "Paddle-Signature part h1=", "{timestamp}:{body}", "Twitch-Eventsub-Message-Timestamp (rfc3339), ±10m0s",
-		"endpoint.url_validation", "GET hub.challenge", "header Linear-Delivery", "twilio-go v1.23.0", "public_url",
+		"endpoint.url_validation", "GET hub.challenge", "signature token accepted once", "the SHA-256 of the signed content", "header Linear-Delivery", "twilio-go v1.23.0", "public_url",
 		"kafka key:  data.object.id, else the event id", "created at: header X-Shopify-Triggered-At, else the receiver's clock",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("listing lacks %q", want)
+		}
+	}
+	// The rules printed are the ones ingest applies (TypeSource, IDSource:
+	// ingest's TestEveryAlternativeOfEveryRule drives every alternative).
+	for _, name := range providers.Names() {
+		k, _ := providers.Lookup(name)
+		if name == "hmac" {
+			continue
+		}
+		for _, want := range []string{"event id:   " + k.IDSource() + "\n", "event type: " + k.TypeSource() + "\n"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: listing lacks %q", name, want)
+			}
 		}
 	}
 	if len(providers.Names()) < 27 {

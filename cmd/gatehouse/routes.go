@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -64,11 +65,16 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	}
 	s := &surface{router: r, close: w.Close}
 	fail := func(err error) (*surface, error) { w.Close(); return nil, err }
-	rcv, err := ingest.New(ingest.Config{Providers: b.cfg.Providers, Store: w, Logger: b.log, Registerer: b.reg})
+	rcv, err := ingest.New(ingest.Config{Providers: b.cfg.Providers, Store: w, Logger: b.log, Registerer: b.reg,
+		MaxInFlight: b.cfg.Ingest.MaxInFlight, MinBodyRate: b.cfg.Ingest.MinBodyRate, BodyGrace: b.cfg.Ingest.BodyGrace})
 	if err != nil {
 		return fail(err)
 	}
 	rcv.Routes(r)
+	// Expired replay-guard records go in batches of 1000, every minute.
+	s.background = append(s.background, func(ctx context.Context) error {
+		return ingest.SweepReplayGuard(ctx, b.pool, time.Minute, 1000, b.log)
+	})
 	var store *auth.Store
 	if b.cfg.Auth.Enabled() {
 		if store, err = auth.NewStore(auth.StoreConfig{Pool: b.pool, Auth: b.cfg.Auth, Logger: b.log}); err != nil {

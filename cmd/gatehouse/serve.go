@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -77,13 +75,13 @@ func serveHTTP(ctx context.Context, e env, b *base, sf *surface) error {
 	if err != nil {
 		return err
 	}
+	pubLn = limitListener(pubLn, b.cfg.Ingest.MaxConnections, b.reg)
 	admLn, err := listen("admin_listen", b.cfg.AdminListen)
 	if err != nil {
 		pubLn.Close()
 		return err
 	}
-	public := &http.Server{Handler: sf.router, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	public := publicServer(sf.router, b.cfg.Ingest)
 	var serveTLS func(net.Listener) error
 	scheme := "http"
 	if b.cfg.Auth.TLSEnabled() { // built-in TLS (auth.tls_cert_file/tls_key_file)

@@ -9,8 +9,11 @@ cd "$(dirname "$0")/../.."
 export GATEHOUSE_DATABASE_URL="${GATEHOUSE_DATABASE_URL:-$(deploy/local/pg.sh start)}"
 # What gatehouse.yaml references, so `bin/gatehouse <subcommand>` works from
 # a second terminal without exports.
+# The URL may hold a password: .data/ and the file are the user's alone
+# (0700, 0600), also when they were created by an earlier version.
 mkdir -p .data bin
-printf '%s\n' "$GATEHOUSE_DATABASE_URL" >.data/database-url
+chmod 700 .data
+(umask 077 && printf '%s\n' "$GATEHOUSE_DATABASE_URL" >.data/database-url.tmp && chmod 600 .data/database-url.tmp && mv -f .data/database-url.tmp .data/database-url)
 [ -s .data/auth-encryption-key ] || (umask 077 && openssl rand -base64 32 >.data/auth-encryption-key)
 go build -o bin/gatehouse ./cmd/gatehouse
 bin/gatehouse migrate --config gatehouse.yaml

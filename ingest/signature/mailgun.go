@@ -57,7 +57,7 @@ func (v *mailgunVerifier) Verify(r *Request, now time.Time) (Result, error) {
 	if err := checkWindow(t, now, v.tol); err != nil {
 		return Result{}, err
 	}
-	return Result{SecretID: id, Timestamp: t}, nil
+	return Result{SecretID: id, Timestamp: t, Nonce: token.Str}, nil
 }
 
 func mailgunScheme(Config) (scheme, error) {

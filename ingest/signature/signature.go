@@ -129,6 +129,10 @@ type Result struct {
 	// standard-webhooks webhook-id, twitch Twitch-Eventsub-Message-Id, an
 	// hmac scheme's id_header; "" otherwise.
 	EventID string
+	// Nonce is the signed single-use value of a scheme whose signature
+	// does not cover the event (Mailgun's signature.token): the receiver
+	// records it for the replay window and refuses it when seen again.
+	Nonce string
 }
 
 // Verifier verifies one provider endpoint's requests. Verifiers returned by

@@ -19,7 +19,9 @@ import (
 type Config struct {
 	// Listen is the public HTTP address (webhooks, login, API). Default ":8080".
 	Listen string `yaml:"listen"`
-	// AdminListen serves /metrics, /healthz and /readyz. Default ":9090".
+	// AdminListen serves /metrics, /healthz and /readyz. Default
+	// "127.0.0.1:9090": the admin surface is not exposed unless asked to
+	// (deploy/k8s sets ":9090" for the kubelet's probes and Prometheus).
 	AdminListen string `yaml:"admin_listen"`
 	// DatabaseURL is a libpq/pgx connection string, or a secret reference to
 	// one ("env:NAME", "file:/path": a mounted Secret, or the file `make run`
@@ -30,6 +32,8 @@ type Config struct {
 	LogLevel string `yaml:"log_level"`
 	// Providers maps a provider name (the path segment of /webhooks/{provider}) to its endpoint.
 	Providers map[string]*Provider `yaml:"providers"`
+	// Ingest bounds the webhook edge (admission control, slow clients).
+	Ingest Ingest `yaml:"ingest"`
 	// Kafka configures the brokers used by relay and consumers.
 	Kafka Kafka `yaml:"kafka"`
 	// Relay configures the outbox relay.
@@ -107,12 +111,15 @@ func splitList(v string) []string {
 	return out
 }
 
+// DefaultAdminListen is admin_listen's default: loopback only.
+const DefaultAdminListen = "127.0.0.1:9090"
+
 func (c *Config) applyDefaults() {
 	if c.Listen == "" {
 		c.Listen = ":8080"
 	}
 	if c.AdminListen == "" {
-		c.AdminListen = ":9090"
+		c.AdminListen = DefaultAdminListen
 	}
 	if c.LogLevel == "" {
 		c.LogLevel = "info"
@@ -163,6 +170,9 @@ func (c *Config) validate() error {
 		if err := p.validate(); err != nil {
 			return fmt.Errorf("config: providers.%s.%w", name, err)
 		}
+	}
+	if err := validateTopics(c.Providers, len(c.Consumers.RetryDelays)); err != nil {
+		return err
 	}
 	return c.validateSections()
 }

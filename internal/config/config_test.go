@@ -34,7 +34,7 @@ func TestParseValidWithDefaultsAndSecretRefs(t *testing.T) {
 	if p.Tolerance != 300*time.Second || p.MaxBodyBytes != 1<<20 || p.Topic != "gatehouse.webhooks.demo" {
 		t.Fatalf("defaults: %v %v %v", p.Tolerance, p.MaxBodyBytes, p.Topic)
 	}
-	if cfg.Listen != ":8080" || cfg.AdminListen != ":9090" {
+	if cfg.Listen != ":8080" || cfg.AdminListen != "127.0.0.1:9090" {
 		t.Fatalf("listen defaults: %q %q", cfg.Listen, cfg.AdminListen)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/gatehouse/gatehouse/schemas"
@@ -39,8 +40,27 @@ type Provider struct {
 	// VerifyToken answers Meta's GET handshake (hub.verify_token); secret
 	// reference allowed. Required by scheme meta.
 	VerifyToken string `yaml:"verify_token"`
-	// MaxBodyBytes limits the request body. Default 1 MiB.
+	// MaxBodyBytes limits the request body. Default 1 MiB. A larger
+	// Content-Length is answered 413 before any of the body is read.
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// MaxInFlight bounds this provider's deliveries served at once; past
+	// it the provider is answered OverloadStatus with Retry-After at once
+	// (reason over_share). Default half of ingest.max_in_flight.
+	MaxInFlight int `yaml:"max_in_flight"`
+	// ReservedInFlight of this provider's deliveries are always admitted
+	// (up to MaxInFlight), whatever the others take: one provider's storm
+	// cannot take them. Default 16 (less when the providers' reserves would
+	// exceed half of ingest.max_in_flight; together at most all of it).
+	ReservedInFlight int `yaml:"reserved_in_flight"`
+	// ReplayGuardTTL is how long the replay guard of a provider whose event
+	// id is not signed (github, shopify, bitbucket, twilio, linear, mailgun;
+	// gatehouse providers says) remembers a delivery. Default 72h for a
+	// scheme without a signed timestamp, else twice its tolerance.
+	ReplayGuardTTL time.Duration `yaml:"replay_guard_ttl"`
+	// OverloadStatus answers a delivery refused for overload: 503 (the
+	// default; every provider retries it) or 429 for a provider that
+	// documents it. Both carry Retry-After.
+	OverloadStatus int `yaml:"overload_status"`
 	// AggregateIDPath is the dotted path inside the envelope to the subject
 	// object's ID (the outbox aggregateid and Kafka key), e.g. "data.payment_id".
 	// Several paths may be given; the first present one wins.
@@ -137,6 +157,9 @@ func (p *Provider) validate() error {
 	if p.Tolerance < 0 {
 		return errors.New("tolerance: must be positive")
 	}
+	if p.ReplayGuardTTL < 0 {
+		return errors.New("replay_guard_ttl: must be positive")
+	}
 	if p.MaxBodyBytes < 0 {
 		return errors.New("max_body_bytes: must be positive")
 	}
@@ -160,6 +183,9 @@ func (p *Provider) validateSigning() error {
 		}
 		if err := p.HMAC.Validate(p.PublicURL); err != nil {
 			return fmt.Errorf("hmac.%w", err)
+		}
+		if p.HMAC.Content != "" && !strings.Contains(p.HMAC.Content, "{body}") {
+			return fmt.Errorf("hmac.content: %q leaves {body} out of what is signed: anyone who saw one delivery could post any body with its signature", p.HMAC.Content)
 		}
 		if len(p.EventID) == 0 || len(p.EventType) == 0 {
 			return errors.New("event_id: scheme hmac needs event_id and event_type")

@@ -10,6 +10,8 @@ func (c *Config) applyEnvSections(getenv func(string) string) {
 }
 
 func (c *Config) applySectionDefaults() {
+	c.Ingest.applyDefaults()
+	c.applyAdmissionDefaults()
 	c.Kafka.applyDefaults()
 	c.Relay.applyDefaults()
 	c.Consumers.applyDefaults()
@@ -47,6 +49,12 @@ func (c *Config) resolveSections(getenv func(string) string) error {
 }
 
 func (c *Config) validateSections() error {
+	if err := c.Ingest.validate(); err != nil {
+		return err
+	}
+	if err := c.validateAdmission(); err != nil {
+		return err
+	}
 	if err := c.Kafka.validate(); err != nil {
 		return err
 	}

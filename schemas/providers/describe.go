@@ -106,3 +106,20 @@ func (k Kind) TimeSource() string {
 	}
 	return "body created_at, else body created, else body timestamp"
 }
+
+// DedupeText says what k deduplicates on and what that protects against.
+func (k Kind) DedupeText() string {
+	const inbox = "(provider, event id) in the inbox"
+	switch k.Guard {
+	case GuardContent:
+		return inbox + ", and the SHA-256 of the signed content (query and body) for replay_guard_ttl: the id is not " +
+			"signed, so a captured delivery sent again under another id is a duplicate of the first, not a new event"
+	case GuardToken:
+		return inbox + ", and each signature token accepted once within the replay window: the signature covers only " +
+			"timestamp and token, so a captured signature cannot carry other event data (refused, reason replayed)"
+	}
+	if k.Scheme == "gitlab" || k.Scheme == "postmark" {
+		return inbox + "; nothing is signed: the secret and TLS are the only protection"
+	}
+	return inbox + ": the id is signed (or is the digest of the signed body), so a captured delivery replayed is a duplicate"
+}

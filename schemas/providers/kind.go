@@ -68,7 +68,20 @@ type Kind struct {
 	Vector string
 	// Note is what an operator must know about the provider ("" if nothing).
 	Note string
+	// Guard is the replay guard the receiver keeps beside the inbox's
+	// (provider, event id) key, for a provider whose event id is not
+	// covered by its signature: GuardContent (GitHub, Shopify, Bitbucket,
+	// Twilio, Linear: a delivery whose signed content was already recorded
+	// under another id is a duplicate), GuardToken (Mailgun: a signature
+	// token is accepted once), or "" (the id is signed, or nothing is).
+	Guard string
 }
+
+// Replay guards of Kind.Guard.
+const (
+	GuardContent = "content"
+	GuardToken   = "token"
+)
 
 // Envelope kinds, handshakes and consumer handler sets of Kind.
 const (
@@ -93,7 +106,9 @@ const (
 // header, a dotted path into the body ("event-data.id", "entry.0.id"), a
 // constant, the body's digest ("sha256:<hex>", for providers that send no
 // event id: a redelivery carries the same bytes), or the parts of Join that
-// are present, joined by "." (the first one must be present).
+// are present, joined by "." (the first part that is not a constant Value
+// must be present, or the whole Join is absent and the next alternative of
+// Fields is tried).
 type Field struct {
 	Header string  `yaml:"header"`
 	Path   string  `yaml:"path"`

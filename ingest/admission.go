@@ -1,0 +1,192 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gatehouse/gatehouse/internal/config"
+)
+
+// Admission control: a delivery is admitted before any of its body is
+// read, or refused at once. Each provider has a share of the global bound
+// on requests in flight: ReservedInFlight slots that are always its own,
+// and up to MaxInFlight in all, the slots past its reserve taken from a
+// pool shared by every provider (the global bound less all reserves). A
+// provider at its MaxInFlight is refused (over_share) even when the pool
+// has room, and any provider finding the pool empty past its reserve is
+// refused (saturated: the write path is not keeping up). Either way the
+// answer is immediate, 503 (or the provider's 429) with Retry-After: one
+// provider's storm is refused at the cost of a counter, and the others'
+// reserved slots stay free for them.
+type admission struct {
+	mu         sync.Mutex
+	shared     int // slots of the shared pool in use
+	sharedSize int
+}
+
+// share is one provider's part of the admission bound.
+type share struct {
+	inFlight, max, reserved int
+	status                  int // 503 or 429
+}
+
+// Refusal reasons (the reason label of gatehouse_webhook_refused_total).
+const (
+	reasonOverShare = "over_share" // the provider is at its max_in_flight
+	reasonSaturated = "saturated"  // the shared pool is empty: the write path is behind
+	reasonTooLarge  = "too_large"  // Content-Length or the body past max_body_bytes (413)
+	reasonSlowBody  = "slow_body"  // the body came slower than min_body_rate (408)
+)
+
+// acquire admits one delivery of s, or says why not.
+func (a *admission) acquire(s *share) (reason string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case s.inFlight >= s.max:
+		return reasonOverShare
+	case s.inFlight < s.reserved:
+	case a.shared < a.sharedSize:
+		a.shared++
+	default:
+		return reasonSaturated
+	}
+	s.inFlight++
+	return ""
+}
+
+// inFlight is s's deliveries being served.
+func (a *admission) inFlight(s *share) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return s.inFlight
+}
+
+// release gives back the slot of a delivery of s that acquire admitted.
+func (a *admission) release(s *share) {
+	a.mu.Lock()
+	if s.inFlight > s.reserved {
+		a.shared--
+	}
+	s.inFlight--
+	a.mu.Unlock()
+}
+
+// refusalLog logs refusals at most once per second per provider and
+// reason, with the number since the last line: a flood is refused at the
+// cost of a counter, not of a log line each.
+type refusalLog struct {
+	mu   sync.Mutex
+	last map[[2]string]time.Time
+	n    map[[2]string]*atomic.Int64
+}
+
+func (l *refusalLog) log(ctx context.Context, logger *slog.Logger, provider, reason string, status int) {
+	k := [2]string{provider, reason}
+	l.mu.Lock()
+	if l.last == nil {
+		l.last, l.n = map[[2]string]time.Time{}, map[[2]string]*atomic.Int64{}
+	}
+	c := l.n[k]
+	if c == nil {
+		c = &atomic.Int64{}
+		l.n[k] = c
+	}
+	now := time.Now()
+	due := now.Sub(l.last[k]) >= time.Second
+	if due {
+		l.last[k] = now
+	}
+	l.mu.Unlock()
+	n := c.Add(1)
+	if !due {
+		return
+	}
+	c.Add(-n)
+	logger.LogAttrs(ctx, slog.LevelWarn, "webhook refused", slog.String("provider", provider), slog.String("reason", reason),
+		slog.Int("response_status", status), slog.Int64("refused", n))
+}
+
+// refuse answers a delivery refused before its body was read: the status,
+// Retry-After when a retry can succeed, counted and (sampled) logged.
+func (r *Receiver) refuse(w http.ResponseWriter, req *http.Request, ep *endpoint, reason string, status int, msg string) {
+	r.m.refused.WithLabelValues(ep.name, reason).Inc()
+	if status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", strconv.Itoa(int(r.cfg.RetryAfter/time.Second)))
+	}
+	if reason == reasonTooLarge || reason == reasonSlowBody {
+		w.Header().Set("Connection", "close") // the rest of the body is not worth reading
+	}
+	http.Error(w, msg, status)
+	r.refusals.log(req.Context(), r.cfg.Logger, ep.name, reason, status)
+}
+
+// errSlowBody is a body that came slower than MinBodyRate.
+var errSlowBody = errors.New("request body slower than the minimum rate")
+
+// readBody reads the raw body, at most max bytes, and at no less than the
+// minimum rate: the read deadline is the start plus BodyGrace plus the
+// bytes read so far at MinBodyRate, so a client trickling its body is cut
+// once it falls behind, not after the server's whole read timeout. Where
+// the connection cannot take a deadline (HTTP/2 through some wrappers),
+// the server's read timeout still bounds it.
+func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, limit int64) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	start := time.Now()
+	size := 512
+	if req.ContentLength > 0 {
+		size = int(req.ContentLength) + 1
+	}
+	buf := make([]byte, 0, size)
+	body := http.MaxBytesReader(w, req.Body, limit)
+	deadlines := true
+	for {
+		if deadlines {
+			d := start.Add(r.cfg.BodyGrace + time.Duration(float64(len(buf))/float64(r.cfg.MinBodyRate)*float64(time.Second)))
+			if err := rc.SetReadDeadline(d); err != nil {
+				deadlines = false
+			}
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			if deadlines {
+				_ = rc.SetReadDeadline(time.Time{})
+			}
+			if errors.Is(err, io.EOF) {
+				return buf, nil
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, errSlowBody
+			}
+			return nil, err
+		}
+	}
+}
+
+// newShare is p's share of a global bound of total; unset fields (a
+// Provider not built by config.Parse) take config's defaults.
+func newShare(p *config.Provider, total int) *share {
+	s := &share{max: p.MaxInFlight, reserved: p.ReservedInFlight, status: p.OverloadStatus}
+	if s.max <= 0 {
+		s.max = max(1, total/2)
+	}
+	if s.reserved <= 0 {
+		s.reserved = min(16, s.max)
+	}
+	if s.status != http.StatusTooManyRequests {
+		s.status = http.StatusServiceUnavailable
+	}
+	return s
+}

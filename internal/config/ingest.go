@@ -1,0 +1,120 @@
+package config
+
+import (
+	"sort"
+	"time"
+)
+
+// Ingest bounds the webhook edge: what one process admits at once, and
+// how it treats slow and oversized clients (README "Under overload").
+// Every refusal is immediate, counted in gatehouse_webhook_refused_total
+// {provider,reason} and answered with Retry-After where a retry can help.
+type Ingest struct {
+	// MaxInFlight bounds webhook requests being served at once (reading
+	// their body, verifying, writing) over all providers. Past it a
+	// delivery is refused at once with 503 and Retry-After (reason
+	// saturated): the database cannot keep up, and waiting would only move
+	// the refusal into the provider's own timeout. Default 256 (about 4x
+	// what one process holds at its measured ceiling: docs/BENCHMARKS.md).
+	MaxInFlight int `yaml:"max_in_flight"`
+	// MaxConnections bounds the public listener's open connections; past
+	// it new connections wait in the kernel's accept queue. Default 4096.
+	MaxConnections int `yaml:"max_connections"`
+	// MaxHeaderBytes bounds a request's header block (431 past it).
+	// Default 65536.
+	MaxHeaderBytes int `yaml:"max_header_bytes"`
+	// ReadHeaderTimeout bounds the time to send the request line and
+	// headers (a slow-header client's connection is closed). Default 5s.
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	// MinBodyRate is the slowest body accepted, in bytes per second
+	// averaged from the end of the headers, after BodyGrace: a slower body
+	// is cut with 408 (reason slow_body, logged at WARN). Default 16384
+	// (a 1 MiB body may take 64 s; a provider's body arrives in one or two
+	// packets).
+	MinBodyRate int64 `yaml:"min_body_rate"`
+	// BodyGrace is the time any body gets before MinBodyRate applies.
+	// Default 2s.
+	BodyGrace time.Duration `yaml:"body_grace"`
+}
+
+func (in *Ingest) applyDefaults() {
+	if in.MaxInFlight == 0 {
+		in.MaxInFlight = 256
+	}
+	if in.MaxConnections == 0 {
+		in.MaxConnections = 4096
+	}
+	if in.MaxHeaderBytes == 0 {
+		in.MaxHeaderBytes = 64 << 10
+	}
+	if in.ReadHeaderTimeout == 0 {
+		in.ReadHeaderTimeout = 5 * time.Second
+	}
+	if in.MinBodyRate == 0 {
+		in.MinBodyRate = 16 << 10
+	}
+	if in.BodyGrace == 0 {
+		in.BodyGrace = 2 * time.Second
+	}
+}
+
+func (in *Ingest) validate() error {
+	if in.MaxInFlight < 1 || in.MaxConnections < 1 || in.MaxHeaderBytes < 4096 {
+		return errorf("ingest: max_in_flight and max_connections must be at least 1, max_header_bytes at least 4096")
+	}
+	if in.ReadHeaderTimeout <= 0 || in.BodyGrace <= 0 || in.MinBodyRate <= 0 {
+		return errorf("ingest: read_header_timeout, body_grace and min_body_rate must be positive")
+	}
+	return nil
+}
+
+// applyAdmissionDefaults sets each provider's share of Ingest.MaxInFlight:
+// max_in_flight defaults to half of it (one provider's storm leaves the
+// other half to the rest), reserved_in_flight to 16, or less when the
+// configured providers' reserves would take more than half of it.
+func (c *Config) applyAdmissionDefaults() {
+	names := make([]string, 0, len(c.Providers))
+	for name, p := range c.Providers {
+		if p != nil {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	reserve := 16
+	if n := len(names); n > 0 && reserve*n > c.Ingest.MaxInFlight/2 {
+		reserve = max(1, c.Ingest.MaxInFlight/2/n)
+	}
+	for _, name := range names {
+		p := c.Providers[name]
+		if p.MaxInFlight == 0 {
+			p.MaxInFlight = max(1, c.Ingest.MaxInFlight/2)
+		}
+		if p.ReservedInFlight == 0 {
+			p.ReservedInFlight = min(reserve, p.MaxInFlight)
+		}
+		if p.OverloadStatus == 0 {
+			p.OverloadStatus = 503
+		}
+	}
+}
+
+// validateAdmission checks the providers' shares against the global bound.
+func (c *Config) validateAdmission() error {
+	total := 0
+	for name, p := range c.Providers {
+		if p == nil {
+			continue
+		}
+		if p.MaxInFlight < 1 || p.ReservedInFlight < 0 || p.ReservedInFlight > p.MaxInFlight {
+			return errorf("providers.%s.max_in_flight: must be at least 1 and at least reserved_in_flight (%d)", name, p.ReservedInFlight)
+		}
+		if p.OverloadStatus != 503 && p.OverloadStatus != 429 {
+			return errorf("providers.%s.overload_status: %d is not 503 or 429", name, p.OverloadStatus)
+		}
+		total += p.ReservedInFlight
+	}
+	if total > c.Ingest.MaxInFlight {
+		return errorf("ingest.max_in_flight: %d is less than the providers' reserved_in_flight together (%d)", c.Ingest.MaxInFlight, total)
+	}
+	return nil
+}
