@@ -11,9 +11,9 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/gatehouse/gatehouse/api"
+	"github.com/gatehouse/gatehouse/api/console"
 	"github.com/gatehouse/gatehouse/auth"
 	"github.com/gatehouse/gatehouse/auth/bearer"
-	"github.com/gatehouse/gatehouse/api/console"
 	"github.com/gatehouse/gatehouse/ingest"
 )
 
