@@ -23,9 +23,12 @@ import (
 const DefaultJWKSMinRefetch = 30 * time.Second
 
 // keySet is the OP's JWKS for go-oidc's verifier (oidc.KeySet), fetched
-// on first use and again when no held key verifies a token, at most once
-// per minRefetch; concurrent fetches are coalesced. A key rotated at the
-// OP is picked up by the first token signed with it after the interval.
+// on first use and again when no held key verifies a token: at once if a
+// genuine token verified since the last fetch (the OP may have rotated its
+// key, and the next login must not fail), otherwise at most once per
+// minRefetch. So forged tokens alone make at most one fetch per interval,
+// and at most one per genuine token in all; concurrent fetches are
+// coalesced.
 type keySet struct {
 	url        string
 	client     *http.Client
@@ -37,6 +40,7 @@ type keySet struct {
 	mu          sync.Mutex // guards the fields below
 	keys        []crypto.PublicKey
 	lastAttempt time.Time
+	verified    bool // a token verified since the last fetch attempt
 }
 
 var errJWKSRateLimited = errors.New("no held key verifies the token, and the key set was fetched less than the minimum interval ago")
@@ -48,6 +52,7 @@ func (k *keySet) VerifySignature(ctx context.Context, jwt string) ([]byte, error
 	k.mu.Unlock()
 	if len(keys) > 0 {
 		if payload, err := (&oidc.StaticKeySet{PublicKeys: keys}).VerifySignature(ctx, jwt); err == nil {
+			k.markVerified()
 			return payload, nil
 		}
 	}
@@ -55,7 +60,17 @@ func (k *keySet) VerifySignature(ctx context.Context, jwt string) ([]byte, error
 	if err != nil {
 		return nil, fmt.Errorf("verify signature: %w", err)
 	}
-	return (&oidc.StaticKeySet{PublicKeys: keys}).VerifySignature(ctx, jwt)
+	payload, err := (&oidc.StaticKeySet{PublicKeys: keys}).VerifySignature(ctx, jwt)
+	if err == nil {
+		k.markVerified()
+	}
+	return payload, err
+}
+
+func (k *keySet) markVerified() {
+	k.mu.Lock()
+	k.verified = true
+	k.mu.Unlock()
 }
 
 // refresh fetches the set unless another caller did since held was read,
@@ -64,16 +79,16 @@ func (k *keySet) refresh(ctx context.Context, held []crypto.PublicKey) ([]crypto
 	k.fetchMu.Lock()
 	defer k.fetchMu.Unlock()
 	k.mu.Lock()
-	keys, last := k.keys, k.lastAttempt
+	keys, last, verified := k.keys, k.lastAttempt, k.verified
 	k.mu.Unlock()
 	if len(keys) > 0 && (len(held) == 0 || &keys[0] != &held[0]) {
 		return keys, nil // fetched by a concurrent caller
 	}
-	if !last.IsZero() && k.now().Sub(last) < k.minRefetch {
+	if !last.IsZero() && !verified && k.now().Sub(last) < k.minRefetch {
 		return nil, errJWKSRateLimited
 	}
 	k.mu.Lock()
-	k.lastAttempt = k.now()
+	k.lastAttempt, k.verified = k.now(), false
 	k.mu.Unlock()
 	keys, err := k.fetch(context.WithoutCancel(ctx))
 	if k.onFetch != nil {
