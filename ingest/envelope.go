@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -33,9 +32,9 @@ type parsed struct {
 }
 
 // parseDelivery maps a verified body into the inbox fields. Providers that
-// send the envelope themselves (reference, stripe, standard-webhooks) are
-// stored verbatim; GitHub, Slack and Shopify bodies are wrapped in an envelope
-// whose data is the body. The body is validated once and read in place
+// send the envelope themselves (EnvelopeBody: reference, stripe,
+// standard-webhooks) are stored verbatim; the others' bodies are wrapped in
+// an envelope whose data is the body (parseFields). The body is validated once and read in place
 // (gjson): only the members the receiver needs are looked at, where an
 // object repeats a name the last one counts (as in the stored jsonb).
 func parseDelivery(k providers.Kind, h http.Header, body []byte, res signature.Result, now time.Time) (parsed, error) {
@@ -48,39 +47,6 @@ func parseDelivery(k providers.Kind, h http.Header, body []byte, res signature.R
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {
 		return parsed{}, fmt.Errorf("%w: body is not a JSON object", errBadEnvelope)
-	}
-	switch k.Envelope {
-	case providers.EnvelopeGitHub:
-		t := h.Get("X-GitHub-Event")
-		if action := stringField(root, "action"); action != "" && t != "" {
-			t += "." + action
-		}
-		return wrap(res.EventID, t, receivedAt(now), body)
-	case providers.EnvelopeShopify:
-		t := strings.ReplaceAll(h.Get("X-Shopify-Topic"), "/", ".")
-		at := receivedAt(now)
-		if text, v, ok := schemas.EventTime(h.Get("X-Shopify-Triggered-At")); ok {
-			at = eventTime{text, v}
-		}
-		return wrap(res.EventID, t, at, body)
-	case providers.EnvelopeSlack:
-		f := schemas.Members(root, "event", "type", "event_time", "event_id")
-		t := ""
-		if f[0].IsObject() {
-			t = stringField(f[0], "type")
-		}
-		if t == "" && f[1].Type == gjson.String {
-			t = f[1].Str
-		}
-		at := receivedAt(now)
-		if text, v, ok := schemas.EventTimeJSON(f[2]); ok {
-			at = eventTime{text, v}
-		}
-		id := ""
-		if f[3].Type == gjson.String {
-			id = f[3].Str
-		}
-		return wrap(id, t, at, body)
 	}
 	f := schemas.Members(root, "id", "type", "created_at", "created", "timestamp")
 	var idType [2]string
@@ -143,14 +109,6 @@ func storable(body []byte) error {
 		off = i + 1
 	}
 	return nil
-}
-
-// stringField returns obj's member name when it is a JSON string.
-func stringField(obj gjson.Result, name string) string {
-	if v := schemas.Member(obj, name); v.Type == gjson.String {
-		return v.Str
-	}
-	return ""
 }
 
 // eventTime is a creation time as written (text, the envelope's created_at

@@ -37,29 +37,51 @@ func parseFields(k providers.Kind, h http.Header, body []byte, res signature.Res
 	if !root.IsObject() && !root.IsArray() {
 		return parsed{}, fmt.Errorf("%w: body is not a JSON object or array", errBadEnvelope)
 	}
-	id := fieldValue(k.EventID, h, root, body)
+	src := source{h: h, root: root, raw: body, signedID: res.EventID}
+	id := src.value(k.EventID)
 	if id == "" {
 		id = res.EventID
 	}
 	at := receivedAt(now)
-	if text, t, ok := schemas.EventTime(fieldValue(k.CreatedAt, h, root, body)); ok {
+	if text, t, ok := schemas.EventTime(src.value(k.CreatedAt)); ok {
 		at = eventTime{text, t}
 	}
-	return wrap(id, fieldValue(k.EventType, h, root, body), at, data)
+	return wrap(id, src.value(k.EventType), at, data)
 }
 
-// fieldValue is the value of the first of fs that is present, "" if none.
-func fieldValue(fs providers.Fields, h http.Header, root gjson.Result, raw []byte) string {
+// source is what a delivery's fields are read from: its headers, its
+// body (parsed and raw) and the id its signing scheme verified.
+type source struct {
+	h        http.Header
+	root     gjson.Result
+	raw      []byte
+	signedID string
+}
+
+// value is the value of the first of fs that is present, "" if none.
+func (s source) value(fs providers.Fields) string {
 	for _, f := range fs {
-		if v := oneField(f, h, root, raw); v != "" {
+		if v := s.one(f); v != "" {
 			return v
 		}
 	}
 	return ""
 }
 
-func oneField(f providers.Field, h http.Header, root gjson.Result, raw []byte) string {
+// one is f's value with its replacements applied.
+func (s source) one(f providers.Field) string {
+	v := s.raw1(f)
+	if len(f.Replace) > 0 && v != "" {
+		v = strings.NewReplacer(f.Replace...).Replace(v)
+	}
+	return v
+}
+
+func (s source) raw1(f providers.Field) string {
+	h, root, raw := s.h, s.root, s.raw
 	switch {
+	case f.Signed:
+		return s.signedID
 	case f.Header != "":
 		return strings.TrimSpace(h.Get(f.Header))
 	case f.Path != "":
@@ -77,7 +99,7 @@ func oneField(f providers.Field, h http.Header, root gjson.Result, raw []byte) s
 		parts := make([]string, 0, len(f.Join))
 		required := true
 		for _, j := range f.Join {
-			v := oneField(j, h, root, raw)
+			v := s.one(j)
 			if j.Value != "" {
 				parts = append(parts, v)
 				continue

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,7 +49,12 @@ func TestEveryAlternativeOfEveryRule(t *testing.T) {
 			for i, alt := range alts {
 				for _, minimal := range []bool{false, true} {
 					in := newAltInput(r.rule == "created_at")
-					want := in.fill(alt, minimal)
+					var want string
+					if r.rule == "event id" && k.SignedID != "" && alt == k.SignedID {
+						want = signedID // the signing scheme's verified id
+					} else {
+						want = in.fill(alt, minimal)
+					}
 					if want == "" {
 						t.Errorf("%s %s: alternative %d (%s) has no part to set", name, r.rule, i, alt)
 						continue
@@ -74,12 +80,12 @@ func TestEveryAlternativeOfEveryRule(t *testing.T) {
 					var err error
 					if k.Batch {
 						var evs []parsed
-						evs, err = parseEvents(k, in.header, []byte("["+string(body)+"]"), signature.Result{}, now)
+						evs, err = parseEvents(k, in.header, []byte("["+string(body)+"]"), signature.Result{EventID: signedID}, now)
 						if err == nil {
 							p = evs[0]
 						}
 					} else {
-						p, err = parseFields(k, in.header, body, signature.Result{}, now)
+						p, err = parseFields(k, in.header, body, signature.Result{EventID: signedID}, now)
 					}
 					if err != nil {
 						t.Errorf("%s %s alternative %d (%s): %v (body %s)", name, r.rule, i, alt, err, body)
@@ -93,6 +99,13 @@ func TestEveryAlternativeOfEveryRule(t *testing.T) {
 		}
 	}
 }
+
+// signedID is the id the signing scheme verified in these cases (GitHub's
+// and Shopify's come from their signature headers, not from a field).
+const signedID = "signed-id"
+
+// replacement is the printed rewrite of a field ("/" as ".").
+var replacement = regexp.MustCompile(` \("[^"]*" as "[^"]*"\)$`)
 
 // altInput is a delivery built from printed descriptions.
 type altInput struct {
@@ -113,6 +126,7 @@ func (in *altInput) fill(alt string, minimal bool) string {
 	var out []string
 	required := true
 	for _, part := range strings.Split(alt, ` + "." + `) {
+		part = replacement.ReplaceAllString(part, "") // test values hold no text to rewrite
 		switch {
 		case strings.HasPrefix(part, `"`):
 			out = append(out, strings.Trim(part, `"`))

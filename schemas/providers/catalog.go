@@ -9,6 +9,11 @@ func value(v string) Field      { return Field{Value: v} }
 func join(parts ...Field) Field { return Field{Join: parts} }
 func one(f ...Field) Fields     { return Fields(f) }
 func digest() Field             { return Field{Digest: true} }
+func signed() Field             { return Field{Signed: true} }
+func replace(f Field, pairs ...string) Field {
+	f.Replace = pairs
+	return f
+}
 
 // digestNote explains the digest event id wherever a provider sends none.
 const digestNote = "no event id is sent: the id is the SHA-256 of the body, identical in a redelivery"
@@ -26,14 +31,21 @@ func kinds() map[string]Kind {
 			Vector: "your definition; the engine is proven by every preset below"},
 		"stripe": {Scheme: "stripe", Envelope: EnvelopeBody, AggregateIDPath: []string{"data.object.id"},
 			Handlers: HandlersStripe, VersionHeader: "Stripe-Version", Vector: "stripe-go v82 (webhook.GenerateTestSignedPayload, ValidatePayload)"},
-		"github": {Scheme: "github", Guard: GuardContent, Envelope: EnvelopeGitHub, AggregateIDPath: []string{"data.repository.full_name"},
-			Vector: "go-github v74 (ValidatePayload) and GitHub's documented example"},
-		"slack": {Scheme: "slack", Envelope: EnvelopeSlack, Handshake: HandshakeSlack,
+		"github": {Scheme: "github", Guard: GuardContent, Envelope: EnvelopeFields,
+			EventID: one(signed()), SignedID: `header X-GitHub-Hook-ID + ":" + header X-GitHub-Delivery`,
+			EventType: one(join(hdr("X-GitHub-Event"), path("action"))),
+			AggregateIDPath: []string{"data.repository.full_name"},
+			Vector:          "go-github v74 (ValidatePayload) and GitHub's documented example"},
+		"slack": {Scheme: "slack", Envelope: EnvelopeFields, Handshake: HandshakeSlack,
+			EventID: one(path("event_id")), EventType: one(path("event.type"), path("type")), CreatedAt: one(path("event_time")),
 			Vector: "slack-go v0.35 (SecretsVerifier) and Slack's documented example"},
 		"standard-webhooks": {Scheme: "standard-webhooks", Envelope: EnvelopeBody,
 			Vector: "standard-webhooks Go library v0.0.1"},
-		"shopify": {Scheme: "shopify", Guard: GuardContent, Envelope: EnvelopeShopify,
-			Vector: "shopify-api-js validate.test.ts vector"},
+		"shopify": {Scheme: "shopify", Guard: GuardContent, Envelope: EnvelopeFields,
+			EventID: one(signed()), SignedID: "header X-Shopify-Webhook-Id",
+			EventType: one(replace(hdr("X-Shopify-Topic"), "/", ".")),
+			CreatedAt: one(hdr("X-Shopify-Triggered-At")),
+			Vector:    "shopify-api-js validate.test.ts vector"},
 		"clerk": {Scheme: "standard-webhooks", Envelope: EnvelopeBody, AggregateIDPath: []string{"data.id"},
 			Vector: "svix-webhooks Go library v1.40.0 (Clerk signs through Svix)",
 			Note:   "the event id is the svix-id header (Clerk's body carries none)"},

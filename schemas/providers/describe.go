@@ -1,6 +1,9 @@
 package providers
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // String says, for people, where a value comes from: "header X, else body
 // path y".
@@ -12,7 +15,7 @@ func (fs Fields) String() string {
 	return strings.Join(parts, ", else ")
 }
 
-func (f Field) String() string {
+func (f Field) source() string {
 	switch {
 	case f.Header != "":
 		return "header " + f.Header
@@ -22,6 +25,8 @@ func (f Field) String() string {
 		return `"` + f.Value + `"`
 	case f.Digest:
 		return "sha256:<hex SHA-256 of the body>"
+	case f.Signed:
+		return signedText
 	case len(f.Join) > 0:
 		parts := make([]string, len(f.Join))
 		for i, j := range f.Join {
@@ -32,17 +37,25 @@ func (f Field) String() string {
 	return ""
 }
 
+// String says where f's value comes from, with its rewrites.
+func (f Field) String() string {
+	s := f.source()
+	for i := 0; i+1 < len(f.Replace); i += 2 {
+		s += fmt.Sprintf(" (%q as %q)", f.Replace[i], f.Replace[i+1])
+	}
+	return s
+}
+
+const signedText = "the id the signature scheme reads from its header(s)"
+
 // IDSource says where the event id of k comes from.
 func (k Kind) IDSource() string {
 	switch k.Envelope {
 	case EnvelopeFields:
+		if k.SignedID != "" {
+			return strings.ReplaceAll(k.EventID.String(), signedText, k.SignedID)
+		}
 		return k.EventID.String()
-	case EnvelopeGitHub:
-		return "header X-GitHub-Hook-ID + \":\" + header X-GitHub-Delivery"
-	case EnvelopeShopify:
-		return "header X-Shopify-Webhook-Id"
-	case EnvelopeSlack:
-		return "body event_id"
 	}
 	if k.Scheme == "standard-webhooks" {
 		return "body id, else header webhook-id (svix-id)"
@@ -55,12 +68,6 @@ func (k Kind) TypeSource() string {
 	switch k.Envelope {
 	case EnvelopeFields:
 		return k.EventType.String()
-	case EnvelopeGitHub:
-		return `header X-GitHub-Event + "." + body action`
-	case EnvelopeShopify:
-		return `header X-Shopify-Topic ("/" as ".")`
-	case EnvelopeSlack:
-		return "body event.type, else body type"
 	}
 	return "body type"
 }
@@ -97,12 +104,6 @@ func (k Kind) TimeSource() string {
 			return "none sent: " + clock
 		}
 		return k.CreatedAt.String() + ", else " + clock
-	case EnvelopeGitHub:
-		return "none sent: " + clock
-	case EnvelopeShopify:
-		return "header X-Shopify-Triggered-At, else " + clock
-	case EnvelopeSlack:
-		return "body event_time, else " + clock
 	}
 	return "body created_at, else body created, else body timestamp"
 }

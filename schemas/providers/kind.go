@@ -29,18 +29,18 @@ type Kind struct {
 	// provider needs public_url.
 	SignsURL bool
 	// Envelope says how the receiver finds the event's id, type and
-	// creation time: EnvelopeBody (the body's own id, type and
-	// created_at/created/timestamp; id from the webhook-id header when the
-	// body has none), EnvelopeFields (EventID, EventType and CreatedAt say
-	// where; the body is wrapped as {"id","type","created_at","data": body})
-	// or the older wrapped kinds EnvelopeGitHub (X-GitHub-Delivery,
-	// X-GitHub-Event + "." + action), EnvelopeShopify (X-Shopify-Webhook-Id,
-	// X-Shopify-Topic with "/" → ".", X-Shopify-Triggered-At),
-	// EnvelopeSlack (event_id, event.type or type, event_time).
+	// creation time: EnvelopeBody (the provider sends the envelope itself:
+	// the body's own id, type and created_at/created/timestamp; the id from
+	// the webhook-id header when the body has none; stored verbatim) or
+	// EnvelopeFields (EventID, EventType and CreatedAt say where; the body is
+	// wrapped as {"id","type","created_at","data": body}).
 	Envelope string
 	// EventID, EventType and CreatedAt locate the envelope's fields for
 	// EnvelopeFields.
 	EventID, EventType, CreatedAt Fields
+	// SignedID names, for people, the header(s) the signing scheme reads
+	// the event id from (what a Signed field stands for).
+	SignedID string
 	// Batch: the body is a JSON array of events, each recorded as an event
 	// of its own (its fields read from the element; aggregate paths start
 	// at data, the element).
@@ -85,11 +85,8 @@ const (
 
 // Envelope kinds, handshakes and consumer handler sets of Kind.
 const (
-	EnvelopeBody    = "body"
-	EnvelopeFields  = "fields"
-	EnvelopeGitHub  = "github"
-	EnvelopeShopify = "shopify"
-	EnvelopeSlack   = "slack"
+	EnvelopeBody   = "body"
+	EnvelopeFields = "fields"
 
 	HandshakeSlack   = "slack_url_verification"
 	HandshakeZoom    = "zoom_url_validation"
@@ -110,11 +107,17 @@ const (
 // must be present, or the whole Join is absent and the next alternative of
 // Fields is tried).
 type Field struct {
-	Header string  `yaml:"header"`
-	Path   string  `yaml:"path"`
-	Value  string  `yaml:"value"`
-	Digest bool    `yaml:"digest"`
+	Header string `yaml:"header"`
+	Path   string `yaml:"path"`
+	Value  string `yaml:"value"`
+	Digest bool   `yaml:"digest"`
+	// Signed is the event id the signing scheme read from its own id
+	// header(s) (GitHub's hook and delivery ids, Shopify's webhook id, an
+	// hmac definition's id_header).
+	Signed bool    `yaml:"signed"`
 	Join   []Field `yaml:"join"`
+	// Replace rewrites the value: pairs of old and new text ("/", ".").
+	Replace []string `yaml:"replace"`
 }
 
 // Fields are alternatives: the first one present gives the value.
@@ -166,6 +169,7 @@ func (fs Fields) clone() Fields {
 	for i, f := range fs {
 		out[i] = f
 		out[i].Join = Fields(f.Join).clone()
+		out[i].Replace = slices.Clone(f.Replace)
 	}
 	return out
 }
@@ -173,13 +177,16 @@ func (fs Fields) clone() Fields {
 // Validate checks that f names exactly one source (ErrFieldSource).
 func (f Field) Validate() error {
 	n := 0
-	for _, set := range []bool{f.Header != "", f.Path != "", f.Value != "", f.Digest, len(f.Join) > 0} {
+	for _, set := range []bool{f.Header != "", f.Path != "", f.Value != "", f.Digest, f.Signed, len(f.Join) > 0} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
 		return ErrFieldSource
+	}
+	if len(f.Replace)%2 != 0 {
+		return ErrFieldReplace
 	}
 	for _, j := range f.Join {
 		if err := j.Validate(); err != nil {
@@ -190,4 +197,7 @@ func (f Field) Validate() error {
 }
 
 // ErrFieldSource is Field.Validate's error.
-var ErrFieldSource = errors.New("set exactly one of header, path, value, digest and join")
+var ErrFieldSource = errors.New("set exactly one of header, path, value, digest, signed and join")
+
+// ErrFieldReplace is Field.Validate's error for an odd replace list.
+var ErrFieldReplace = errors.New("replace takes pairs of old and new text")
