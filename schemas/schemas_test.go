@@ -137,8 +137,8 @@ func TestAsyncAPIDocument(t *testing.T) {
 		t.Fatal("asyncapi.yaml has no message examples")
 	}
 	// A value without the required fields is rejected: the schemas do check.
-	if err := s.value.Validate(asJSON(t, map[string]any{"type": "x"})); err == nil {
-		t.Fatal("record-value schema accepted a value without id")
+	if err := s.value.Validate(asJSON(t, map[string]any{"id": "x"})); err == nil {
+		t.Fatal("record-value schema accepted a value without type")
 	}
 	if err := s.headers.Validate(asJSON(t, map[string]any{"ce_id": "x"})); err == nil {
 		t.Fatal("record-headers schema accepted headers without ce_source")

@@ -117,51 +117,9 @@ func TestProvidersKafkaKeyIsTheKeyWritten(t *testing.T) {
 			t.Errorf("gatehouse providers prints no kafka key for %s", name)
 		}
 	}
-	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	priv, _ := x509.MarshalPKCS8PrivateKey(ec)
-	pub, _ := x509.MarshalPKIXPublicKey(&ec.PublicKey)
-	const (
-		secret      = "key-test-secret-6d0c"
-		svix        = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
-		discordSeed = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60" // RFC 8032 7.1 TEST 1
-		discordPub  = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"
-	)
-	var y strings.Builder
-	y.WriteString("providers:\n")
-	signWith := map[string]string{}
+	entries, signWith := catalogueProviders(t, func(string) string { return "" })
 	cases := keyCases(strconv.FormatInt(time.Now().UnixMilli(), 10))
-	for _, name := range providers.Names() {
-		if name == "reference" || name == "hmac" {
-			continue
-		}
-		if _, ok := cases[name]; !ok {
-			t.Errorf("catalogue kind %s has no delivery in keyCases", name)
-			continue
-		}
-		verify, sign := secret, secret
-		switch name {
-		case "discord":
-			verify, sign = discordPub, discordSeed
-		case "sendgrid":
-			verify, sign = base64.StdEncoding.EncodeToString(pub), base64.StdEncoding.EncodeToString(priv)
-		case "postmark":
-			verify, sign = "hooks:"+secret, "hooks:"+secret
-		case "standard-webhooks", "clerk", "resend":
-			verify, sign = svix, svix
-		}
-		signWith[name] = sign
-		fmt.Fprintf(&y, "  %s:\n    scheme: %s\n    secrets: [{id: s1, value: %q}]\n", name, name, verify)
-		if k, _ := providers.Lookup(name); k.SignsURL {
-			fmt.Fprintf(&y, "    public_url: https://hooks.example.com/webhooks/%s\n", name)
-		}
-		if name == "meta" {
-			y.WriteString("    verify_token: key-test-token\n")
-		}
-	}
-	cfgPath := writeConfigYAML(t, y.String())
+	cfgPath := writeConfigYAML(t, "providers:\n"+entries)
 	cfg, err := config.Load(cfgPath, false, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
@@ -177,11 +135,7 @@ func TestProvidersKafkaKeyIsTheKeyWritten(t *testing.T) {
 	for name := range signWith {
 		c := cases[name]
 		t.Run(name, func(t *testing.T) {
-			ct := "application/json"
-			if name == "twilio" {
-				ct = "application/x-www-form-urlencoded"
-			}
-			deliverSigned(t, srv.public, cfg.Providers[name], name, signWith[name], ct, c)
+			deliverSigned(t, srv.public, cfg.Providers[name], name, signWith[name], contentType(name), c)
 			var key, payload, eventID string
 			if err := conn.QueryRow(context.Background(), `SELECT aggregateid, payload::text, event_id FROM outbox WHERE aggregatetype = $1`, name).
 				Scan(&key, &payload, &eventID); err != nil {
@@ -265,6 +219,69 @@ func TestReadmeKafkaKeyColumn(t *testing.T) {
 			t.Errorf("README's catalogue has no row for %s", name)
 		}
 	}
+}
+
+// catalogueProviders returns the YAML entries (under providers:) of one
+// provider of every catalogue kind but reference and hmac, named after the
+// kind, each on topic(name) when topic returns one, and the key each signs
+// with; every kind must have a delivery in keyCases.
+func catalogueProviders(t *testing.T, topic func(name string) string) (string, map[string]string) {
+	t.Helper()
+	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv, _ := x509.MarshalPKCS8PrivateKey(ec)
+	pub, _ := x509.MarshalPKIXPublicKey(&ec.PublicKey)
+	const (
+		secret      = "key-test-secret-6d0c"
+		svix        = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+		discordSeed = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60" // RFC 8032 7.1 TEST 1
+		discordPub  = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"
+	)
+	var y strings.Builder
+	signWith := map[string]string{}
+	cases := keyCases("0")
+	for _, name := range providers.Names() {
+		if name == "reference" || name == "hmac" {
+			continue
+		}
+		if _, ok := cases[name]; !ok {
+			t.Errorf("catalogue kind %s has no delivery in keyCases", name)
+			continue
+		}
+		verify, sign := secret, secret
+		switch name {
+		case "discord":
+			verify, sign = discordPub, discordSeed
+		case "sendgrid":
+			verify, sign = base64.StdEncoding.EncodeToString(pub), base64.StdEncoding.EncodeToString(priv)
+		case "postmark":
+			verify, sign = "hooks:"+secret, "hooks:"+secret
+		case "standard-webhooks", "clerk", "resend":
+			verify, sign = svix, svix
+		}
+		signWith[name] = sign
+		fmt.Fprintf(&y, "  %s:\n    scheme: %s\n    secrets: [{id: s1, value: %q}]\n", name, name, verify)
+		if k, _ := providers.Lookup(name); k.SignsURL {
+			fmt.Fprintf(&y, "    public_url: https://hooks.example.com/webhooks/%s\n", name)
+		}
+		if name == "meta" {
+			y.WriteString("    verify_token: key-test-token\n")
+		}
+		if tp := topic(name); tp != "" {
+			fmt.Fprintf(&y, "    topic: %s\n", tp)
+		}
+	}
+	return y.String(), signWith
+}
+
+// contentType is the Content-Type a provider posts c with.
+func contentType(name string) string {
+	if name == "twilio" {
+		return "application/x-www-form-urlencoded"
+	}
+	return "application/json"
 }
 
 // deliverSigned signs c as provider p (scheme and key as configured; signWith
