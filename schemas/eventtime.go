@@ -2,7 +2,6 @@ package schemas
 
 import (
 	"bytes"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -10,10 +9,37 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// rfc3339 is RFC 3339's date-time production (upper-case T and Z, as Go,
-// Java's Instant and JSON Schema's date-time all read it) with a fraction of
-// any length.
-var rfc3339 = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$`)
+// isRFC3339 reports whether s has the shape of RFC 3339's date-time
+// production, YYYY-MM-DDTHH:MM:SS[.digits](Z|±HH:MM), with upper-case T and
+// Z as Go, Java's Instant and JSON Schema's date-time all read it; the
+// values are checked by time.Parse. (A regexp did the same at ~10 times the
+// cost, on every delivery.)
+func isRFC3339(s string) bool {
+	const shape = "dddd-dd-ddTdd:dd:dd"
+	if len(s) < len(shape)+1 {
+		return false
+	}
+	for i := 0; i < len(shape); i++ {
+		if c := s[i]; (shape[i] == 'd' && (c < '0' || c > '9')) || (shape[i] != 'd' && c != shape[i]) {
+			return false
+		}
+	}
+	rest := s[len(shape):]
+	if rest[0] == '.' {
+		n := 1
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if n == 1 {
+			return false
+		}
+		rest = rest[n:]
+	}
+	if rest == "Z" {
+		return true
+	}
+	return len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && digits(rest[1:3]) && rest[3] == ':' && digits(rest[4:6])
+}
 
 // EventTime reads a provider's creation time as the provider wrote it and
 // returns the ce_time text and the instant. RFC 3339 text is kept exactly as
@@ -26,7 +52,7 @@ var rfc3339 = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z
 // Anything else (empty, non-positive, beyond 10^14, another date format)
 // reports false.
 func EventTime(s string) (string, time.Time, bool) {
-	if rfc3339.MatchString(s) {
+	if isRFC3339(s) {
 		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 			return s, t.UTC(), true
 		}

@@ -69,3 +69,11 @@ func TestEnvelopeTime(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkEventTime(b *testing.B) {
+	for b.Loop() {
+		if _, _, ok := EventTime("2026-11-20T10:15:41.314187999Z"); !ok {
+			b.Fatal("refused")
+		}
+	}
+}
