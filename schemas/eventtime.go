@@ -38,14 +38,17 @@ func isRFC3339(s string) bool {
 	if rest == "Z" {
 		return true
 	}
-	return len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && digits(rest[1:3]) && rest[3] == ':' && digits(rest[4:6])
+	// An offset of at most 23:59 (Go's parser would take +24:00, which
+	// RFC 3339 and the JSON Schema date-time readers refuse).
+	return len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && digits(rest[1:3]) && rest[3] == ':' && digits(rest[4:6]) &&
+		rest[1:3] <= "23" && rest[4:6] <= "59"
 }
 
 // EventTime reads a provider's creation time as the provider wrote it and
 // returns the ce_time text and the instant. RFC 3339 text is kept exactly as
 // given (offset and every fraction digit). A Unix time — seconds, with an
 // optional decimal fraction (Mailgun), or milliseconds when the integer part
-// is above 10^11 (Zoom, Linear, HubSpot, Clerk) — is written as RFC 3339 in
+// is above 10^11 (Zoom, HubSpot, Clerk) — is written as RFC 3339 in
 // UTC with exactly the precision given: no fraction for whole seconds,
 // three digits for milliseconds, the given digits of a fraction. The digits
 // are converted as text, never through a float, so nothing is rounded.
