@@ -87,3 +87,29 @@ func BenchmarkEventTime(b *testing.B) {
 		}
 	}
 }
+
+// FuzzEventTime: whatever the input, an accepted time's text is RFC 3339
+// that Go reads back as the same instant, and RFC 3339 input comes back
+// unchanged.
+func FuzzEventTime(f *testing.F) {
+	for _, s := range []string{"2026-11-20T10:15:41.314187999Z", "2014-08-01T13:28:10.2735393-04:00", "1700000000",
+		"1521472262.908181", "1626230691572", "1626230691572.5", "", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		text, at, ok := EventTime(s)
+		if !ok {
+			return
+		}
+		if !isRFC3339(text) {
+			t.Fatalf("EventTime(%q) = %q, not RFC 3339", s, text)
+		}
+		back, err := time.Parse(time.RFC3339Nano, text)
+		if err != nil || !back.Equal(at) {
+			t.Fatalf("EventTime(%q) = %q, %v; reads back as %v (%v)", s, text, at, back, err)
+		}
+		if isRFC3339(s) && text != s {
+			t.Fatalf("EventTime(%q) rewrote RFC 3339 text as %q", s, text)
+		}
+	})
+}
