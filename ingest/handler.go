@@ -53,7 +53,8 @@ type Config struct {
 	// SPEC.md). Default 5s.
 	WriteTimeout time.Duration
 	// MaxInFlight bounds deliveries served at once over all providers;
-	// each provider's share is its Provider.MaxInFlight and
+	// each provider's share is its Provider.MaxInFlight (default an eighth
+	// of it) and
 	// ReservedInFlight (admission.go). Default 256.
 	MaxInFlight int
 	// MinBodyRate (bytes/s, default 16384) and BodyGrace (default 2s): a

@@ -30,6 +30,7 @@ func main() { benchenv.Main("overloadbench", run) }
 type options struct {
 	gatehouse, receiverLog          string
 	runs, flood, rate, slowB, slowH int
+	maxInFlight, share              int
 	d                               time.Duration
 	keep                            bool
 }
@@ -47,6 +48,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.slowB, "slow-body", 200, "connections sending a body at 1 byte/s")
 	fs.IntVar(&o.slowH, "slow-header", 200, "connections sending their headers at 1 byte/s")
 	fs.BoolVar(&o.keep, "keep", false, "keep the data directories")
+	fs.IntVar(&o.maxInFlight, "max-in-flight", 0, "ingest.max_in_flight (0: gatehouse's default)")
+	fs.IntVar(&o.share, "share", 0, "each provider's max_in_flight (0: gatehouse's default)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "overloadbench measures provider B's latency beside provider A's flood and slow clients.\n\nExample: go run ./deploy/bench/overloadbench -gatehouse bin/gatehouse -runs 3 -d 10s\n\nFlags:")
 		fs.PrintDefaults()
@@ -95,7 +98,14 @@ type gatehouse struct {
 var listening = regexp.MustCompile(`public=http://(\S+) admin=http://(\S+)`)
 
 func startGatehouse(st *benchenv.Stack, o options) (*gatehouse, error) {
-	cfg := fmt.Sprintf(`listen: "127.0.0.1:0"
+	limits, share := "", ""
+	if o.maxInFlight > 0 {
+		limits = fmt.Sprintf("ingest: {max_in_flight: %d}\n", o.maxInFlight)
+	}
+	if o.share > 0 {
+		share = fmt.Sprintf("    max_in_flight: %d\n", o.share)
+	}
+	cfg := limits + fmt.Sprintf(`listen: "127.0.0.1:0"
 admin_listen: "127.0.0.1:0"
 database_url: %q
 log_level: info
@@ -105,12 +115,12 @@ providers:
     timestamp_header: %[2]s
     signature_header: %[3]s
     secrets: [{id: s1, value: %[4]q}]
-  b:
+%[5]s  b:
     scheme: reference
     timestamp_header: %[2]s
     signature_header: %[3]s
     secrets: [{id: s1, value: %[4]q}]
-`, st.DBURL, tsHeader, sigHeader, secret)
+%[5]s`, st.DBURL, tsHeader, sigHeader, secret, share)
 	path := filepath.Join(st.Dir, "overload.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		return nil, err

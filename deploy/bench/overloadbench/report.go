@@ -64,12 +64,16 @@ func report(w io.Writer, o options, st *benchenv.Stack, g *gatehouse, load float
 	aloneP99, overP99 := median(col(alone, bP99)), median(col(over, bP99))
 	fmt.Fprintln(w, "## Under overload")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "`gatehouse serve` (defaults: ingest.max_in_flight 256, per provider max_in_flight 128 and reserved_in_flight 16, "+
+	limits := "defaults: ingest.max_in_flight 256, per provider max_in_flight 32 and reserved_in_flight 16"
+	if o.maxInFlight > 0 || o.share > 0 {
+		limits = fmt.Sprintf("ingest.max_in_flight %d, per provider max_in_flight %d (0: default)", o.maxInFlight, o.share)
+	}
+	fmt.Fprintf(w, "`gatehouse serve` (%s, "+
 		"min_body_rate 16 KiB/s after 2 s, read_header_timeout 5 s, max_connections 4096) on PostgreSQL %s (fsync on), "+
 		"the load generators on the same machine. %d interleaved pairs of %v runs: provider B alone at %d events/s (open loop), "+
 		"then B at the same rate beside provider A flooding closed-loop with %d connections, %d connections sending a body "+
 		"at 1 byte/s and %d sending their headers at 1 byte/s. Medians of the runs; load average at start %.2f.\n\n",
-		st.PGVersion, o.runs, o.d, o.rate, o.flood, o.slowB, o.slowH, load)
+		limits, st.PGVersion, o.runs, o.d, o.rate, o.flood, o.slowB, o.slowH, load)
 	fmt.Fprintln(w, "| provider B | alone | beside the attack | ratio | target |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	fmt.Fprintf(w, "| p50 ack latency | %.2f ms | %.2f ms | %.2f× | |\n", median(col(alone, bP50)), median(col(over, bP50)), median(col(over, bP50))/max(median(col(alone, bP50)), 1e-9))
