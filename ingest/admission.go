@@ -199,7 +199,7 @@ func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, limit int6
 func newShare(p *config.Provider, total int) *share {
 	s := &share{max: p.MaxInFlight, reserved: p.ReservedInFlight, status: p.OverloadStatus}
 	if s.max <= 0 {
-		s.max = max(1, total/8)
+		s.max = max(1, total/4)
 	}
 	if s.reserved <= 0 {
 		s.reserved = min(16, s.max)

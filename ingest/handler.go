@@ -53,7 +53,7 @@ type Config struct {
 	// SPEC.md). Default 5s.
 	WriteTimeout time.Duration
 	// MaxInFlight bounds deliveries served at once over all providers;
-	// each provider's share is its Provider.MaxInFlight (default an eighth
+	// each provider's share is its Provider.MaxInFlight (default a quarter
 	// of it) and
 	// ReservedInFlight (admission.go). Default 256.
 	MaxInFlight int
