@@ -140,10 +140,20 @@ func (r *Receiver) refuse(w http.ResponseWriter, req *http.Request, ep *endpoint
 	}
 	if reason == reasonTooLarge || reason == reasonSlowBody {
 		w.Header().Set("Connection", "close") // the rest of the body is not worth reading
+	} else if req.ContentLength != 0 {
+		// net/http reads what is left of an unread body before it writes
+		// the answer (to keep the connection); a body still on its way
+		// would hold the refusal until the read timeout. It gets
+		// refuseDrain, then the answer goes with Connection: close.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(refuseDrain))
 	}
 	http.Error(w, msg, status)
 	r.refusals.log(req.Context(), r.cfg.Logger, ep.name, reason, status)
 }
+
+// refuseDrain bounds how long a refusal waits for the rest of a body the
+// handler did not read (a provider's small body has arrived by then).
+const refuseDrain = 20 * time.Millisecond
 
 // errSlowBody is a body that came slower than MinBodyRate.
 var errSlowBody = errors.New("request body slower than the minimum rate")

@@ -216,6 +216,16 @@ func TestAdmissionSharesAndReserves(t *testing.T) {
 	if got := h.metric("gatehouse_webhook_refused_total", "provider=demo", "reason=over_share"); got != 1 {
 		t.Errorf("refused{over_share} = %v", got)
 	}
+	// A client of demo whose body has not arrived is refused as fast: the
+	// server does not wait for the body it will not read.
+	start = time.Now()
+	c := h.rawRequest(t, "demo", nil, 1000, []byte("{"))
+	if resp := readResponse(t, c, 2*time.Second); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("refusal with the body still coming: %d, want 503", resp.StatusCode)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("refusal with the body still coming took %v", d)
+	}
 	// stripe still has its reserved slot: the flood did not take it.
 	body := envelope("evt_stripe_ok", "payment.succeeded", nil)
 	expectStatus(t, h.post("stripe", h.sign("stripe", stripeSecret, body, h.now, ""), body), http.StatusNoContent)
