@@ -2,9 +2,9 @@
 // (issue 25): the real `gatehouse serve` binary on a private PostgreSQL,
 // with two providers. Each run measures provider B alone (an open loop of
 // -rate events a second) and then B beside an attack: provider A flooding
-// closed-loop with -flood connections, -slow-body connections sending a
-// body a byte a second and -slow-header connections sending their headers
-// so. Runs alternate (alone, overload, alone, …) and the table gives the
+// closed-loop with -flood connections, and -slow-body connections sending
+// a body a byte a second and -slow-header connections sending their
+// headers so, both to B's own endpoint. Runs alternate (alone, overload, alone, …) and the table gives the
 // medians; every event acknowledged with 2xx is then looked up in the
 // inbox (none may be missing).
 package main
@@ -198,8 +198,10 @@ func runOverload(ctx context.Context, g *gatehouse, o options) result {
 	sctx, cancel := context.WithCancel(ctx)
 	go rss.run(sctx, g.pid)
 	done := make(chan struct{}, 3)
-	go func() { slowClients(ctx, g.addr, "a", o.slowB, true, o.d+time.Second, r.body); done <- struct{}{} }()
-	go func() { slowClients(ctx, g.addr, "a", o.slowH, false, o.d+time.Second, r.header); done <- struct{}{} }()
+	// The slow clients aim at B's own endpoint: without B's secret they
+	// must not take B's slots.
+	go func() { slowClients(ctx, g.addr, "b", o.slowB, true, o.d+time.Second, r.body); done <- struct{}{} }()
+	go func() { slowClients(ctx, g.addr, "b", o.slowH, false, o.d+time.Second, r.header); done <- struct{}{} }()
 	go func() { closedLoop(ctx, g.base, "a", o.flood, o.d+time.Second, r.a); done <- struct{}{} }()
 	time.Sleep(500 * time.Millisecond) // the attack is under way when B starts
 	openLoop(ctx, g.base, "b", o.rate, o.d, r.b)

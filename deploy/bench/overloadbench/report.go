@@ -72,7 +72,7 @@ func report(w io.Writer, o options, st *benchenv.Stack, g *gatehouse, load float
 		"min_body_rate 16 KiB/s after 2 s, read_header_timeout 5 s, max_connections 4096) on PostgreSQL %s (fsync on), "+
 		"the load generators on the same machine. %d interleaved pairs of %v runs: provider B alone at %d events/s (open loop), "+
 		"then B at the same rate beside provider A flooding closed-loop with %d connections, %d connections sending a body "+
-		"at 1 byte/s and %d sending their headers at 1 byte/s. Medians of the runs; load average at start %.2f.\n\n",
+		"at 1 byte/s and %d sending their headers at 1 byte/s, both to B's endpoint (without B's secret). Medians of the runs; load average at start %.2f.\n\n",
 		limits, st.PGVersion, o.runs, o.d, o.rate, o.flood, o.slowB, o.slowH, load)
 	fmt.Fprintln(w, "| provider B | alone | beside the attack | ratio | target |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
