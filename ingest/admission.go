@@ -15,9 +15,11 @@ import (
 	"github.com/gatehouse/gatehouse/internal/config"
 )
 
-// Admission control: a delivery is admitted before any of its body is
-// read, or refused at once. Each provider has a share of the global bound
-// on requests in flight: ReservedInFlight slots that are always its own,
+// Admission control: a delivery is refused at once, before any of its body
+// is read, when its provider's share is full; it takes a slot only once
+// its signature verified, so a client without the secret (a slow body, a
+// forgery) never holds one. Each provider has a share of the global bound
+// on deliveries in flight: ReservedInFlight slots that are always its own,
 // and up to MaxInFlight in all, the slots past its reserve taken from a
 // pool shared by every provider (the global bound less all reserves). A
 // provider at its MaxInFlight is refused (over_share) even when the pool
@@ -45,6 +47,20 @@ const (
 	reasonTooLarge  = "too_large"  // Content-Length or the body past max_body_bytes (413)
 	reasonSlowBody  = "slow_body"  // the body came slower than min_body_rate (408)
 )
+
+// check says why a delivery of s would be refused now ("" when it would
+// be admitted), without taking a slot: the refusal before the body is read.
+func (a *admission) check(s *share) (reason string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case s.inFlight >= s.max:
+		return reasonOverShare
+	case s.inFlight < s.reserved, a.shared < a.sharedSize:
+		return ""
+	}
+	return reasonSaturated
+}
 
 // acquire admits one delivery of s, or says why not.
 func (a *admission) acquire(s *share) (reason string) {
@@ -124,10 +140,20 @@ func (r *Receiver) refuse(w http.ResponseWriter, req *http.Request, ep *endpoint
 	}
 	if reason == reasonTooLarge || reason == reasonSlowBody {
 		w.Header().Set("Connection", "close") // the rest of the body is not worth reading
+	} else if req.ContentLength != 0 {
+		// net/http reads what is left of an unread body before it writes
+		// the answer (to keep the connection); a body still on its way
+		// would hold the refusal until the read timeout. It gets
+		// refuseDrain, then the answer goes with Connection: close.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(refuseDrain))
 	}
 	http.Error(w, msg, status)
 	r.refusals.log(req.Context(), r.cfg.Logger, ep.name, reason, status)
 }
+
+// refuseDrain bounds how long a refusal waits for the rest of a body the
+// handler did not read (a provider's small body has arrived by then).
+const refuseDrain = 20 * time.Millisecond
 
 // errSlowBody is a body that came slower than MinBodyRate.
 var errSlowBody = errors.New("request body slower than the minimum rate")
@@ -141,9 +167,12 @@ var errSlowBody = errors.New("request body slower than the minimum rate")
 func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, limit int64) ([]byte, error) {
 	rc := http.NewResponseController(w)
 	start := time.Now()
+	// The buffer grows with what arrives: a Content-Length alone (a
+	// client declaring 1 MiB and sending a byte a second) allocates at
+	// most 16 KiB.
 	size := 512
 	if req.ContentLength > 0 {
-		size = int(req.ContentLength) + 1
+		size = int(min(req.ContentLength+1, 16<<10))
 	}
 	buf := make([]byte, 0, size)
 	body := http.MaxBytesReader(w, req.Body, limit)
@@ -180,7 +209,7 @@ func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, limit int6
 func newShare(p *config.Provider, total int) *share {
 	s := &share{max: p.MaxInFlight, reserved: p.ReservedInFlight, status: p.OverloadStatus}
 	if s.max <= 0 {
-		s.max = max(1, total/2)
+		s.max = max(1, total/4)
 	}
 	if s.reserved <= 0 {
 		s.reserved = min(16, s.max)

@@ -2,10 +2,13 @@ package ingest_test
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,11 +132,56 @@ func TestSlowBodyIs408AndLoggedAtWarn(t *testing.T) {
 	expectStatus(t, h.send("evt_fast", map[string]any{"payment_id": "p"}), http.StatusNoContent)
 }
 
-// holdSlot admits one delivery of provider and keeps it in flight: its
-// body is never finished.
+// heldStore holds every write of an event id starting with "held-" until
+// the test ends: the delivery stays admitted and in flight.
+type heldStore struct {
+	inner interface {
+		Write(context.Context, ingest.Record) (ingest.Outcome, error)
+	}
+	release chan struct{}
+}
+
+func (s heldStore) Write(ctx context.Context, rec ingest.Record) (ingest.Outcome, error) {
+	if strings.Contains(rec.EventID, "held-") {
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return ingest.Outcome{}, ctx.Err()
+		}
+	}
+	return s.inner.Write(ctx, rec)
+}
+
+// holdWrites makes the harness's writes of "held-" ids wait until release
+// is called (deferred by the test: before the server's cleanup, which
+// waits for its handlers).
+func holdWrites() (opt harnessOpt, release func()) {
+	ch := make(chan struct{})
+	var once sync.Once
+	return func(c *ingest.Config) {
+		w := c.Store.(*ingest.Writer)
+		c.Store, c.Guard, c.WriteTimeout = heldStore{inner: w, release: ch}, w, time.Minute
+	}, func() { once.Do(func() { close(ch) }) }
+}
+
+// holdSlot sends a verified delivery of provider whose write is held: it
+// keeps one slot of the provider's share.
 func (h *harness) holdSlot(t *testing.T, provider string) {
 	t.Helper()
-	h.rawRequest(t, provider, nil, 100, []byte("{"))
+	h.held++
+	id := fmt.Sprintf("held-%d", h.held)
+	body := envelope(id, "payment.succeeded", nil)
+	secret := map[string]string{"demo": demoSecret, "stripe": stripeSecret, "github": githubSecret}[provider]
+	hdr := h.sign(provider, secret, body, h.now, "1:"+id)
+	hdr.Set("X-GitHub-Event", "issues")
+	hdr.Set("Content-Type", "application/json")
+	req, _ := http.NewRequest(http.MethodPost, h.url+"/webhooks/"+provider, bytes.NewReader(body))
+	req.Header = hdr
+	go func() {
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
 }
 
 // A provider over its max_in_flight is refused at once with 503 and
@@ -142,8 +190,9 @@ func (h *harness) holdSlot(t *testing.T, provider string) {
 // anyone at once (saturated). On main nothing bounded requests in flight:
 // every one of them waited.
 func TestAdmissionSharesAndReserves(t *testing.T) {
-	h := newHarness(t, func(c *ingest.Config) {
-		c.BodyGrace = time.Minute // held deliveries stay in flight
+	hold, release := holdWrites()
+	defer release()
+	h := newHarness(t, hold, func(c *ingest.Config) {
 		// 7 providers with 1 reserved slot each; 12 in all: 5 shared.
 		c.MaxInFlight = 12
 		for name, p := range c.Providers {
@@ -166,6 +215,16 @@ func TestAdmissionSharesAndReserves(t *testing.T) {
 	t.Logf("over_share refusal in %v", time.Since(start))
 	if got := h.metric("gatehouse_webhook_refused_total", "provider=demo", "reason=over_share"); got != 1 {
 		t.Errorf("refused{over_share} = %v", got)
+	}
+	// A client of demo whose body has not arrived is refused as fast: the
+	// server does not wait for the body it will not read.
+	start = time.Now()
+	c := h.rawRequest(t, "demo", nil, 1000, []byte("{"))
+	if resp := readResponse(t, c, 2*time.Second); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("refusal with the body still coming: %d, want 503", resp.StatusCode)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("refusal with the body still coming took %v", d)
 	}
 	// stripe still has its reserved slot: the flood did not take it.
 	body := envelope("evt_stripe_ok", "payment.succeeded", nil)
@@ -193,5 +252,26 @@ func TestAdmissionSharesAndReserves(t *testing.T) {
 	}
 	if n := h.count("inbox", "event_id IN ('evt_over', 'evt_stripe_2')"); n != 0 {
 		t.Errorf("refused deliveries stored: %d", n)
+	}
+}
+
+// Only a verified delivery takes a slot: clients without the secret
+// trickling bodies to a provider (more of them than its max_in_flight)
+// leave its share free, and its own deliveries are answered 204.
+func TestSlowUnverifiedBodiesDoNotTakeAProvidersShare(t *testing.T) {
+	h := newHarness(t, func(c *ingest.Config) {
+		c.BodyGrace = time.Minute
+		for _, p := range c.Providers {
+			p.ReservedInFlight, p.MaxInFlight = 1, 4
+		}
+	})
+	for range 10 {
+		h.rawRequest(t, "stripe", nil, 1000, []byte("{"))
+	}
+	time.Sleep(100 * time.Millisecond)
+	body := envelope("evt_beside_slow", "payment.succeeded", nil)
+	expectStatus(t, h.post("stripe", h.sign("stripe", stripeSecret, body, h.now, ""), body), http.StatusNoContent)
+	if got := h.gauge("gatehouse_webhook_in_flight", "stripe"); got != 0 {
+		t.Errorf("stripe in flight = %v with only unverified slow bodies open, want 0", got)
 	}
 }

@@ -53,7 +53,8 @@ type Config struct {
 	// SPEC.md). Default 5s.
 	WriteTimeout time.Duration
 	// MaxInFlight bounds deliveries served at once over all providers;
-	// each provider's share is its Provider.MaxInFlight and
+	// each provider's share is its Provider.MaxInFlight (default a quarter
+	// of it) and
 	// ReservedInFlight (admission.go). Default 256.
 	MaxInFlight int
 	// MinBodyRate (bytes/s, default 16384) and BodyGrace (default 2s): a
@@ -204,11 +205,10 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		r.refuse(w, req, ep, reasonTooLarge, http.StatusRequestEntityTooLarge, fmt.Sprintf("body exceeds %d bytes", ep.p.MaxBodyBytes))
 		return
 	}
-	if reason := r.adm.acquire(ep.share); reason != "" {
+	if reason := r.adm.check(ep.share); reason != "" {
 		r.refuse(w, req, ep, reason, ep.share.status, "overloaded: retry later")
 		return
 	}
-	defer r.adm.release(ep.share)
 	start := r.cfg.Now()
 	d := &delivery{requestID: requestID(req)}
 	w.Header().Set("X-Request-Id", d.requestID)
@@ -219,7 +219,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	}()
 	fail := func(status int, outcome, msg string) {
 		d.status, d.outcome = status, outcome
-		if status == http.StatusServiceUnavailable {
+		if status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
 			w.Header().Set("Retry-After", strconv.Itoa(int(r.cfg.RetryAfter/time.Second)))
 		}
 		http.Error(w, msg, status)
@@ -257,6 +257,15 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	}
 	d.verified = true
 	r.m.secret.WithLabelValues(ep.name, res.SecretID).Inc()
+	// Only a verified delivery takes a slot of its provider's share: a
+	// client without the secret, however slow, cannot hold them.
+	if reason := r.adm.acquire(ep.share); reason != "" {
+		r.m.refused.WithLabelValues(ep.name, reason).Inc()
+		d.reason = reason
+		fail(ep.share.status, "refused", "overloaded: retry later")
+		return
+	}
+	defer r.adm.release(ep.share)
 	// 3. Parse only after verification.
 	if status, ok := answerHandshake(w, req.Header, ep, body, res); ok {
 		d.status, d.outcome = status, "challenge"

@@ -81,6 +81,7 @@ type harness struct {
 	logs  *testkit.SyncBuffer
 	now   time.Time
 	dbURL string
+	held  int // holdSlot's deliveries
 }
 
 type harnessOpt func(*ingest.Config)

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +101,46 @@ func TestPublicListenerBoundsHeadersAndConnections(t *testing.T) {
 	a.Close()
 	if got := <-done; got != http.StatusNoContent {
 		t.Errorf("third connection after one closed: %d", got)
+	}
+}
+
+// A client sending its headers slower than ingest.read_header_timeout has
+// its connection closed (on main the public listener allowed 10 s, and the
+// admin listener's was the only bound).
+func TestSlowHeadersAreCut(t *testing.T) {
+	cfg, err := config.Parse([]byte("database_url: postgres://x/y\ningest: {read_header_timeout: 300ms}\n"), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := publicServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }), cfg.Ingest)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close() })
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	_, _ = io.WriteString(c, "POST /webhooks/demo HTTP/1.1\r\nHost: x\r\n")
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for i := 0; ; i++ {
+		if _, err := io.WriteString(c, "X"); err != nil {
+			break
+		}
+		buf := make([]byte, 256)
+		_ = c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if _, err := c.Read(buf); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			break // closed (or answered 408 and closed)
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("a slow header block was not cut within 5 s")
+		}
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("cut after %v with read_header_timeout 300ms", d)
 	}
 }

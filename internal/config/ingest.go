@@ -69,8 +69,12 @@ func (in *Ingest) validate() error {
 }
 
 // applyAdmissionDefaults sets each provider's share of Ingest.MaxInFlight:
-// max_in_flight defaults to half of it (one provider's storm leaves the
-// other half to the rest), reserved_in_flight to 16, or less when the
+// max_in_flight defaults to a quarter of it (64 of 256: in the receiver
+// benchmark 64 connections carried the ceiling of 7 900 events/s, so one
+// provider alone may reach it, but a storm holds at most a quarter of the
+// bound; an eighth made a well-behaved provider refuse itself once the
+// machine slowed every answer: docs/BENCHMARKS.md "Under overload"),
+// reserved_in_flight to 16, or less when the
 // configured providers' reserves would take more than half of it.
 func (c *Config) applyAdmissionDefaults() {
 	names := make([]string, 0, len(c.Providers))
@@ -87,7 +91,7 @@ func (c *Config) applyAdmissionDefaults() {
 	for _, name := range names {
 		p := c.Providers[name]
 		if p.MaxInFlight == 0 {
-			p.MaxInFlight = max(1, c.Ingest.MaxInFlight/2)
+			p.MaxInFlight = max(1, c.Ingest.MaxInFlight/4)
 		}
 		if p.ReservedInFlight == 0 {
 			p.ReservedInFlight = min(reserve, p.MaxInFlight)

@@ -45,7 +45,7 @@ type Provider struct {
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 	// MaxInFlight bounds this provider's deliveries served at once; past
 	// it the provider is answered OverloadStatus with Retry-After at once
-	// (reason over_share). Default half of ingest.max_in_flight.
+	// (reason over_share). Default a quarter of ingest.max_in_flight (64).
 	MaxInFlight int `yaml:"max_in_flight"`
 	// ReservedInFlight of this provider's deliveries are always admitted
 	// (up to MaxInFlight), whatever the others take: one provider's storm
