@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -260,9 +261,10 @@ func refused(err error) bool {
 //     delivery of the same key waits on the unique index and then sees the
 //     conflict;
 //   - fresh: an event is new when every one of its key rows was inserted
-//     and no older key partition holds the key within its lifetime (window
-//     seconds, widened by one partition width since gen is the start of the
-//     partition the key was seen in);
+//     and no key committed before the statement is within its lifetime
+//     (lifetime_s, widened by one partition width since gen is the start
+//     of the partition the key was seen in; the legacy partition's keys
+//     carry their received_at);
 //   - ins, ob: the inbox row and the outbox row of each new event.
 //
 // Two concurrent deliveries of one key whose now() fall on either side of
@@ -313,7 +315,6 @@ WITH input AS (
     AND NOT EXISTS (
       SELECT 1 FROM dedupe_keys o
       WHERE o.provider = i.provider AND o.event_id = i.event_id
-        AND o.gen < (SELECT min(starts) FROM gen)
         AND o.gen > now() - make_interval(secs => i.lifetime_s) - (SELECT w FROM width))
 ), ins AS (
   INSERT INTO inbox (provider, event_id, event_type, payload, event_created_at, verified, secret_id)
@@ -336,6 +337,15 @@ LEFT JOIN LATERAL (
 ) x ON true`
 
 func (w *Writer) exec(ctx context.Context, uniq []*pending) error {
+	return execOn(ctx, w.pool, uniq)
+}
+
+// querier runs the write statement: the Writer's pool, or a test's transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func execOn(ctx context.Context, q querier, uniq []*pending) error {
 	n := len(uniq)
 	var (
 		provs, ids, types, secrets, aggs, topics = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -371,7 +381,7 @@ func (w *Writer) exec(ctx context.Context, uniq []*pending) error {
 		}
 		outbox[i] = pgtype.UUID{Bytes: id, Valid: true}
 	}
-	rows, err := w.pool.Query(ctx, insertSQL, provs, ids, types, payloads, created, secrets, outbox, aggs, topics, ord, times, life)
+	rows, err := q.Query(ctx, insertSQL, provs, ids, types, payloads, created, secrets, outbox, aggs, topics, ord, times, life)
 	if err != nil {
 		return fmt.Errorf("insert inbox and outbox: %w", err)
 	}
