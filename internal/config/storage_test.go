@@ -6,20 +6,6 @@ import (
 	"time"
 )
 
-func TestEverySchemeDocumentsItsRedeliveryWindow(t *testing.T) {
-	for _, name := range Schemes {
-		r, ok := redeliveries[name]
-		if !ok || r.Text == "" || r.Source == "" {
-			t.Errorf("scheme %q has no documented redelivery window with its source", name)
-		}
-	}
-	for name := range redeliveries {
-		if _, ok := Kinds[name]; !ok {
-			t.Errorf("redelivery window of %q, which is not a scheme", name)
-		}
-	}
-}
-
 func TestRetentionSettings(t *testing.T) {
 	env := func(string) string { return "" }
 	stripe := "providers:\n  s:\n    scheme: stripe\n    secrets: [{id: a, value: whsec_x}]\n"

@@ -71,4 +71,3 @@ var redeliveries = map[string]Redelivery{
 	"calendly": {24 * time.Hour, "retried with exponential back-off for up to 24 hours",
 		"https://developer.calendly.com/api-docs/webhooks"},
 }
-
