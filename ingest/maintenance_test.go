@@ -142,8 +142,8 @@ VALUES ($1, $2, 't', '{}', `+at+`, true, 's')`, prov, fmt.Sprint("e", h))
 		}
 		mustExec(t, pool, `INSERT INTO replays (provider, event_id, outbox_id, previous_state, previous_attempts, requested_by, requested_at)
 VALUES ('p', $1, gen_random_uuid(), 'dead', 1, 'op', now() - make_interval(hours => $2))`, fmt.Sprint("e", h), h)
-		mustExec(t, pool, `INSERT INTO erasures (requested_by, requested_at, provider, selector, events, outbox_rows)
-VALUES ('op', now() - make_interval(days => $1 * 100), 'p', 'event x', 1, 0)`, h)
+		mustExec(t, pool, `INSERT INTO erasures (requested_by, requested_at, provider, selector, events, outbox_rows, objects)
+VALUES ('op', now() - make_interval(days => $1 * 100), 'p', 'event x', 1, 0, 0)`, h)
 	}
 	reg := prometheus.NewRegistry()
 	mt, err := NewMaintenance(MaintenanceConfig{Pool: pool, Config: cfg, Registerer: reg})

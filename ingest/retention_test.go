@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -218,6 +219,10 @@ func TestWriteFailsWhenNoKeyPartitionCoversNow(t *testing.T) {
 	_, err := w.Write(context.Background(), rec("evt_nopart", 0))
 	if err == nil || !strings.Contains(err.Error(), "no partition") {
 		t.Fatalf("write with no current key partition: err = %v, want PostgreSQL's no-partition error (never a silent duplicate)", err)
+	}
+	// Not the event's fault: the provider must get 503 and retry, not 400.
+	if errors.Is(err, errBadEnvelope) {
+		t.Fatalf("a missing partition is reported as a bad event: %v", err)
 	}
 	if n := count(t, base, `SELECT count(*) FROM inbox WHERE event_id = 'evt_nopart'`); n != 0 {
 		t.Fatalf("inbox rows = %d, want 0", n)

@@ -241,6 +241,11 @@ func refused(err error) bool {
 		return false
 	}
 	switch c := pgErr.Code; {
+	case c == "23514" && strings.HasPrefix(pgErr.Message, "no partition of relation"):
+		// No time partition covers now (maintenance fell behind): the
+		// database's state, not the event's content; a retry succeeds
+		// once the partition exists (README "Retention").
+		return false
 	case strings.HasPrefix(c, "22"), strings.HasPrefix(c, "54"), c == "23502", c == "23514":
 		return true
 	}
@@ -315,7 +320,10 @@ WITH input AS (
     AND NOT EXISTS (
       SELECT 1 FROM dedupe_keys o
       WHERE o.provider = i.provider AND o.event_id = i.event_id
-        AND o.gen > now() - make_interval(secs => i.lifetime_s) - (SELECT w FROM width))
+        AND o.gen > now() - make_interval(secs => i.lifetime_s) - (SELECT w FROM width)
+        -- the same bound for the whole batch: PostgreSQL prunes the
+        -- partitions outside it instead of probing each
+        AND o.gen > now() - make_interval(secs => $13::float8) - (SELECT w FROM width) AND o.gen < now() + interval '` + keyOverlap + `')
 ), ins AS (
   INSERT INTO inbox (provider, event_id, event_type, payload, event_created_at, verified, secret_id)
   SELECT provider, event_id, event_type, payload, created_at, true, secret_id FROM fresh ORDER BY ord
@@ -357,6 +365,7 @@ func execOn(ctx context.Context, q querier, uniq []*pending) error {
 		outbox  = make([]pgtype.UUID, n)
 		ord     = make([]int32, n)
 		life    = make([]float64, n)
+		maxLife float64
 	)
 	for i, p := range uniq {
 		r := p.rec
@@ -366,6 +375,7 @@ func execOn(ctx context.Context, q querier, uniq []*pending) error {
 		if r.KeyLifetime > 0 {
 			life[i] = r.KeyLifetime.Seconds()
 		}
+		maxLife = max(maxLife, life[i])
 		if r.CreatedAt != nil {
 			created[i] = pgtype.Timestamptz{Time: *r.CreatedAt, Valid: true}
 		}
@@ -381,7 +391,7 @@ func execOn(ctx context.Context, q querier, uniq []*pending) error {
 		}
 		outbox[i] = pgtype.UUID{Bytes: id, Valid: true}
 	}
-	rows, err := q.Query(ctx, insertSQL, provs, ids, types, payloads, created, secrets, outbox, aggs, topics, ord, times, life)
+	rows, err := q.Query(ctx, insertSQL, provs, ids, types, payloads, created, secrets, outbox, aggs, topics, ord, times, life, maxLife)
 	if err != nil {
 		return fmt.Errorf("insert inbox and outbox: %w", err)
 	}
