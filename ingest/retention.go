@@ -66,7 +66,7 @@ func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
 			{Name: "inbox", Retention: payloadMax},
 			{Name: "dedupe_keys", Retention: keyMax + s.PartitionInterval},
 		},
-		Sized:    []string{"outbox", "replays", "erasures"},
+		Sized:    []string{"outbox", "replays", "erasures", "ingest_replay_guard"},
 		Interval: s.PartitionInterval, Ahead: s.Ahead, Every: s.CheckInterval,
 		Sweep:  sw.sweep,
 		Logger: cfg.Logger, Registerer: cfg.Registerer, Now: cfg.Now,

@@ -38,13 +38,16 @@ CREATE TABLE storage_purges (
 );
 
 -- The per-partition indexes of each partitioned table (the parents carry
--- none, so the legacy partition keeps its own indexes unchanged).
+-- none, so the legacy partition keeps its own indexes unchanged). The
+-- inbox's (received_at, provider, event_id) serves the API's and the
+-- console's newest-first keyset pages: with partitions in time order,
+-- PostgreSQL reads the newest partitions' index and stops at the page.
 CREATE TABLE storage_tables (
     parent   text   PRIMARY KEY,
     indexes  text[] NOT NULL
 );
 INSERT INTO storage_tables VALUES
-    ('inbox', ARRAY['(provider, event_id)', '(processing_state, received_at)']),
+    ('inbox', ARRAY['(provider, event_id)', '(processing_state, received_at)', '(received_at, provider, event_id)']),
     ('dedupe_keys', ARRAY[]::text[]);
 
 -- storage_create_partition creates the partition [p_starts, p_ends) of
