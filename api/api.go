@@ -32,12 +32,13 @@ const (
 	ScopeSessionsWrite = "sessions:write"
 	ScopeEventsRead    = "events:read"
 	ScopeEventsReplay  = "events:replay"
+	ScopeEventsErase   = "events:erase"
 	ScopeObjectsRead   = "objects:read"
 )
 
 // AllScopes are granted to the browser's own session: gatehouse's frontend
 // is first-party, so only the person's roles and ownership limit it.
-var AllScopes = []string{ScopeSessionsRead, ScopeSessionsWrite, ScopeEventsRead, ScopeEventsReplay, ScopeObjectsRead}
+var AllScopes = []string{ScopeSessionsRead, ScopeSessionsWrite, ScopeEventsRead, ScopeEventsReplay, ScopeEventsErase, ScopeObjectsRead}
 
 // TokenVerifier checks a bearer token (auth/bearer.Verifier).
 type TokenVerifier interface {
@@ -117,6 +118,8 @@ type Config struct {
 	Pool *pgxpool.Pool
 	// Replayer re-enqueues events; nil answers every replay 503.
 	Replayer Replayer
+	// Eraser erases stored payloads (POST /erasures); nil answers 503.
+	Eraser Eraser
 	// Providers are the configured webhook providers (for replay topics and
 	// aggregate ids, and the owner mapping of objects).
 	Providers map[string]*config.Provider
@@ -173,6 +176,7 @@ func (s *Server) Routes(r chi.Router) {
 			r.With(s.require(ScopeEventsRead), s.operatorOnly).Get("/events", s.listEvents)
 			r.With(s.require(ScopeEventsRead), s.operatorOnly).Get("/events/{provider}/{event_id}", s.getEvent)
 			r.With(s.require(ScopeEventsReplay), s.operatorOnly).Post("/events/{provider}/{event_id}/replay", s.replayEvent)
+			r.With(s.require(ScopeEventsErase), s.operatorOnly).Post("/erasures", s.erase)
 			r.With(s.require(ScopeObjectsRead)).Get("/objects", s.listObjects)
 			r.With(s.require(ScopeObjectsRead)).Get("/objects/{provider}/{object_id}", s.getObject)
 		})

@@ -114,7 +114,7 @@ auth:
 		t.Fatal(err)
 	}
 	ac := api.Config{
-		Verifier: v, Sessions: api.AuthSessions(f.store), Replayer: api.IngestReplayer(pool, f.cfg.Providers), Pool: pool, Providers: f.cfg.Providers,
+		Verifier: v, Sessions: api.AuthSessions(f.store), Replayer: api.IngestReplayer(pool, f.cfg.Providers), Eraser: api.IngestEraser(pool, f.cfg.Providers), Pool: pool, Providers: f.cfg.Providers,
 		Logger: log, Registerer: prometheus.NewRegistry(),
 	}
 	if o.operator {

@@ -63,7 +63,7 @@ func (r *Receiver) records(ep *endpoint, evs []parsed, secretID string) ([]Recor
 			r.m.noAggregate.WithLabelValues(ep.name).Inc()
 		}
 		recs[i] = Record{Provider: ep.name, EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt, EventTime: ev.Time, Payload: ev.Payload,
-			SecretID: secretID, AggregateID: agg, Topic: ep.p.Topic}
+			SecretID: secretID, AggregateID: agg, Topic: ep.p.Topic, KeyLifetime: ep.keyLife}
 		if err := checkLengths(recs[i]); err != nil {
 			if len(evs) > 1 || ep.kind.Batch {
 				return nil, fmt.Errorf("event %d of the batch: %w", i, err)

@@ -69,9 +69,11 @@ func TestSlowDatabaseAnswers503BeforeTheProviderTimesOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// An uncommitted insert of the same key makes the receiver's insert wait.
-	if _, err := tx.Exec(ctx, `INSERT INTO inbox (provider, event_id, event_type, payload, verified, secret_id)
-		VALUES ('demo', 'evt_slow', 't', '{}', true, 'x')`); err != nil {
+	defer tx.Rollback(ctx) //nolint:errcheck // a failed test must not leave the pool's Close waiting
+	// An uncommitted insert of the same dedupe key makes the receiver's insert wait.
+	if _, err := tx.Exec(ctx, `INSERT INTO dedupe_keys (provider, event_id, gen)
+		SELECT 'demo', 'evt_slow', starts FROM storage_partitions
+		WHERE parent = 'dedupe_keys' AND starts <= now() AND ends > now()`); err != nil {
 		t.Fatal(err)
 	}
 	r := h.send("evt_slow", map[string]any{"payment_id": "p"})

@@ -67,6 +67,10 @@ type Config struct {
 	// id is not signed. Default: Store, when it implements Guard (the
 	// Writer does); New fails when such a provider is configured without one.
 	Guard Guard
+	// KeyLifetime is how long a provider's event ids are remembered as
+	// duplicates (config's KeyLifetime: the longer of its dedupe window
+	// and retention). Nil or 0: DefaultKeyLifetime.
+	KeyLifetime func(provider string) time.Duration
 }
 
 // Receiver serves POST /webhooks/{provider}.
@@ -87,6 +91,7 @@ type endpoint struct {
 	share    *share // guarded by the Receiver's admission
 	guard    string // providers.GuardContent, GuardToken or ""
 	guardTTL time.Duration
+	keyLife  time.Duration
 }
 
 // secret returns the value of the provider's secret id.
@@ -140,6 +145,9 @@ func New(cfg Config) (*Receiver, error) {
 			if r.guard == nil {
 				return nil, fmt.Errorf("providers.%s: its event id is not signed, and the receiver has no replay guard store", name)
 			}
+		}
+		if cfg.KeyLifetime != nil {
+			ep.keyLife = cfg.KeyLifetime(name)
 		}
 		r.endpoints[name] = ep
 	}

@@ -32,7 +32,9 @@ func TestOversizedKeyFailsAloneInACoalescedBatch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO inbox (provider, event_id, event_type, payload, verified, secret_id) VALUES ('p', $1, 't', '{}', true, 's')`, blocker); err != nil {
+			defer tx.Rollback(ctx) //nolint:errcheck // rolled back below; a failed test must not leave the pool's Close waiting
+			if _, err := tx.Exec(ctx, `INSERT INTO dedupe_keys (provider, event_id, gen)
+				SELECT 'p', $1, starts FROM storage_partitions WHERE parent = 'dedupe_keys' AND starts <= now() AND ends > now()`, blocker); err != nil {
 				t.Fatal(err)
 			}
 			blocked := make(chan error, 1)

@@ -239,8 +239,12 @@ func TestConcurrentDuplicatesStoreOnce(t *testing.T) {
 func TestExistingRowIsToleratedNotAnError(t *testing.T) {
 	// The unique-constraint row of SPEC.md: a row already there (from a
 	// previous delivery or another instance) never surfaces as an error.
+	// A stored event is an inbox row and its dedupe key (README "Retention").
 	h := newHarness(t)
-	_, err := h.pool.Exec(context.Background(), `INSERT INTO inbox (provider, event_id, event_type, payload, verified, secret_id, processing_state)
+	_, err := h.pool.Exec(context.Background(), `WITH k AS (
+		INSERT INTO dedupe_keys (provider, event_id, gen)
+		SELECT 'demo', 'evt_pre', starts FROM storage_partitions WHERE parent = 'dedupe_keys' AND starts <= now() AND ends > now())
+		INSERT INTO inbox (provider, event_id, event_type, payload, verified, secret_id, processing_state)
 		VALUES ('demo', 'evt_pre', 'payment.succeeded', '{}', true, 'current', 'succeeded')`)
 	if err != nil {
 		t.Fatal(err)

@@ -51,3 +51,21 @@ func apply(ctx context.Context, dbURL string, log *slog.Logger) (int, error) {
 	}
 	return len(res), nil
 }
+
+// UpTo applies the pending migrations up to and including version (tests
+// of an upgrade from an older schema).
+func UpTo(ctx context.Context, dbURL string, version int64) error {
+	db, err := sql.Open("pgx", dbURL)
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, files, goose.WithLogger(goose.NopLogger()), goose.WithAllowOutofOrder(true))
+	if err != nil {
+		return fmt.Errorf("goose provider: %w", err)
+	}
+	if _, err := p.UpTo(ctx, version); err != nil {
+		return fmt.Errorf("apply migrations up to %d: %w", version, err)
+	}
+	return nil
+}

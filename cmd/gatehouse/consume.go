@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gatehouse/gatehouse/consumers"
+	"github.com/gatehouse/gatehouse/internal/storage"
 )
 
 func runConsume(ctx context.Context, e env, args []string) error {
@@ -29,10 +30,21 @@ func runConsume(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "gatehouse consuming group=%s admin=http://%s\n", b.cfg.Consumers.Group, ln.Addr())
+	mt, err := newConsumersMaintenance(b)
+	if err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return run.Run(gctx) })
+	g.Go(func() error { return mt.Run(gctx) })
 	g.Go(func() error { return serveUntil(gctx, adminServer(b, run.PingKafka), ln, nil) })
 	return g.Wait()
+}
+
+// newConsumersMaintenance builds the consumers' storage maintenance
+// (README "Retention").
+func newConsumersMaintenance(b *base) (*storage.Maintainer, error) {
+	return consumers.NewMaintenance(consumers.MaintenanceConfig{Pool: b.pool, Config: b.cfg, Logger: b.log, Registerer: b.reg})
 }
 
 // newConsumers builds the consumer runner from the loaded configuration

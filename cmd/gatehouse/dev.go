@@ -46,7 +46,12 @@ func runDev(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	cmt, err := newConsumersMaintenance(b)
+	if err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return cmt.Run(gctx) })
 	if *demoAPI != "" {
 		ln, err := listen("--demo-api", *demoAPI)
 		if err != nil {

@@ -50,6 +50,7 @@ func runProviders(_ context.Context, e env, args []string) error {
 			row("kafka key", "its aggregate_id_path, else the event id")
 			row("dedupe", "(provider, event id) in the inbox, and when the event id comes from a header the content does not sign ({id}), "+
 				"the SHA-256 of the signed content for replay_guard_ttl, as for github")
+			row("redelivery", redeliveryText(name))
 			continue
 		}
 		d, _ := signature.Describe(k.Scheme, nil)
@@ -67,6 +68,19 @@ func runProviders(_ context.Context, e env, args []string) error {
 		row("handshake", k.HandshakeText())
 		row("verified", k.Vector)
 		row("note", k.Note)
+		row("redelivery", redeliveryText(name))
 	}
 	return nil
+}
+
+// redeliveryText is the catalogue's redelivery window of scheme with its
+// source: the least dedupe window its endpoints accept.
+func redeliveryText(scheme string) string {
+	k, _ := providers.Lookup(scheme)
+	r := k.Redelivery
+	w := "none"
+	if r.Window > 0 {
+		w = r.Window.String()
+	}
+	return fmt.Sprintf("%s: %s (%s)", w, r.Text, r.Source)
 }

@@ -66,7 +66,8 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	s := &surface{router: r, close: w.Close}
 	fail := func(err error) (*surface, error) { w.Close(); return nil, err }
 	rcv, err := ingest.New(ingest.Config{Providers: b.cfg.Providers, Store: w, Logger: b.log, Registerer: b.reg,
-		MaxInFlight: b.cfg.Ingest.MaxInFlight, MinBodyRate: b.cfg.Ingest.MinBodyRate, BodyGrace: b.cfg.Ingest.BodyGrace})
+		MaxInFlight: b.cfg.Ingest.MaxInFlight, MinBodyRate: b.cfg.Ingest.MinBodyRate, BodyGrace: b.cfg.Ingest.BodyGrace,
+		KeyLifetime: b.cfg.KeyLifetime})
 	if err != nil {
 		return fail(err)
 	}
@@ -75,6 +76,17 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	s.background = append(s.background, func(ctx context.Context) error {
 		return ingest.SweepReplayGuard(ctx, b.pool, time.Minute, 1000, b.log)
 	})
+	// Ingest's storage maintenance (README "Retention"): one pass before
+	// serving, so the current partitions exist after a long stop, then
+	// one pass a minute in the background.
+	mt, err := ingest.NewMaintenance(ingest.MaintenanceConfig{Pool: b.pool, Config: b.cfg, Logger: b.log, Registerer: b.reg})
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := mt.Pass(ctx); err != nil {
+		b.log.Warn("storage maintenance", "stage", "ingest", "err", err)
+	}
+	s.background = append(s.background, mt.Run)
 	var store *auth.Store
 	if b.cfg.Auth.Enabled() {
 		if store, err = auth.NewStore(auth.StoreConfig{Pool: b.pool, Auth: b.cfg.Auth, Logger: b.log}); err != nil {
@@ -112,8 +124,8 @@ func mountAPI(b *base, r chi.Router, store *auth.Store) error {
 	ac := b.cfg.API
 	cfg := api.Config{
 		Pool: b.pool, Providers: b.cfg.Providers, Operators: ac.Operators, OperatorRole: ac.OperatorRole,
-		Replayer: api.IngestReplayer(b.pool, b.cfg.Providers),
-		Logger:   b.log.With("component", "api"), Registerer: b.reg,
+		Replayer: api.IngestReplayer(b.pool, b.cfg.Providers), Eraser: api.IngestEraser(b.pool, b.cfg.Providers),
+		Logger: b.log.With("component", "api"), Registerer: b.reg,
 	}
 	if ac.BearerEnabled() {
 		bc := bearer.Config{

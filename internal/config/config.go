@@ -44,6 +44,8 @@ type Config struct {
 	Auth Auth `yaml:"auth"`
 	// API configures the /api/v1 resource server (bearer tokens, operators).
 	API API `yaml:"api"`
+	// Storage configures retention, the dedupe window and partitions.
+	Storage Storage `yaml:"storage"`
 }
 
 var providerName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)

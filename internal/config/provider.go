@@ -86,6 +86,11 @@ type Provider struct {
 	// whose value is "<issuer> <subject>" or a subject under OwnerIssuer.
 	OwnerPath   string `yaml:"owner_path"`
 	OwnerIssuer string `yaml:"owner_issuer"`
+	// Retention and DedupeWindow override storage.retention and
+	// storage.dedupe_window for this provider (README "Retention"); the
+	// dedupe window must cover the scheme's redelivery window.
+	Retention    time.Duration `yaml:"retention"`
+	DedupeWindow time.Duration `yaml:"dedupe_window"`
 
 	apiKey      []byte
 	verifyToken []byte

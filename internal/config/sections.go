@@ -17,6 +17,7 @@ func (c *Config) applySectionDefaults() {
 	c.Consumers.applyDefaults()
 	c.Auth.applyDefaults()
 	c.API.applyDefaults()
+	c.Storage.applyDefaults()
 }
 
 func (c *Config) resolveSections(getenv func(string) string) error {
@@ -65,6 +66,12 @@ func (c *Config) validateSections() error {
 		return err
 	}
 	if err := c.API.validate(); err != nil {
+		return err
+	}
+	if err := c.Storage.validate(); err != nil {
+		return err
+	}
+	if err := c.validateRetention(); err != nil {
 		return err
 	}
 	return c.Auth.validate()

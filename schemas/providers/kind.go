@@ -75,6 +75,10 @@ type Kind struct {
 	// under another id is a duplicate), GuardToken (Mailgun: a signature
 	// token is accepted once), or "" (the id is signed, or nothing is).
 	Guard string
+	// Redelivery is how long the provider keeps redelivering an event, as
+	// it documents it, with the source (redelivery.go): the least dedupe
+	// window (storage.dedupe_window) an endpoint of this scheme accepts.
+	Redelivery Redelivery
 }
 
 // Replay guards of Kind.Guard.
@@ -139,6 +143,7 @@ func Lookup(scheme string) (Kind, bool) {
 		return Kind{}, false
 	}
 	k.AggregateIDPath = slices.Clone(k.AggregateIDPath)
+	k.Redelivery = redeliveries[scheme]
 	k.EventID, k.EventType, k.CreatedAt = k.EventID.clone(), k.EventType.clone(), k.CreatedAt.clone()
 	return k, true
 }

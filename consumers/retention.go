@@ -1,0 +1,66 @@
+package consumers
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/internal/storage"
+)
+
+// MaintenanceConfig configures the consumers' storage maintenance.
+type MaintenanceConfig struct {
+	Pool *pgxpool.Pool
+	// Config supplies storage's and the providers' retention.
+	Config *config.Config
+	// Logger nil: slog.Default(). Registerer nil: metrics are not registered.
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+	Now        func() time.Time
+}
+
+// NewMaintenance returns the maintainer of the consumers' tables (README
+// "Retention"). They are not partitioned; the sweep deletes, oldest first
+// and in batches through their time indexes:
+//
+//   - processed_events (the effect dedupe) older than the longest key
+//     lifetime plus one partition width: by then the inbox row it guards
+//     is gone, and a Kafka copy of the event finds no row to claim;
+//   - provider_object_changes (the effect log) older than the longest
+//     retention.
+//
+// provider_objects holds one row per object (the current state), bounded
+// by the number of objects, not by time: it is kept.
+func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
+	c := cfg.Config
+	s := c.Storage
+	payloadMax, keyMax := s.Retention, max(s.Retention, s.DedupeWindow)
+	for name := range c.Providers {
+		payload, _ := c.Retention(name)
+		payloadMax = max(payloadMax, payload)
+		keyMax = max(keyMax, c.KeyLifetime(name))
+	}
+	keyMax += s.PartitionInterval
+	sweep := func(ctx context.Context, conn *pgx.Conn) (map[string]int64, error) {
+		n := map[string]int64{}
+		var err error
+		if n["processed_events"], err = storage.DeleteOlder(ctx, conn, "processed_events", "processed_at", keyMax); err != nil {
+			return n, err
+		}
+		n["provider_object_changes"], err = storage.DeleteOlder(ctx, conn, "provider_object_changes", "applied_at", payloadMax)
+		return n, err
+	}
+	return storage.New(storage.Config{
+		Pool:     cfg.Pool,
+		Stage:    "consumers",
+		Sized:    []string{"processed_events", "provider_object_changes", "provider_objects"},
+		Interval: s.PartitionInterval, Ahead: s.Ahead, Every: s.CheckInterval,
+		Sweep:  sweep,
+		Logger: cfg.Logger, Registerer: cfg.Registerer, Now: cfg.Now,
+	})
+}

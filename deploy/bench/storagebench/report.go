@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"time"
+)
+
+func report(w io.Writer, o options, bytes map[string]int64, empty, hist []result, steady, during result, pass passResult, load float64, pgVersion string) {
+	fmt.Fprintf(w, "## Storage: ingest against history, retention while ingesting\n\n")
+	fmt.Fprintf(w, "`go run ./deploy/bench/storagebench -history %d -d %s -runs %d -conns %d` (PostgreSQL %s, fsync on, shared_buffers 128 MB; load average %.1f at the end).\n\n",
+		o.history, o.duration, o.runs, o.conns, pgVersion, load)
+	fmt.Fprintf(w, "History store: %d earlier events over ten daily partitions: inbox %s, dedupe_keys %s.\n\n", o.history, mib(bytes["inbox"]), mib(bytes["dedupe_keys"]))
+	fmt.Fprintf(w, "| pair | empty events/s | history events/s | ratio | empty WAL B/event | history WAL B/event | WAL ratio | empty p50/p99 ms | history p50/p99 ms |\n|---|---|---|---|---|---|---|---|---|\n")
+	var ratios, walRatios []float64
+	for i := range empty {
+		e, h := empty[i], hist[i]
+		r, wr := h.rate()/e.rate(), h.walPerEvent()/e.walPerEvent()
+		ratios, walRatios = append(ratios, r), append(walRatios, wr)
+		fmt.Fprintf(w, "| %d | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %s / %s | %s / %s |\n", i+1, e.rate(), h.rate(), r,
+			e.walPerEvent(), h.walPerEvent(), wr, ms(e.p(0.5)), ms(e.p(0.99)), ms(h.p(0.5)), ms(h.p(0.99)))
+	}
+	fmt.Fprintf(w, "\nMedian throughput ratio (history / empty): **%.2f**; median WAL-per-event ratio: **%.2f** (targets ≥ 0.9 and ≤ 1.2).\n\n", median(ratios), median(walRatios))
+	worst := time.Duration(0)
+	for _, s := range during.perSec {
+		if len(s) > 20 {
+			worst = max(worst, quantile(s, 0.99))
+		}
+	}
+	fmt.Fprintf(w, "Retention pass in the middle of a %s closed-loop run on the history store (dropped %v in %s, err %v):\n\n", o.duration, pass.dropped, pass.took.Round(time.Millisecond), pass.err)
+	fmt.Fprintf(w, "| run | events/s | p99 ms | worst 1-s p99 ms |\n|---|---|---|---|\n")
+	fmt.Fprintf(w, "| steady | %.0f | %s | %s |\n", steady.rate(), ms(steady.p(0.99)), ms(worstSecond(steady)))
+	fmt.Fprintf(w, "| with the pass | %.0f | %s | %s |\n", during.rate(), ms(during.p(0.99)), ms(worst))
+	fmt.Fprintf(w, "\nThroughput with the pass / steady: **%.2f** (target ≥ 0.95); worst one-second p99 with the pass / steady p99: **%.2f** (target ≤ 2).\n",
+		during.rate()/steady.rate(), float64(worst)/float64(max(1, steady.p(0.99))))
+}
+
+func worstSecond(r result) time.Duration {
+	worst := time.Duration(0)
+	for _, s := range r.perSec {
+		if len(s) > 20 {
+			worst = max(worst, quantile(s, 0.99))
+		}
+	}
+	return worst
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/1e6) }
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}

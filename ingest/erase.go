@@ -1,0 +1,153 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Erasure selects the stored events whose payload is erased: exactly one
+// of EventID (one event), ObjectID (every event about one object: its
+// aggregate id at one of ObjectPaths) or Path with Value (every event whose
+// payload holds Value at the dotted Path, e.g. data.object.customer).
+type Erasure struct {
+	Provider string
+	EventID  string
+	ObjectID string
+	// ObjectPaths are the provider's aggregate id paths (its
+	// aggregate_id_path); required with ObjectID.
+	ObjectPaths []string
+	Path, Value string
+	// RequestedBy names who asked (audited); required. Reason is free text.
+	RequestedBy, Reason string
+}
+
+// ErasureResult is what an erasure did; ID is its audit row in erasures.
+type ErasureResult struct {
+	ID         int64  `json:"id"`
+	Selector   string `json:"selector"`
+	Events     int    `json:"events"`
+	OutboxRows int    `json:"outbox_rows"`
+	Objects    int    `json:"objects"`
+}
+
+// ErrBadErasure is returned (wrapped, with the reason) for an erasure
+// request that selects nothing well-defined.
+var ErrBadErasure = errors.New("invalid erasure")
+
+// Selector is the audited text of e's selector: "event <id>", "object
+// <id>" or "path <path> = <value>".
+func (e Erasure) Selector() string {
+	switch {
+	case e.EventID != "":
+		return "event " + e.EventID
+	case e.ObjectID != "":
+		return "object " + e.ObjectID
+	default:
+		return "path " + e.Path + " = " + e.Value
+	}
+}
+
+func (e Erasure) validate() error {
+	n := 0
+	for _, set := range []bool{e.EventID != "", e.ObjectID != "", e.Path != "" || e.Value != ""} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case e.Provider == "":
+		return fmt.Errorf("%w: provider is required", ErrBadErasure)
+	case e.RequestedBy == "":
+		return fmt.Errorf("%w: who requests it is required", ErrBadErasure)
+	case n != 1:
+		return fmt.Errorf("%w: give exactly one of an event id, an object id, or a path with a value", ErrBadErasure)
+	case e.ObjectID != "" && len(e.ObjectPaths) == 0:
+		return fmt.Errorf("%w: provider %s has no aggregate_id_path, so its events cannot be found by object; erase by path", ErrBadErasure, e.Provider)
+	case (e.Path != "" || e.Value != "") && (e.Path == "" || e.Value == ""):
+		return fmt.Errorf("%w: a path needs a value and a value a path", ErrBadErasure)
+	case e.Path != "" && strings.Contains("."+e.Path+".", ".."):
+		return fmt.Errorf("%w: path %q has an empty segment", ErrBadErasure, e.Path)
+	}
+	return nil
+}
+
+// Erase removes the payload of the selected stored events, in one
+// transaction: each inbox row's payload becomes {"erased": true,
+// "erasure_id": N} and its last_error is cleared, the outbox rows of those
+// events (unpublished, or kept by relay.on_published = mark) get the same
+// payload, and, for an object, the consumers' projection of the object is
+// removed (consumers_erase_object). The dedupe keys stay, so a redelivery
+// is still refused. An audit row records who, when, the selector and the
+// counts, also when nothing matched. Events already erased are not counted
+// again. Finding events by object or path reads every stored payload of
+// the provider (no index): it takes as long as a scan of them.
+func Erase(ctx context.Context, pool *pgxpool.Pool, e Erasure) (ErasureResult, error) {
+	res := ErasureResult{Selector: e.Selector()}
+	if err := e.validate(); err != nil {
+		return res, err
+	}
+	var (
+		where string
+		args  = []any{e.Provider}
+	)
+	switch {
+	case e.EventID != "":
+		where, args = `event_id = $2`, append(args, e.EventID)
+	case e.ObjectID != "":
+		paths := make([]string, 0, len(e.ObjectPaths))
+		for _, p := range e.ObjectPaths {
+			paths = append(paths, pgArray(p))
+		}
+		where, args = `EXISTS (SELECT 1 FROM unnest($2::text[]) p WHERE payload #>> p::text[] = $3)`, append(args, paths, e.ObjectID)
+	default:
+		where, args = `payload #>> $2::text[] = $3`, append(args, strings.Split(e.Path, "."), e.Value)
+	}
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `INSERT INTO erasures (requested_by, provider, selector, reason, events, outbox_rows, objects)
+VALUES ($1, $2, $3, $4, 0, 0, 0) RETURNING id`, e.RequestedBy, e.Provider, res.Selector, e.Reason).Scan(&res.ID); err != nil {
+			return fmt.Errorf("audit erasure: %w", err)
+		}
+		n := len(args) + 1
+		marker := fmt.Sprintf(`jsonb_build_object('erased', true, 'erasure_id', $%d::bigint)`, n)
+		all := append(args, res.ID)
+		err := tx.QueryRow(ctx, `WITH erased AS (
+  UPDATE inbox SET payload = `+marker+`, last_error = NULL, updated_at = now()
+  WHERE provider = $1 AND `+where+` AND NOT payload @> '{"erased": true}'
+  RETURNING event_id
+), ob AS (
+  UPDATE outbox SET payload = `+marker+`
+  WHERE aggregatetype = $1 AND event_id IN (SELECT event_id FROM erased)
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM erased), (SELECT count(*) FROM ob)`, all...).Scan(&res.Events, &res.OutboxRows)
+		if err != nil {
+			return fmt.Errorf("erase payloads: %w", err)
+		}
+		if e.ObjectID != "" {
+			if err := tx.QueryRow(ctx, `SELECT consumers_erase_object($1, $2)`, e.Provider, e.ObjectID).Scan(&res.Objects); err != nil {
+				return fmt.Errorf("erase object projection: %w", err)
+			}
+		}
+		_, err = tx.Exec(ctx, `UPDATE erasures SET events = $2, outbox_rows = $3, objects = $4 WHERE id = $1`,
+			res.ID, res.Events, res.OutboxRows, res.Objects)
+		if err != nil {
+			return fmt.Errorf("audit erasure: %w", err)
+		}
+		return nil
+	})
+	return res, err
+}
+
+// pgArray writes a dotted path as a PostgreSQL text[] literal ({a,"b c"}).
+func pgArray(path string) string {
+	parts := strings.Split(path, ".")
+	for i, p := range parts {
+		parts[i] = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(p) + `"`
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}

@@ -1,0 +1,264 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/internal/testenv"
+	"github.com/gatehouse/gatehouse/migrations"
+)
+
+func openPool(t *testing.T, url string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// TestMigrationFromTheUnpartitionedInboxKeepsRefusingOldIDs migrates a
+// database to the schema before partitioning (00010), writes rows the way
+// that release did, migrates to the current schema and checks the old ids
+// are still duplicates, new ids are recorded, and the old rows are still
+// readable and dropped whole once their retention has passed.
+func TestMigrationFromTheUnpartitionedInboxKeepsRefusingOldIDs(t *testing.T) {
+	ctx := context.Background()
+	url := testenv.PostgresUnmigrated(t)
+	if err := migrations.UpTo(ctx, url, 10); err != nil {
+		t.Fatal(err)
+	}
+	pool := openPool(t, url)
+	// The release's write: inbox ON CONFLICT DO NOTHING (its primary key)
+	// plus the outbox row; two days old, like a running installation's.
+	for i := range 50 {
+		mustExec(t, pool, `WITH ins AS (
+  INSERT INTO inbox (provider, event_id, event_type, payload, received_at, verified, secret_id)
+  VALUES ('p', $1, 't', $2, now() - interval '2 days', true, 's') ON CONFLICT (provider, event_id) DO NOTHING RETURNING event_id)
+INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, event_id, topic)
+SELECT gen_random_uuid(), 'p', 'a', 't', $2, event_id, 'topic' FROM ins`, fmt.Sprint("old_", i), fmt.Sprintf(`{"id":"old_%d"}`, i))
+	}
+	if err := migrations.Up(ctx, url); err != nil {
+		t.Fatalf("migrate an installation with data: %v", err)
+	}
+	w, err := NewWriter(pool, 1, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	for i := range 50 {
+		if out := writeOne(t, w, rec(fmt.Sprint("old_", i), 0)); out.New || out.State != "pending" {
+			t.Fatalf("old_%d after the migration: %+v, want a duplicate of the stored event", i, out)
+		}
+	}
+	if out := writeOne(t, w, rec("new_1", 0)); !out.New {
+		t.Fatal("a new id after the migration is not new")
+	}
+	if n := count(t, pool, `SELECT count(*) FROM inbox`); n != 51 {
+		t.Fatalf("inbox rows = %d, want 51 (50 migrated + 1)", n)
+	}
+	if n := count(t, pool, `SELECT count(*) FROM inbox_legacy`); n != 50 {
+		t.Fatalf("legacy partition rows = %d, want 50", n)
+	}
+	// A retention of one day: the legacy partitions end now-ish, so they
+	// are kept; moved a week back (as if the migration were old), both the
+	// old inbox and its keys are dropped whole.
+	cfg := retentionConfig(t, "24h", "24h", "24h")
+	mt, err := NewMaintenance(MaintenanceConfig{Pool: pool, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := mt.Pass(ctx); err != nil || len(res.Dropped) != 0 {
+		t.Fatalf("pass right after the migration: %+v, %v; want nothing dropped", res, err)
+	}
+	mustExec(t, pool, `UPDATE storage_partitions SET ends = now() - interval '7 days' WHERE name IN ('inbox_legacy', 'dedupe_keys_legacy')`)
+	res, err := mt.Pass(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(res.Dropped, ","); got != "inbox_legacy,dedupe_keys_legacy" {
+		t.Fatalf("dropped %q, want the two legacy partitions", got)
+	}
+	if n := count(t, pool, `SELECT count(*) FROM inbox`); n != 1 {
+		t.Fatalf("inbox rows after dropping the legacy partition = %d, want 1", n)
+	}
+}
+
+// retentionConfig is a configuration with one provider "p" (reference
+// scheme) and the given storage.partition_interval, retention and
+// dedupe_window.
+func retentionConfig(t *testing.T, interval, retention, dedupe string, extra ...string) *config.Config {
+	t.Helper()
+	raw := fmt.Sprintf(`
+storage:
+  partition_interval: %s
+  retention: %s
+  dedupe_window: %s
+providers:
+  p:
+    scheme: reference
+    timestamp_header: X-T
+    signature_header: X-S
+    secrets: [{id: s, value: secret}]
+%s`, interval, retention, dedupe, strings.Join(extra, "\n"))
+	cfg, err := config.Parse([]byte(raw), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestRetentionPassBoundsEveryIngestTable fills every ingest table with
+// rows older than the retention and checks one pass leaves only what the
+// retention keeps, with partitions ahead and the metrics set.
+func TestRetentionPassBoundsEveryIngestTable(t *testing.T) {
+	ctx := context.Background()
+	pool := openPool(t, testenv.Postgres(t))
+	// Provider q keeps its events 1 h, p and unconfigured ones 2 h.
+	cfg := retentionConfig(t, "1h", "2h", "2h", "  q:\n    scheme: reference\n    timestamp_header: X-T\n    signature_header: X-S\n    secrets: [{id: s, value: secret}]\n    retention: 1h")
+	// Hour-wide partitions from 6 h ago; the migration's own are dropped
+	// first (they start today at the migration's time).
+	mustExec(t, pool, `DO $$ DECLARE r record; BEGIN
+  FOR r IN SELECT name FROM storage_partitions LOOP EXECUTE format('DROP TABLE %I', r.name); END LOOP;
+  DELETE FROM storage_partitions;
+  FOR h IN 1..6 LOOP
+    PERFORM storage_create_partition('inbox', date_trunc('hour', now()) - make_interval(hours => h), date_trunc('hour', now()) - make_interval(hours => h - 1));
+    PERFORM storage_create_partition('dedupe_keys', date_trunc('hour', now()) - make_interval(hours => h), date_trunc('hour', now()) - make_interval(hours => h - 1));
+  END LOOP;
+END $$`)
+	for h := 1; h <= 6; h++ {
+		for _, prov := range []string{"p", "q", "gone"} {
+			at := fmt.Sprintf("date_trunc('hour', now()) - interval '%d hours' + interval '10 minutes'", h)
+			mustExec(t, pool, `INSERT INTO inbox (provider, event_id, event_type, payload, received_at, verified, secret_id)
+VALUES ($1, $2, 't', '{}', `+at+`, true, 's')`, prov, fmt.Sprint("e", h))
+			mustExec(t, pool, `INSERT INTO dedupe_keys (provider, event_id, gen) VALUES ($1, $2, date_trunc('hour', now()) - interval '`+fmt.Sprint(h)+` hours')`, prov, fmt.Sprint("e", h))
+		}
+		mustExec(t, pool, `INSERT INTO replays (provider, event_id, outbox_id, previous_state, previous_attempts, requested_by, requested_at)
+VALUES ('p', $1, gen_random_uuid(), 'dead', 1, 'op', now() - make_interval(hours => $2))`, fmt.Sprint("e", h), h)
+		mustExec(t, pool, `INSERT INTO erasures (requested_by, requested_at, provider, selector, events, outbox_rows, objects)
+VALUES ('op', now() - make_interval(days => $1 * 100), 'p', 'event x', 1, 0, 0)`, h)
+	}
+	reg := prometheus.NewRegistry()
+	mt, err := NewMaintenance(MaintenanceConfig{Pool: pool, Config: cfg, Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := mt.Pass(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Held {
+		t.Fatal("the only maintainer did not get the lock")
+	}
+	// inbox: partitions whose range ended more than 2 h ago are gone (those
+	// started 6, 5, 4 and 3 h ago); q's rows are purged from the one ended
+	// 1-2 h ago (started 2 h ago).
+	if got := count(t, pool, `SELECT count(*) FROM inbox WHERE received_at < date_trunc('hour', now()) - interval '2 hours'`); got != 0 {
+		t.Errorf("inbox rows older than the retention's partitions: %d, want 0", got)
+	}
+	if got := count(t, pool, `SELECT count(*) FROM inbox WHERE provider = 'q'`); got != 1 {
+		t.Errorf("q's inbox rows = %d, want 1 (the last hour's)", got)
+	}
+	if got := count(t, pool, `SELECT count(*) FROM inbox WHERE provider = 'p'`); got != 2 {
+		t.Errorf("p's inbox rows = %d, want 2", got)
+	}
+	// dedupe_keys: kept for lifetime (2 h) + one partition width.
+	if got := count(t, pool, `SELECT count(*) FROM dedupe_keys WHERE gen < date_trunc('hour', now()) - interval '3 hours'`); got != 0 {
+		t.Errorf("expired dedupe keys left: %d", got)
+	}
+	if got := count(t, pool, `SELECT count(*) FROM replays`); got != 1 {
+		t.Errorf("replays = %d, want 1 (the one of the last 2 h)", got)
+	}
+	if got := count(t, pool, `SELECT count(*) FROM erasures`); got != 3 {
+		t.Errorf("erasure audit rows = %d, want 3 (younger than 365 days)", got)
+	}
+	// Partitions ahead: at least 3 hours beyond now for both tables.
+	for _, parent := range []string{"inbox", "dedupe_keys"} {
+		if got := count(t, pool, `SELECT count(*) FROM storage_partitions WHERE parent = $1 AND ends > now() + interval '3 hours'`, parent); got < 1 {
+			t.Errorf("%s: no partition created 3 h ahead", parent)
+		}
+		if got := count(t, pool, `SELECT count(*) FROM pg_inherits WHERE inhparent = $1::regclass`, parent); got != count(t, pool, `SELECT count(*) FROM storage_partitions WHERE parent = $1`, parent) {
+			t.Errorf("%s: attached partitions differ from storage_partitions", parent)
+		}
+	}
+	if v := gaugeValue(t, reg, "gatehouse_storage_partitions", "inbox"); v < 5 {
+		t.Errorf("gatehouse_storage_partitions{table=inbox} = %v", v)
+	}
+	if v := gaugeValue(t, reg, "gatehouse_storage_table_bytes", "inbox"); v <= 0 {
+		t.Errorf("gatehouse_storage_table_bytes{table=inbox} = %v", v)
+	}
+	// A second pass has nothing left to do.
+	res, err = mt.Pass(ctx)
+	if err != nil || len(res.Created)+len(res.Dropped) != 0 || res.Deleted["inbox"] != 0 {
+		t.Fatalf("second pass: %+v, %v; want nothing to do", res, err)
+	}
+	// Writes still work in the maintained layout.
+	w, err := NewWriter(pool, 1, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	if out := writeOne(t, w, rec("after", 0)); !out.New {
+		t.Fatal("write after the pass not new")
+	}
+}
+
+// TestOneMaintainerAtATime: while one process holds the stage's lock,
+// another one's pass only observes.
+func TestOneMaintainerAtATime(t *testing.T) {
+	ctx := context.Background()
+	pool := openPool(t, testenv.Postgres(t))
+	cfg := retentionConfig(t, "24h", "720h", "168h")
+	holder, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Release()
+	if _, err := holder.Exec(ctx, lockHeld, "ingest"); err != nil {
+		t.Fatal(err)
+	}
+	mt, err := NewMaintenance(MaintenanceConfig{Pool: pool, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := mt.Pass(ctx); err != nil || res.Held {
+		t.Fatalf("pass while another process holds the lock: %+v, %v; want not held", res, err)
+	}
+	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock(hashtextextended('gatehouse.storage:' || $1, 0))`, "ingest"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := mt.Pass(ctx); err != nil || !res.Held {
+		t.Fatalf("pass after the lock was released: %+v, %v; want held", res, err)
+	}
+}
+
+const lockHeld = `SELECT pg_advisory_lock(hashtextextended('gatehouse.storage:' || $1, 0))`
+
+func gaugeValue(t *testing.T, reg *prometheus.Registry, name, table string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "table" && l.GetValue() == table {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("metric %s{table=%q} not found", name, table)
+	return 0
+}

@@ -1,0 +1,151 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/internal/storage"
+)
+
+// MaintenanceConfig configures ingest's storage maintenance.
+type MaintenanceConfig struct {
+	Pool *pgxpool.Pool
+	// Config supplies storage (partition width, retention, dedupe window,
+	// audit retention) and the providers' own retention.
+	Config *config.Config
+	// Logger nil: slog.Default(). Registerer nil: metrics are not registered.
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+	Now        func() time.Time
+}
+
+// NewMaintenance returns the maintainer of ingest's tables (README
+// "Retention"):
+//
+//   - inbox, partitioned by received_at, dropped whole once the longest
+//     retention of any provider has passed; a provider whose retention is
+//     shorter has its rows deleted from each partition once that
+//     partition is past it (once per partition);
+//   - dedupe_keys, partitioned by generation, dropped once the longest key
+//     lifetime (the longer of dedupe window and retention) plus one
+//     partition width has passed;
+//   - replays and erasures (the audit), deleted row by row by age.
+//
+// The outbox is bounded by the relay (relay.on_published).
+func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
+	c := cfg.Config
+	s := c.Storage
+	payloadMax, keyMax := s.Retention, max(s.Retention, s.DedupeWindow)
+	short := map[string]time.Duration{} // providers kept shorter than the inbox's partitions
+	for name := range c.Providers {
+		payload, _ := c.Retention(name)
+		payloadMax = max(payloadMax, payload)
+		keyMax = max(keyMax, c.KeyLifetime(name))
+	}
+	for name := range c.Providers {
+		if payload, _ := c.Retention(name); payload < payloadMax {
+			short[name] = payload
+		}
+	}
+	if s.Retention < payloadMax {
+		short[""] = s.Retention // events of providers no longer configured
+	}
+	sw := &sweeper{short: short, payloadMax: payloadMax, audit: s.AuditRetention, known: slices.Sorted(mapKeys(c.Providers))}
+	return storage.New(storage.Config{
+		Pool:  cfg.Pool,
+		Stage: "ingest",
+		Partitioned: []storage.Table{
+			{Name: "inbox", Retention: payloadMax},
+			{Name: "dedupe_keys", Retention: keyMax + s.PartitionInterval},
+		},
+		Sized:    []string{"outbox", "replays", "erasures", "ingest_replay_guard"},
+		Interval: s.PartitionInterval, Ahead: s.Ahead, Every: s.CheckInterval,
+		Sweep:  sw.sweep,
+		Logger: cfg.Logger, Registerer: cfg.Registerer, Now: cfg.Now,
+	})
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+type sweeper struct {
+	short      map[string]time.Duration // "" = providers not in known
+	known      []string
+	payloadMax time.Duration
+	audit      time.Duration
+}
+
+func (sw *sweeper) sweep(ctx context.Context, conn *pgx.Conn) (map[string]int64, error) {
+	n := map[string]int64{}
+	for provider, keep := range sw.short {
+		rows, err := sw.purge(ctx, conn, provider, keep)
+		n["inbox"] += rows
+		if err != nil {
+			return n, err
+		}
+	}
+	for _, t := range []struct {
+		table, col string
+		keep       time.Duration
+	}{{"replays", "requested_at", sw.payloadMax}, {"erasures", "requested_at", sw.audit}} {
+		rows, err := storage.DeleteOlder(ctx, conn, t.table, t.col, t.keep)
+		n[t.table] += rows
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// purge deletes provider's rows from each inbox partition whose whole
+// range is older than keep, once per partition (storage_purges). provider
+// "" stands for every provider not configured.
+func (sw *sweeper) purge(ctx context.Context, conn *pgx.Conn, provider string, keep time.Duration) (int64, error) {
+	rows, err := conn.Query(ctx, `SELECT p.name FROM storage_partitions p
+WHERE p.parent = 'inbox' AND p.ends < now() - $1::interval
+  AND NOT EXISTS (SELECT 1 FROM storage_purges u WHERE u.name = p.name AND u.provider = $2)
+ORDER BY p.ends`, keep, provider)
+	if err != nil {
+		return 0, fmt.Errorf("list partitions to purge: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, fmt.Errorf("list partitions to purge: %w", err)
+	}
+	var total int64
+	for _, name := range names {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			q := `DELETE FROM ` + pgx.Identifier{name}.Sanitize() + ` WHERE provider = $1`
+			args := []any{provider}
+			if provider == "" {
+				q, args = `DELETE FROM `+pgx.Identifier{name}.Sanitize()+` WHERE provider <> ALL($1::text[])`, []any{sw.known}
+			}
+			tag, err := tx.Exec(ctx, q, args...)
+			if err != nil {
+				return err
+			}
+			total += tag.RowsAffected()
+			_, err = tx.Exec(ctx, `INSERT INTO storage_purges (name, provider) VALUES ($1, $2)`, name, provider)
+			return err
+		})
+		if err != nil {
+			return total, fmt.Errorf("purge %s of %q: %w", name, provider, err)
+		}
+	}
+	return total, nil
+}

@@ -1,0 +1,111 @@
+package config
+
+import "time"
+
+// Storage configures how long gatehouse keeps what it stores (README
+// "Retention"). The inbox and the dedupe keys are time-partitioned tables
+// whose partitions the running processes create ahead and drop whole.
+type Storage struct {
+	// PartitionInterval is the width of each time partition of the inbox
+	// and of the dedupe keys. Default 24h; at least 1m. A change applies to
+	// partitions created afterwards.
+	PartitionInterval time.Duration `yaml:"partition_interval"`
+	// Ahead is how many partitions exist beyond the current one. Default 3.
+	Ahead int `yaml:"ahead"`
+	// Retention is how long a stored event (its payload, processing state,
+	// effect log and replays) is kept. Default 720h (30 days). A provider's
+	// retention overrides it.
+	Retention time.Duration `yaml:"retention"`
+	// DedupeWindow is how long an event id is remembered, so a redelivery
+	// is refused as a duplicate. Default 168h (7 days). A provider's
+	// dedupe_window overrides it; either must be at least the provider's
+	// documented redelivery window (`gatehouse providers`). An id is kept
+	// for the longer of the dedupe window and the retention.
+	DedupeWindow time.Duration `yaml:"dedupe_window"`
+	// AuditRetention is how long erasure audit rows are kept. Default 8760h (365 days).
+	AuditRetention time.Duration `yaml:"audit_retention"`
+	// CheckInterval is how often the maintenance pass runs. Default 1m.
+	CheckInterval time.Duration `yaml:"check_interval"`
+}
+
+func (s *Storage) applyDefaults() {
+	if s.PartitionInterval == 0 {
+		s.PartitionInterval = 24 * time.Hour
+	}
+	if s.Ahead == 0 {
+		s.Ahead = 3
+	}
+	if s.Retention == 0 {
+		s.Retention = 30 * 24 * time.Hour
+	}
+	if s.DedupeWindow == 0 {
+		s.DedupeWindow = 7 * 24 * time.Hour
+	}
+	if s.AuditRetention == 0 {
+		s.AuditRetention = 365 * 24 * time.Hour
+	}
+	if s.CheckInterval == 0 {
+		s.CheckInterval = time.Minute
+	}
+}
+
+func (s *Storage) validate() error {
+	switch {
+	case s.PartitionInterval < time.Minute:
+		return errorf("storage.partition_interval: %s is below 1m", s.PartitionInterval)
+	case s.Ahead < 1:
+		return errorf("storage.ahead: %d; want at least 1", s.Ahead)
+	case s.Retention < s.PartitionInterval:
+		return errorf("storage.retention: %s is shorter than storage.partition_interval (%s)", s.Retention, s.PartitionInterval)
+	case s.DedupeWindow < s.PartitionInterval:
+		return errorf("storage.dedupe_window: %s is shorter than storage.partition_interval (%s)", s.DedupeWindow, s.PartitionInterval)
+	case s.AuditRetention <= 0 || s.CheckInterval <= 0:
+		return errorf("storage: audit_retention and check_interval must be positive")
+	}
+	return nil
+}
+
+// Retention returns provider's payload retention and dedupe window: its
+// own settings, else storage's defaults. An unknown provider (events of an
+// endpoint removed from the configuration) gets the defaults.
+func (c *Config) Retention(provider string) (payload, dedupe time.Duration) {
+	payload, dedupe = c.Storage.Retention, c.Storage.DedupeWindow
+	if p := c.Providers[provider]; p != nil {
+		if p.Retention > 0 {
+			payload = p.Retention
+		}
+		if p.DedupeWindow > 0 {
+			dedupe = p.DedupeWindow
+		}
+	}
+	return payload, dedupe
+}
+
+// KeyLifetime is how long provider's event ids are remembered: the longer
+// of its dedupe window and its retention, so a stored event always has its
+// key (the inbox itself has no unique index across partitions).
+func (c *Config) KeyLifetime(provider string) time.Duration {
+	payload, dedupe := c.Retention(provider)
+	return max(payload, dedupe)
+}
+
+// validateRetention checks a provider's retention settings against the
+// partition width and its scheme's documented redelivery window.
+func (c *Config) validateRetention() error {
+	for name, p := range c.Providers {
+		if p == nil {
+			continue
+		}
+		if p.Retention < 0 || p.DedupeWindow < 0 {
+			return errorf("providers.%s: retention and dedupe_window must not be negative", name)
+		}
+		payload, dedupe := c.Retention(name)
+		if payload < c.Storage.PartitionInterval {
+			return errorf("providers.%s.retention: %s is shorter than storage.partition_interval (%s)", name, payload, c.Storage.PartitionInterval)
+		}
+		if r := p.Kind().Redelivery; dedupe < r.Window {
+			return errorf("providers.%s.dedupe_window: %s is shorter than %s's redelivery window %s (%s)", name, dedupe, p.Scheme, r.Window, r.Source)
+		}
+	}
+	return nil
+}

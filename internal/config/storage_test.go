@@ -1,0 +1,40 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRetentionSettings(t *testing.T) {
+	env := func(string) string { return "" }
+	stripe := "providers:\n  s:\n    scheme: stripe\n    secrets: [{id: a, value: whsec_x}]\n"
+	cfg, err := Parse([]byte(stripe), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, d := cfg.Retention("s"); p != 30*24*time.Hour || d != 7*24*time.Hour {
+		t.Errorf("defaults: retention %s, dedupe window %s; want 720h, 168h", p, d)
+	}
+	if l := cfg.KeyLifetime("s"); l != 30*24*time.Hour {
+		t.Errorf("key lifetime %s, want the longer of the two (720h)", l)
+	}
+	cfg, err = Parse([]byte(stripe+"    retention: 24h\n    dedupe_window: 96h\n"), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, d := cfg.Retention("s"); p != 24*time.Hour || d != 96*time.Hour || cfg.KeyLifetime("s") != 96*time.Hour {
+		t.Errorf("provider's own: retention %s, dedupe window %s", p, d)
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{stripe + "    dedupe_window: 48h\n", "providers.s.dedupe_window: 48h0m0s is shorter than stripe's redelivery window 72h0m0s"},
+		{stripe + "    retention: 1h\n", "providers.s.retention: 1h0m0s is shorter than storage.partition_interval"},
+		{"storage: {partition_interval: 30s}\n", "storage.partition_interval: 30s is below 1m"},
+		{"storage: {retention: 1h}\n", "storage.retention: 1h0m0s is shorter than storage.partition_interval"},
+	} {
+		_, err := Parse([]byte(c.yaml), env)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want %q", c.yaml, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,241 @@
+// Package storage keeps gatehouse's time-partitioned tables bounded: a
+// Maintainer creates partitions ahead of time and drops expired ones whole,
+// runs a stage's own retention sweep, and exports gatehouse_storage_*
+// metrics. One process per stage does the work at a time (a PostgreSQL
+// advisory lock); no cron and no extension is needed. Each stage names its
+// own tables (README "Retention").
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Table is one table partitioned by time through storage_partitions and
+// storage_create_partition (migrations/00020_storage_partitions.sql).
+type Table struct {
+	// Name is the partitioned (parent) table.
+	Name string
+	// Retention: a partition is dropped once its range ended longer ago.
+	Retention time.Duration
+}
+
+// Config configures a Maintainer.
+type Config struct {
+	// Pool is the database. Required.
+	Pool *pgxpool.Pool
+	// Stage names the lock and labels the metrics ("ingest", "consumers"). Required.
+	Stage string
+	// Partitioned are the stage's time-partitioned tables.
+	Partitioned []Table
+	// Sized are the stage's other tables, whose size is reported.
+	Sized []string
+	// Interval is the width of new partitions. Default 24h.
+	Interval time.Duration
+	// Ahead is how many partitions exist beyond the current one. Default 3.
+	Ahead int
+	// Every is the time between passes. Default 1m.
+	Every time.Duration
+	// Sweep, when set, is the stage's own retention of rows that are not
+	// partitioned; it runs in every pass that holds the lock and returns
+	// the rows it deleted per table.
+	Sweep func(ctx context.Context, conn *pgx.Conn) (map[string]int64, error)
+	// Logger nil: slog.Default(). Registerer nil: metrics are not registered.
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+	// Now is the clock of the metrics (partition ranges use the database's). Default time.Now.
+	Now func() time.Time
+}
+
+// Maintainer runs the passes of one stage.
+type Maintainer struct {
+	cfg Config
+	m   *metrics
+}
+
+// Result is what one pass did.
+type Result struct {
+	// Held reports whether this process held the stage's lock (else the
+	// pass only refreshed the metrics).
+	Held    bool
+	Created []string
+	Dropped []string
+	Deleted map[string]int64
+}
+
+// New returns a Maintainer; it fails when Pool or Stage is missing.
+func New(cfg Config) (*Maintainer, error) {
+	if cfg.Pool == nil || cfg.Stage == "" {
+		return nil, errors.New("storage: Pool and Stage are required")
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 24 * time.Hour
+	}
+	if cfg.Ahead <= 0 {
+		cfg.Ahead = 3
+	}
+	if cfg.Every <= 0 {
+		cfg.Every = time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Maintainer{cfg: cfg, m: newMetrics(cfg.Registerer, cfg.Stage)}, nil
+}
+
+// Run passes at once and then every Every until ctx ends; a failed pass
+// is logged and counted, and the next one tries again. It returns nil.
+func (m *Maintainer) Run(ctx context.Context) error {
+	t := time.NewTicker(m.cfg.Every)
+	defer t.Stop()
+	for {
+		if _, err := m.Pass(ctx); err != nil && ctx.Err() == nil {
+			m.m.errors.Inc()
+			m.cfg.Logger.Warn("storage maintenance", "stage", m.cfg.Stage, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+const lockSQL = `SELECT pg_try_advisory_lock(hashtextextended('gatehouse.storage:' || $1, 0))`
+const unlockSQL = `SELECT pg_advisory_unlock(hashtextextended('gatehouse.storage:' || $1, 0))`
+
+// Pass creates the missing partitions, drops the expired ones and runs the
+// sweep when it gets the stage's advisory lock (else another process is
+// doing it), then refreshes the metrics. Errors are wrapped with what
+// failed; a drop that cannot get its lock within a second is left for the
+// next pass.
+func (m *Maintainer) Pass(ctx context.Context) (Result, error) {
+	var res Result
+	c, err := m.cfg.Pool.Acquire(ctx)
+	if err != nil {
+		return res, fmt.Errorf("acquire connection: %w", err)
+	}
+	defer c.Release()
+	conn := c.Conn()
+	if err := conn.QueryRow(ctx, lockSQL, m.cfg.Stage).Scan(&res.Held); err != nil {
+		return res, fmt.Errorf("storage lock: %w", err)
+	}
+	if res.Held {
+		err = m.maintain(ctx, conn, &res)
+		if _, uerr := conn.Exec(context.WithoutCancel(ctx), unlockSQL, m.cfg.Stage); uerr != nil {
+			c.Hijack().Close(context.Background()) //nolint:errcheck // the session ends, and its lock with it
+		}
+		if err != nil {
+			return res, err
+		}
+	}
+	if err := m.observe(ctx); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func (m *Maintainer) maintain(ctx context.Context, conn *pgx.Conn, res *Result) error {
+	for _, t := range m.cfg.Partitioned {
+		created, err := ensure(ctx, conn, t.Name, m.cfg.Interval, m.cfg.Ahead)
+		res.Created = append(res.Created, created...)
+		m.m.created.WithLabelValues(t.Name).Add(float64(len(created)))
+		if err != nil {
+			return err
+		}
+		dropped, err := drop(ctx, conn, t.Name, t.Retention)
+		res.Dropped = append(res.Dropped, dropped...)
+		m.m.dropped.WithLabelValues(t.Name).Add(float64(len(dropped)))
+		if err != nil {
+			return err
+		}
+	}
+	for _, name := range res.Created {
+		m.cfg.Logger.Info("partition created", "stage", m.cfg.Stage, "partition", name)
+	}
+	for _, name := range res.Dropped {
+		m.cfg.Logger.Info("partition dropped", "stage", m.cfg.Stage, "partition", name)
+	}
+	if m.cfg.Sweep != nil {
+		n, err := m.cfg.Sweep(ctx, conn)
+		for table, rows := range n {
+			m.m.deleted.WithLabelValues(table).Add(float64(rows))
+		}
+		res.Deleted = n
+		if err != nil {
+			return fmt.Errorf("sweep: %w", err)
+		}
+	}
+	return nil
+}
+
+// ensure creates partitions of table until one covers now() + ahead ×
+// interval: each starts at the end of the newest one, or at now() rounded
+// down to interval when that is later (a gap in the past is left as it
+// is), and ends on the next multiple of interval.
+func ensure(ctx context.Context, conn *pgx.Conn, table string, interval time.Duration, ahead int) ([]string, error) {
+	var created []string
+	for range ahead + 2 {
+		var name *string
+		err := conn.QueryRow(ctx, `
+WITH last AS (SELECT max(ends) AS e FROM storage_partitions WHERE parent = $1),
+next AS (
+  SELECT greatest(last.e, date_bin($2::interval, now(), timestamptz '2000-01-01 00:00:00+00')) AS starts
+  FROM last)
+SELECT storage_create_partition($1, next.starts, date_bin($2::interval, next.starts, timestamptz '2000-01-01 00:00:00+00') + $2::interval)
+FROM next WHERE next.starts < now() + $2::interval * $3::int`, table, interval, ahead).Scan(&name)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return created, nil
+		}
+		if err != nil {
+			return created, fmt.Errorf("create partition of %s: %w", table, err)
+		}
+		created = append(created, *name)
+	}
+	return created, nil
+}
+
+// drop drops every partition of table whose range ended more than
+// retention ago, oldest first, each in its own short transaction.
+func drop(ctx context.Context, conn *pgx.Conn, table string, retention time.Duration) ([]string, error) {
+	rows, err := conn.Query(ctx, `SELECT name FROM storage_partitions WHERE parent = $1 AND ends < now() - $2::interval ORDER BY ends`,
+		table, retention)
+	if err != nil {
+		return nil, fmt.Errorf("list expired partitions of %s: %w", table, err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("list expired partitions of %s: %w", table, err)
+	}
+	var dropped []string
+	for _, name := range names {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			// DROP takes an ACCESS EXCLUSIVE lock on the parent for the
+			// moment of the drop; waiting longer would queue every writer
+			// behind it, so a busy moment is left for the next pass.
+			if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '1s'`); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `DROP TABLE IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `DELETE FROM storage_partitions WHERE name = $1`, name)
+			return err
+		})
+		if err != nil {
+			return dropped, fmt.Errorf("drop partition %s: %w", name, err)
+		}
+		dropped = append(dropped, name)
+	}
+	return dropped, nil
+}
