@@ -326,8 +326,13 @@ VALUES ('acme', $1, 'payment.succeeded', $2, $3, $4, 'secret1', $5, 1)`, id, pay
 	}
 	exec(`INSERT INTO inbox (provider, event_id, event_type, payload, received_at, verified, secret_id, processing_state)
 VALUES ('gone', 'evt_unconfigured', 'x', '{"id":"evt_unconfigured"}', $1, true, 'secret1', 'dead'),
-       ('acme', 'evt_1', 'payment.succeeded', '{"id":"evt_1"}', $1, true, 'secret1', 'dead')`, base)
-	d.events = append(d.events, "evt_unconfigured", "evt_1")
+       ('acme', 'evt_1', 'payment.succeeded', '{"id":"evt_1"}', $1, true, 'secret1', 'dead'),
+       ('acme', 'evt/1?x', 'payment.succeeded', '{"id":"evt/1?x"}', $1, true, 'secret1', 'dead')`, base)
+	// evt_1 and evt/1?x are the contract's own examples of an event id, so
+	// the examples phase reads and replays a plain and an escaped id
+	// whatever the seed (the stateful links reach the newest event only
+	// when a list request happens to carry no filter).
+	d.events = append(d.events, "evt_unconfigured", "evt_1", "evt/1?x")
 	for _, o := range []struct{ id, owner string }{{"pay_1", "carol"}, {"obj/c2?x", "carol"}, {"obj_a1", "alice"}, {"obj_b1", "bob"}} {
 		d.objects = append(d.objects, o.id)
 		exec(`INSERT INTO provider_objects (provider, object_id, object_type, version, data, last_event_id) VALUES ('acme', $1, 'thing', 1, $2, 'evt_succeeded')`,
