@@ -1,0 +1,93 @@
+package ingest
+
+// outboxColumns is the column list of every outbox insert: the Writer's
+// and Replay's (ingest is the outbox's one writer).
+const outboxColumns = `(id, aggregatetype, aggregateid, type, payload, event_id, topic, event_time)`
+
+// keyOverlap is the distance to a key partition boundary within which a key
+// is written into both partitions; writerStatementTimeout, the Writer's
+// statement_timeout, must stay well below it.
+const (
+	keyOverlap             = "2 minutes"
+	writerStatementTimeout = "30s"
+)
+
+// insertSQL is the whole atomic write as one statement (one implicit
+// transaction). Uniqueness of (provider, event_id) lives in dedupe_keys, a
+// table partitioned by generation (README "Retention"):
+//
+//   - gen: the key partition(s) to write into: the one covering now(), and
+//     also its neighbour when now() is within keyOverlap of their boundary;
+//     a row with gen now() when no partition covers now() makes the insert
+//     fail (no partition for the row), so a missing partition is an error,
+//     never a silent duplicate;
+//   - keys: the key inserted into each of them ON CONFLICT DO NOTHING, in
+//     key order (concurrent batches lock in the same order). A concurrent
+//     delivery of the same key waits on the unique index and then sees the
+//     conflict;
+//   - fresh: an event is new when every one of its key rows was inserted
+//     and no key committed before the statement is within its lifetime
+//     (lifetime_s, widened by one partition width since gen is the start
+//     of the partition the key was seen in; the legacy partition's keys
+//     carry their received_at);
+//   - ins, ob: the inbox row and the outbox row of each new event.
+//
+// Two concurrent deliveries of one key whose now() fall on either side of
+// a boundary are both within keyOverlap of it unless one transaction lasted
+// longer than keyOverlap, which the Writer's statement_timeout forbids: so
+// they meet on the same partition's unique index, or the later one's
+// snapshot sees the earlier one committed.
+//
+// The stored state is looked up only for duplicates: the LATERAL lookup is
+// gated on ob.id IS NULL (a one-time filter, checked before any scan) and
+// kept from being flattened into a join by LIMIT 1, so it is an index probe
+// per inbox partition whatever the statistics say (a plain LEFT JOIN was
+// planned as a hash join over a sequential scan of inbox whenever its
+// statistics were empty or stale, docs/BENCHMARKS.md). A duplicate whose
+// stored event expired reports StateExpired.
+const insertSQL = `
+WITH input AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[], $6::text[], $7::uuid[], $8::text[], $9::text[], $10::int[], $11::text[], $12::float8[])
+    AS t(provider, event_id, event_type, payload, created_at, secret_id, outbox_id, aggregate_id, topic, ord, event_time, lifetime_s)
+), gen AS (
+  SELECT starts FROM storage_partitions
+  WHERE parent = 'dedupe_keys' AND starts <= now() + interval '` + keyOverlap + `' AND ends > now() - interval '` + keyOverlap + `'
+  UNION ALL
+  SELECT now() WHERE NOT EXISTS (SELECT 1 FROM storage_partitions WHERE parent = 'dedupe_keys' AND starts <= now() AND ends > now())
+), width AS (
+  SELECT coalesce(max(ends - starts), interval '0') AS w FROM storage_partitions
+  WHERE parent = 'dedupe_keys' AND starts <= now() AND ends > now()
+), keys AS (
+  INSERT INTO dedupe_keys (provider, event_id, gen)
+  SELECT i.provider, i.event_id, g.starts FROM input i CROSS JOIN gen g ORDER BY 1, 2, 3
+  ON CONFLICT (provider, event_id, gen) DO NOTHING
+  RETURNING provider, event_id
+), fresh AS (
+  SELECT i.* FROM input i
+  WHERE (SELECT count(*) FROM keys k WHERE k.provider = i.provider AND k.event_id = i.event_id) = (SELECT count(*) FROM gen)
+    AND NOT EXISTS (
+      SELECT 1 FROM dedupe_keys o
+      WHERE o.provider = i.provider AND o.event_id = i.event_id
+        AND o.gen > now() - make_interval(secs => i.lifetime_s) - (SELECT w FROM width)
+        -- the same bound for the whole batch: PostgreSQL prunes the
+        -- partitions outside it instead of probing each
+        AND o.gen > now() - make_interval(secs => $13::float8) - (SELECT w FROM width) AND o.gen < now() + interval '` + keyOverlap + `')
+), ins AS (
+  INSERT INTO inbox (provider, event_id, event_type, payload, event_created_at, verified, secret_id)
+  SELECT provider, event_id, event_type, payload, created_at, true, secret_id FROM fresh ORDER BY ord
+  RETURNING provider, event_id
+), ob AS (
+  INSERT INTO outbox ` + outboxColumns + `
+  SELECT i.outbox_id, i.provider, i.aggregate_id, i.event_type, i.payload, i.event_id, i.topic, i.event_time
+  FROM input i JOIN ins ON ins.provider = i.provider AND ins.event_id = i.event_id ORDER BY i.ord
+  RETURNING id
+)
+SELECT i.ord, ob.id IS NOT NULL,
+  coalesce(x.processing_state, CASE WHEN ob.id IS NULL THEN '` + StateExpired + `' ELSE 'pending' END), coalesce(x.attempts, 0)
+FROM input i
+LEFT JOIN ob ON ob.id = i.outbox_id
+LEFT JOIN LATERAL (
+  SELECT processing_state, attempts FROM inbox
+  WHERE provider = i.provider AND event_id = i.event_id AND ob.id IS NULL
+  ORDER BY received_at DESC LIMIT 1
+) x ON true`
