@@ -262,3 +262,57 @@ func gaugeValue(t *testing.T, reg *prometheus.Registry, name, table string) floa
 	t.Fatalf("metric %s{table=%q} not found", name, table)
 	return 0
 }
+
+// TestInterruptedDetachIsFinishedByTheNextPass: a drop detaches the
+// partition concurrently first; when that detach was interrupted (the
+// partition is left "detach pending"), the next pass finalizes and drops it.
+func TestInterruptedDetachIsFinishedByTheNextPass(t *testing.T) {
+	ctx := context.Background()
+	pool := openPool(t, testenv.Postgres(t))
+	cfg := retentionConfig(t, "1h", "2h", "2h")
+	// The (empty) legacy partition of a fresh database, made old.
+	name := "inbox_legacy"
+	mustExec(t, pool, `UPDATE storage_partitions SET ends = now() - interval '7 days' WHERE name = $1`, name)
+	// A transaction that has read the inbox keeps the detach's second
+	// phase waiting; the detach is cancelled there, leaving it pending.
+	reader, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Rollback(ctx) //nolint:errcheck // ends the snapshot
+	if _, err := reader.Exec(ctx, `SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reader.Exec(ctx, `SELECT count(*) FROM inbox`); err != nil {
+		t.Fatal(err)
+	}
+	c, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, `SET statement_timeout = '500ms'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, `ALTER TABLE inbox DETACH PARTITION `+name+` CONCURRENTLY`); err == nil {
+		t.Fatal("detach finished while a reader held the parent")
+	}
+	c.Release()
+	_ = reader.Rollback(ctx)
+	if got := count(t, pool, `SELECT count(*) FROM pg_inherits WHERE inhrelid = $1::regclass AND inhdetachpending`, name); got != 1 {
+		t.Fatalf("partition not left detach-pending (%d)", got)
+	}
+	mt, err := NewMaintenance(MaintenanceConfig{Pool: pool, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := mt.Pass(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(res.Dropped, ","), name) {
+		t.Fatalf("dropped %v, want %s among them", res.Dropped, name)
+	}
+	if got := count(t, pool, `SELECT count(*) FROM pg_class WHERE relname = $1`, name); got != 0 {
+		t.Fatalf("%s still exists", name)
+	}
+}

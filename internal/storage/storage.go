@@ -206,7 +206,8 @@ FROM next WHERE next.starts < now() + $2::interval * $3::int`, table, interval, 
 }
 
 // drop drops every partition of table whose range ended more than
-// retention ago, oldest first, each in its own short transaction.
+// retention ago, oldest first: detached from the parent first (detach),
+// then dropped as a table of its own, which locks nothing writers use.
 func drop(ctx context.Context, conn *pgx.Conn, table string, retention time.Duration) ([]string, error) {
 	rows, err := conn.Query(ctx, `SELECT name FROM storage_partitions WHERE parent = $1 AND ends < now() - $2::interval ORDER BY ends`,
 		table, retention)
@@ -219,13 +220,10 @@ func drop(ctx context.Context, conn *pgx.Conn, table string, retention time.Dura
 	}
 	var dropped []string
 	for _, name := range names {
+		if err := detach(ctx, conn, table, name); err != nil {
+			return dropped, err
+		}
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			// DROP takes an ACCESS EXCLUSIVE lock on the parent for the
-			// moment of the drop; waiting longer would queue every writer
-			// behind it, so a busy moment is left for the next pass.
-			if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '1s'`); err != nil {
-				return err
-			}
 			if _, err := tx.Exec(ctx, `DROP TABLE IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
 				return err
 			}
@@ -238,4 +236,30 @@ func drop(ctx context.Context, conn *pgx.Conn, table string, retention time.Dura
 		dropped = append(dropped, name)
 	}
 	return dropped, nil
+}
+
+// detach detaches partition name from table with DETACH PARTITION
+// CONCURRENTLY, which takes only a SHARE UPDATE EXCLUSIVE lock on the
+// parent: writers keep writing, where a DROP of an attached partition
+// would take ACCESS EXCLUSIVE and queue every write behind it. A detach
+// interrupted earlier (pending) is finished with FINALIZE; a partition
+// already detached is left as it is.
+func detach(ctx context.Context, conn *pgx.Conn, table, name string) error {
+	var attached, pending bool
+	err := conn.QueryRow(ctx, `SELECT count(*) > 0, coalesce(bool_or(i.inhdetachpending), false)
+FROM pg_inherits i WHERE i.inhrelid = to_regclass($1) AND i.inhparent = to_regclass($2)`, name, table).Scan(&attached, &pending)
+	if err != nil {
+		return fmt.Errorf("partition state of %s: %w", name, err)
+	}
+	if !attached {
+		return nil
+	}
+	how := "CONCURRENTLY"
+	if pending {
+		how = "FINALIZE"
+	}
+	if _, err := conn.Exec(ctx, `ALTER TABLE `+pgx.Identifier{table}.Sanitize()+` DETACH PARTITION `+pgx.Identifier{name}.Sanitize()+` `+how); err != nil {
+		return fmt.Errorf("detach partition %s: %w", name, err)
+	}
+	return nil
 }
