@@ -83,9 +83,13 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if _, err := mt.Pass(ctx); err != nil {
+	// Bounded: a drop's detach waits for older transactions, and serving
+	// must not wait for it (an interrupted detach is finished later).
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	if _, err := mt.Pass(pctx); err != nil {
 		b.log.Warn("storage maintenance", "stage", "ingest", "err", err)
 	}
+	cancel()
 	s.background = append(s.background, mt.Run)
 	var store *auth.Store
 	if b.cfg.Auth.Enabled() {

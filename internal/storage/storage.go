@@ -146,6 +146,8 @@ func (m *Maintainer) Pass(ctx context.Context) (Result, error) {
 }
 
 func (m *Maintainer) maintain(ctx context.Context, conn *pgx.Conn, res *Result) error {
+	// Every table's partitions ahead first: a drop may wait (its detach
+	// waits for older transactions), creation must not wait behind it.
 	for _, t := range m.cfg.Partitioned {
 		created, err := ensure(ctx, conn, t.Name, m.cfg.Interval, m.cfg.Ahead)
 		res.Created = append(res.Created, created...)
@@ -153,6 +155,8 @@ func (m *Maintainer) maintain(ctx context.Context, conn *pgx.Conn, res *Result) 
 		if err != nil {
 			return err
 		}
+	}
+	for _, t := range m.cfg.Partitioned {
 		dropped, err := drop(ctx, conn, t.Name, t.Retention)
 		res.Dropped = append(res.Dropped, dropped...)
 		m.m.dropped.WithLabelValues(t.Name).Add(float64(len(dropped)))
