@@ -9,16 +9,20 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
 // APIClient reads objects from a provider's API. Every call carries the
-// configured API key as a bearer token and the pinned API version. Calls
+// configured API key (as Auth says: a bearer token by default) and the
+// pinned API version. Calls
 // are bounded (Concurrency at once), rate-limited (RateLimit per second,
 // paused after a 429 or 503 for its Retry-After) and, inside a batch
 // (withFetchMemo), coalesced: one request per object path.
 type APIClient struct {
 	base          *url.URL
 	key           string
+	auth, authHdr string
 	version       string
 	versionHeader string
 	http          *http.Client
@@ -27,12 +31,16 @@ type APIClient struct {
 
 // APIClientConfig configures an APIClient.
 type APIClientConfig struct {
-	BaseURL       string        // the provider's api_url; required
-	Key           []byte        // the resolved api_key; optional
-	Version       string        // api_version, sent in VersionHeader when set
-	VersionHeader string        // e.g. Stripe-Version; default Api-Version
-	Timeout       time.Duration // per call; default 10s
-	Transport     http.RoundTripper
+	BaseURL       string // the provider's api_url; required
+	Key           []byte // the resolved api_key; optional
+	Version       string // api_version, sent in VersionHeader when set
+	VersionHeader string // e.g. Stripe-Version; default Api-Version
+	// Auth is how Key is sent: providers.AuthBearer (the default),
+	// AuthBasic (Key is "user:password"), AuthHeader (in the header
+	// AuthHeader) or AuthNone.
+	Auth, AuthHeader string
+	Timeout          time.Duration // per call; default 10s
+	Transport        http.RoundTripper
 	// Provider labels the client's metrics.
 	Provider string
 	// Concurrency bounds requests in flight; default 64.
@@ -74,7 +82,7 @@ func NewAPIClient(cfg APIClientConfig) (*APIClient, error) {
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	return &APIClient{
-		base: u, key: string(cfg.Key), version: cfg.Version, versionHeader: cfg.VersionHeader,
+		base: u, key: string(cfg.Key), auth: cfg.Auth, authHdr: cfg.AuthHeader, version: cfg.Version, versionHeader: cfg.VersionHeader,
 		// Redirects are never followed: the API key would go wherever a
 		// Location points, and the answer from there would be applied as
 		// the provider's (do: a redirect is a permanent failure).
@@ -88,12 +96,17 @@ func NewAPIClient(cfg APIClientConfig) (*APIClient, error) {
 // APIError is a non-2xx answer of a provider's API.
 type APIError struct {
 	Status int
+	Method string // default GET
 	Path   string
 	Body   string // the first 256 bytes of the answer
 }
 
 func (e *APIError) Error() string {
-	return fmt.Sprintf("provider api GET %s: status %d: %s", e.Path, e.Status, e.Body)
+	m := e.Method
+	if m == "" {
+		m = http.MethodGet
+	}
+	return fmt.Sprintf("provider api %s %s: status %d: %s", m, e.Path, e.Status, e.Body)
 }
 
 // ObjectPath is the API path of object id in collection (a trusted path
@@ -126,36 +139,61 @@ func (c *APIClient) Get(ctx context.Context, path string) (json.RawMessage, erro
 // GetAt is Get that also returns when the request that answered was sent
 // (shared by coalesced calls): a state fetched later is at least as new.
 func (c *APIClient) GetAt(ctx context.Context, path string) (json.RawMessage, time.Time, error) {
-	if m := memoFrom(ctx); m != nil {
-		return m.do(c.base.String()+path, c.flow.m.coalesced, func() (json.RawMessage, time.Time, error) { return c.get(ctx, path) })
-	}
-	return c.get(ctx, path)
+	a, err := c.request(ctx, http.MethodGet, path, "")
+	return a.body, a.at, err
 }
 
-func (c *APIClient) get(ctx context.Context, path string) (json.RawMessage, time.Time, error) {
+// request is GetAt for any method and an encoded query, with the answer's
+// headers.
+func (c *APIClient) request(ctx context.Context, method, path, query string) (answer, error) {
+	if m := memoFrom(ctx); m != nil {
+		key := method + " " + c.base.String() + path + "?" + query
+		return m.do(key, c.flow.m.coalesced, func() (answer, error) { return c.send(ctx, method, path, query) })
+	}
+	return c.send(ctx, method, path, query)
+}
+
+func (c *APIClient) send(ctx context.Context, method, path, query string) (answer, error) {
 	release, err := c.flow.acquire(ctx)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("provider api GET %s: %w", path, err)
+		return answer{}, fmt.Errorf("provider api %s %s: %w", method, path, err)
 	}
 	defer release()
 	at := c.flow.now()
-	body, err := c.do(ctx, path)
-	return body, at, err
+	body, h, err := c.do(ctx, method, path, query)
+	return answer{body: body, header: h, at: at}, err
 }
 
-func (c *APIClient) do(ctx context.Context, path string) (json.RawMessage, error) {
-	u, err := c.url(path)
-	if err != nil {
-		return nil, err
+func (c *APIClient) authorize(req *http.Request) {
+	if c.key == "" {
+		return
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, Permanentf("provider api request: %w", err)
-	}
-	req.Header.Set("Accept", "application/json")
-	if c.key != "" {
+	switch c.auth {
+	case providers.AuthNone:
+	case providers.AuthBasic:
+		user, pass, _ := strings.Cut(c.key, ":")
+		req.SetBasicAuth(user, pass)
+	case providers.AuthHeader:
+		req.Header.Set(c.authHdr, c.key)
+	default:
 		req.Header.Set("Authorization", "Bearer "+c.key)
 	}
+}
+
+func (c *APIClient) do(ctx context.Context, method, path, query string) (json.RawMessage, http.Header, error) {
+	u, err := c.url(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if query != "" {
+		u += "?" + query
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
+	if err != nil {
+		return nil, nil, Permanentf("provider api request: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	c.authorize(req)
 	if c.version != "" {
 		req.Header.Set(c.versionHeader, c.version)
 	}
@@ -163,17 +201,17 @@ func (c *APIClient) do(ctx context.Context, path string) (json.RawMessage, error
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if isTimeout(err) {
-			return nil, fmt.Errorf("provider api GET %s: timeout: %w", path, err)
+			return nil, nil, fmt.Errorf("provider api %s %s: timeout: %w", method, path, err)
 		}
-		return nil, fmt.Errorf("provider api GET %s: %w", path, err)
+		return nil, nil, fmt.Errorf("provider api %s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
-		return nil, fmt.Errorf("provider api GET %s: read body: %w", path, err)
+		return nil, nil, fmt.Errorf("provider api %s %s: read body: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		ae := &APIError{Status: resp.StatusCode, Path: path, Body: truncate(string(body), 256)}
+		ae := &APIError{Status: resp.StatusCode, Method: method, Path: path, Body: truncate(string(body), 256)}
 		if resp.StatusCode/100 == 3 {
 			loc, _ := url.Parse(resp.Header.Get("Location"))
 			to := "elsewhere"
@@ -181,20 +219,20 @@ func (c *APIClient) do(ctx context.Context, path string) (json.RawMessage, error
 				to = resp.Request.URL.ResolveReference(loc).Host
 			}
 			ae.Body = "redirected to " + to + " (not followed with the API key: set api_url to the final address)"
-			return nil, Permanent(ae)
+			return nil, nil, Permanent(ae)
 		}
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 			c.flow.pause(resp.StatusCode, resp.Header)
 		}
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout {
-			return nil, ae
+			return nil, nil, ae
 		}
-		return nil, Permanent(ae)
+		return nil, nil, Permanent(ae)
 	}
 	if !json.Valid(body) {
-		return nil, fmt.Errorf("provider api GET %s: answer is not JSON", path)
+		return nil, nil, fmt.Errorf("provider api %s %s: answer is not JSON", method, path)
 	}
-	return body, nil
+	return body, resp.Header, nil
 }
 
 // url is the request URL of path, an escaped path below the base URL,

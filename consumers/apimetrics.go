@@ -9,6 +9,10 @@ type APIMetrics struct {
 	fetches   *prometheus.CounterVec   // provider
 	coalesced *prometheus.CounterVec   // provider
 	wait      *prometheus.HistogramVec // provider
+
+	forwards    *prometheus.CounterVec   // provider, destination host, result
+	forwardTime *prometheus.HistogramVec // provider, destination host
+	circuitOpen *prometheus.GaugeVec     // provider, destination host
 }
 
 // NewAPIMetrics builds the metrics and registers them on reg (nil: not
@@ -28,9 +32,22 @@ func NewAPIMetrics(reg prometheus.Registerer) *APIMetrics {
 			Help:    "Time a request waited for the provider's rate limit (api_rate_limit) or a Retry-After pause.",
 			Buckets: []float64{0, .001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"provider"}),
+		forwards: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gatehouse_consumer_forwards_total",
+			Help: "Deliveries to a forward destination by result: delivered (2xx), refused (a permanent answer), failed (5xx, 408, 429, timeout, network).",
+		}, []string{"provider", "destination", "result"}),
+		forwardTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gatehouse_consumer_forward_duration_seconds",
+			Help:    "Time from sending a delivery to its answer.",
+			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"provider", "destination"}),
+		circuitOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "gatehouse_consumer_forward_circuit_open",
+			Help: "1 while a forward destination's circuit is open: its deliveries wait (paused, not dropped) for a probe to succeed.",
+		}, []string{"provider", "destination"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.fetches, m.coalesced, m.wait)
+		reg.MustRegister(m.fetches, m.coalesced, m.wait, m.forwards, m.forwardTime, m.circuitOpen)
 	}
 	return m
 }
@@ -47,4 +64,24 @@ func (m *APIMetrics) forProvider(p string) providerMetrics {
 	}
 	return providerMetrics{fetches: m.fetches.WithLabelValues(p), coalesced: m.coalesced.WithLabelValues(p),
 		wait: m.wait.WithLabelValues(p)}
+}
+
+// forwardMetrics are APIMetrics curried to one forward destination.
+type forwardMetrics struct {
+	results  *prometheus.CounterVec
+	duration prometheus.Observer
+	open     prometheus.Gauge
+	labels   [2]string
+}
+
+func (m *APIMetrics) forForward(provider, dest string) forwardMetrics {
+	if m == nil {
+		m = NewAPIMetrics(nil)
+	}
+	return forwardMetrics{results: m.forwards, duration: m.forwardTime.WithLabelValues(provider, dest),
+		open: m.circuitOpen.WithLabelValues(provider, dest), labels: [2]string{provider, dest}}
+}
+
+func (f forwardMetrics) result(r string) {
+	f.results.WithLabelValues(f.labels[0], f.labels[1], r).Inc()
 }

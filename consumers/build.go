@@ -8,17 +8,17 @@ import (
 
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/kafka"
-	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
-// HandlersFromConfig registers the built-in handlers of every provider
-// with an api_url, as its kind in the catalogue says (providers.Kinds):
-// RegisterReference or RegisterStripe. Providers of other kinds, or without
-// an api_url, have no fetching handler: their events are recorded as
-// skipped.
+// HandlersFromConfig registers what the consumers do with each provider's
+// events: the declarative fetch of a provider with an api_url (its own
+// fetch rules, then the catalogue's: providers.Kind.API), and the forward
+// destinations of its forward list. A provider with neither has no
+// handler: its events are recorded as skipped, and this is logged once.
 //
 // Each provider's APIClient carries its api_concurrency, api_rate_limit and
-// api_rate_burst, and reports to metrics (nil: not reported).
+// api_rate_burst, and reports to metrics (nil: not reported). It fails on
+// an invalid rule, api_url or forward destination.
 func HandlersFromConfig(configured map[string]*config.Provider, apiTimeout time.Duration, now func() time.Time, log *slog.Logger, metrics *APIMetrics) (*Registry, error) {
 	reg := NewRegistry()
 	names := make([]string, 0, len(configured))
@@ -28,30 +28,59 @@ func HandlersFromConfig(configured map[string]*config.Provider, apiTimeout time.
 	sort.Strings(names)
 	for _, name := range names {
 		p := configured[name]
-		if p == nil || p.APIURL == "" {
-			log.Info("provider has no api_url; its events are recorded without an effect", "provider", name)
+		if p == nil {
 			continue
 		}
-		cfg := APIClientConfig{BaseURL: p.APIURL, Key: p.APIKeyValue(), Version: p.APIVersion, Timeout: apiTimeout,
-			Provider: name, Concurrency: p.APIConcurrency, RateLimit: p.APIRateLimit, RateBurst: p.APIRateBurst,
-			Metrics: metrics, Now: now}
-		switch kind := p.Kind(); kind.Handlers {
-		case providers.HandlersReference, providers.HandlersStripe:
-			cfg.VersionHeader = kind.VersionHeader
-			api, err := NewAPIClient(cfg)
-			if err != nil {
-				return nil, fmt.Errorf("provider %s: %w", name, err)
-			}
-			if kind.Handlers == providers.HandlersStripe {
-				RegisterStripe(reg, name, api, now)
-			} else {
-				RegisterReference(reg, name, api)
-			}
-		default:
-			log.Info("no built-in handlers for this scheme; events are recorded without an effect", "provider", name, "scheme", p.Scheme)
+		h, err := providerHandlerOf(name, p, apiTimeout, now, log, metrics)
+		if err != nil {
+			return nil, fmt.Errorf("provider %s: %w", name, err)
+		}
+		if h != nil {
+			reg.Register(name, "*", h)
 		}
 	}
 	return reg, nil
+}
+
+func providerHandlerOf(name string, p *config.Provider, apiTimeout time.Duration, now func() time.Time, log *slog.Logger, metrics *APIMetrics) (*providerHandler, error) {
+	h := &providerHandler{}
+	api := p.APIRules()
+	switch {
+	case p.APIURL != "" && len(api.Fetch) > 0:
+		client, err := NewAPIClient(APIClientConfig{BaseURL: p.APIURL, Key: p.APIKeyValue(), Version: p.APIVersion,
+			VersionHeader: api.VersionHeader, Auth: api.Auth, AuthHeader: api.AuthHeader, Timeout: apiTimeout,
+			Provider: name, Concurrency: p.APIConcurrency, RateLimit: p.APIRateLimit, RateBurst: p.APIRateBurst,
+			Metrics: metrics, Now: now})
+		if err != nil {
+			return nil, err
+		}
+		if h.fetch, err = NewFetcher(api.Fetch, client, p.APIVersion); err != nil {
+			return nil, err
+		}
+	case p.APIURL != "":
+		why := api.EventOnly
+		if why == "" {
+			why = "the catalogue has no fetch rules for scheme " + p.Scheme + ": add fetch rules"
+		}
+		log.Info("provider has an api_url but no fetch rules; events not forwarded are recorded as skipped", "provider", name, "why", why)
+	case len(p.Forward) == 0:
+		log.Info("provider has neither api_url nor forward; its events are recorded as skipped (read them from the topic)", "provider", name)
+		return nil, nil
+	}
+	for i, f := range p.Forward {
+		fw, err := NewForwarder(ForwardConfig{Provider: name, URL: f.URL, Secret: string(f.SecretValue()), Types: f.Types,
+			Include: f.Include == config.IncludeObject, Timeout: f.Timeout, Concurrency: f.Concurrency,
+			RateLimit: f.RateLimit, RateBurst: f.RateBurst, BreakerFailures: f.BreakerFailures,
+			BreakerProbe: f.BreakerProbe, Metrics: metrics, Now: now})
+		if err != nil {
+			return nil, fmt.Errorf("forward[%d]: %w", i, err)
+		}
+		h.forwards = append(h.forwards, fw)
+	}
+	if h.fetch == nil && len(h.forwards) == 0 {
+		return nil, nil
+	}
+	return h, nil
 }
 
 // FromConfig builds a Runner's Config from gatehouse's configuration: the

@@ -58,3 +58,12 @@ func peekIdentity(rec *kgo.Record) (provider, id string) {
 func (e *Event) Path(path string) (string, bool) { return schemas.LookupPathJSON(e.Data, path) }
 
 var errNoInbox = errors.New("no verified inbox row for this event")
+
+// envelope is the stored envelope; for an Event built with Data alone (a
+// handler called directly), {"data": Data}.
+func (e *Event) envelope() []byte {
+	if len(e.Envelope) == 0 && len(e.Data) > 0 {
+		return append(append([]byte(`{"data":`), e.Data...), '}')
+	}
+	return e.Envelope
+}

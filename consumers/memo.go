@@ -3,6 +3,7 @@ package consumers
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"sync"
 	"time"
 
@@ -18,8 +19,7 @@ type fetchMemo struct {
 
 type memoCall struct {
 	done chan struct{}
-	body json.RawMessage
-	at   time.Time
+	ans  answer
 	err  error
 }
 
@@ -35,18 +35,26 @@ func memoFrom(ctx context.Context) *fetchMemo {
 	return m
 }
 
-func (m *fetchMemo) do(key string, coalesced prometheus.Counter, fetch func() (json.RawMessage, time.Time, error)) (json.RawMessage, time.Time, error) {
+func (m *fetchMemo) do(key string, coalesced prometheus.Counter, fetch func() (answer, error)) (answer, error) {
 	m.mu.Lock()
 	if c, ok := m.calls[key]; ok {
 		m.mu.Unlock()
 		<-c.done
 		coalesced.Inc()
-		return c.body, c.at, c.err
+		return c.ans, c.err
 	}
 	c := &memoCall{done: make(chan struct{})}
 	m.calls[key] = c
 	m.mu.Unlock()
-	c.body, c.at, c.err = fetch()
+	c.ans, c.err = fetch()
 	close(c.done)
-	return c.body, c.at, c.err
+	return c.ans, c.err
+}
+
+// answer is one API answer: the body, its headers and when the request
+// was sent.
+type answer struct {
+	body   json.RawMessage
+	header http.Header
+	at     time.Time
 }

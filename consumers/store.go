@@ -57,7 +57,7 @@ func (s store) apply(ctx context.Context, ev *Event, eff *Effect) (string, error
 	var version *int64
 	var data []byte
 	if eff != nil {
-		objID, objType, version, data = &eff.ObjectID, &eff.ObjectType, &eff.Version, eff.Data
+		objID, objType, version, data = effectArgs(eff)
 	}
 	var state string
 	if err := s.pool.QueryRow(ctx, `SELECT consumers_apply($1, $2, $3, $4, $5, $6, $7)`,
@@ -82,4 +82,16 @@ WHERE provider = $1 AND event_id = $2 AND processing_state NOT IN ('succeeded', 
 		return fmt.Errorf("record %s: %w", state, err)
 	}
 	return nil
+}
+
+// effectArgs are consumers_apply's object arguments of eff (not nil): an
+// effect without an object (a forward) passes object type "forward" and no
+// object id, which migration 00030 records as succeeded without a
+// projection write.
+func effectArgs(eff *Effect) (objID, objType *string, version *int64, data []byte) {
+	if eff.ObjectID == "" {
+		t := "forward"
+		return nil, &t, nil, nil
+	}
+	return &eff.ObjectID, &eff.ObjectType, &eff.Version, eff.Data
 }

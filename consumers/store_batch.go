@@ -78,7 +78,7 @@ func (s store) applyMany(ctx context.Context, items []applyItem) ([]string, erro
 				var version *int64
 				var data []byte
 				if it.eff != nil {
-					objID, objType, version, data = &it.eff.ObjectID, &it.eff.ObjectType, &it.eff.Version, it.eff.Data
+					objID, objType, version, data = effectArgs(it.eff)
 				}
 				b.Queue(`SELECT consumers_apply($1, $2, $3, $4, $5, $6, $7)`, it.ev.Provider, it.ev.ID, it.ev.Type,
 					objID, objType, version, data)

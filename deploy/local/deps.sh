@@ -60,3 +60,16 @@ if ! cmp -s examples/python/requirements.txt "$py_venv/requirements.txt" || ! [ 
   "$py_venv/bin/python" -m pip install -q --disable-pip-version-check -r examples/python/requirements.txt >/dev/null
   cp examples/python/requirements.txt "$py_venv/requirements.txt"
 fi
+# Stoplight Prism (npm @stoplight/prism-cli) and GitHub's OpenAPI description (npm
+# @octokit/openapi), pinned with their whole tree in deploy/local/prism/package-lock.json,
+# in bin/prism (gitignored): internal/testenv's StartPrism serves the providers'
+# published descriptions as spec-driven mocks for the consumers' fetch tests.
+PRISM_VERSION=5.14.2
+pr_dir=bin/prism
+pr_installed=$(node -p "require('./$pr_dir/node_modules/@stoplight/prism-cli/package.json').version" 2>/dev/null || true)
+if [ "$pr_installed" != "$PRISM_VERSION" ] || ! cmp -s deploy/local/prism/package-lock.json "$pr_dir/package-lock.json"; then
+  command -v npm >/dev/null || apt_install nodejs npm
+  rm -rf "$pr_dir" && mkdir -p "$pr_dir"
+  cp deploy/local/prism/package.json deploy/local/prism/package-lock.json "$pr_dir/"
+  (cd "$pr_dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+fi

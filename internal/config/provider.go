@@ -82,6 +82,16 @@ type Provider struct {
 	APIRateBurst int     `yaml:"api_rate_burst"`
 	// APIConcurrency bounds consumer calls to APIURL in flight. Default 64.
 	APIConcurrency int `yaml:"api_concurrency"`
+	// APIAuth and APIAuthHeader say how api_key is sent when the
+	// catalogue's way does not fit: bearer, basic (api_key is
+	// "user:password"), header (in APIAuthHeader) or none.
+	APIAuth       string `yaml:"api_auth"`
+	APIAuthHeader string `yaml:"api_auth_header"`
+	// Fetch are declarative fetch rules (providers.Fetch) tried before the
+	// catalogue's defaults (gatehouse providers lists them).
+	Fetch []providers.Fetch `yaml:"fetch"`
+	// Forward delivers events to a team's own service (handlers.go).
+	Forward []Forward `yaml:"forward"`
 	// Owner maps an object to a user: a dotted path into the fetched object
 	// whose value is "<issuer> <subject>" or a subject under OwnerIssuer.
 	OwnerPath   string `yaml:"owner_path"`
@@ -137,6 +147,7 @@ func (p *Provider) applyDefaults(name string) {
 	if len(p.AggregateIDPath) == 0 {
 		p.AggregateIDPath = kind.AggregateIDPath
 	}
+	p.applyHandlerDefaults()
 }
 
 func (p *Provider) validate() error {
@@ -176,7 +187,7 @@ func (p *Provider) validate() error {
 			return fmt.Errorf("api_url: %q is not an absolute URL", p.APIURL)
 		}
 	}
-	return nil
+	return p.validateHandlers()
 }
 
 // validateSigning checks the settings of the declarative scheme, the

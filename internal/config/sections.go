@@ -39,6 +39,9 @@ func (c *Config) resolveSections(getenv func(string) string) error {
 			}
 			p.verifyToken = v
 		}
+		if err := p.resolveForward(name, getenv); err != nil {
+			return err
+		}
 	}
 	if err := c.Kafka.resolve(getenv); err != nil {
 		return err

@@ -25,12 +25,12 @@ const digestNote = "no event id is sent: the id is the SHA-256 of the body, iden
 // vectors come from (README's provider table repeats it).
 func kinds() map[string]Kind {
 	return map[string]Kind{
-		"reference": {Scheme: "reference", Envelope: EnvelopeBody, Handlers: HandlersReference,
+		"reference": {Scheme: "reference", Envelope: EnvelopeBody,
 			Vector: "SPEC.md's reference scheme, vectors computed independently"},
 		"hmac": {Scheme: "hmac", Envelope: EnvelopeFields,
 			Vector: "your definition; the engine is proven by every preset below"},
 		"stripe": {Scheme: "stripe", Envelope: EnvelopeBody, AggregateIDPath: []string{"data.object.id"},
-			Handlers: HandlersStripe, VersionHeader: "Stripe-Version", Vector: "stripe-go v82 (webhook.GenerateTestSignedPayload, ValidatePayload)"},
+			Vector: "stripe-go v82 (webhook.GenerateTestSignedPayload, ValidatePayload)"},
 		"github": {Scheme: "github", Guard: GuardContent, Envelope: EnvelopeFields,
 			EventID: one(signed()), SignedID: `header X-GitHub-Hook-ID + ":" + header X-GitHub-Delivery`,
 			EventType: one(join(hdr("X-GitHub-Event"), path("action"))),

@@ -9,13 +9,14 @@ package providers
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"time"
 )
 
 // Kind is everything gatehouse knows about one kind of provider, in one
 // place. The stages read it through Lookup (ingest: Envelope, fields and
-// handshakes; consumers: Handlers and VersionHeader; internal/config: the
+// handshakes; consumers: API, the fetch rules; internal/config: the
 // defaults); the signing code itself is ingest/signature's, by Scheme.
 // Adding a provider that signs like an existing one is one entry of the
 // catalogue (catalog.go).
@@ -58,11 +59,10 @@ type Kind struct {
 	GetHandshake string
 	// AggregateIDPath is the default aggregate_id_path (the Kafka key).
 	AggregateIDPath []string
-	// Handlers are the consumers' built-in handlers for a provider with an
-	// api_url: HandlersReference, HandlersStripe, or "" (events skipped).
-	Handlers string
-	// VersionHeader carries api_version on API calls (default Api-Version).
-	VersionHeader string
+	// API is how the consumers fetch the objects of a provider with an
+	// api_url: the auth kind, the version header and the default fetch
+	// rules (fetchcat.go); zero for a provider without an object API.
+	API API
 	// Vector says where the verification is proven: the official library
 	// or the documentation the tests take their vectors from.
 	Vector string
@@ -87,7 +87,7 @@ const (
 	GuardToken   = "token"
 )
 
-// Envelope kinds, handshakes and consumer handler sets of Kind.
+// Envelope kinds and handshakes of Kind.
 const (
 	EnvelopeBody   = "body"
 	EnvelopeFields = "fields"
@@ -98,9 +98,6 @@ const (
 	HandshakeDiscord = "discord_ping"
 	HandshakeMeta    = "meta_verify_token"
 	HandshakeDropbox = "dropbox_challenge"
-
-	HandlersReference = "reference"
-	HandlersStripe    = "stripe"
 )
 
 // Field says where one value of an event's envelope comes from: a request
@@ -132,7 +129,33 @@ type Fields []Field
 const DefaultTolerance = 300 * time.Second
 
 // catalogue is built once; Lookup hands out copies.
-var catalogue = kinds()
+var catalogue = func() map[string]Kind {
+	ks := kinds()
+	for scheme, api := range apis() {
+		k := ks[scheme]
+		k.API = api
+		ks[scheme] = k
+	}
+	return ks
+}()
+
+// cloneFetch copies rules deeply enough that no caller shares a slice or
+// map with the catalogue.
+func cloneFetch(fs []Fetch) []Fetch {
+	if fs == nil {
+		return nil
+	}
+	out := make([]Fetch, len(fs))
+	for i, f := range fs {
+		out[i] = f
+		out[i].Types = slices.Clone(f.Types)
+		out[i].Version = slices.Clone(f.Version)
+		out[i].Retry = slices.Clone(f.Retry)
+		out[i].When = maps.Clone(f.When)
+		out[i].Query = maps.Clone(f.Query)
+	}
+	return out
+}
 
 // Lookup returns the catalogue entry of a scheme (providers.<name>.scheme),
 // or false when the catalogue has none. The Kind is a copy: changing it
@@ -145,6 +168,7 @@ func Lookup(scheme string) (Kind, bool) {
 	k.AggregateIDPath = slices.Clone(k.AggregateIDPath)
 	k.Redelivery = redeliveries[scheme]
 	k.EventID, k.EventType, k.CreatedAt = k.EventID.clone(), k.EventType.clone(), k.CreatedAt.clone()
+	k.API.Fetch = cloneFetch(k.API.Fetch)
 	return k, true
 }
 

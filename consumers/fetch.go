@@ -1,0 +1,220 @@
+package consumers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/gatehouse/gatehouse/schemas"
+	"github.com/gatehouse/gatehouse/schemas/providers"
+)
+
+// Fetcher is the declarative authoritative fetch of one provider: the
+// first rule (providers.Fetch) whose types and when-values match an event
+// reads the object the event is about from the provider's API, and the
+// object, with the version the rule names, is the event's effect. An event
+// no rule matches, or whose rule is a skip, has no effect (skipped).
+type Fetcher struct {
+	rules      []providers.Fetch
+	api        *APIClient
+	apiVersion string
+}
+
+// NewFetcher returns the fetcher of rules (validated: providers.Fetch.Validate)
+// reading through api; apiVersion fills {api_version}. It fails on an
+// invalid rule.
+func NewFetcher(rules []providers.Fetch, api *APIClient, apiVersion string) (*Fetcher, error) {
+	for i, r := range rules {
+		if err := r.Validate(); err != nil {
+			return nil, fmt.Errorf("fetch[%d].%w", i, err)
+		}
+	}
+	return &Fetcher{rules: rules, api: api, apiVersion: apiVersion}, nil
+}
+
+// Rule returns the rule deciding ev, nil when none matches.
+func (f *Fetcher) Rule(ev *Event) *providers.Fetch {
+	var doc gjson.Result
+	parsed := false
+	for i := range f.rules {
+		r := &f.rules[i]
+		if !r.Matches(ev.Type) {
+			continue
+		}
+		if len(r.When) > 0 {
+			if !parsed {
+				doc, parsed = gjson.ParseBytes(ev.envelope()), true
+			}
+			if !whenHolds(doc, r.When) {
+				continue
+			}
+		}
+		return r
+	}
+	return nil
+}
+
+func whenHolds(doc gjson.Result, when map[string]string) bool {
+	for p, want := range when {
+		if v, ok := schemas.LookupPath(doc, p); !ok || v != want {
+			return false
+		}
+	}
+	return true
+}
+
+// Handle fetches ev's object per its rule; nil effect when no rule reads
+// one.
+func (f *Fetcher) Handle(ctx context.Context, ev *Event) (*Effect, error) {
+	r := f.Rule(ev)
+	if r == nil || r.Skip != "" {
+		return nil, nil
+	}
+	return f.fetch(ctx, ev, r)
+}
+
+var placeholderRE = regexp.MustCompile(`\{([^{}]+)\}`)
+
+// expand fills a template's placeholders from the envelope; with segment
+// set each value is escaped as part of one path segment and must not be
+// empty, "." or "..".
+func (f *Fetcher) expand(doc gjson.Result, tmpl string, escape func(string) string, ev *Event) (string, string, error) {
+	var last string
+	var err error
+	out := placeholderRE.ReplaceAllStringFunc(tmpl, func(m string) string {
+		p := m[1 : len(m)-1]
+		v, ok := "", false
+		if p == "api_version" {
+			v, ok = f.apiVersion, f.apiVersion != ""
+		} else {
+			v, ok = schemas.LookupPath(doc, p)
+		}
+		if !ok && err == nil {
+			err = Permanentf("event %s: %s missing", ev.Type, p)
+		}
+		if (v == "." || v == "..") && err == nil {
+			err = Permanentf("event %s: %s = %q cannot name an object in a URL path", ev.Type, p, v)
+		}
+		if p != "api_version" {
+			last = v
+		}
+		return escape(v)
+	})
+	return out, last, err
+}
+
+func (f *Fetcher) fetch(ctx context.Context, ev *Event, r *providers.Fetch) (*Effect, error) {
+	doc := gjson.ParseBytes(ev.envelope())
+	path, last, err := f.expand(doc, r.URL, url.PathEscape, ev)
+	if err != nil {
+		return nil, err
+	}
+	query := ""
+	if len(r.Query) > 0 {
+		q := url.Values{}
+		for k, tmpl := range r.Query {
+			v, _, err := f.expand(doc, tmpl, func(s string) string { return s }, ev)
+			if err != nil {
+				return nil, err
+			}
+			q.Set(k, v)
+		}
+		query = q.Encode()
+	}
+	key := last
+	if r.Key != "" {
+		if key, _, err = f.expand(doc, r.Key, func(s string) string { return s }, ev); err != nil {
+			return nil, err
+		}
+	}
+	method := r.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	a, err := f.api.request(ctx, method, path, query)
+	if err != nil {
+		var ae *APIError
+		if errors.As(err, &ae) && slices.Contains(r.Retry, ae.Status) {
+			return nil, ae // a status the rule retries: transient
+		}
+		return nil, err
+	}
+	obj := a.body
+	if r.Answer != "" {
+		m := gjson.GetBytes(a.body, gjsonPath(r.Answer))
+		if !m.IsObject() {
+			return nil, Permanentf("%s %s: the answer has no object at %s", method, path, r.Answer)
+		}
+		obj = json.RawMessage(m.Raw)
+	}
+	v, err := objectVersionOf(obj, a, r.Version)
+	if err != nil {
+		return nil, Permanentf("%s %s: %w", r.Object, key, err)
+	}
+	return &Effect{ObjectType: r.Object, ObjectID: key, Version: v, Data: obj}, nil
+}
+
+// gjsonPath escapes a LookupPath path for gjson (whose path syntax gives
+// meaning to *, ?, # and others).
+func gjsonPath(p string) string {
+	parts := strings.Split(p, ".")
+	for i, s := range parts {
+		parts[i] = gjson.Escape(s)
+	}
+	return strings.Join(parts, ".")
+}
+
+// objectVersionOf reads the version of obj: the first source of sources
+// present (a path into obj holding an integer or a time, "etag", "fetched").
+func objectVersionOf(obj json.RawMessage, a answer, sources []string) (int64, error) {
+	if !gjson.ValidBytes(obj) || !gjson.ParseBytes(obj).IsObject() {
+		return 0, errors.New("object is not a JSON object")
+	}
+	doc := gjson.ParseBytes(obj)
+	for _, s := range sources {
+		switch s {
+		case providers.VersionFetched:
+			return a.at.UnixMicro(), nil
+		case providers.VersionETag:
+			tag := strings.Trim(strings.TrimPrefix(a.header.Get("ETag"), "W/"), `"`)
+			if tag == "" {
+				continue
+			}
+			n, err := strconv.ParseInt(tag, 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("etag %q is not a decimal version (use fetched for an opaque ETag)", tag)
+			}
+			return n, nil
+		}
+		v, ok := schemas.LookupPath(doc, s)
+		if !ok {
+			continue
+		}
+		return parseVersion(s, v)
+	}
+	return 0, fmt.Errorf("object has none of %s", strings.Join(sources, ", "))
+}
+
+// parseVersion reads an integer, or a time (RFC 3339, RFC 1123 with a
+// numeric zone as Twilio's date_updated) as Unix microseconds.
+func parseVersion(name, v string) (int64, error) {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return n, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, time.RFC1123Z, time.RFC1123} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UnixMicro(), nil
+		}
+	}
+	return 0, fmt.Errorf("%s %q is neither an integer nor an RFC 3339 or RFC 1123 time", name, v)
+}

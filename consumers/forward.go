@@ -1,0 +1,244 @@
+package consumers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/gatehouse/gatehouse/schemas/providers"
+)
+
+// ForwardConfig configures a Forwarder (config.Forward says what each
+// setting means).
+type ForwardConfig struct {
+	Provider string   // labels metrics; part of webhook-id
+	URL      string   // required: the destination
+	Secret   string   // required: whsec_<base64>, the Standard Webhooks secret
+	Types    []string // event type patterns; default ["*"]
+	Include  bool     // send the fetched object too
+	// Timeout per delivery (default 10s); Concurrency (default 64),
+	// RateLimit (0: none) and RateBurst as APIClientConfig's.
+	Timeout     time.Duration
+	Concurrency int
+	RateLimit   float64
+	RateBurst   int
+	// BreakerFailures (default 5) consecutive failures open the circuit;
+	// while open one probe per BreakerProbe (default 5s) is sent.
+	BreakerFailures int
+	BreakerProbe    time.Duration
+	Transport       http.RoundTripper
+	Metrics         *APIMetrics
+	Now             func() time.Time
+}
+
+// Forwarder delivers events to one destination, signed with Standard
+// Webhooks: headers webhook-id ("<provider>:<event id>", the same on every
+// retry, so the team deduplicates by it), webhook-timestamp and
+// webhook-signature; body {"type", "timestamp", "data": {"provider",
+// "event_id", "type", "created_at", "attempt", "event": the verified
+// envelope, "object": the fetched object when Include}}.
+//
+// A 2xx answer delivers. 5xx, 408, 429, timeouts and network errors are
+// transient (the retry ladder, then the dead-letter topic) and count
+// towards the circuit breaker; while the circuit is open deliveries wait
+// instead of failing. Any other answer, a redirect included (never
+// followed), is permanent: the event is dead-lettered with the status.
+type Forwarder struct {
+	cfg  ForwardConfig
+	dest string // the URL without credentials, for errors
+	wh   *standardwebhooks.Webhook
+	http *http.Client
+	flow *flow
+	br   *breaker
+	m    forwardMetrics
+}
+
+// NewForwarder returns the forwarder of cfg. It fails on a URL that is not
+// absolute or a secret the Standard Webhooks library refuses.
+func NewForwarder(cfg ForwardConfig) (*Forwarder, error) {
+	u, err := url.Parse(cfg.URL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("forward url %q is not absolute", cfg.URL)
+	}
+	wh, err := standardwebhooks.NewWebhook(cfg.Secret)
+	if err != nil {
+		return nil, fmt.Errorf("forward secret: %w", err)
+	}
+	if len(cfg.Types) == 0 {
+		cfg.Types = []string{"*"}
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 64
+	}
+	if cfg.BreakerFailures <= 0 {
+		cfg.BreakerFailures = 5
+	}
+	if cfg.BreakerProbe <= 0 {
+		cfg.BreakerProbe = 5 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	tr := cfg.Transport
+	if tr == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConns = cfg.Concurrency * 2
+		t.MaxIdleConnsPerHost = cfg.Concurrency
+		tr = t
+	}
+	f := &Forwarder{cfg: cfg, dest: u.Redacted(), wh: wh,
+		http: &http.Client{Timeout: cfg.Timeout, Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}},
+		flow: newFlow(APIClientConfig{Provider: "forward:" + cfg.Provider, Concurrency: cfg.Concurrency,
+			RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, Now: cfg.Now}),
+		m: cfg.Metrics.forForward(cfg.Provider, u.Host),
+	}
+	f.br = newBreaker(cfg.BreakerFailures, cfg.BreakerProbe, cfg.Now, func(open bool) {
+		v := 0.0
+		if open {
+			v = 1
+		}
+		f.m.open.Set(v)
+	})
+	return f, nil
+}
+
+// Matches reports whether the forwarder takes events of type typ.
+func (f *Forwarder) Matches(typ string) bool {
+	return slices.ContainsFunc(f.cfg.Types, func(p string) bool { return providers.MatchType(p, typ) })
+}
+
+// ForwardError is a delivery the destination answered with a non-2xx status.
+type ForwardError struct {
+	Status int
+	Dest   string
+	Body   string // the first 256 bytes
+}
+
+func (e *ForwardError) Error() string {
+	return fmt.Sprintf("forward to %s: status %d: %s", e.Dest, e.Status, e.Body)
+}
+
+// Deliver sends ev (and obj when the forwarder includes objects and obj is
+// not nil) until the destination answers; see Forwarder for the errors.
+func (f *Forwarder) Deliver(ctx context.Context, ev *Event, obj json.RawMessage) error {
+	body, err := f.body(ev, obj)
+	if err != nil {
+		return Permanent(err)
+	}
+	id := ev.Provider + ":" + ev.ID
+	for {
+		probe, err := f.br.admit(ctx)
+		if err != nil {
+			return fmt.Errorf("forward to %s: %w", f.dest, err)
+		}
+		err = f.send(ctx, id, body)
+		if err == nil {
+			f.br.reached(probe)
+			f.m.result("delivered")
+			return nil
+		}
+		if Classify(err) == ClassPermanent {
+			f.br.reached(probe) // the destination is up; the request is refused
+			f.m.result("refused")
+			return err
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		f.m.result("failed")
+		if open := f.br.failed(probe); probe && open {
+			continue // a failed probe: wait for the next, the event does not fail while paused
+		}
+		return err
+	}
+}
+
+func (f *Forwarder) body(ev *Event, obj json.RawMessage) ([]byte, error) {
+	type data struct {
+		Provider  string          `json:"provider"`
+		EventID   string          `json:"event_id"`
+		Type      string          `json:"type"`
+		CreatedAt *time.Time      `json:"created_at,omitempty"`
+		Attempt   int             `json:"attempt"`
+		Event     json.RawMessage `json:"event"`
+		Object    json.RawMessage `json:"object,omitempty"`
+	}
+	d := data{Provider: ev.Provider, EventID: ev.ID, Type: ev.Type, Attempt: ev.Attempt, Event: ev.Envelope}
+	ts := f.cfg.Now().UTC()
+	if !ev.CreatedAt.IsZero() {
+		t := ev.CreatedAt.UTC()
+		d.CreatedAt, ts = &t, t
+	}
+	if f.cfg.Include && obj != nil {
+		d.Object = obj
+	}
+	if !json.Valid(d.Event) {
+		return nil, errors.New("forward: the stored envelope is not JSON")
+	}
+	return json.Marshal(struct {
+		Type      string `json:"type"`
+		Timestamp string `json:"timestamp"`
+		Data      data   `json:"data"`
+	}{ev.Type, ts.Format(time.RFC3339Nano), d})
+}
+
+func (f *Forwarder) send(ctx context.Context, id string, body []byte) error {
+	release, err := f.flow.acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("forward to %s: %w", f.dest, err)
+	}
+	defer release()
+	now := f.cfg.Now()
+	sig, err := f.wh.Sign(id, now, body)
+	if err != nil {
+		return Permanentf("forward: sign: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return Permanentf("forward request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", fmt.Sprint(now.Unix()))
+	req.Header.Set("webhook-signature", sig)
+	start := time.Now()
+	resp, err := f.http.Do(req)
+	f.m.duration.Observe(time.Since(start).Seconds())
+	if err != nil {
+		if isTimeout(err) {
+			return fmt.Errorf("forward to %s: timeout: %w", f.dest, err)
+		}
+		return fmt.Errorf("forward to %s: %w", f.dest, err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20)) // keep the connection reusable
+	if resp.StatusCode/100 == 2 {
+		return nil
+	}
+	fe := &ForwardError{Status: resp.StatusCode, Dest: f.dest, Body: truncate(string(msg), 256)}
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable:
+		f.flow.pause(resp.StatusCode, resp.Header)
+		return fe
+	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout:
+		return fe
+	case resp.StatusCode/100 == 3:
+		fe.Body = "redirect not followed: forward.url must name the final address"
+	}
+	return Permanent(fe)
+}

@@ -1,0 +1,150 @@
+package config
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gatehouse/gatehouse/schemas/providers"
+)
+
+// Forward delivers a provider's events (those whose type matches Types) to
+// a team's own HTTP endpoint, signed with Standard Webhooks
+// (https://www.standardwebhooks.com): webhook-id is "<provider>:<event id>"
+// (the same on every retry), webhook-timestamp and webhook-signature
+// (v1,<base64 HMAC-SHA256>) over id, timestamp and body with Secret.
+type Forward struct {
+	// Types are event type patterns (exact, "prefix.*", "*"). Default ["*"].
+	Types []string `yaml:"types"`
+	// URL is the destination, an absolute http(s) URL. Required.
+	URL string `yaml:"url"`
+	// Secret signs the deliveries: "whsec_" + base64 of at least 24 bytes,
+	// as the Standard Webhooks libraries take it (secret reference allowed:
+	// env:NAME, file:/path). Required.
+	Secret string `yaml:"secret"`
+	// Include "object" adds the object the provider's fetch rule read
+	// (provider_objects' value) to the delivery; "" sends the event alone.
+	Include string `yaml:"include"`
+	// Timeout bounds one delivery. Default 10s.
+	Timeout time.Duration `yaml:"timeout"`
+	// Concurrency bounds deliveries in flight to this destination. Default 64.
+	Concurrency int `yaml:"concurrency"`
+	// RateLimit caps deliveries per second (0: no cap), with bursts of
+	// RateBurst (default 5% of the limit, at least 1).
+	RateLimit float64 `yaml:"rate_limit"`
+	RateBurst int     `yaml:"rate_burst"`
+	// BreakerFailures consecutive failures (5xx, 408, 429, timeouts,
+	// refused connections) open the destination's circuit: deliveries wait
+	// (nothing is dropped or dead-lettered) while one probe per
+	// BreakerProbe tries again; the first success closes it. Defaults 5
+	// and 5s.
+	BreakerFailures int           `yaml:"breaker_failures"`
+	BreakerProbe    time.Duration `yaml:"breaker_probe"`
+
+	secret []byte
+}
+
+// SecretValue is the resolved signing secret (the whsec_ string's bytes).
+func (f *Forward) SecretValue() []byte { return f.secret }
+
+// Include values of Forward.
+const IncludeObject = "object"
+
+// APIRules is the provider's API description for the consumers: the
+// catalogue's (providers.Kind.API) with the provider's own settings: its
+// fetch rules tried first, api_auth and api_auth_header when set.
+func (p *Provider) APIRules() providers.API {
+	a := p.Kind().API
+	if len(p.Fetch) > 0 {
+		a.Fetch = append(append([]providers.Fetch(nil), p.Fetch...), a.Fetch...)
+	}
+	if p.APIAuth != "" {
+		a.Auth, a.AuthHeader = p.APIAuth, p.APIAuthHeader
+	}
+	return a
+}
+
+func (p *Provider) applyHandlerDefaults() {
+	for i := range p.Forward {
+		f := &p.Forward[i]
+		if len(f.Types) == 0 {
+			f.Types = []string{"*"}
+		}
+		if f.Timeout == 0 {
+			f.Timeout = 10 * time.Second
+		}
+		if f.Concurrency == 0 {
+			f.Concurrency = 64
+		}
+		if f.BreakerFailures == 0 {
+			f.BreakerFailures = 5
+		}
+		if f.BreakerProbe == 0 {
+			f.BreakerProbe = 5 * time.Second
+		}
+	}
+}
+
+func (p *Provider) validateHandlers() error {
+	api := p.APIRules()
+	if err := api.Validate(); err != nil {
+		if len(p.Fetch) > 0 && strings.HasPrefix(err.Error(), "fetch[") {
+			return err // an index into p.Fetch: the provider's own rules come first
+		}
+		return fmt.Errorf("api_%w", err)
+	}
+	for i, f := range p.Forward {
+		if err := f.validate(); err != nil {
+			return fmt.Errorf("forward[%d].%w", i, err)
+		}
+		if f.Include == IncludeObject && len(api.Fetch) == 0 {
+			return fmt.Errorf("forward[%d].include: object needs a fetch rule (scheme %q has none: add fetch:)", i, p.Scheme)
+		}
+	}
+	return nil
+}
+
+func (f *Forward) validate() error {
+	for _, t := range f.Types {
+		if err := (providers.Fetch{Types: []string{t}, Skip: "x"}).Validate(); err != nil {
+			return err
+		}
+	}
+	u, err := url.Parse(f.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("url: %q is not an absolute http(s) URL", f.URL)
+	}
+	if f.Secret == "" {
+		return errors.New("secret: a Standard Webhooks secret (whsec_<base64>) is required")
+	}
+	if f.Include != "" && f.Include != IncludeObject {
+		return fmt.Errorf("include: %q is not object", f.Include)
+	}
+	if f.Timeout < 0 || f.Concurrency < 0 || f.RateLimit < 0 || f.RateBurst < 0 || f.BreakerFailures < 0 || f.BreakerProbe < 0 {
+		return errors.New("timeout, concurrency, rate_limit, rate_burst, breaker_failures and breaker_probe: must not be negative")
+	}
+	return nil
+}
+
+// resolveForward resolves and checks each forward secret.
+func (p *Provider) resolveForward(name string, getenv func(string) string) error {
+	for i := range p.Forward {
+		f := &p.Forward[i]
+		if f.Secret == "" {
+			continue
+		}
+		v, err := ResolveSecret(f.Secret, getenv)
+		if err != nil {
+			return errorf("providers.%s.forward[%d].secret: %w", name, i, err)
+		}
+		raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(string(v), "whsec_"))
+		if err != nil || len(raw) < 24 {
+			return errorf("providers.%s.forward[%d].secret: not whsec_ followed by the base64 of at least 24 bytes", name, i)
+		}
+		f.secret = v
+	}
+	return nil
+}

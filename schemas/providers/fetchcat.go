@@ -1,0 +1,141 @@
+package providers
+
+import "sort"
+
+// Shorthands for the fetch defaults below.
+func types(t ...string) []string    { return t }
+func versions(v ...string) []string { return v }
+func skip(reason string) Fetch      { return Fetch{Types: types("*"), Skip: reason} }
+
+// stripeCollections are the Stripe object types gatehouse projects and
+// their API collection (https://docs.stripe.com/api).
+var stripeCollections = map[string]string{
+	"payment_intent":   "payment_intents",
+	"charge":           "charges",
+	"invoice":          "invoices",
+	"customer":         "customers",
+	"subscription":     "subscriptions",
+	"refund":           "refunds",
+	"checkout.session": "checkout/sessions",
+}
+
+// stripeRules reads the object an event's data.object.object names (so
+// customer.subscription.updated reads the subscription), else the object
+// of the type's prefix. Stripe objects carry no version: the version is
+// the fetch time.
+func stripeRules() []Fetch {
+	objs := make([]string, 0, len(stripeCollections))
+	for o := range stripeCollections {
+		objs = append(objs, o)
+	}
+	sort.Strings(objs)
+	var out []Fetch
+	for _, o := range objs {
+		out = append(out, Fetch{Types: types("*"), When: map[string]string{"data.object.object": o}, Object: o,
+			URL: "/v1/" + stripeCollections[o] + "/{data.object.id}", Version: versions(VersionFetched)})
+	}
+	for _, o := range objs {
+		out = append(out, Fetch{Types: types(o + ".*"), Object: o,
+			URL: "/v1/" + stripeCollections[o] + "/{data.object.id}", Version: versions(VersionFetched)})
+	}
+	return append(out, skip("the event's data.object is none of "+joinKeys(stripeCollections)))
+}
+
+func joinKeys(m map[string]string) string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	s := ""
+	for i, k := range ks {
+		if i > 0 {
+			s += ", "
+		}
+		s += k
+	}
+	return s
+}
+
+// github reads the object of each event family from the REST API; the key
+// is the object's node_id (global across types). Check runs and releases
+// carry no updated_at: their version is the fetch time.
+func githubRules() []Fetch {
+	const repo = "/repos/{data.repository.owner.login}/{data.repository.name}"
+	return []Fetch{
+		{Types: types("issues.*", "issue_comment.*"), Object: "issue", Key: "{data.issue.node_id}",
+			URL: repo + "/issues/{data.issue.number}", Version: versions("updated_at")},
+		{Types: types("pull_request.*", "pull_request_review.*", "pull_request_review_comment.*"), Object: "pull_request",
+			Key: "{data.pull_request.node_id}", URL: repo + "/pulls/{data.pull_request.number}", Version: versions("updated_at")},
+		{Types: types("check_run.*"), Object: "check_run", Key: "{data.check_run.node_id}",
+			URL: repo + "/check-runs/{data.check_run.id}", Version: versions(VersionFetched)},
+		{Types: types("release.*"), Object: "release", Key: "{data.release.node_id}",
+			URL: repo + "/releases/{data.release.id}", Version: versions(VersionFetched)},
+		skip("no default rule for this event (push, ping, workflow_run…): add a fetch rule, forward it, or read the topic"),
+	}
+}
+
+// apis are the catalogue's fetch defaults by scheme. Each cites the API
+// reference of its URLs and version fields.
+func apis() map[string]API {
+	return map[string]API{
+		"reference": {Reference: "SPEC.md ({api_url}/v1/<collection>/<id>)", Fetch: []Fetch{
+			{Types: types("payment.*"), Object: "payment", URL: "/v1/payments/{data.payment_id}", Version: versions("version", "updated_at")},
+			{Types: types("invoice.*"), Object: "invoice", URL: "/v1/invoices/{data.invoice_id}", Version: versions("version", "updated_at")},
+			skip("the reference API has objects for payment.* and invoice.* only"),
+		}},
+		"stripe": {Reference: "https://docs.stripe.com/api", VersionHeader: "Stripe-Version", Fetch: stripeRules()},
+		"github": {Reference: "https://docs.github.com/en/rest (issues, pulls, checks/runs, releases)",
+			VersionHeader: "X-GitHub-Api-Version", Fetch: githubRules()},
+		"shopify": {Reference: "https://shopify.dev/docs/api/admin-rest (order, product, customer: GET …/<id>.json, updated_at)",
+			Auth: AuthHeader, AuthHeader: "X-Shopify-Access-Token", Fetch: []Fetch{
+				{Types: types("orders.*"), Object: "order", Key: "{data.admin_graphql_api_id}", Answer: "order",
+					URL: "/admin/api/{api_version}/orders/{data.id}.json", Version: versions("updated_at")},
+				{Types: types("products.*"), Object: "product", Key: "{data.admin_graphql_api_id}", Answer: "product",
+					URL: "/admin/api/{api_version}/products/{data.id}.json", Version: versions("updated_at")},
+				{Types: types("customers.*"), Object: "customer", Key: "{data.admin_graphql_api_id}", Answer: "customer",
+					URL: "/admin/api/{api_version}/customers/{data.id}.json", Version: versions("updated_at")},
+				skip("no default rule for this topic: add a fetch rule, forward it, or read the topic"),
+			}},
+		"square": {Reference: "https://developer.squareup.com/reference/square (payments-api, orders-api, refunds-api)",
+			VersionHeader: "Square-Version", Fetch: []Fetch{
+				{Types: types("payment.*"), Object: "payment", Answer: "payment", URL: "/v2/payments/{data.data.id}",
+					Version: versions("updated_at")},
+				{Types: types("order.*"), Object: "order", Answer: "order", URL: "/v2/orders/{data.data.id}",
+					Version: versions("version", "updated_at")},
+				{Types: types("refund.*"), Object: "refund", Answer: "refund", URL: "/v2/refunds/{data.data.id}",
+					Version: versions("updated_at")},
+				skip("no default rule for this event: add a fetch rule, forward it, or read the topic"),
+			}},
+		"paddle": {Reference: "https://developer.paddle.com/api-reference (transactions, subscriptions, customers: data.updated_at)",
+			VersionHeader: "Paddle-Version", Fetch: []Fetch{
+				{Types: types("transaction.*"), Object: "transaction", Answer: "data", URL: "/transactions/{data.data.id}",
+					Version: versions("updated_at")},
+				{Types: types("subscription.*"), Object: "subscription", Answer: "data", URL: "/subscriptions/{data.data.id}",
+					Version: versions("updated_at")},
+				{Types: types("customer.*"), Object: "customer", Answer: "data", URL: "/customers/{data.data.id}",
+					Version: versions("updated_at")},
+				skip("no default rule for this event: add a fetch rule, forward it, or read the topic"),
+			}},
+		"hubspot": {Reference: "https://developers.hubspot.com/docs/api/crm/contacts and …/crm/deals (GET /crm/v3/objects/<type>/<id>, updatedAt)",
+			Fetch: []Fetch{
+				{Types: types("contact.*"), Object: "contact", Key: "contact/{data.objectId}",
+					URL: "/crm/v3/objects/contacts/{data.objectId}", Version: versions("updatedAt")},
+				{Types: types("deal.*"), Object: "deal", Key: "deal/{data.objectId}",
+					URL: "/crm/v3/objects/deals/{data.objectId}", Version: versions("updatedAt")},
+				{Types: types("company.*"), Object: "company", Key: "company/{data.objectId}",
+					URL: "/crm/v3/objects/companies/{data.objectId}", Version: versions("updatedAt")},
+				skip("no default rule for this subscription type: add a fetch rule, forward it, or read the topic"),
+			}},
+		"twilio": {Reference: "https://www.twilio.com/docs/messaging/api/message-resource and …/voice/api/call-resource (date_updated, RFC 2822)",
+			Auth: AuthBasic, Fetch: []Fetch{
+				{Types: types("message.*"), Object: "message",
+					URL: "/2010-04-01/Accounts/{data.AccountSid}/Messages/{data.MessageSid}.json", Version: versions("date_updated")},
+				{Types: types("call.*"), Object: "call",
+					URL: "/2010-04-01/Accounts/{data.AccountSid}/Calls/{data.CallSid}.json", Version: versions("date_updated")},
+				skip("a request that is neither a message nor a call status callback names no object"),
+			}},
+		"sendgrid": {EventOnly: "SendGrid's Event Webhook is event-only: each event (delivered, open, bounce…) is the record " +
+			"itself and no API returns it by id; forward the events or read the topic"},
+	}
+}
