@@ -69,6 +69,7 @@ func runProviders(_ context.Context, e env, args []string) error {
 		row("verified", k.Vector)
 		row("note", k.Note)
 		row("redelivery", redeliveryText(name))
+		handlerRows(e, k.API)
 	}
 	return nil
 }
@@ -83,4 +84,38 @@ func redeliveryText(scheme string) string {
 		w = r.Window.String()
 	}
 	return fmt.Sprintf("%s: %s (%s)", w, r.Text, r.Source)
+}
+
+// handlerRows prints what the consumers do by default with a provider's
+// events: its API reference and authentication and each fetch rule (with
+// api_url set), or why there is none. forward (providers.<name>.forward)
+// and the provider's own fetch rules come on top.
+func handlerRows(e env, a providers.API) {
+	row := func(label, v string) { fmt.Fprintf(e.stdout, "  %-11s %s\n", label+":", v) }
+	switch {
+	case a.EventOnly != "":
+		row("handlers", "event-only: "+a.EventOnly)
+		return
+	case len(a.Fetch) == 0:
+		row("handlers", "none by default: events are skipped unless providers.<name>.fetch or forward says what to do")
+		return
+	}
+	auth := a.Auth
+	switch auth {
+	case "", providers.AuthBearer:
+		auth = "Authorization: Bearer <api_key>"
+	case providers.AuthBasic:
+		auth = "HTTP basic, api_key = user:password"
+	case providers.AuthHeader:
+		auth = a.AuthHeader + ": <api_key>"
+	}
+	vh := a.VersionHeader
+	if vh == "" {
+		vh = "Api-Version"
+	}
+	row("handlers", "with api_url: fetch the object into provider_objects ("+a.Reference+")")
+	row("api auth", auth+"; api_version in "+vh)
+	for _, f := range a.Fetch {
+		row("fetch", f.Describe())
+	}
 }

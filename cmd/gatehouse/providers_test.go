@@ -26,7 +26,10 @@ func TestProvidersListsTheCatalogue(t *testing.T) {
 	for _, want := range []string{
 		"X-Twilio-Signature", "Paddle-Signature part h1=", "{timestamp}:{body}", "Twitch-Eventsub-Message-Timestamp (rfc3339), ±10m0s",
 		"endpoint.url_validation", "GET hub.challenge", "signature token accepted once", "the SHA-256 of the signed content", "header Linear-Delivery", "twilio-go v1.23.0", "public_url",
-		"kafka key:  data.object.id, else the event id", "created at: header X-Shopify-Triggered-At, else the receiver's clock",
+		"kafka key:  data.object.id, else the event id",
+		"fetch:      issues.*, issue_comment.* → GET /repos/{data.repository.owner.login}/{data.repository.name}/issues/{data.issue.number} (issue, version updated_at)",
+		"https://shopify.dev/docs/api/admin-rest", "X-Shopify-Access-Token: <api_key>", "HTTP basic, api_key = user:password",
+		"event-only: SendGrid's Event Webhook is event-only", "api_version in Square-Version", "created at: header X-Shopify-Triggered-At, else the receiver's clock",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("listing lacks %q", want)
