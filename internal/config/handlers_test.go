@@ -40,8 +40,8 @@ func TestFetchAndForwardFromYAML(t *testing.T) {
 
 func TestFetchAndForwardErrors(t *testing.T) {
 	for name, tc := range map[string]struct{ yaml, want string }{
-		"rule without version": {"    fetch: [{types: [a.*], object: a, url: "/a/{data.id}"}]\n", "providers.demo.fetch[0].version"},
-		"rule with dot-dot":    {"    fetch: [{types: [a.*], object: a, url: "/a/../{data.id}", version: [v]}]\n", "providers.demo.fetch[0].url"},
+		"rule without version": {"    fetch: [{types: [a.*], object: a, url: '/a/{data.id}'}]\n", "providers.demo.fetch[0].version"},
+		"rule with dot-dot":    {"    fetch: [{types: [a.*], object: a, url: '/a/../{data.id}', version: [v]}]\n", "providers.demo.fetch[0].url"},
 		"bad auth":             {"    api_auth: cookie\n", "providers.demo.api_auth"},
 		"forward without url":  {"    forward: [{secret: env:FWD}]\n", "providers.demo.forward[0].url"},
 		"forward bad secret":   {"    forward: [{url: http://x/h, secret: short}]\n", "providers.demo.forward[0].secret"},
