@@ -25,6 +25,8 @@ type results struct {
 	steadyAchieved float64 // case 5
 	steadyLat      []time.Duration
 	mixedLat       []time.Duration // case 6: genuine events among foreign records
+	forwardFast    float64         // case 7: forward, destination latency 0
+	forwardSlow    float64         // case 8: forward, destination latency 50 ms
 	ceilingSQL     float64
 	loadStart      string
 }
@@ -120,7 +122,9 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	if res.mixedLat, err = b.mixed(ctx, addr); err != nil {
 		return err
 	}
-	return nil
+
+	// 7 and 8. Forward to a team's service (forward.go).
+	return b.forwardCases(ctx, res)
 }
 
 // drain starts a consumer on prov's pre-loaded topic, waits for n final

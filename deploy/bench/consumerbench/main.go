@@ -5,10 +5,11 @@
 // calls per event when ten events per object arrive together, the
 // requests per second a rate-limited provider sees, the end-to-end latency
 // at a steady rate through the real receiver, relay and consumer, and the
-// same latency with foreign records (no inbox row) in the stream. All
+// same latency with foreign records (no inbox row) in the stream, and the
+// forward rate to a team's service answering at once and after 50 ms. All
 // components are real and private to the run: PostgreSQL (fsync on), one
-// Kafka broker, the receiver, relay and consumer in this process, and a
-// local reference-provider API.
+// Kafka broker, the receiver, relay and consumer in this process, a local
+// reference-provider API and a local forward destination.
 package main
 
 import (

@@ -35,5 +35,8 @@ func (r *results) print(w io.Writer, b *bench) {
 	}
 	fmt.Fprintf(w, "| 6 | %d records with no inbox row interleaved with %d genuine events (%.0f/s): genuine 2xx → final, p50 / p99 | %s / %s = **%.2f × case 5's p99** | ≤ 2 × |\n",
 		o.foreign, o.genuine, o.mixedRate, ms(pct(r.mixedLat, .5)), ms(pct(r.mixedLat, .99)), ratio)
+	fmt.Fprintf(w, "| 7 | forward (Standard Webhooks, concurrency %d) of %d events to a local destination answering at once | %.0f events/s = **%.2f × the receiver** | ≥ 1.0 × |\n",
+		o.apiConcurrency, o.events, r.forwardFast, r.forwardFast/r.receiverRate)
+	fmt.Fprintf(w, "| 8 | forward of %d events to a destination answering after %v | **%.0f events/s** | ≥ 2 000 |\n", o.events, o.apiLatency, r.forwardSlow)
 	fmt.Fprintf(w, "| – | load average (1 min) at start / end | %s / %s | |\n", r.loadStart, loadAvg())
 }

@@ -33,15 +33,16 @@ const (
 
 // providers are the run's providers, one per case, so each case has a
 // topic of its own; "limited" has api_rate_limit 100.
-var providers = []string{"maxrate", "fast", "slow", "grouped", "limited", "steady", "mixed"}
+var providers = []string{"maxrate", "fast", "slow", "grouped", "limited", "steady", "mixed", "fwdfast", "fwdslow"}
 
 // bench is one run's components, all real and private to the run.
 type bench struct {
 	*benchenv.Stack
-	o   *options
-	log io.Writer
-	cfg *config.Config
-	api *fakeAPI
+	o    *options
+	log  io.Writer
+	cfg  *config.Config
+	api  *fakeAPI
+	dest *destination
 }
 
 func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
@@ -51,6 +52,10 @@ func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
 	}
 	b := &bench{Stack: st, o: o, log: log}
 	if b.api, err = startAPI(); err != nil {
+		b.close()
+		return nil, err
+	}
+	if b.dest, err = startDestination(); err != nil {
 		b.close()
 		return nil, err
 	}
@@ -65,10 +70,12 @@ func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
     secrets: [{id: bench, value: %[4]q}]
     aggregate_id_path: [data.payment_id]
     topic: bench.%[1]s
-    api_url: %[5]s
-    api_key: bench_api_key
-    api_concurrency: %[6]d
-`, p, tsHeader, sgHeader, secret, b.api.url, o.apiConcurrency)
+`, p, tsHeader, sgHeader, secret)
+		if strings.HasPrefix(p, "fwd") {
+			yaml.WriteString(forwardYAML(b.dest, o.apiConcurrency))
+			continue
+		}
+		fmt.Fprintf(&yaml, "    api_url: %s\n    api_key: bench_api_key\n    api_concurrency: %d\n", b.api.url, o.apiConcurrency)
 		if p == "limited" {
 			fmt.Fprintf(&yaml, "    api_rate_limit: %d\n", o.rateLimit)
 		}
@@ -228,6 +235,9 @@ func (b *bench) receiver() (addr string, stop func(), err error) {
 func (b *bench) close() {
 	if b.api != nil {
 		_ = b.api.srv.Close()
+	}
+	if b.dest != nil {
+		_ = b.dest.srv.Close()
 	}
 	b.Stack.Close()
 }
