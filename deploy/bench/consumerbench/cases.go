@@ -58,6 +58,10 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 		return err
 	}
 
+	if o.forwardOnly {
+		return b.forwardCases(ctx, res)
+	}
+
 	// 2. API latency 50 ms, every event a new object.
 	fmt.Fprintf(b.log, "consumerbench: case 2: %d events, API latency %v, new objects\n", o.events, o.apiLatency)
 	if err := b.preload(ctx, "slow", o.events, func(i int) string { return "pay_slow_" + strconv.Itoa(i) }); err != nil {

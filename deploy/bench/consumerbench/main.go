@@ -37,6 +37,7 @@ type options struct {
 	mixedRate      float64
 	partitions     int
 	keep           bool
+	forwardOnly    bool
 }
 
 func main() { benchenv.Main("consumerbench", run) }
@@ -64,6 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&o.mixedRate, "mixed-rate", 200, "case 6: genuine events/s")
 	fs.IntVar(&o.partitions, "partitions", 6, "partitions of each topic")
 	fs.BoolVar(&o.keep, "keep", false, "keep the PostgreSQL and Kafka directories")
+	fs.BoolVar(&o.forwardOnly, "forward-only", false, "run case 1 (the receiver's rate and its drain) and the forward cases 7 and 8 only")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -23,6 +23,17 @@ func (r *results) print(w io.Writer, b *bench) {
 	fmt.Fprintf(w, "| – | PostgreSQL ceiling: pgbench running the consumer's batched statements (`consumers_claim_many` + one transaction of `consumers_apply`, %d events a batch, 1 client) | %.0f events/s | |\n", o.maxPoll, r.ceilingSQL)
 	fmt.Fprintf(w, "| 1 | consumer drain of the receiver's backlog, API latency 0, new objects | %.0f events/s = **%.2f × the receiver** (%.0f%% of the PostgreSQL ceiling) | ≥ 1.0 × |\n",
 		r.fastRate, r.fastRate/r.receiverRate, 100*r.fastRate/r.ceilingSQL)
+	if !o.forwardOnly {
+		r.printFetchCases(w, o)
+	}
+	fmt.Fprintf(w, "| 7 | forward (Standard Webhooks, concurrency %d) of %d events to a local destination answering at once | %.0f events/s = **%.2f × the receiver** | ≥ 1.0 × |\n",
+		o.apiConcurrency, o.events, r.forwardFast, r.forwardFast/r.receiverRate)
+	fmt.Fprintf(w, "| 8 | forward of %d events to a destination answering after %v | **%.0f events/s** | ≥ 2 000 |\n", o.events, o.apiLatency, r.forwardSlow)
+	fmt.Fprintf(w, "| – | load average (1 min) at start / end | %s / %s | |\n", r.loadStart, loadAvg())
+}
+
+// printFetchCases prints cases 2 to 6 (the fetch through the reference API).
+func (r *results) printFetchCases(w io.Writer, o *options) {
 	fmt.Fprintf(w, "| 2 | consumer drain, API latency %v, %d new objects | **%.0f events/s** | ≥ 2 000 |\n", o.apiLatency, o.events, r.slowRate)
 	fmt.Fprintf(w, "| 3 | API latency %v, 10 events per object arriving together (%d events) | **%.3f API calls per event** (%.0f events/s) | ≤ 0.2 |\n", o.apiLatency, o.events, r.groupedCalls, r.groupedRate)
 	fmt.Fprintf(w, "| 4 | `api_rate_limit: %d`, %d events, the API answering 429 above 105 %% of it: most requests it saw in any one second; 429 answers | **%d** requests; %d × 429 (%.0f events/s) | ≤ %d; no storm |\n",
@@ -35,8 +46,4 @@ func (r *results) print(w io.Writer, b *bench) {
 	}
 	fmt.Fprintf(w, "| 6 | %d records with no inbox row interleaved with %d genuine events (%.0f/s): genuine 2xx → final, p50 / p99 | %s / %s = **%.2f × case 5's p99** | ≤ 2 × |\n",
 		o.foreign, o.genuine, o.mixedRate, ms(pct(r.mixedLat, .5)), ms(pct(r.mixedLat, .99)), ratio)
-	fmt.Fprintf(w, "| 7 | forward (Standard Webhooks, concurrency %d) of %d events to a local destination answering at once | %.0f events/s = **%.2f × the receiver** | ≥ 1.0 × |\n",
-		o.apiConcurrency, o.events, r.forwardFast, r.forwardFast/r.receiverRate)
-	fmt.Fprintf(w, "| 8 | forward of %d events to a destination answering after %v | **%.0f events/s** | ≥ 2 000 |\n", o.events, o.apiLatency, r.forwardSlow)
-	fmt.Fprintf(w, "| – | load average (1 min) at start / end | %s / %s | |\n", r.loadStart, loadAvg())
 }
