@@ -33,7 +33,7 @@ func kinds() map[string]Kind {
 			Vector: "stripe-go v82 (webhook.GenerateTestSignedPayload, ValidatePayload)"},
 		"github": {Scheme: "github", Guard: GuardContent, Envelope: EnvelopeFields,
 			EventID: one(signed()), SignedID: `header X-GitHub-Hook-ID + ":" + header X-GitHub-Delivery`,
-			EventType: one(join(hdr("X-GitHub-Event"), path("action"))),
+			EventType:       one(join(hdr("X-GitHub-Event"), path("action"))),
 			AggregateIDPath: []string{"data.repository.full_name"},
 			Vector:          "go-github v74 (ValidatePayload) and GitHub's documented example"},
 		"slack": {Scheme: "slack", Envelope: EnvelopeFields, Handshake: HandshakeSlack,
