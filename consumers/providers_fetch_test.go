@@ -14,13 +14,14 @@ import (
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
-// The catalogue's fetch rules of Shopify, Square, Paddle, HubSpot and
-// Twilio, each through the real pipeline (signed webhook → receiver →
+// The catalogue's fetch rules of Shopify, Square, Paddle, HubSpot, Twilio,
+// GitLab, Intercom, Clerk, Resend, Zoom, Typeform and Postmark, each through the real pipeline (signed webhook → receiver →
 // relay → consumer). None of these providers publishes an OpenAPI
 // description on a package registry this build can reach (npm, PyPI,
 // Maven Central, crates.io: Shopify's REST Admin API has none at all;
-// Square's, HubSpot's and Twilio's live in GitHub repositories, Paddle's
-// on its site), so Prism cannot serve them: a local handler serves each
+// Square's, HubSpot's, Twilio's, GitLab's, Intercom's, Zoom's and Resend's
+// live in GitHub repositories or on the providers' sites, Clerk's, Paddle's,
+// Typeform's and Postmark's on their sites), so Prism cannot serve them: a local handler serves each
 // object in the shape of the API reference's example response (cited in
 // schemas/providers/fetchcat.go), abridged to the fields the rules and
 // the test read, and checks the provider's authentication.
@@ -68,6 +69,7 @@ func newDocAPI(t *testing.T, auth func(*http.Request) bool, objects map[string]s
 // providerCase is one provider's test: its YAML, the deliveries to send and
 // the objects expected in provider_objects.
 type providerCase struct {
+	secret  string // the signing secret; default test-secret-<name>
 	yaml    string // after scheme and secrets; %s is the API's URL
 	auth    func(*http.Request) bool
 	objects map[string]string // API path → answer
@@ -88,10 +90,19 @@ func bearer(tok string) func(*http.Request) bool {
 }
 
 func TestProviderFetchRulesAgainstDocumentedExamples(t *testing.T) {
-	for name, tc := range providerCases() {
+	cases := providerCases()
+	for name, tc := range moreProviderCases() {
+		cases[name] = tc
+	}
+	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			api := newDocAPI(t, tc.auth, tc.objects)
-			pl := newPipeline(t, name, "    scheme: "+name+"\n    secrets: [{id: s1, value: test-secret-"+name+"}]\n"+fmt.Sprintf(tc.yaml, api.srv.URL))
+			secret := tc.secret
+			if secret == "" {
+				secret = "test-secret-" + name
+			}
+			pl := newPipeline(t, name, "    scheme: "+name+"\n    secrets: [{id: s1, value: \""+secret+"\"}]\n"+fmt.Sprintf(tc.yaml, api.srv.URL))
+			start := time.Now()
 			for _, d := range tc.sends {
 				pl.send(d.id, []byte(d.body), d.contentType, d.header)
 			}
@@ -130,7 +141,13 @@ func TestProviderFetchRulesAgainstDocumentedExamples(t *testing.T) {
 			for key, w := range tc.want {
 				typ, v, data := pl.object(key)
 				want, err := strconv.ParseInt(w.version, 10, 64)
-				if err != nil {
+				switch {
+				case w.version == "fetched":
+					want = v
+					if v < start.UnixMicro() || v > time.Now().UnixMicro() {
+						t.Errorf("%s: version %d is not the fetch time", key, v)
+					}
+				case err != nil:
 					want = micros(t, w.version)
 				}
 				if typ != w.typ || v != want {

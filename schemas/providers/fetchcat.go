@@ -135,6 +135,57 @@ func apis() map[string]API {
 					URL: "/2010-04-01/Accounts/{data.AccountSid}/Calls/{data.CallSid}.json", Version: versions("date_updated")},
 				skip("a request that is neither a message nor a call status callback names no object"),
 			}},
+		"gitlab": {Reference: "https://docs.gitlab.com/api/issues/ and …/api/merge_requests/ (GET /projects/:id/issues/:iid, updated_at)",
+			Auth: AuthHeader, AuthHeader: "PRIVATE-TOKEN", Fetch: []Fetch{
+				{Types: types("issue.*", "work_item.*"), Object: "issue", Key: "issue/{data.object_attributes.id}",
+					URL: "/api/v4/projects/{data.project.id}/issues/{data.object_attributes.iid}", Version: versions("updated_at")},
+				{Types: types("merge_request.*"), Object: "merge_request", Key: "merge_request/{data.object_attributes.id}",
+					URL: "/api/v4/projects/{data.project.id}/merge_requests/{data.object_attributes.iid}", Version: versions("updated_at")},
+				skip("no default rule for this event (push, pipeline, note…): add a fetch rule, forward it, or read the topic"),
+			}},
+		"intercom": {Reference: "https://developers.intercom.com/docs/references/rest-api/api.intercom.io/conversations and …/contacts (updated_at, Unix seconds)",
+			VersionHeader: "Intercom-Version", Fetch: []Fetch{
+				{Types: types("conversation.*"), Object: "conversation", Key: "conversation/{data.data.item.id}",
+					URL: "/conversations/{data.data.item.id}", Version: versions("updated_at")},
+				{Types: types("contact.*"), Object: "contact", Key: "contact/{data.data.item.id}",
+					URL: "/contacts/{data.data.item.id}", Version: versions("updated_at")},
+				skip("no default rule for this topic: add a fetch rule, forward it, or read the topic"),
+			}},
+		"clerk": {Reference: "https://clerk.com/docs/reference/backend-api (GET /v1/users/{user_id}, /v1/organizations/{id}: updated_at, Unix ms)",
+			Fetch: []Fetch{
+				{Types: types("user.created", "user.updated"), Object: "user", URL: "/v1/users/{data.id}", Version: versions("updated_at")},
+				{Types: types("organization.created", "organization.updated"), Object: "organization",
+					URL: "/v1/organizations/{data.id}", Version: versions("updated_at")},
+				skip("deletions and the other events name no object the API still returns: forward them or read the topic"),
+			}},
+		"resend": {Reference: "https://resend.com/docs/api-reference/emails/retrieve-email (no version field: the fetch time)",
+			Fetch: []Fetch{
+				{Types: types("email.*"), Object: "email", URL: "/emails/{data.email_id}", Version: versions(VersionFetched)},
+				skip("no default rule for this event (contact.*, domain.*): add a fetch rule, forward it, or read the topic"),
+			}},
+		"zoom": {Reference: "https://developers.zoom.us/docs/api/meetings/#tag/meetings/GET/meetings/{meetingId} (no version field: the fetch time)",
+			Fetch: []Fetch{
+				{Types: types("meeting.*"), Object: "meeting", Key: "meeting/{data.payload.object.id}",
+					URL: "/v2/meetings/{data.payload.object.id}", Version: versions(VersionFetched)},
+				skip("no default rule for this event: add a fetch rule, forward it, or read the topic"),
+			}},
+		"typeform": {Reference: "https://www.typeform.com/developers/responses/reference/retrieve-responses/ (included_response_ids; submitted_at)",
+			Fetch: []Fetch{
+				{Types: types("form_response"), Object: "response", Key: "{data.form_response.token}",
+					URL: "/forms/{data.form_response.form_id}/responses", Query: map[string]string{"included_response_ids": "{data.form_response.token}"},
+					Answer: "items.0", Version: versions("submitted_at")},
+				skip("no default rule for this event: add a fetch rule, forward it, or read the topic"),
+			}},
+		"postmark": {Reference: "https://postmarkapp.com/developer/api/messages-api#outbound-message-details (no version field: the fetch time)",
+			Auth: AuthHeader, AuthHeader: "X-Postmark-Server-Token", Fetch: []Fetch{
+				{Types: types("Delivery", "Bounce", "SpamComplaint", "Open", "Click", "SubscriptionChange"), Object: "message",
+					URL: "/messages/outbound/{data.MessageID}/details", Version: versions(VersionFetched)},
+				skip("no default rule for this record type: add a fetch rule, forward it, or read the topic"),
+			}},
+		"mailgun": {EventOnly: "Mailgun's events are the record of a message's delivery (its Events API lists the same events); " +
+			"forward them or read the topic"},
+		"dropbox": {EventOnly: "a notification only names accounts: what changed is read with a cursor (files/list_folder/continue), " +
+			"state of your own, not an object fetch; forward it to the service that keeps the cursor"},
 		"sendgrid": {EventOnly: "SendGrid's Event Webhook is event-only: each event (delivered, open, bounce…) is the record " +
 			"itself and no API returns it by id; forward the events or read the topic"},
 	}
