@@ -14,12 +14,12 @@ import (
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
-// The catalogue's fetch rules of Shopify, Square, Paddle, HubSpot, Twilio,
+// The catalogue's fetch rules of Shopify, Square, Paddle, HubSpot,
 // GitLab, Intercom, Clerk, Resend, Zoom, Typeform and Postmark, each through the real pipeline (signed webhook → receiver →
 // relay → consumer). None of these providers publishes an OpenAPI
 // description on a package registry this build can reach (npm, PyPI,
 // Maven Central, crates.io: Shopify's REST Admin API has none at all;
-// Square's, HubSpot's, Twilio's, GitLab's, Intercom's, Zoom's and Resend's
+// Square's, HubSpot's, GitLab's, Intercom's, Zoom's and Resend's
 // live in GitHub repositories or on the providers' sites, Clerk's, Paddle's,
 // Typeform's and Postmark's on their sites), so Prism cannot serve them: a local handler serves each
 // object in the shape of the API reference's example response (cited in
@@ -249,30 +249,6 @@ func providerCases() map[string]providerCase {
 			want: map[string]wantObject{
 				"contact/512": {"contact", "2019-12-07T16:50:06.678Z", `bcooper@biglytics.net`},
 				"deal/512":    {"deal", "2019-12-07T16:50:06.678Z", `Custom data integrations`},
-			},
-			dead: 1,
-		},
-		"twilio": {
-			yaml: "    public_url: https://hooks.example.com/webhooks/twilio\n    api_url: %s\n    api_key: ACXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX:auth-token\n",
-			auth: func(r *http.Request) bool {
-				u, p, ok := r.BasicAuth()
-				return ok && u == "ACXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX" && p == "auth-token"
-			},
-			objects: map[string]string{
-				"/2010-04-01/Accounts/ACXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX/Messages/SMXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX.json": `{"sid":"SMXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX","status":"delivered","date_created":"Thu, 24 Aug 2023 05:01:45 +0000","date_updated":"Thu, 24 Aug 2023 05:01:45 +0000","body":"Hello from Twilio"}`,
-				"/2010-04-01/Accounts/ACXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX/Calls/CAXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX.json":    `{"sid":"CAXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX","status":"completed","date_updated":"Fri, 18 Oct 2019 17:02:01 +0000","duration":"15"}`,
-			},
-			sends: []delivery{
-				{id: "tw-msg", contentType: "application/x-www-form-urlencoded", header: http.Header{"I-Twilio-Idempotency-Token": {"tw-msg"}},
-					body: "AccountSid=ACXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX&MessageSid=SMXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX&MessageStatus=delivered"},
-				{id: "tw-call", contentType: "application/x-www-form-urlencoded", header: http.Header{"I-Twilio-Idempotency-Token": {"tw-call"}},
-					body: "AccountSid=ACXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX&CallSid=CAXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX&CallStatus=completed"},
-				{id: "tw-gone", contentType: "application/x-www-form-urlencoded", header: http.Header{"I-Twilio-Idempotency-Token": {"tw-gone"}},
-					body: "AccountSid=ACXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX&MessageSid=SMmissing&MessageStatus=failed"},
-			},
-			want: map[string]wantObject{
-				"SMXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX": {"message", "Thu, 24 Aug 2023 05:01:45 +0000", `Hello from Twilio`},
-				"CAXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX": {"call", "Fri, 18 Oct 2019 17:02:01 +0000", `"duration": "15"`},
 			},
 			dead: 1,
 		},

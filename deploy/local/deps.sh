@@ -60,10 +60,11 @@ if ! cmp -s examples/python/requirements.txt "$py_venv/requirements.txt" || ! [ 
   "$py_venv/bin/python" -m pip install -q --disable-pip-version-check -r examples/python/requirements.txt >/dev/null
   cp examples/python/requirements.txt "$py_venv/requirements.txt"
 fi
-# Stoplight Prism (npm @stoplight/prism-cli) and GitHub's OpenAPI description (npm
-# @octokit/openapi), pinned with their whole tree in deploy/local/prism/package-lock.json,
-# in bin/prism (gitignored): internal/testenv's StartPrism serves the providers'
-# published descriptions as spec-driven mocks for the consumers' fetch tests.
+# Stoplight Prism (npm @stoplight/prism-cli) with the providers' published OpenAPI
+# descriptions: GitHub's (npm @octokit/openapi) and Twilio's (twilio-oai, shipped in npm
+# @twilio-alpha/mcp), pinned with their whole tree in deploy/local/prism/package-lock.json,
+# in bin/prism (gitignored): internal/testenv's StartPrism serves them as spec-driven
+# mocks for the consumers' fetch tests.
 PRISM_VERSION=5.14.2
 pr_dir=bin/prism
 pr_installed=$(node -p "require('./$pr_dir/node_modules/@stoplight/prism-cli/package.json').version" 2>/dev/null || true)

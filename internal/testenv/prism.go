@@ -19,10 +19,12 @@ import (
 
 // PrismVersion is the pinned Stoplight Prism (npm @stoplight/prism-cli)
 // that deploy/local/deps.sh installs into bin/prism, beside GitHub's
-// OpenAPI description (npm @octokit/openapi, GitHubOpenAPIVersion).
+// OpenAPI description (npm @octokit/openapi, GitHubOpenAPIVersion) and
+// Twilio's (twilio-oai, as npm @twilio-alpha/mcp ships it, TwilioOpenAPIVersion).
 const (
 	PrismVersion         = "5.14.2"
 	GitHubOpenAPIVersion = "23.0.2"
+	TwilioOpenAPIVersion = "0.7.0"
 )
 
 // Prism is a running Prism mock server answering from an OpenAPI
@@ -41,7 +43,8 @@ func prismDir() (string, error) {
 		return "", err
 	}
 	dir := filepath.Join(root, "bin", "prism")
-	for pkg, want := range map[string]string{"@stoplight/prism-cli": PrismVersion, "@octokit/openapi": GitHubOpenAPIVersion} {
+	for pkg, want := range map[string]string{"@stoplight/prism-cli": PrismVersion, "@octokit/openapi": GitHubOpenAPIVersion,
+		"@twilio-alpha/mcp": TwilioOpenAPIVersion} {
 		b, err := os.ReadFile(filepath.Join(dir, "node_modules", pkg, "package.json"))
 		var p struct{ Version string }
 		if err == nil {
@@ -63,24 +66,35 @@ func prismDir() (string, error) {
 // to a components example ({"value": {"$ref": …}}, as the issue examples
 // are) would be served as {"value": {…}}; it becomes that example.
 func GitHubSpec(dir string, paths ...string) (string, error) {
+	return specSubset(dir, "github-openapi.json", filepath.Join("@octokit", "openapi", "generated", "api.github.com.json"), paths)
+}
+
+// TwilioSpec writes the part of Twilio's published description of its
+// 2010-04-01 API (twilio-oai's twilio_api_v2010.json) that serves the
+// given paths into dir and returns its file, as GitHubSpec does.
+func TwilioSpec(dir string, paths ...string) (string, error) {
+	return specSubset(dir, "twilio-openapi.json", filepath.Join("@twilio-alpha", "mcp", "twilio-oai", "spec", "json", "twilio_api_v2010.json"), paths)
+}
+
+func specSubset(dir, name, src string, paths []string) (string, error) {
 	pd, err := prismDir()
 	if err != nil {
 		return "", err
 	}
-	b, err := os.ReadFile(filepath.Join(pd, "node_modules", "@octokit", "openapi", "generated", "api.github.com.json"))
+	b, err := os.ReadFile(filepath.Join(pd, "node_modules", src))
 	if err != nil {
 		return "", err
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return "", fmt.Errorf("github openapi: %w", err)
+		return "", fmt.Errorf("%s: %w", src, err)
 	}
 	all, _ := doc["paths"].(map[string]any)
 	keep := map[string]any{}
 	for _, p := range paths {
 		op, ok := all[p]
 		if !ok {
-			return "", fmt.Errorf("github openapi: no path %s", p)
+			return "", fmt.Errorf("%s: no path %s", src, p)
 		}
 		keep[p] = op
 	}
@@ -91,7 +105,7 @@ func GitHubSpec(dir string, paths ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	file := filepath.Join(dir, "github-openapi.json")
+	file := filepath.Join(dir, name)
 	return file, os.WriteFile(file, out, 0o644)
 }
 
