@@ -74,7 +74,8 @@ type Fetch struct {
 	// HubSpot: "contact/{data.objectId}"). Default: the value of the URL's
 	// last placeholder.
 	Key string `yaml:"key"`
-	// Method is GET (the default) or POST (an API that reads by search).
+	// Method is GET (the default) or POST, sent without a body (the query
+	// and the URL carry every input).
 	Method string `yaml:"method"`
 	// URL is the request's path below api_url, each {path} placeholder
 	// replaced by that envelope value escaped as part of ONE path segment
