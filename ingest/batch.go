@@ -54,7 +54,7 @@ func parseEvents(k providers.Kind, h http.Header, body []byte, res signature.Res
 // records maps evs to the rows to write, each with its aggregate id, and
 // refuses the delivery (errBadEnvelope, naming the field and the event of
 // a batch) when an id, type or aggregate id exceeds its cap (checkLengths).
-func (r *Receiver) records(ep *endpoint, evs []parsed, secretID string) ([]Record, error) {
+func (r *Receiver) records(ep *endpoint, evs []parsed, secretID, traceparent string) ([]Record, error) {
 	recs := make([]Record, len(evs))
 	for i, ev := range evs {
 		agg, found := AggregateID(ev.root, ep.p.AggregateIDPath)
@@ -63,7 +63,8 @@ func (r *Receiver) records(ep *endpoint, evs []parsed, secretID string) ([]Recor
 			r.m.noAggregate.WithLabelValues(ep.name).Inc()
 		}
 		recs[i] = Record{Provider: ep.name, EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt, EventTime: ev.Time, Payload: ev.Payload,
-			SecretID: secretID, AggregateID: agg, Topic: ep.p.Topic, KeyLifetime: ep.keyLife}
+			SecretID: secretID, AggregateID: agg, Topic: ep.p.Topic, KeyLifetime: ep.keyLife,
+			Traceparent: traceparent}
 		if err := checkLengths(recs[i]); err != nil {
 			if len(evs) > 1 || ep.kind.Batch {
 				return nil, fmt.Errorf("event %d of the batch: %w", i, err)

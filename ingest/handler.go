@@ -24,6 +24,8 @@ import (
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/internal/tracing"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // VerificationFailed is the body of every signature rejection (SPEC.md).
@@ -63,6 +65,8 @@ type Config struct {
 	BodyGrace   time.Duration
 	// RetryAfter is the Retry-After of every 503 and 429. Default 5s.
 	RetryAfter time.Duration
+	// Tracer records a span per delivery (internal/tracing); nil: none.
+	Tracer trace.TracerProvider
 	// Guard keeps the replay guard (guard.go) of the providers whose event
 	// id is not signed. Default: Store, when it implements Guard (the
 	// Writer does); New fails when such a provider is configured without one.
@@ -81,6 +85,8 @@ type Receiver struct {
 	adm       admission
 	refusals  refusalLog
 	guard     Guard
+	tracer    trace.Tracer
+	tracing   bool
 }
 
 type endpoint struct {
@@ -130,7 +136,8 @@ func New(cfg Config) (*Receiver, error) {
 	if cfg.RetryAfter < time.Second {
 		cfg.RetryAfter = 5 * time.Second
 	}
-	r := &Receiver{cfg: cfg, endpoints: map[string]*endpoint{}, m: newMetrics(cfg.Registerer)}
+	r := &Receiver{cfg: cfg, endpoints: map[string]*endpoint{}, m: newMetrics(cfg.Registerer),
+		tracer: tracing.Tracer(cfg.Tracer, "ingest"), tracing: tracing.Recording(cfg.Tracer)}
 	for name, p := range cfg.Providers {
 		v, err := signature.New(SignatureConfig(p))
 		if err != nil {
@@ -202,6 +209,7 @@ func (r *Receiver) Routes(mux chi.Router) {
 // delivery accumulates what the per-delivery log line reports.
 type delivery struct {
 	requestID, eventID, typ, queueID, state, outcome, reason string
+	secretID                                                 string
 	verified, batch                                          bool
 	status, attempt, events                                  int
 	err                                                      error
@@ -220,10 +228,12 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	start := r.cfg.Now()
 	d := &delivery{requestID: requestID(req)}
 	w.Header().Set("X-Request-Id", d.requestID)
+	ctx, span := r.startDelivery(req, ep)
 	defer func() {
 		r.m.deliveries.WithLabelValues(ep.name, d.outcome).Inc()
-		r.m.ackLatency.WithLabelValues(ep.name, strconv.Itoa(d.status)).Observe(time.Since(start).Seconds())
-		r.logDelivery(req.Context(), ep.name, d)
+		tracing.Observe(ctx, r.m.ackLatency.WithLabelValues(ep.name, strconv.Itoa(d.status)), time.Since(start).Seconds())
+		r.logDelivery(ctx, ep.name, d)
+		endDelivery(span, d)
 	}()
 	fail := func(status int, outcome, msg string) {
 		d.status, d.outcome = status, outcome
@@ -263,7 +273,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		fail(StatusVerificationFailed, "rejected_signature", VerificationFailed)
 		return
 	}
-	d.verified = true
+	d.verified, d.secretID = true, res.SecretID
 	r.m.secret.WithLabelValues(ep.name, res.SecretID).Inc()
 	// Only a verified delivery takes a slot of its provider's share: a
 	// client without the secret, however slow, cannot hold them.
@@ -286,7 +296,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		return
 	}
 	d.events, d.batch = len(evs), ep.kind.Batch
-	recs, err := r.records(ep, evs, res.SecretID)
+	recs, err := r.records(ep, evs, res.SecretID, tracing.Traceparent(ctx))
 	if err != nil {
 		d.reason = err.Error()
 		fail(http.StatusBadRequest, "bad_request", err.Error())
@@ -295,7 +305,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	if len(evs) > 0 {
 		d.eventID, d.typ = evs[0].ID, evs[0].Type
 	}
-	wctx, cancel := context.WithTimeout(req.Context(), r.cfg.WriteTimeout)
+	wctx, cancel := context.WithTimeout(ctx, r.cfg.WriteTimeout)
 	defer cancel()
 	if key := guardKey(ep, req.URL.RawQuery, body, res); key != nil && len(recs) == 1 {
 		dup, err := r.checkGuard(wctx, ep, key, recs[0].EventID)
@@ -334,6 +344,9 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	for i, out := range outs {
 		if i == 0 {
 			d.state, d.attempt = out.State, out.Attempts
+		}
+		if out.WriteSpan.IsValid() && i == 0 {
+			span.AddLink(trace.Link{SpanContext: out.WriteSpan})
 		}
 		if !out.New {
 			r.m.duplicates.WithLabelValues(ep.name).Inc()

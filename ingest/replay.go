@@ -12,7 +12,11 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/internal/tracing"
 	"github.com/gatehouse/gatehouse/schemas"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ErrNotReplayable is returned for an event that is not stored as verified,
@@ -53,6 +57,10 @@ type ReplayRequest struct {
 	// guard still protects the projection).
 	Force       bool
 	RequestedBy string // recorded in replays.requested_by
+	// Tracer records the replay's span (internal/tracing): the root of a
+	// new trace, linked to the original delivery's span, whose context the
+	// new outbox row carries. nil: no span, no trace context.
+	Tracer trace.TracerProvider
 }
 
 // ReplayResult describes one replay.
@@ -60,6 +68,8 @@ type ReplayResult struct {
 	OutboxID      uuid.UUID
 	PreviousState string
 	PrevAttempts  int
+	// Trace is the replay's new trace id (invalid with tracing off).
+	Trace trace.TraceID
 }
 
 // replayOutboxSQL writes the replay's outbox row with the Writer's column
@@ -68,7 +78,7 @@ type ReplayResult struct {
 // the text the receiver wrote), not inbox.event_created_at, which holds
 // microseconds only.
 const replayOutboxSQL = `INSERT INTO outbox ` + outboxColumns + `
-SELECT $1::uuid, $2::text, $3::text, event_type, payload, event_id, $5::text, $6::text
+SELECT $1::uuid, $2::text, $3::text, event_type, payload, event_id, $5::text, $6::text, $7::text
 FROM inbox WHERE provider = $2 AND event_id = $4`
 
 // Replay re-enqueues a stored, verified event through the outbox, in one
@@ -79,6 +89,7 @@ FROM inbox WHERE provider = $2 AND event_id = $4`
 // Force), database errors.
 func Replay(ctx context.Context, pool *pgxpool.Pool, target ReplayTarget, req ReplayRequest) (ReplayResult, error) {
 	var res ReplayResult
+	var span trace.Span
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		var (
 			state    string
@@ -86,10 +97,11 @@ func Replay(ctx context.Context, pool *pgxpool.Pool, target ReplayTarget, req Re
 			attempts int32
 			lastErr  *string
 			verified bool
+			original *string
 		)
-		err := tx.QueryRow(ctx, `SELECT payload, processing_state, attempts, last_error, verified
+		err := tx.QueryRow(ctx, `SELECT payload, processing_state, attempts, last_error, verified, traceparent
 FROM inbox WHERE provider = $1 AND event_id = $2 FOR UPDATE`, req.Provider, req.EventID).
-			Scan(&payload, &state, &attempts, &lastErr, &verified)
+			Scan(&payload, &state, &attempts, &lastErr, &verified, &original)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("%w: provider %s event %s", ErrNotFound, req.Provider, req.EventID)
 		}
@@ -114,7 +126,13 @@ FROM inbox WHERE provider = $1 AND event_id = $2 FOR UPDATE`, req.Provider, req.
 		if text, ok := schemas.EnvelopeTime(payload); ok {
 			eventTime = &text
 		}
-		if _, err := tx.Exec(ctx, replayOutboxSQL, id, req.Provider, agg, req.EventID, target.Topic, eventTime); err != nil {
+		var sctx context.Context
+		sctx, span = startReplay(ctx, req, original, id.String(), state)
+		var traceparent *string
+		if tp := tracing.Traceparent(sctx); tp != "" {
+			traceparent = &tp
+		}
+		if _, err := tx.Exec(ctx, replayOutboxSQL, id, req.Provider, agg, req.EventID, target.Topic, eventTime, traceparent); err != nil {
 			return fmt.Errorf("insert outbox: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE inbox SET processing_state = 'pending', attempts = 0, last_error = NULL,
@@ -131,10 +149,35 @@ WHERE provider = $1 AND event_id = $2`, req.Provider, req.EventID); err != nil {
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, req.Provider, req.EventID, id, state, attempts, lastErr, req.Force, req.RequestedBy); err != nil {
 			return fmt.Errorf("record replay: %w", err)
 		}
-		res = ReplayResult{OutboxID: id, PreviousState: state, PrevAttempts: int(attempts)}
+		res = ReplayResult{OutboxID: id, PreviousState: state, PrevAttempts: int(attempts), Trace: trace.SpanContextFromContext(sctx).TraceID()}
 		return nil
 	})
+	if span != nil {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, "replay failed")
+		}
+		span.End()
+	}
 	return res, err
+}
+
+// startReplay starts the replay's span: a new trace (a replay is its own
+// cause, days after the delivery) linked to the original delivery's span.
+func startReplay(ctx context.Context, req ReplayRequest, original *string, outboxID, state string) (context.Context, trace.Span) {
+	if !tracing.Recording(req.Tracer) {
+		return ctx, trace.SpanFromContext(context.Background())
+	}
+	opts := []trace.SpanStartOption{trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+		attribute.String("gatehouse.provider", req.Provider), attribute.String("gatehouse.event_id", req.EventID),
+		attribute.String("gatehouse.outbox_id", outboxID), attribute.String("gatehouse.previous_state", state),
+		attribute.Bool("gatehouse.replay.forced", req.Force), attribute.String("gatehouse.replay.requested_by", req.RequestedBy))}
+	if original != nil {
+		if l, ok := tracing.LinkTo(*original, attribute.String("gatehouse.link", "original delivery")); ok {
+			opts = append(opts, trace.WithLinks(l))
+		}
+	}
+	return tracing.Tracer(req.Tracer, "ingest").Start(ctx, "replay "+req.Provider, opts...)
 }
 
 // DeadFilter selects dead events for a bulk replay; zero fields match all.

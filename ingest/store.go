@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Record is one verified delivery to write: an inbox row and, when the row
@@ -35,6 +37,9 @@ type Record struct {
 	// the same id within it is a duplicate, after it a new event. 0:
 	// DefaultKeyLifetime.
 	KeyLifetime time.Duration
+	// Traceparent is the delivery span's W3C trace context, stored in
+	// inbox.traceparent and outbox.traceparent ("" : NULL, tracing off).
+	Traceparent string
 }
 
 // DefaultKeyLifetime is the key lifetime of a Record that sets none: the
@@ -52,6 +57,9 @@ type Outcome struct {
 	OutboxID uuid.UUID // the outbox job (queue id) when New
 	State    string    // processing_state of the stored row
 	Attempts int       // processing attempts of the stored row
+	// WriteSpan is the span of the statement that wrote the row (tracing
+	// on; invalid otherwise): the delivery's span links to it.
+	WriteSpan trace.SpanContext
 }
 
 // Writer performs the atomic inbox+outbox write. Concurrent calls are
@@ -64,6 +72,8 @@ type Writer struct {
 	quit     chan struct{}
 	maxBatch int
 	stop     sync.Once
+	tracer   trace.Tracer // SetTracer
+	tracing  bool
 }
 
 type pending struct {
@@ -106,6 +116,7 @@ func NewWriter(base *pgxpool.Pool, workers, maxBatch int) (*Writer, error) {
 		return nil, fmt.Errorf("writer pool: %w", err)
 	}
 	w := &Writer{pool: pool, queue: make(chan *pending, workers*maxBatch), quit: make(chan struct{}), maxBatch: maxBatch}
+	w.SetTracer(nil)
 	for range workers {
 		go w.loop()
 	}
@@ -188,7 +199,15 @@ func (w *Writer) flush(batch []*pending) {
 		}
 		return strings.Compare(a.rec.EventID, b.rec.EventID)
 	})
-	if err := w.write(ctx, uniq); err != nil && len(uniq) > 1 && refused(err) {
+	_, span := w.startWrite(uniq)
+	err := w.write(ctx, uniq)
+	if err != nil && span.IsRecording() {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, "write failed")
+	}
+	span.End()
+	ws := span.SpanContext()
+	if err != nil && len(uniq) > 1 && refused(err) {
 		// PostgreSQL refused one row's content: write each row alone, so
 		// only that delivery fails (400) and the rest of the batch commits.
 		for _, p := range uniq {
@@ -200,9 +219,10 @@ func (w *Writer) flush(batch []*pending) {
 		}
 	}
 	for _, p := range batch {
+		p.out.WriteSpan = ws
 		if first := firstOf[[2]string{p.rec.Provider, p.rec.EventID}]; first != p {
 			p.err = first.err
-			p.out = Outcome{New: false, State: first.out.State, Attempts: first.out.Attempts}
+			p.out = Outcome{New: false, State: first.out.State, Attempts: first.out.Attempts, WriteSpan: ws}
 		}
 		if refused(p.err) {
 			p.err = fmt.Errorf("%w: PostgreSQL cannot store the payload: %w", errBadEnvelope, p.err)
@@ -265,7 +285,7 @@ func execOn(ctx context.Context, q querier, uniq []*pending) error {
 	n := len(uniq)
 	var (
 		provs, ids, types, secrets, aggs, topics = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		payloads, times                          = make([]string, n), make([]pgtype.Text, n)
+		payloads, times, tps                     = make([]string, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
 		// pgtype's own types encode directly; uuid.UUID would go through
 		// driver.Valuer (to text and back) and *time.Time through reflection,
 		// together ~8 µs of receiver CPU per event (ingestbench profile).
@@ -284,6 +304,7 @@ func execOn(ctx context.Context, q querier, uniq []*pending) error {
 			life[i] = r.KeyLifetime.Seconds()
 		}
 		maxLife = max(maxLife, life[i])
+		tps[i] = pgtype.Text{String: r.Traceparent, Valid: r.Traceparent != ""}
 		if r.CreatedAt != nil {
 			created[i] = pgtype.Timestamptz{Time: *r.CreatedAt, Valid: true}
 		}
@@ -299,7 +320,7 @@ func execOn(ctx context.Context, q querier, uniq []*pending) error {
 		}
 		outbox[i] = pgtype.UUID{Bytes: id, Valid: true}
 	}
-	rows, err := q.Query(ctx, insertSQL, provs, ids, types, payloads, created, secrets, outbox, aggs, topics, ord, times, life, maxLife)
+	rows, err := q.Query(ctx, insertSQL, provs, ids, types, payloads, created, secrets, outbox, aggs, topics, ord, times, life, maxLife, tps)
 	if err != nil {
 		return fmt.Errorf("insert inbox and outbox: %w", err)
 	}

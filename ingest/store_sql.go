@@ -2,7 +2,7 @@ package ingest
 
 // outboxColumns is the column list of every outbox insert: the Writer's
 // and Replay's (ingest is the outbox's one writer).
-const outboxColumns = `(id, aggregatetype, aggregateid, type, payload, event_id, topic, event_time)`
+const outboxColumns = `(id, aggregatetype, aggregateid, type, payload, event_id, topic, event_time, traceparent)`
 
 // keyOverlap is the distance to a key partition boundary within which a key
 // is written into both partitions; writerStatementTimeout, the Writer's
@@ -47,8 +47,8 @@ const (
 // stored event expired reports StateExpired.
 const insertSQL = `
 WITH input AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[], $6::text[], $7::uuid[], $8::text[], $9::text[], $10::int[], $11::text[], $12::float8[])
-    AS t(provider, event_id, event_type, payload, created_at, secret_id, outbox_id, aggregate_id, topic, ord, event_time, lifetime_s)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[], $6::text[], $7::uuid[], $8::text[], $9::text[], $10::int[], $11::text[], $12::float8[], $14::text[])
+    AS t(provider, event_id, event_type, payload, created_at, secret_id, outbox_id, aggregate_id, topic, ord, event_time, lifetime_s, traceparent)
 ), gen AS (
   SELECT starts FROM storage_partitions
   WHERE parent = 'dedupe_keys' AND starts <= now() + interval '` + keyOverlap + `' AND ends > now() - interval '` + keyOverlap + `'
@@ -73,12 +73,12 @@ WITH input AS (
         -- partitions outside it instead of probing each
         AND o.gen > now() - make_interval(secs => $13::float8) - (SELECT w FROM width) AND o.gen < now() + interval '` + keyOverlap + `')
 ), ins AS (
-  INSERT INTO inbox (provider, event_id, event_type, payload, event_created_at, verified, secret_id)
-  SELECT provider, event_id, event_type, payload, created_at, true, secret_id FROM fresh ORDER BY ord
+  INSERT INTO inbox (provider, event_id, event_type, payload, event_created_at, verified, secret_id, traceparent)
+  SELECT provider, event_id, event_type, payload, created_at, true, secret_id, traceparent FROM fresh ORDER BY ord
   RETURNING provider, event_id
 ), ob AS (
   INSERT INTO outbox ` + outboxColumns + `
-  SELECT i.outbox_id, i.provider, i.aggregate_id, i.event_type, i.payload, i.event_id, i.topic, i.event_time
+  SELECT i.outbox_id, i.provider, i.aggregate_id, i.event_type, i.payload, i.event_id, i.topic, i.event_time, i.traceparent
   FROM input i JOIN ins ON ins.provider = i.provider AND ins.event_id = i.event_id ORDER BY i.ord
   RETURNING id
 )

@@ -114,9 +114,13 @@ func TestAsyncAPIOfficialParser(t *testing.T) {
 		Topic: schemas.DefaultTopic("demo"), EventTime: "2026-11-20T10:15:41.314187999Z"}
 	bare := full
 	bare.EventTime = "" // no creation time anywhere: the fewest headers the relay writes
-	for name, row := range map[string]relay.Row{"with ce_time": full, "without ce_time": bare} {
+	traced := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for name, tc := range map[string]struct {
+		row relay.Row
+		tp  string
+	}{"with ce_time": {full, ""}, "without ce_time": {bare, ""}, "traced": {full, traced}} {
 		var written []string
-		for _, h := range row.Record().Headers {
+		for _, h := range tc.row.Record(tc.tp).Headers {
 			written = append(written, h.Key)
 		}
 		for _, h := range written {

@@ -18,7 +18,8 @@ import (
 //	value   = Payload, the verified envelope exactly as received (JSON)
 //	headers = ce_id, ce_source, ce_type, ce_specversion, content-type,
 //	          ce_time (when known), gatehouse_outbox_id, gatehouse_provider,
-//	          and gatehouse_attempt on retry topics
+//	          gatehouse_attempt on retry topics, and traceparent and
+//	          ce_traceparent when the event is traced
 //
 // record-value.schema.json and record-headers.schema.json describe the same
 // contract for readers in other languages.
@@ -38,12 +39,15 @@ type Record struct {
 	// Attempt is the 1-based processing attempt (gatehouse_attempt); 0 or 1
 	// on a main topic, where the header is absent.
 	Attempt int
+	// Traceparent is the W3C traceparent of the publishing span, written as
+	// both traceparent and ce_traceparent when set.
+	Traceparent string
 }
 
 // Encode returns the Kafka record of r. ce_time is TimeText, else Time
 // (none when both are empty); an Attempt above 1 writes gatehouse_attempt.
 func (r Record) Encode() *kgo.Record {
-	h := make([]kgo.RecordHeader, 0, 9)
+	h := make([]kgo.RecordHeader, 0, 11)
 	add := func(k, v string) { h = append(h, kgo.RecordHeader{Key: k, Value: []byte(v)}) }
 	add(HeaderID, r.EventID)
 	add(HeaderSource, Source(r.Provider))
@@ -60,6 +64,10 @@ func (r Record) Encode() *kgo.Record {
 	add(HeaderProvider, r.Provider)
 	if r.Attempt > 1 {
 		add(HeaderAttempt, strconv.Itoa(r.Attempt))
+	}
+	if r.Traceparent != "" {
+		add(HeaderTraceparent, r.Traceparent)
+		add(HeaderCETraceparent, r.Traceparent)
 	}
 	return &kgo.Record{Topic: r.Topic, Key: []byte(r.Key), Value: r.Payload, Headers: h}
 }

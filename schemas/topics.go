@@ -17,6 +17,13 @@ const (
 	HeaderContentType = "content-type"   // "application/json"
 	HeaderOutboxID    = "gatehouse_outbox_id"
 	HeaderProvider    = "gatehouse_provider"
+	// HeaderTraceparent is the W3C Trace Context of the span that published
+	// the record (tracing on): the relay's publish span, or a consumer's
+	// forward span on retry and dead-letter topics. HeaderCETraceparent
+	// carries the same value as the CloudEvents distributed-tracing
+	// extension. Both are absent when the event was recorded with tracing off.
+	HeaderTraceparent   = "traceparent"
+	HeaderCETraceparent = "ce_traceparent"
 )
 
 // Retry and dead-letter headers written by consumers when they forward a record.

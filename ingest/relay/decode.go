@@ -42,6 +42,7 @@ func (s *streamer) decode(relID uint32, tuple *pglogrepl.TupleData) (*Row, error
 		ID: string(col("id")), AggregateType: string(col("aggregatetype")), AggregateID: string(col("aggregateid")),
 		Type: string(col("type")), Payload: col("payload"), EventID: string(col("event_id")), Topic: string(col("topic")),
 		CreatedAt: pgTimestamp(string(col("created_at"))), EventTime: string(col("event_time")),
+		Traceparent: string(col("traceparent")),
 	}
 	row.Seq, _ = strconv.ParseInt(string(col("seq")), 10, 64)
 	if row.ID == "" || row.Topic == "" {

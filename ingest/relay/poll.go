@@ -44,7 +44,7 @@ WITH cand AS (
   WHERE p.published_at IS NULL AND p.seq < (SELECT max(seq) FROM cand) AND p.id NOT IN (SELECT id FROM cand)
   GROUP BY p.topic, p.aggregateid
 )
-SELECT o.id::text, o.aggregatetype, o.aggregateid, o.type, o.payload::text, o.event_id, o.topic, o.created_at, o.seq, o.event_time
+SELECT o.id::text, o.aggregatetype, o.aggregateid, o.type, o.payload::text, o.event_id, o.topic, o.created_at, o.seq, o.event_time, o.traceparent
 FROM cand c JOIN outbox o ON o.id = c.id
 LEFT JOIN skipped b ON b.topic = c.topic AND b.aggregateid = c.aggregateid
 WHERE b.b IS NULL OR c.seq < b.b
@@ -164,14 +164,17 @@ func claim(ctx context.Context, tx pgx.Tx, limit int, minAge time.Duration, maxS
 	for q.Next() {
 		row := &Row{}
 		var payload string
-		var at *string
+		var at, tp *string
 		if err := q.Scan(&row.ID, &row.AggregateType, &row.AggregateID, &row.Type, &payload, &row.EventID,
-			&row.Topic, &row.CreatedAt, &row.Seq, &at); err != nil {
+			&row.Topic, &row.CreatedAt, &row.Seq, &at, &tp); err != nil {
 			return nil, fmt.Errorf("scan outbox row: %w", err)
 		}
 		row.Payload = []byte(payload)
 		if at != nil {
 			row.EventTime = *at
+		}
+		if tp != nil {
+			row.Traceparent = *tp
 		}
 		out = append(out, row)
 	}
@@ -192,8 +195,10 @@ func (r *Relay) produceAll(ctx context.Context, rows []*Row, path string) error 
 	wg.Add(len(rows))
 	for _, row := range rows {
 		created := row.CreatedAt
-		r.cl.Produce(ctx, row.Record(), func(rec *kgo.Record, err error) {
+		rec, end := r.startPublish(ctx, row, path)
+		r.cl.Produce(ctx, rec, func(rec *kgo.Record, err error) {
 			defer wg.Done()
+			end(rec, err)
 			if err != nil {
 				r.m.errors.WithLabelValues(rec.Topic).Inc()
 				mu.Lock()

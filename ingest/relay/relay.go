@@ -25,6 +25,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gatehouse/gatehouse/internal/tracing"
 
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/kafka"
@@ -64,6 +67,9 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Now is the clock of latency metrics. Default time.Now.
 	Now func() time.Time
+	// Tracer exports the publish spans (internal/tracing); nil: no spans,
+	// but a stored trace context is still published.
+	Tracer trace.TracerProvider
 	// RetryInterval is the pause between attempts after an error and between
 	// lock attempts while another relay is active. Default 1s.
 	RetryInterval time.Duration
@@ -77,6 +83,9 @@ type Relay struct {
 	cl   *kgo.Client
 	adm  *kadm.Client
 	spec kafka.TopicSpec
+
+	tracer  trace.Tracer
+	tracing bool // cfg.Tracer records spans
 
 	topicsMu sync.Mutex
 	known    map[string]bool
@@ -113,6 +122,7 @@ func New(cfg Config) (*Relay, error) {
 	}
 	r := &Relay{
 		cfg: cfg, log: cfg.Logger.With("component", "relay"), m: newMetrics(cfg.Registerer),
+		tracer: tracing.Tracer(cfg.Tracer, "relay"), tracing: tracing.Recording(cfg.Tracer),
 		known: map[string]bool{}, ready: make(chan struct{}),
 		spec: kafka.TopicSpec{Partitions: cfg.Kafka.Partitions, ReplicationFactor: cfg.Kafka.ReplicationFactor,
 			Configs: cfg.Kafka.TopicConfigs},

@@ -20,20 +20,24 @@ type Row struct {
 	CreatedAt     time.Time // insert time of the row (zero when unknown)
 	EventTime     string    // the provider's creation time as written (outbox.event_time, ce_time; "" when NULL)
 	Seq           int64
+	// Traceparent is the delivery's trace context (outbox.traceparent; ""
+	// when it was recorded with tracing off).
+	Traceparent string
 }
 
 // Record maps a row to its Kafka record (the contract in schemas.Record):
 // key = aggregateid, value = payload, ce_time exactly the text of
 // outbox.event_time or, for rows without it, the envelope's
-// (schemas.EnvelopeTime).
-func (r *Row) Record() *kgo.Record {
+// (schemas.EnvelopeTime); traceparent and ce_traceparent are the given
+// publish span's context ("" : none).
+func (r *Row) Record(traceparent string) *kgo.Record {
 	t := r.EventTime
 	if t == "" {
 		t, _ = schemas.EnvelopeTime(r.Payload)
 	}
 	return schemas.Record{
 		Topic: r.Topic, Key: r.AggregateID, Provider: r.AggregateType, EventID: r.EventID,
-		Type: r.Type, TimeText: t, OutboxID: r.ID, Payload: r.Payload,
+		Type: r.Type, TimeText: t, OutboxID: r.ID, Payload: r.Payload, Traceparent: traceparent,
 	}.Encode()
 }
 

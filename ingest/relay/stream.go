@@ -253,7 +253,9 @@ func (s *streamer) publish(ctx context.Context, rows []*Row, end pglogrepl.LSN, 
 		return
 	}
 	for _, row := range rows {
-		s.r.cl.Produce(ctx, row.Record(), func(rec *kgo.Record, err error) {
+		rec, end := s.r.startPublish(ctx, row, pathStream)
+		s.r.cl.Produce(ctx, rec, func(rec *kgo.Record, err error) {
+			end(rec, err)
 			if err != nil {
 				s.r.m.errors.WithLabelValues(rec.Topic).Inc()
 				s.fail(fmt.Errorf("produce to %s: %w", rec.Topic, err))

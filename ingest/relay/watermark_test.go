@@ -58,7 +58,7 @@ func TestRecordMapping(t *testing.T) {
 	r := &Row{ID: "0190-id", AggregateType: "stripe", AggregateID: "pi_1", Type: "payment_intent.succeeded",
 		Payload: []byte(`{"id":"evt_1","type":"payment_intent.succeeded","created":1700000000,"data":{}}`), EventID: "evt_1",
 		Topic: "gatehouse.webhooks.stripe"}
-	rec := r.Record()
+	rec := r.Record("")
 	if rec.Topic != r.Topic || string(rec.Key) != "pi_1" || string(rec.Value) != string(r.Payload) {
 		t.Fatalf("record %s %s %s", rec.Topic, rec.Key, rec.Value)
 	}

@@ -46,6 +46,8 @@ type Config struct {
 	API API `yaml:"api"`
 	// Storage configures retention, the dedupe window and partitions.
 	Storage Storage `yaml:"storage"`
+	// Tracing configures OpenTelemetry tracing (off by default).
+	Tracing Tracing `yaml:"tracing"`
 }
 
 var providerName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)

@@ -18,6 +18,7 @@ func (c *Config) applySectionDefaults() {
 	c.Auth.applyDefaults()
 	c.API.applyDefaults()
 	c.Storage.applyDefaults()
+	c.Tracing.applyDefaults()
 }
 
 func (c *Config) resolveSections(getenv func(string) string) error {
@@ -75,6 +76,9 @@ func (c *Config) validateSections() error {
 		return err
 	}
 	if err := c.validateRetention(); err != nil {
+		return err
+	}
+	if err := c.Tracing.validate(); err != nil {
 		return err
 	}
 	return c.Auth.validate()

@@ -1,0 +1,104 @@
+package ingest
+
+import (
+	"context"
+	"net/http"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gatehouse/gatehouse/internal/tracing"
+)
+
+// startDelivery starts the delivery's server span, always the root of a
+// new trace: a provider's traceparent header is attacker-controlled, so it
+// is never a parent, only a link. Recorded: the HTTP server attributes, the
+// allow-listed request headers and the provider; never the body, the
+// signature headers, Authorization or cookies. With tracing off it returns
+// the request's context and its no-op span, at no cost.
+func (r *Receiver) startDelivery(req *http.Request, ep *endpoint) (context.Context, trace.Span) {
+	if !r.tracing {
+		return req.Context(), trace.SpanFromContext(req.Context())
+	}
+	attrs := append([]attribute.KeyValue{
+		attribute.String("http.request.method", req.Method),
+		attribute.String("http.route", "/webhooks/"+ep.name),
+		attribute.String("url.path", req.URL.Path),
+		attribute.String("url.scheme", scheme(req)),
+		attribute.String("server.address", req.Host),
+		attribute.String("network.peer.address", req.RemoteAddr),
+		attribute.String("user_agent.original", req.UserAgent()),
+		attribute.String("gatehouse.provider", ep.name),
+	}, tracing.RequestHeaders(req.Header)...)
+	opts := []trace.SpanStartOption{trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...)}
+	if l, ok := tracing.LinkTo(req.Header.Get("Traceparent"), attribute.String("gatehouse.link", "provider traceparent (untrusted)")); ok {
+		opts = append(opts, trace.WithLinks(l))
+	}
+	return r.tracer.Start(req.Context(), "POST /webhooks/"+ep.name, opts...)
+}
+
+func scheme(req *http.Request) string {
+	if req.TLS != nil {
+		return "https"
+	}
+	return "http"
+}
+
+// endDelivery records the delivery's result on its span and ends it.
+func endDelivery(span trace.Span, d *delivery) {
+	if !span.IsRecording() {
+		return
+	}
+	span.SetAttributes(
+		attribute.Int("http.response.status_code", d.status),
+		attribute.Bool("gatehouse.verified", d.verified),
+		attribute.String("gatehouse.outcome", d.outcome),
+		attribute.String("gatehouse.event_id", d.eventID),
+		attribute.String("gatehouse.event_type", d.typ),
+		attribute.String("gatehouse.queue_id", d.queueID),
+		attribute.String("gatehouse.request_id", d.requestID),
+	)
+	if d.secretID != "" {
+		span.SetAttributes(attribute.String("gatehouse.secret_id", d.secretID))
+	}
+	if d.reason != "" {
+		span.SetAttributes(attribute.String("gatehouse.reason", d.reason))
+	}
+	if d.batch {
+		span.SetAttributes(attribute.Int("gatehouse.events", d.events))
+	}
+	if d.status >= 500 {
+		span.SetStatus(codes.Error, d.outcome)
+	}
+	span.End()
+}
+
+// startWrite starts the span of one coalesced inbox+outbox statement: a
+// database client span of its own, linked to the span of each delivery it
+// carries (a statement serves many deliveries, each in its own trace).
+func (w *Writer) startWrite(rows []*pending) (context.Context, trace.Span) {
+	if !w.tracing {
+		return context.Background(), trace.SpanFromContext(context.Background())
+	}
+	links := make([]trace.Link, 0, len(rows))
+	for _, p := range rows {
+		if l, ok := tracing.LinkTo(p.rec.Traceparent, attribute.String("gatehouse.event_id", p.rec.EventID)); ok {
+			links = append(links, l)
+		}
+	}
+	return w.tracer.Start(context.Background(), "INSERT inbox outbox", trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithLinks(links...), trace.WithAttributes(
+			attribute.String("db.system.name", "postgresql"),
+			attribute.String("db.operation.name", "INSERT"),
+			attribute.String("db.collection.name", "inbox"),
+			attribute.String("db.query.summary", "INSERT inbox outbox"),
+			attribute.Int("db.operation.batch.size", len(rows)),
+		))
+}
+
+// SetTracer makes w record a span per statement (internal/tracing); call
+// it before the first Write. Default: no spans.
+func (w *Writer) SetTracer(tp trace.TracerProvider) {
+	w.tracer, w.tracing = tracing.Tracer(tp, "ingest"), tracing.Recording(tp)
+}
