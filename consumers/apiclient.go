@@ -3,6 +3,7 @@ package consumers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -160,7 +161,9 @@ func (c *APIClient) send(ctx context.Context, method, path, query string) (answe
 	}
 	defer release()
 	at := c.flow.now()
-	body, h, err := c.do(ctx, method, path, query)
+	sctx, span := startFetch(ctx, method, c.base.Scheme+"://"+c.base.Host+c.base.Path+path)
+	body, h, err := c.do(sctx, method, path, query)
+	endFetch(span, statusOf(err), err)
 	return answer{body: body, header: h, at: at}, err
 }
 
@@ -257,4 +260,17 @@ func (c *APIClient) url(path string) (string, error) {
 	u.Path += unescaped
 	u.RawPath = c.base.EscapedPath() + path
 	return u.String(), nil
+}
+
+// statusOf is the HTTP status a call ended with: the APIError's, 200 for
+// success, 0 when no answer came.
+func statusOf(err error) int {
+	var ae *APIError
+	switch {
+	case err == nil:
+		return http.StatusOK
+	case errors.As(err, &ae):
+		return ae.Status
+	}
+	return 0
 }

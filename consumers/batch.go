@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // work is one main-topic record of a batch.
@@ -23,6 +24,9 @@ type work struct {
 	first   *work   // the batch's first record of the same event; nil for a first
 	outcome string
 	done    bool // finished: the offset may be marked
+	// ctx holds the record's span (trace.go); span is ended with the batch.
+	ctx  context.Context
+	span trace.Span
 }
 
 // processMain processes the main-topic records of one poll as one batch:
@@ -50,9 +54,13 @@ func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record)
 		role := r.layout.roles[k.topic]
 		r.parts.head(k, recs[0].Timestamp)
 		for _, rec := range recs {
-			ws = append(ws, &work{rec: rec, k: k, role: role})
+			w := &work{rec: rec, k: k, role: role}
+			w.ctx, w.span = r.startEvent(ctx, rec)
+			ws = append(ws, w)
 		}
 	}
+	bctx, bspan := r.startBatch(ctx, ws)
+	defer bspan.End()
 	r.m.batchSize.WithLabelValues(r.cfg.Group).Observe(float64(len(ws)))
 	firsts := s.decodeAll(ws)
 	s.claimAll(ctx, firsts)
@@ -64,7 +72,7 @@ func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.outcome, w.done = s.fail(ctx, w.rec, w.role, w.ev, w.err)
+			w.outcome, w.done = s.fail(w.ctx, w.rec, w.role, w.ev, w.err)
 		}()
 	}
 	early := map[*work]bool{}
@@ -75,7 +83,7 @@ func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record)
 		}
 	}
 	s.handleAll(ctx, firsts)
-	s.applyAll(ctx, firsts)
+	s.applyAll(bctx, firsts)
 	for _, w := range firsts {
 		// early[w] first: an early forward's goroutine may be writing w.done.
 		if !early[w] && w.err != nil && !w.done {
@@ -89,10 +97,11 @@ func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record)
 		}
 		if w.done {
 			if w.err == nil && w.ev != nil && w.first == nil {
-				r.logProcessed(w.rec, w.ev, w.outcome)
+				r.logProcessed(w.ctx, w.rec, w.ev, w.outcome)
 			}
-			r.count(w.rec, w.outcome, start)
+			r.count(w.ctx, w.rec, w.outcome, start)
 		}
+		endEvent(w.span, w.outcome, w.err)
 	}
 	for k, recs := range batches {
 		s.markInOrder(k, recs, ws)
@@ -183,9 +192,13 @@ func (s *session) handleAll(ctx context.Context, firsts []*work) {
 			continue
 		}
 		wg.Add(1)
+		hctx := mctx
+		if s.r.tracing {
+			hctx = trace.ContextWithSpan(mctx, w.span)
+		}
 		go func() {
 			defer wg.Done()
-			w.eff, w.err = h.Handle(mctx, w.ev)
+			w.eff, w.err = h.Handle(hctx, w.ev)
 		}()
 	}
 	wg.Wait()
@@ -218,7 +231,9 @@ func (s *session) applyAll(ctx context.Context, firsts []*work) {
 	for i, w := range ready {
 		items[i] = applyItem{ev: w.ev, eff: w.eff}
 	}
-	outs, err := s.r.store.applyMany(ctx, items)
+	actx, span := s.r.startApply(ctx, len(items))
+	outs, err := s.r.store.applyMany(actx, items)
+	endSpan(span, err)
 	if err == nil {
 		for i, w := range ready {
 			w.outcome, w.done = outs[i], true

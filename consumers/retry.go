@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/tracing"
 	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -16,20 +17,22 @@ import (
 func (s *session) handle(ctx context.Context, rec *kgo.Record, role topicRole) bool {
 	r := s.r
 	start := r.cfg.Now()
+	ctx, span := r.startEvent(ctx, rec)
 	ev, err := decode(rec, role.provider)
 	outcome := ""
 	if err == nil {
 		outcome, err = r.processEvent(ctx, ev)
 	}
+	defer func() { endEvent(span, outcome, err) }()
 	if err != nil {
 		var ok bool
 		if outcome, ok = s.fail(ctx, rec, role, ev, err); !ok {
 			return false
 		}
 	} else {
-		r.logProcessed(rec, ev, outcome)
+		r.logProcessed(ctx, rec, ev, outcome)
 	}
-	r.count(rec, outcome, start)
+	r.count(ctx, rec, outcome, start)
 	return true
 }
 
@@ -49,8 +52,12 @@ func (s *session) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev 
 	}
 	class := Classify(err)
 	f := r.layout.next(role, attempt, class, r.cfg.Now())
-	if perr := produce(ctx, s.cl, forwardRecord(rec, f, class, err)); perr != nil {
-		r.log.Error("forward failed; record left unmarked", "topic", rec.Topic, "partition", rec.Partition,
+	out := forwardRecord(rec, f, class, err)
+	fspan := r.traceForward(ctx, out, f.dead)
+	perr := produce(ctx, s.cl, out)
+	endSpan(fspan, perr)
+	if perr != nil {
+		r.log.ErrorContext(ctx, "forward failed; record left unmarked", "topic", rec.Topic, "partition", rec.Partition,
 			"offset", rec.Offset, "to", f.topic, "err", perr)
 		return "", false
 	}
@@ -61,23 +68,23 @@ func (s *session) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev 
 	provider, id := peekIdentity(rec)
 	if provider == role.provider && id != "" {
 		if ferr := r.store.fail(ctx, provider, id, state, class, truncate(err.Error(), maxErrorMessage), next); ferr != nil {
-			r.log.Error("record failure state", "provider", provider, "event_id", id, "err", ferr)
+			r.log.ErrorContext(ctx, "record failure state", "provider", provider, "event_id", id, "err", ferr)
 		}
 	}
-	r.log.Warn("event processing failed", "provider", provider, "event_id", id, "topic", rec.Topic,
+	r.log.WarnContext(ctx, "event processing failed", "provider", provider, "event_id", id, "topic", rec.Topic,
 		"partition", rec.Partition, "offset", rec.Offset, "attempt", attempt, "error_class", class,
 		"forwarded_to", f.topic, "processing_state", state, "err", err)
 	return outcome, true
 }
 
-func (r *Runner) logProcessed(rec *kgo.Record, ev *Event, outcome string) {
-	r.log.Debug("event processed", "provider", ev.Provider, "event_id", ev.ID, "type", ev.Type,
+func (r *Runner) logProcessed(ctx context.Context, rec *kgo.Record, ev *Event, outcome string) {
+	r.log.DebugContext(ctx, "event processed", "provider", ev.Provider, "event_id", ev.ID, "type", ev.Type,
 		"topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "attempt", ev.Attempt, "outcome", outcome)
 }
 
-func (r *Runner) count(rec *kgo.Record, outcome string, start time.Time) {
+func (r *Runner) count(ctx context.Context, rec *kgo.Record, outcome string, start time.Time) {
 	r.m.processed.WithLabelValues(r.cfg.Group, rec.Topic, itoa(rec.Partition), outcome).Inc()
-	r.m.duration.WithLabelValues(r.cfg.Group, rec.Topic, outcome).Observe(r.cfg.Now().Sub(start).Seconds())
+	tracing.Observe(ctx, r.m.duration.WithLabelValues(r.cfg.Group, rec.Topic, outcome), r.cfg.Now().Sub(start).Seconds())
 }
 
 // processEvent runs one attempt of an event on a retry topic: claim the
@@ -100,7 +107,10 @@ func (r *Runner) processEvent(ctx context.Context, ev *Event) (string, error) {
 			return "", err
 		}
 	}
-	return r.store.apply(ctx, ev, eff)
+	actx, span := r.startApply(ctx, 1)
+	outcome, err := r.store.apply(actx, ev, eff)
+	endSpan(span, err)
+	return outcome, err
 }
 
 // noInboxPause is the wait before a main-topic batch looks its missing

@@ -18,6 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gatehouse/gatehouse/internal/kafka"
+	"github.com/gatehouse/gatehouse/internal/tracing"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config holds a Runner's dependencies and settings.
@@ -53,16 +55,21 @@ type Config struct {
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 	Now        func() time.Time // default time.Now
+	// Tracer records the consumer's spans (internal/tracing, consumers/
+	// trace.go); nil: none.
+	Tracer trace.TracerProvider
 }
 
 // Runner runs one consumer group member over the configured topics.
 type Runner struct {
-	cfg    Config
-	layout layout
-	store  store
-	parts  *partitions
-	m      *metrics
-	log    *slog.Logger
+	cfg     Config
+	layout  layout
+	store   store
+	parts   *partitions
+	m       *metrics
+	log     *slog.Logger
+	tracer  trace.Tracer
+	tracing bool // Tracer records spans
 }
 
 // New validates cfg and returns a Runner. It fails when brokers, topics or
@@ -110,6 +117,7 @@ func New(cfg Config) (*Runner, error) {
 		store:  store{pool: cfg.Pool},
 		parts:  newPartitions(cfg.Group, cfg.Now),
 		log:    cfg.Logger.With("group", cfg.Group),
+		tracer: tracing.Tracer(cfg.Tracer, "consumers"), tracing: tracing.Recording(cfg.Tracer),
 	}
 	r.m = newMetrics(cfg.Registerer, r.parts)
 	return r, nil

@@ -17,7 +17,7 @@ func runConsume(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer b.pool.Close()
+	defer b.close()
 	if len(b.cfg.Kafka.Brokers) == 0 {
 		return errors.New("consume: kafka.brokers is empty (or set GATEHOUSE_KAFKA_BROKERS)")
 	}
@@ -50,7 +50,7 @@ func newConsumersMaintenance(b *base) (*storage.Maintainer, error) {
 // newConsumers builds the consumer runner from the loaded configuration
 // (`consume`, and `dev` in-process).
 func newConsumers(b *base) (*consumers.Runner, error) {
-	cfg, err := consumers.FromConfig(b.cfg, consumers.Config{Pool: b.pool, Logger: b.log, Registerer: b.reg})
+	cfg, err := consumers.FromConfig(b.cfg, consumers.Config{Pool: b.pool, Logger: b.log, Registerer: b.reg, Tracer: b.tp})
 	if err != nil {
 		return nil, err
 	}

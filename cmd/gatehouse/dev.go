@@ -20,7 +20,7 @@ func runDev(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer b.pool.Close()
+	defer b.close()
 	if len(b.cfg.Kafka.Brokers) == 0 {
 		emb, err := kafka.StartEmbedded(*kafkaPort)
 		if err != nil {

@@ -18,7 +18,7 @@ func runRelay(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer b.pool.Close()
+	defer b.close()
 	if *mode != "" {
 		b.cfg.Relay.Mode = *mode
 	}
@@ -53,6 +53,6 @@ func newRelay(b *base) (*relay.Relay, error) {
 	sort.Strings(topics)
 	return relay.New(relay.Config{
 		Pool: b.pool, DatabaseURL: b.cfg.DatabaseURL, Relay: b.cfg.Relay, Kafka: b.cfg.Kafka,
-		Topics: topics, Logger: b.log, Registerer: b.reg,
+		Topics: topics, Logger: b.log, Registerer: b.reg, Tracer: b.tp,
 	})
 }

@@ -27,7 +27,7 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer b.pool.Close()
+	defer b.close()
 	who := "gatehouse replay"
 	if u, err := user.Current(); err == nil {
 		who += " by " + u.Username
@@ -48,14 +48,20 @@ func runReplay(ctx context.Context, e env, args []string) error {
 			return nil
 		}
 		res, err := ingest.Replay(ctx, b.pool, target, ingest.ReplayRequest{
-			Provider: *provider, EventID: *eventID, Force: *force, RequestedBy: who})
+			Provider: *provider, EventID: *eventID, Force: *force, RequestedBy: who, Tracer: b.tp})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "replayed %s/%s outbox_id=%s previous_state=%s previous_attempts=%d\n",
-			*provider, *eventID, res.OutboxID, res.PreviousState, res.PrevAttempts)
-		b.log.Info("event replayed", "provider", *provider, "event_id", *eventID, "queue_id", res.OutboxID.String(),
-			"previous_state", res.PreviousState, "attempt", res.PrevAttempts)
+		traced := ""
+		attrs := []any{"provider", *provider, "event_id", *eventID, "queue_id", res.OutboxID.String(),
+			"previous_state", res.PreviousState, "attempt", res.PrevAttempts}
+		if res.Trace.IsValid() {
+			traced = " trace_id=" + res.Trace.String()
+			attrs = append(attrs, "trace_id", res.Trace.String())
+		}
+		fmt.Fprintf(e.stdout, "replayed %s/%s outbox_id=%s previous_state=%s previous_attempts=%d%s\n",
+			*provider, *eventID, res.OutboxID, res.PreviousState, res.PrevAttempts, traced)
+		b.log.Info("event replayed", attrs...)
 		return nil
 	}
 	f := ingest.DeadFilter{Provider: *provider, Type: *typ, Limit: *limit}
@@ -90,7 +96,7 @@ func runReplay(ctx context.Context, e env, args []string) error {
 		target, err := replayTarget(b.cfg, d.Provider)
 		if err == nil {
 			_, err = ingest.Replay(ctx, b.pool, target, ingest.ReplayRequest{
-				Provider: d.Provider, EventID: d.EventID, RequestedBy: who})
+				Provider: d.Provider, EventID: d.EventID, RequestedBy: who, Tracer: b.tp})
 		}
 		if err != nil {
 			failed++

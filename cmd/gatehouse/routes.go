@@ -65,7 +65,8 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	}
 	s := &surface{router: r, close: w.Close}
 	fail := func(err error) (*surface, error) { w.Close(); return nil, err }
-	rcv, err := ingest.New(ingest.Config{Providers: b.cfg.Providers, Store: w, Logger: b.log, Registerer: b.reg,
+	w.SetTracer(b.tp)
+	rcv, err := ingest.New(ingest.Config{Providers: b.cfg.Providers, Store: w, Logger: b.log, Registerer: b.reg, Tracer: b.tp,
 		MaxInFlight: b.cfg.Ingest.MaxInFlight, MinBodyRate: b.cfg.Ingest.MinBodyRate, BodyGrace: b.cfg.Ingest.BodyGrace,
 		KeyLifetime: b.cfg.KeyLifetime})
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +17,7 @@ import (
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/obs"
 	"github.com/gatehouse/gatehouse/internal/pg"
+	"github.com/gatehouse/gatehouse/internal/tracing"
 )
 
 // base is what every long-running subcommand builds first.
@@ -23,6 +26,18 @@ type base struct {
 	log  *slog.Logger
 	reg  *prometheus.Registry
 	pool *pgxpool.Pool
+	tp   *tracing.Provider // no-op unless tracing is configured
+}
+
+// close exports the spans still buffered (within five seconds) and closes
+// the pool.
+func (b *base) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := b.tp.Shutdown(ctx); err != nil {
+		b.log.Warn("tracing shutdown", "err", err)
+	}
+	b.pool.Close()
 }
 
 // loadBase parses the flags in fs (already holding --config), loads the
@@ -41,8 +56,13 @@ func loadBase(ctx context.Context, e env, fs *flag.FlagSet, cfgPath *string, arg
 		return nil, err
 	}
 	b := &base{cfg: cfg, log: obs.NewLogger(e.stderr, cfg.LogLevel), reg: obs.NewRegistry()}
+	name := strings.TrimPrefix(fs.Name(), "gatehouse ")
+	if b.tp, err = tracing.Setup(ctx, cfg.Tracing.Settings(), "gatehouse-"+strings.Fields(name)[0], e.getenv); err != nil {
+		return nil, err
+	}
 	b.pool, err = pg.Open(ctx, cfg.DatabaseURL, 32)
 	if err != nil {
+		_ = b.tp.Shutdown(ctx)
 		return nil, err
 	}
 	return b, nil
@@ -54,7 +74,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer b.pool.Close()
+	defer b.close()
 	// The outbox's backlog is visible even when every relay is down (in
 	// `dev` the relay in the same process exports it).
 	b.reg.MustRegister(relay.NewOutboxAgeCollector(b.pool))

@@ -31,7 +31,7 @@ func runSessions(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer b.pool.Close()
+	defer b.close()
 	store, err := auth.NewStore(auth.StoreConfig{Pool: b.pool, Auth: b.cfg.Auth, Logger: b.log})
 	if err != nil {
 		return err

@@ -12,13 +12,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gatehouse/gatehouse/internal/tracing"
 )
 
-// NewLogger returns a JSON slog logger at the given level (debug, info, warn, error).
+// NewLogger returns a JSON slog logger at the given level (debug, info,
+// warn, error); a line logged with a context holding a span carries its
+// trace_id and span_id (tracing.LogHandler).
 func NewLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	return slog.New(tracing.LogHandler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})))
 }
 
 // NewRegistry returns the process's one metrics registry, with the Go and
@@ -36,7 +40,9 @@ type Check func(ctx context.Context) error
 // /readyz (every check passes within two seconds; 503 otherwise).
 func AdminHandler(reg *prometheus.Registry, log *slog.Logger, checks map[string]Check) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	// OpenMetrics when the scraper asks for it: the only format that
+	// carries the latency histograms' exemplars (trace ids).
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg, EnableOpenMetrics: true}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "ok\n")
 	})
