@@ -1,0 +1,366 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/internal/testenv"
+)
+
+// TestTracingEndToEnd runs the real serve, relay (logical replication) and
+// consume processes and a replay against a real Kafka broker and a real
+// Jaeger, with tracing configured by OTEL_EXPORTER_OTLP_ENDPOINT only, and
+// checks through Jaeger's query API that: each event's trace holds the
+// receiver's, the relay's and the consumer's spans in causal order; the
+// event whose API answered 503 twice shows both retry hops; the
+// dead-lettered event's replay is a new trace linked to the original
+// delivery; log lines carry the same trace ids; a provider's traceparent is
+// only a link; and no exported attribute holds a secret.
+func TestTracingEndToEnd(t *testing.T) {
+	j := testenv.PrivateJaeger(t)
+	dbURL := testenv.PostgresUnmigrated(t)
+	brokers := testenv.KafkaForTest(t)
+	var mu sync.Mutex
+	objects := map[string]string{
+		"/v1/payments/pay_ok":    `{"id":"pay_ok","version":1,"status":"succeeded"}`,
+		"/v1/payments/pay_flaky": `{"id":"pay_flaky","version":1,"status":"succeeded"}`,
+	}
+	calls := map[string]int{}
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls[r.URL.Path]++
+		if r.URL.Path == "/v1/payments/pay_flaky" && calls[r.URL.Path] <= 2 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		body, ok := objects[r.URL.Path]
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		_, _ = io.WriteString(w, body)
+	}))
+	defer api.Close()
+	suffix := fmt.Sprint(time.Now().UnixNano())
+	topic := "e2e.trace." + suffix
+	cfgPath := writeConfigYAML(t, fmt.Sprintf(`log_level: debug
+kafka:
+  partitions: 1
+consumers:
+  group: trace-%[1]s
+  retry_delays: [200ms, 200ms, 200ms]
+`+demoProvider+`    topic: %[3]s
+    api_url: %[2]s
+    api_key: env:E2E_API_KEY
+`, suffix, api.URL, topic))
+	const apiKey = "api_key_trace_e2e_77f1"
+	t.Setenv("GATEHOUSE_KAFKA_BROKERS", strings.Join(brokers, ","))
+	t.Setenv("E2E_API_KEY", apiKey)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", j.OTLPBase)
+	if out, err := gatehouse(t, dbURL, "migrate", "--config", cfgPath).CombinedOutput(); err != nil {
+		t.Fatalf("migrate: %v %s", err, out)
+	}
+	srv := startServe(t, dbURL, cfgPath)
+	rel, _ := startLong(t, dbURL, "relay", "--config", cfgPath)
+	cons, _ := startLong(t, dbURL, "consume", "--config", cfgPath)
+
+	// A provider's own traceparent, an Authorization header and a cookie
+	// come with the first delivery: none may become a parent or an attribute.
+	const providerTrace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	const bearer, cookie = "Bearer hostile_token_5e2a", "session=hostile_cookie_9d41"
+	deliver := func(id, object string, extra map[string]string) {
+		t.Helper()
+		body := fmt.Sprintf(`{"id":%q,"type":"payment.succeeded","created_at":"2026-01-01T00:00:00Z","data":{"payment_id":%q}}`, id, object)
+		req := signedRequest(t.Context(), srv.public, body)
+		for k, v := range extra {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("%s answered %d", id, resp.StatusCode)
+		}
+	}
+	deliver("evt_t_ok", "pay_ok", map[string]string{"Traceparent": providerTrace, "Authorization": bearer, "Cookie": cookie})
+	deliver("evt_t_flaky", "pay_flaky", nil)
+	deliver("evt_t_gone", "pay_gone", nil)
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(90 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s\nrelay:\n%s\nconsume:\n%s", what, rel.stderr, cons.stderr)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	for id, want := range map[string]string{"evt_t_ok": "succeeded", "evt_t_flaky": "succeeded", "evt_t_gone": "dead"} {
+		waitFor(id+" "+want, func() bool { return inboxState(t, dbURL, id) == want })
+	}
+	mu.Lock()
+	objects["/v1/payments/pay_gone"] = `{"id":"pay_gone","version":2,"status":"succeeded"}`
+	mu.Unlock()
+	out, err := gatehouse(t, dbURL, "replay", "--config", cfgPath, "--provider", "demo", "--event-id", "evt_t_gone").CombinedOutput()
+	m := regexp.MustCompile(`trace_id=([0-9a-f]{32})`).FindSubmatch(out)
+	if err != nil || m == nil {
+		t.Fatalf("replay: %v %s (want a trace_id)", err, out)
+	}
+	replayTrace := string(m[1])
+	waitFor("evt_t_gone succeeded after the replay", func() bool { return inboxState(t, dbURL, "evt_t_gone") == "succeeded" })
+	// SIGTERM: each process exports its buffered spans before it exits.
+	for _, p := range []*process{srv, rel, cons} {
+		stopGracefully(t, p, 30*time.Second)
+	}
+
+	tr := newTraceView(t, j)
+	ok := tr.pipeline("evt_t_ok")
+	flaky := tr.pipeline("evt_t_flaky")
+	gone := tr.pipeline("evt_t_gone")
+
+	// The provider's traceparent is a link of the delivery, not its parent.
+	if ok.receiver.TraceID == "0af7651916cd43dd8448eb211c80319c" || !hasRef(ok.receiver, "FOLLOWS_FROM", "0af7651916cd43dd8448eb211c80319c") {
+		t.Errorf("the provider's traceparent must be a link of a new trace: %+v", ok.receiver.References)
+	}
+	// The delivery links to the statement that wrote it.
+	if !tr.linksTo(ok.receiver, "INSERT inbox outbox") {
+		t.Errorf("the delivery span has no link to its write span: %+v", ok.receiver.References)
+	}
+
+	// The retried event: process(main) → publish(retry.1) → process(retry.1)
+	// → publish(retry.2) → process(retry.2), the last one succeeded.
+	chain := []string{topic + " process", topic + ".retry.1 publish", topic + ".retry.1 process", topic + ".retry.2 publish", topic + ".retry.2 process"}
+	prev := flaky.consumer
+	for _, op := range chain[1:] {
+		next := tr.childNamed(flaky.spans, prev, op)
+		if next == nil {
+			t.Fatalf("evt_t_flaky: no %q child of %q; trace:\n%s", op, prev.OperationName, describe(flaky.spans))
+		}
+		prev = *next
+	}
+	if prev.Tag("gatehouse.outcome") != "succeeded" {
+		t.Errorf("evt_t_flaky's last attempt: outcome %q", prev.Tag("gatehouse.outcome"))
+	}
+	if n := countOps(flaky.spans, "GET"); n != 3 {
+		t.Errorf("evt_t_flaky: %d provider API spans, want 3 (503, 503, 200):\n%s", n, describe(flaky.spans))
+	}
+
+	// The dead-lettered event: its trace ends in the dead-letter topic; the
+	// replay is a new trace linked to the original delivery, and it runs
+	// through the relay and the consumer to success.
+	if tr.childNamed(gone.spans, gone.consumer, topic+".dlq publish") == nil {
+		t.Errorf("evt_t_gone: no dead-letter publish span:\n%s", describe(gone.spans))
+	}
+	if replayTrace == gone.receiver.TraceID {
+		t.Fatal("the replay continued the original trace; want a new one")
+	}
+	rspans, err := j.Trace(replayTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replayRoot *testenv.JaegerSpan
+	for i := range rspans {
+		if rspans[i].OperationName == "replay demo" {
+			replayRoot = &rspans[i]
+		}
+	}
+	if replayRoot == nil || replayRoot.Service != "gatehouse-replay" || !hasRef(*replayRoot, "FOLLOWS_FROM", gone.receiver.TraceID) {
+		t.Fatalf("the replay's trace has no replay span linked to the original delivery:\n%s", describe(rspans))
+	}
+	pub := tr.childNamed(rspans, *replayRoot, topic+" publish")
+	if pub == nil || tr.childNamed(rspans, *pub, topic+" process") == nil {
+		t.Fatalf("the replay's trace does not go through relay and consumer:\n%s", describe(rspans))
+	}
+
+	// Log lines carry the same trace ids.
+	for _, c := range []struct {
+		logs, id, trace string
+	}{{srv.stderr.String(), "evt_t_ok", ok.receiver.TraceID}, {cons.stderr.String(), "evt_t_ok", ok.receiver.TraceID},
+		{cons.stderr.String(), "evt_t_flaky", flaky.receiver.TraceID}, {cons.stderr.String(), "evt_t_gone", replayTrace}} {
+		if !logHasTrace(c.logs, c.id, c.trace) {
+			t.Errorf("no log line of %s with trace_id %s", c.id, c.trace)
+		}
+	}
+
+	// No exported attribute holds a secret, a token or an Authorization
+	// header: every span of every service.
+	forbidden := []string{e2eSecret, apiKey, "hostile_token_5e2a", "hostile_cookie_9d41", "Bearer"}
+	n := 0
+	for _, svc := range []string{"gatehouse-serve", "gatehouse-relay", "gatehouse-consume", "gatehouse-replay"} {
+		traces, err := j.Traces(svc, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, spans := range traces {
+			for _, s := range spans {
+				n++
+				for _, tag := range s.Tags {
+					v, k := fmt.Sprint(tag.Value), strings.ToLower(tag.Key)
+					if strings.Contains(k, "authorization") || strings.Contains(k, "cookie") || strings.Contains(k, "signature") {
+						t.Errorf("%s span %q records header %s", svc, s.OperationName, tag.Key)
+					}
+					for _, f := range forbidden {
+						if strings.Contains(v, f) {
+							t.Errorf("%s span %q attribute %s holds a secret", svc, s.OperationName, tag.Key)
+						}
+					}
+				}
+			}
+		}
+	}
+	if n < 15 {
+		t.Errorf("only %d spans exported; the secret check saw too little", n)
+	}
+}
+
+// pipeline is one event's trace: its receiver, relay and first consumer span.
+type pipeline struct {
+	receiver, publish, consumer testenv.JaegerSpan
+	spans                       []testenv.JaegerSpan
+}
+
+type traceView struct {
+	t *testing.T
+	j *testenv.Jaeger
+}
+
+func newTraceView(t *testing.T, j *testenv.Jaeger) *traceView { return &traceView{t, j} }
+
+// pipeline finds the delivery span of event id and checks that its trace
+// holds the three processes' spans in causal order: receiver (root) →
+// relay publish → consumer process, each starting no earlier than its
+// parent. Spans reach Jaeger within a few seconds of the processes' exit.
+func (v *traceView) pipeline(id string) pipeline {
+	v.t.Helper()
+	var p pipeline
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		traces, err := v.j.Traces("gatehouse-serve", 1000)
+		if err != nil {
+			v.t.Fatal(err)
+		}
+		for _, spans := range traces {
+			for _, s := range spans {
+				if s.OperationName == "POST /webhooks/demo" && s.Tag("gatehouse.event_id") == id {
+					p.receiver, p.spans = s, spans
+				}
+			}
+		}
+		if p.receiver.SpanID != "" {
+			pub := v.childNamed(p.spans, p.receiver, "")
+			if pub != nil {
+				if c := v.childNamed(p.spans, *pub, ""); c != nil {
+					p.publish, p.consumer = *pub, *c
+					break
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			v.t.Fatalf("%s: no complete trace in Jaeger:\n%s", id, describe(p.spans))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if len(p.receiver.References) > 0 && hasRef(p.receiver, "CHILD_OF", "") {
+		v.t.Errorf("%s: the delivery span has a parent", id)
+	}
+	for _, c := range []struct {
+		s       testenv.JaegerSpan
+		service string
+		kind    string
+	}{{p.receiver, "gatehouse-serve", "server"}, {p.publish, "gatehouse-relay", "producer"}, {p.consumer, "gatehouse-consume", "consumer"}} {
+		if c.s.Service != c.service || c.s.Tag("span.kind") != c.kind {
+			v.t.Errorf("%s: span %q is from %s (%s), want %s (%s)", id, c.s.OperationName, c.s.Service, c.s.Tag("span.kind"), c.service, c.kind)
+		}
+	}
+	if p.publish.StartTime < p.receiver.StartTime || p.consumer.StartTime < p.publish.StartTime {
+		v.t.Errorf("%s: spans out of causal order: %d %d %d", id, p.receiver.StartTime, p.publish.StartTime, p.consumer.StartTime)
+	}
+	if p.consumer.Tag("messaging.system") != "kafka" || p.consumer.Tag("messaging.consumer.group.name") == "" ||
+		p.consumer.Tag("messaging.kafka.offset") == "" || p.publish.Tag("messaging.destination.partition.id") == "" {
+		v.t.Errorf("%s: messaging attributes missing: %+v / %+v", id, p.publish.Tags, p.consumer.Tags)
+	}
+	return p
+}
+
+// childNamed returns a span of spans whose parent is parent, named op
+// (any name when op is "").
+func (v *traceView) childNamed(spans []testenv.JaegerSpan, parent testenv.JaegerSpan, op string) *testenv.JaegerSpan {
+	for i, s := range spans {
+		if (op == "" || s.OperationName == op) && s.SpanID != parent.SpanID {
+			for _, r := range s.References {
+				if r.RefType == "CHILD_OF" && r.SpanID == parent.SpanID {
+					return &spans[i]
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// linksTo reports a FOLLOWS_FROM reference of s to a span named op.
+func (v *traceView) linksTo(s testenv.JaegerSpan, op string) bool {
+	for _, r := range s.References {
+		if r.RefType != "FOLLOWS_FROM" {
+			continue
+		}
+		spans, err := v.j.Trace(r.TraceID)
+		if err != nil {
+			v.t.Fatal(err)
+		}
+		for _, o := range spans {
+			if o.SpanID == r.SpanID && o.OperationName == op {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasRef(s testenv.JaegerSpan, typ, traceID string) bool {
+	for _, r := range s.References {
+		if r.RefType == typ && (traceID == "" || r.TraceID == traceID) {
+			return true
+		}
+	}
+	return false
+}
+
+func countOps(spans []testenv.JaegerSpan, op string) int {
+	n := 0
+	for _, s := range spans {
+		if s.OperationName == op {
+			n++
+		}
+	}
+	return n
+}
+
+func describe(spans []testenv.JaegerSpan) string {
+	var b strings.Builder
+	for _, s := range spans {
+		fmt.Fprintf(&b, "  %s %s %q refs=%v\n", s.Service, s.SpanID, s.OperationName, s.References)
+	}
+	return b.String()
+}
+
+// logHasTrace reports a JSON log line about event id carrying trace_id.
+func logHasTrace(logs, id, traceID string) bool {
+	for _, l := range strings.Split(logs, "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(l), &rec) == nil && rec["event_id"] == id && rec["trace_id"] == traceID && rec["span_id"] != nil {
+			return true
+		}
+	}
+	return false
+}
