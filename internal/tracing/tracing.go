@@ -258,3 +258,10 @@ func Recording(tp trace.TracerProvider) bool {
 	p, ok := tp.(*Provider)
 	return ok && p.Enabled()
 }
+
+// FromSDK wraps an SDK tracer provider built elsewhere (an in-memory
+// exporter in tests, another processor): spans are recorded, and Shutdown
+// shuts sdk down.
+func FromSDK(sdk *sdktrace.TracerProvider) *Provider {
+	return &Provider{TracerProvider: sdk, sdk: sdk}
+}
