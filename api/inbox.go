@@ -38,19 +38,23 @@ type Event struct {
 	Replays         int             `json:"replays"`
 	UpdatedAt       time.Time       `json:"updated_at"`
 	Payload         json.RawMessage `json:"payload,omitempty"`
+	// TraceID is the trace of the delivery that recorded the event (tracing
+	// on; README "Tracing"), "" when it was recorded untraced.
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // Final reports whether the event's state is final (schemas.Final).
 func (e *Event) Final() bool { return schemas.Final(e.ProcessingState) }
 
 const eventColumns = `provider, event_id, event_type, received_at, event_created_at, verified, secret_id,
-  processing_state, attempts, last_error, last_error_class, processed_at, next_attempt_at, replays, updated_at`
+  processing_state, attempts, last_error, last_error_class, processed_at, next_attempt_at, replays, updated_at,
+  coalesce(substr(traceparent, 4, 32), '')`
 
 func scanEvent(row pgx.Row, withPayload bool) (*Event, error) {
 	var e Event
 	var attempts, replays int32
 	dst := []any{&e.Provider, &e.EventID, &e.Type, &e.ReceivedAt, &e.CreatedAt, &e.Verified, &e.SecretID,
-		&e.ProcessingState, &attempts, &e.LastError, &e.LastErrorClass, &e.ProcessedAt, &e.NextAttemptAt, &replays, &e.UpdatedAt}
+		&e.ProcessingState, &attempts, &e.LastError, &e.LastErrorClass, &e.ProcessedAt, &e.NextAttemptAt, &replays, &e.UpdatedAt, &e.TraceID}
 	if withPayload {
 		dst = append(dst, &e.Payload)
 	}

@@ -52,6 +52,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// TraceURL is the trace viewer's URL of one trace, {trace_id} replaced
+	// by the event's (config tracing.ui_url); empty: the id is shown as text.
+	TraceURL string
 }
 
 // Console serves the pages.

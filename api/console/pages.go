@@ -197,6 +197,8 @@ type EventDetail struct {
 	Payload string // indented JSON
 	Replays []api.Replay
 	Changes []api.Change
+	// TraceURL links the event's trace (Config.TraceURL); "" : no link.
+	TraceURL string
 }
 
 func (c *Console) event(w http.ResponseWriter, r *http.Request) {
@@ -215,6 +217,9 @@ func (c *Console) event(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := &EventDetail{Event: e}
+	if e.TraceID != "" && c.cfg.TraceURL != "" {
+		d.TraceURL = strings.ReplaceAll(c.cfg.TraceURL, "{trace_id}", e.TraceID)
+	}
 	var pretty bytes.Buffer
 	if json.Indent(&pretty, e.Payload, "", "    ") == nil {
 		d.Payload = pretty.String()
