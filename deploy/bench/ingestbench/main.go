@@ -50,6 +50,9 @@ type options struct {
 	receiverLog string        // where the receiver's delivery log goes
 	cpuProfile  string        // CPU profile of this process (load generator, and the receiver when in-process)
 	tune        []int         // Writer worker counts to compare in-process instead of the benchmark
+	tracing     bool          // compare tracing off and on (tracecmp.go) instead of the benchmark
+	baseline    string        // with tracing: a third receiver binary (the receiver before tracing)
+	extraEnv    []string      // added to the receiver binary's environment
 }
 
 func main() { benchenv.Main("ingestbench", run) }
@@ -77,6 +80,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if len(o.tune) > 0 {
 		return b.tune(ctx, o.tune, stdout)
+	}
+	if o.tracing {
+		return b.traceCompare(ctx, stdout)
 	}
 	res, err := b.measure(ctx)
 	if err != nil {
@@ -106,6 +112,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.keep, "keep", false, "keep the cluster directory")
 	fs.StringVar(&o.receiverLog, "receiver-log", os.DevNull, "file receiving the receiver's per-delivery log")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (load generator, plus the receiver with -gatehouse '') to this file")
+	fs.BoolVar(&o.tracing, "tracing", false, "compare the receiver with tracing off and on (100 % sampling to a local Jaeger), interleaved with pgbench, instead of the benchmark")
+	fs.StringVar(&o.baseline, "baseline", "", "with -tracing: also run this gatehouse binary (e.g. built from the commit before tracing)")
 	tune := fs.String("tune", "", "compare these Writer worker counts (comma-separated) with in-process receivers, interleaved with pgbench, instead of the benchmark")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

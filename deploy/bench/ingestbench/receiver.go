@@ -64,7 +64,7 @@ providers:
 		return nil, fmt.Errorf("receiver log: %w", err)
 	}
 	cmd := exec.Command(b.o.gatehouse, "serve", "--config", path)
-	cmd.Env = os.Environ()
+	cmd.Env = append(os.Environ(), b.o.extraEnv...)
 	cmd.Stderr = logf
 	out, err := cmd.StdoutPipe()
 	if err != nil {
