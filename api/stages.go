@@ -9,6 +9,7 @@ package api
 import (
 	"context"
 	"errors"
+	"go.opentelemetry.io/otel/trace"
 	"net/http"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -61,9 +62,16 @@ func IngestReplayer(pool *pgxpool.Pool, providers map[string]*config.Provider) R
 	return ingestReplayer{pool: pool, providers: providers}
 }
 
+// TracedIngestReplayer is IngestReplayer with each replay traced by tp (a
+// new trace linked to the original delivery; internal/tracing).
+func TracedIngestReplayer(pool *pgxpool.Pool, providers map[string]*config.Provider, tp trace.TracerProvider) Replayer {
+	return ingestReplayer{pool: pool, providers: providers, tracer: tp}
+}
+
 type ingestReplayer struct {
 	pool      *pgxpool.Pool
 	providers map[string]*config.Provider
+	tracer    trace.TracerProvider
 }
 
 func (r ingestReplayer) Replay(ctx context.Context, provider, eventID string, force bool, by string) (ReplayOutcome, error) {
@@ -71,7 +79,7 @@ func (r ingestReplayer) Replay(ctx context.Context, provider, eventID string, fo
 	if err != nil {
 		return ReplayOutcome{}, errors.Join(ErrProviderNotConfigured, err)
 	}
-	res, err := ingest.Replay(ctx, r.pool, target, ingest.ReplayRequest{Provider: provider, EventID: eventID, Force: force, RequestedBy: by})
+	res, err := ingest.Replay(ctx, r.pool, target, ingest.ReplayRequest{Provider: provider, EventID: eventID, Force: force, RequestedBy: by, Tracer: r.tracer})
 	switch {
 	case errors.Is(err, ingest.ErrNotFound):
 		return ReplayOutcome{}, errors.Join(ErrEventNotFound, err)
