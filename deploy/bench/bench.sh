@@ -9,6 +9,7 @@
 # section on stdout (progress on stderr) and exits non-zero on failure; the
 # glob below picks it up, ordered by <nn>:
 #   10-ingest.sh     webhook receiver vs pgbench          (deploy/bench/ingestbench)
+#   11-tracing.sh    receiver with tracing off vs on      (ingestbench -tracing)
 #   20-relay.sh      outbox relay                         (reserved for the relay owner)
 #   30-consumers.sh  Kafka consumers                      (reserved for the consumers owner)
 #

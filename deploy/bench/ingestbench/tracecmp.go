@@ -55,6 +55,9 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 	orig := b.recv
 	defer func() { b.recv = orig }()
 	rate := 1000.0
+	fmt.Fprintf(w, "## Tracing\n\nThe receiver (`gatehouse serve`) with tracing off and with every delivery traced (OTEL_TRACES_SAMPLER=always_on, OTLP/HTTP to a local Jaeger %s, in-memory storage, on the same machine), "+
+		"%d rounds of %s per side at each concurrency, sides in rotating order beside pgbench running the Writer's statement (the ceiling). PostgreSQL %s (%s). CPU per event is the receiver process's own (user+system) over acknowledged events.\n\n",
+		testenv.JaegerModule, b.o.runs, b.o.duration, b.PGVersion, b.settings)
 	fmt.Fprintf(w, "| connections | receiver | events/s | paired ratio to tracing off | receiver CPU/event | PostgreSQL CPU/event |\n|---:|---|---:|---:|---:|---:|\n")
 	for _, c := range b.o.conc {
 		samples := make([][]sample, len(sides)+1) // last: pgbench
