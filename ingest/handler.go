@@ -345,8 +345,8 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		if i == 0 {
 			d.state, d.attempt = out.State, out.Attempts
 		}
-		if out.WriteSpan.IsValid() && i == 0 {
-			span.AddLink(trace.Link{SpanContext: out.WriteSpan})
+		if out.WriteSpan.IsValid() && (i == 0 || out.WriteSpan.SpanID() != outs[i-1].WriteSpan.SpanID()) {
+			span.AddLink(trace.Link{SpanContext: out.WriteSpan}) // the statement(s) that wrote the delivery's events
 		}
 		if !out.New {
 			r.m.duplicates.WithLabelValues(ep.name).Inc()
