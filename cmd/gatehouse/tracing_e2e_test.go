@@ -149,7 +149,7 @@ consumers:
 		}
 		prev = *next
 	}
-	if prev.Tag("gatehouse.outcome") != "succeeded" {
+	if prev.Tag("gatehouse.outcome") != "ok" {
 		t.Errorf("evt_t_flaky's last attempt: outcome %q", prev.Tag("gatehouse.outcome"))
 	}
 	if n := countOps(flaky.spans, "GET"); n != 3 {
