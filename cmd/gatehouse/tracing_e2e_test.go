@@ -71,7 +71,7 @@ consumers:
 	}
 	srv := startServe(t, dbURL, cfgPath)
 	rel, _ := startLong(t, dbURL, "relay", "--config", cfgPath)
-	cons, _ := startLong(t, dbURL, "consume", "--config", cfgPath)
+	cons, consAdmin := startLong(t, dbURL, "consume", "--config", cfgPath)
 
 	// A provider's own traceparent, an Authorization header and a cookie
 	// come with the first delivery: none may become a parent or an attribute.
@@ -119,6 +119,20 @@ consumers:
 	}
 	replayTrace := string(m[1])
 	waitFor("evt_t_gone succeeded after the replay", func() bool { return inboxState(t, dbURL, "evt_t_gone") == "succeeded" })
+	// The latency histograms carry trace ids as exemplars (OpenMetrics).
+	for admin, metric := range map[string]string{srv.admin: "gatehouse_webhook_ack_seconds_bucket", consAdmin: "gatehouse_consumer_processing_duration_seconds_bucket"} {
+		req, _ := http.NewRequest(http.MethodGet, admin+"/metrics", nil)
+		req.Header.Set("Accept", "application/openmetrics-text; version=1.0.0")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !regexp.MustCompile(metric + `\{[^}]*\} \d+ # \{trace_id="[0-9a-f]{32}"\}`).Match(body) {
+			t.Errorf("%s: no exemplar with a trace id on %s", admin, metric)
+		}
+	}
 	// SIGTERM: each process exports its buffered spans before it exits.
 	for _, p := range []*process{srv, rel, cons} {
 		stopGracefully(t, p, 30*time.Second)
