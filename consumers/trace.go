@@ -21,6 +21,13 @@ import (
 // one producer span per forward to a retry or dead-letter topic, whose
 // context the forwarded record carries. With tracing off no span is
 // started; a record's context is passed on unchanged.
+//
+// franz-go's kotel plugin is not used: its hooks start a span per record
+// when a fetch buffers it and inject on produce, while a record here is
+// handled later (in a batch, or when its retry delay is due), and a forward
+// must replace the consumed record's trace headers (traceparent and
+// ce_traceparent) rather than add to them. Reading the W3C header here is
+// a few lines and keeps one span per handling.
 
 // recordParent returns the trace context a record carries: traceparent,
 // else ce_traceparent; "" when none.
