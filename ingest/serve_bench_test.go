@@ -16,6 +16,8 @@ import (
 
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/internal/tracing"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // acceptAll is a recorder that stores nothing and reports every event new.
@@ -33,10 +35,32 @@ func (acceptAll) Write(context.Context, ingest.Record) (ingest.Outcome, error) {
 // (routing, raw read, HMAC verification, envelope parsing, metrics, the log
 // line) without the database or the network: go test -bench ReceiverServe
 // -benchmem ./ingest/
+//
+// The sub-benchmark tracing=on adds a span per delivery, sampled at 100 %
+// and exported by the OTLP/HTTP exporter in batches to a local endpoint
+// that discards them (what tracing costs the receiver's CPU, without the
+// collector's own work).
 func BenchmarkReceiverServe(b *testing.B) {
+	b.Run("tracing=off", func(b *testing.B) { benchReceiverServe(b, nil) })
+	b.Run("tracing=on", func(b *testing.B) {
+		sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+		}))
+		defer sink.Close()
+		tp, err := tracing.Setup(context.Background(), tracing.Settings{Enabled: true, Endpoint: sink.URL + "/v1/traces"}, "bench",
+			func(string) string { return "" })
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer tp.Shutdown(context.Background()) //nolint:errcheck // bench teardown
+		benchReceiverServe(b, tp)
+	})
+}
+
+func benchReceiverServe(b *testing.B, tp trace.TracerProvider) {
 	cfg := testProviders(b)
-	rcv, err := ingest.New(ingest.Config{Providers: cfg.Providers, Store: acceptAll{},
-		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil)), Registerer: prometheus.NewRegistry()})
+	rcv, err := ingest.New(ingest.Config{Providers: cfg.Providers, Store: acceptAll{}, Tracer: tp,
+		Logger: slog.New(tracing.LogHandler(slog.NewJSONHandler(io.Discard, nil))), Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		b.Fatal(err)
 	}
