@@ -139,6 +139,7 @@ consumers:
 	}
 
 	tr := newTraceView(t, j)
+	tr.settle()
 	ok := tr.pipeline("evt_t_ok")
 	flaky := tr.pipeline("evt_t_flaky")
 	gone := tr.pipeline("evt_t_gone")
@@ -194,7 +195,12 @@ consumers:
 	}
 	pub := tr.childNamed(rspans, *replayRoot, topic+" publish")
 	if pub == nil || tr.childNamed(rspans, *pub, topic+" process") == nil {
-		t.Fatalf("the replay's trace does not go through relay and consumer:\n%s", describe(rspans))
+		all, _ := j.Traces("gatehouse-relay", 100)
+		var dump strings.Builder
+		for id, spans := range all {
+			fmt.Fprintf(&dump, "trace %s:\n%s", id, describe(spans))
+		}
+		t.Fatalf("the replay's trace does not go through relay and consumer:\n%s\nrelay traces:\n%s", describe(rspans), dump.String())
 	}
 
 	// Log lines carry the same trace ids.
@@ -305,6 +311,35 @@ func (v *traceView) pipeline(id string) pipeline {
 		v.t.Errorf("%s: messaging attributes missing: %+v / %+v", id, p.publish.Tags, p.consumer.Tags)
 	}
 	return p
+}
+
+// settle waits until Jaeger holds as many spans one second later as now:
+// the processes' last spans reach it in their final export at exit, and
+// Jaeger stores what it receives after a short batching delay.
+func (v *traceView) settle() {
+	v.t.Helper()
+	count := func() int {
+		n := 0
+		for _, svc := range []string{"gatehouse-serve", "gatehouse-relay", "gatehouse-consume", "gatehouse-replay"} {
+			traces, err := v.j.Traces(svc, 1000)
+			if err != nil {
+				v.t.Fatal(err)
+			}
+			for _, spans := range traces {
+				n += len(spans)
+			}
+		}
+		return n
+	}
+	last := -1
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		n := count()
+		if n == last && n > 0 {
+			return
+		}
+		last = n
+	}
+	v.t.Fatal("the span count in Jaeger did not settle within 30 s")
 }
 
 // childNamed returns a span of spans whose parent is parent, named op
