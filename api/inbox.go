@@ -39,8 +39,9 @@ type Event struct {
 	UpdatedAt       time.Time       `json:"updated_at"`
 	Payload         json.RawMessage `json:"payload,omitempty"`
 	// TraceID is the trace of the delivery that recorded the event (tracing
-	// on; README "Tracing"), "" when it was recorded untraced.
-	TraceID string `json:"trace_id,omitempty"`
+	// on; README "Tracing"), "" when it was recorded untraced. The console
+	// shows it; it is not (yet) part of the /api/v1 contract.
+	TraceID string `json:"-"`
 }
 
 // Final reports whether the event's state is final (schemas.Final).
