@@ -39,12 +39,7 @@ type MaintenanceConfig struct {
 func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
 	c := cfg.Config
 	s := c.Storage
-	payloadMax, keyMax := s.Retention, max(s.Retention, s.DedupeWindow)
-	for name := range c.Providers {
-		payload, _ := c.Retention(name)
-		payloadMax = max(payloadMax, payload)
-		keyMax = max(keyMax, c.KeyLifetime(name))
-	}
+	payloadMax, keyMax := c.Lifetimes()
 	keyMax += s.PartitionInterval
 	sweep := func(ctx context.Context, conn *pgx.Conn) (map[string]int64, error) {
 		n := map[string]int64{}

@@ -43,13 +43,8 @@ type MaintenanceConfig struct {
 func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
 	c := cfg.Config
 	s := c.Storage
-	payloadMax, keyMax := s.Retention, max(s.Retention, s.DedupeWindow)
+	payloadMax, keyMax := c.Lifetimes()
 	short := map[string]time.Duration{} // providers kept shorter than the inbox's partitions
-	for name := range c.Providers {
-		payload, _ := c.Retention(name)
-		payloadMax = max(payloadMax, payload)
-		keyMax = max(keyMax, c.KeyLifetime(name))
-	}
 	for name := range c.Providers {
 		if payload, _ := c.Retention(name); payload < payloadMax {
 			short[name] = payload

@@ -89,6 +89,19 @@ func (c *Config) KeyLifetime(provider string) time.Duration {
 	return max(payload, dedupe)
 }
 
+// Lifetimes are the longest payload retention and the longest key
+// lifetime of the storage defaults and every configured provider: what the
+// stages' maintenance keeps whole partitions for.
+func (c *Config) Lifetimes() (payload, key time.Duration) {
+	payload, key = c.Storage.Retention, max(c.Storage.Retention, c.Storage.DedupeWindow)
+	for name := range c.Providers {
+		p, _ := c.Retention(name)
+		payload = max(payload, p)
+		key = max(key, c.KeyLifetime(name))
+	}
+	return payload, key
+}
+
 // validateRetention checks a provider's retention settings against the
 // partition width and its scheme's documented redelivery window.
 func (c *Config) validateRetention() error {
