@@ -76,8 +76,8 @@ func (s store) apply(ctx context.Context, ev *Event, eff *Effect) (string, error
 func (s store) fail(ctx context.Context, provider, eventID, state, class, msg string, next *time.Time) error {
 	_, err := s.pool.Exec(ctx, `UPDATE inbox SET processing_state = $3, last_error = $4, last_error_class = $5,
   next_attempt_at = $6, updated_at = now()
-WHERE provider = $1 AND event_id = $2 AND processing_state NOT IN ('succeeded', 'ignored_stale', 'skipped')`,
-		provider, eventID, state, msg, class, next)
+WHERE provider = $1 AND event_id = $2 AND processing_state <> ALL($7)`,
+		provider, eventID, state, msg, class, next, schemas.FinalStates())
 	if err != nil {
 		return fmt.Errorf("record %s: %w", state, err)
 	}

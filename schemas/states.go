@@ -30,6 +30,10 @@ func States() []string {
 	return []string{StatePending, StateProcessing, StateSucceeded, StateIgnoredStale, StateSkipped, StateRetrying, StateDead}
 }
 
+// FinalStates lists the final success states, for SQL that needs the set
+// (processing_state = ANY($n)); a new slice each call.
+func FinalStates() []string { return []string{StateSucceeded, StateIgnoredStale, StateSkipped} }
+
 // Final reports whether state is a final success state.
 func Final(state string) bool {
 	return state == StateSucceeded || state == StateIgnoredStale || state == StateSkipped

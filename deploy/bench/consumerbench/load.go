@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gatehouse/gatehouse/schemas"
+
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -196,7 +198,7 @@ func (b *bench) waitFinal(ctx context.Context, prov string, n int, timeout time.
 	for {
 		var done int
 		if err := b.Pool.QueryRow(ctx, `SELECT count(*) FROM inbox WHERE provider = $1
-AND processing_state IN ('succeeded', 'ignored_stale', 'skipped')`, prov).Scan(&done); err != nil {
+AND processing_state = ANY($2)`, prov, schemas.FinalStates()).Scan(&done); err != nil {
 			return err
 		}
 		if done >= n {
