@@ -98,7 +98,8 @@ func retentionConfig(t *testing.T, interval, retention, dedupe string, extra ...
 	t.Helper()
 	raw := fmt.Sprintf(`
 storage:
-  partition_interval: %s
+  partition_interval: %[1]s
+  key_partition_interval: %[1]s
   retention: %s
   dedupe_window: %s
 providers:
@@ -314,5 +315,37 @@ func TestInterruptedDetachIsFinishedByTheNextPass(t *testing.T) {
 	}
 	if got := count(t, pool, `SELECT count(*) FROM pg_class WHERE relname = $1`, name); got != 0 {
 		t.Fatalf("%s still exists", name)
+	}
+}
+
+// TestKeyPartitionsHaveTheirOwnWidth: storage.key_partition_interval sets
+// the width of the dedupe keys' new partitions, partition_interval the
+// inbox's; the maintenance creates the keys ahead at their own width (the
+// migration's daily partitions already cover the inbox's 3 h ahead) and
+// reports each width.
+func TestKeyPartitionsHaveTheirOwnWidth(t *testing.T) {
+	ctx := context.Background()
+	pool := openPool(t, testenv.Postgres(t))
+	cfg, err := config.Parse([]byte("storage: {partition_interval: 1h, key_partition_interval: 168h, retention: 2h, dedupe_window: 3h}\n"), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	mt, err := NewMaintenance(MaintenanceConfig{Pool: pool, Config: cfg, Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mt.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// (The legacy partitions start at -infinity: no width.)
+	widths := `(SELECT parent, ends - starts AS w FROM storage_partitions WHERE starts > '-infinity' OFFSET 0) p`
+	if n := count(t, pool, `SELECT count(*) FROM `+widths+` WHERE parent = 'dedupe_keys' AND w = interval '168 hours'`); n < 1 {
+		t.Errorf("no dedupe_keys partition 168 h wide")
+	}
+	for table, want := range map[string]float64{"inbox": 3600, "dedupe_keys": 7 * 24 * 3600} {
+		if v := gaugeValue(t, reg, "gatehouse_storage_partition_interval_seconds", table); v != want {
+			t.Errorf("gatehouse_storage_partition_interval_seconds{table=%s} = %v, want %v", table, v, want)
+		}
 	}
 }

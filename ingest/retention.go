@@ -34,8 +34,9 @@ type MaintenanceConfig struct {
 //     retention of any provider has passed; a provider whose retention is
 //     shorter has its rows deleted from each partition once that
 //     partition is past it (once per partition);
-//   - dedupe_keys, partitioned by generation, dropped once the longest key
-//     lifetime (the longer of dedupe window and retention) plus one
+//   - dedupe_keys, partitioned by generation in partitions of
+//     storage.key_partition_interval, dropped once the longest key
+//     lifetime (the longer of dedupe window and retention) plus one key
 //     partition width has passed;
 //   - replays and erasures (the audit), deleted row by row by age.
 //
@@ -59,7 +60,7 @@ func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
 		Stage: "ingest",
 		Partitioned: []storage.Table{
 			{Name: "inbox", Retention: payloadMax},
-			{Name: "dedupe_keys", Retention: keyMax + s.PartitionInterval},
+			{Name: "dedupe_keys", Retention: keyMax + s.KeyPartitionInterval, Interval: s.KeyPartitionInterval},
 		},
 		Sized:    []string{"outbox", "replays", "erasures", "ingest_replay_guard"},
 		Interval: s.PartitionInterval, Ahead: s.Ahead, Every: s.CheckInterval,

@@ -228,3 +228,24 @@ func TestWriteFailsWhenNoKeyPartitionCoversNow(t *testing.T) {
 		t.Fatalf("inbox rows = %d, want 0", n)
 	}
 }
+
+// TestKeyInAnOldWidePartitionIsRefused: keys live in partitions of
+// storage.key_partition_interval, which may have been wider when an old
+// partition was created. A key seen late in a wide old partition (gen is
+// its start, 12 h ago; seen 3 h ago) is still within its 4 h lifetime
+// although the current partition is narrower than the distance from gen:
+// the lifetime is widened by the widest key partition, not the current one.
+func TestKeyInAnOldWidePartitionIsRefused(t *testing.T) {
+	base, w := newTestWriter(t, 0)
+	resetKeyPartitions(t, base, [2]time.Duration{-12 * time.Hour, -2 * time.Hour}, [2]time.Duration{-2 * time.Hour, time.Hour})
+	mustExec(t, base, `INSERT INTO dedupe_keys (provider, event_id, gen) VALUES ('p', 'evt_wide', date_trunc('second', now()) - interval '12 hours')`)
+	if out := writeOne(t, w, rec("evt_wide", 4*time.Hour)); out.New {
+		t.Fatalf("redelivery of a key in an old wide key partition: %+v, want a duplicate", out)
+	}
+	// The same partition layout: a key whose partition ended longer ago
+	// than its lifetime plus the widest width is accepted again.
+	mustExec(t, base, `INSERT INTO dedupe_keys (provider, event_id, gen) VALUES ('p', 'evt_gone', date_trunc('second', now()) - interval '12 hours')`)
+	if out := writeOne(t, w, rec("evt_gone", time.Hour)); !out.New {
+		t.Fatalf("key past its lifetime plus the widest partition: %+v, want new", out)
+	}
+}

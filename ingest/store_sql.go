@@ -27,9 +27,12 @@ const (
 //     conflict;
 //   - fresh: an event is new when every one of its key rows was inserted
 //     and no key committed before the statement is within its lifetime
-//     (lifetime_s, widened by one partition width since gen is the start
-//     of the partition the key was seen in; the legacy partition's keys
-//     carry their received_at);
+//     (lifetime_s, widened by the widest key partition's width since gen
+//     is the start of the partition the key was seen in, and partitions
+//     keep their width when storage.key_partition_interval changes; the
+//     legacy partition's keys carry their received_at). The bound on gen
+//     prunes the key partitions that cannot hold a live key: a new key is
+//     probed in about lifetime / width + 1 of them;
 //   - ins, ob: the inbox row and the outbox row of each new event.
 //
 // Two concurrent deliveries of one key whose now() fall on either side of
@@ -56,7 +59,7 @@ WITH input AS (
   SELECT now() WHERE NOT EXISTS (SELECT 1 FROM storage_partitions WHERE parent = 'dedupe_keys' AND starts <= now() AND ends > now())
 ), width AS (
   SELECT coalesce(max(ends - starts), interval '0') AS w FROM storage_partitions
-  WHERE parent = 'dedupe_keys' AND starts <= now() AND ends > now()
+  WHERE parent = 'dedupe_keys' AND starts > '-infinity' AND starts <= now() + interval '` + keyOverlap + `'
 ), keys AS (
   INSERT INTO dedupe_keys (provider, event_id, gen)
   SELECT i.provider, i.event_id, g.starts FROM input i CROSS JOIN gen g ORDER BY 1, 2, 3

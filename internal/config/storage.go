@@ -10,6 +10,13 @@ type Storage struct {
 	// and of the dedupe keys. Default 24h; at least 1m. A change applies to
 	// partitions created afterwards.
 	PartitionInterval time.Duration `yaml:"partition_interval"`
+	// KeyPartitionInterval is the width of each partition of the dedupe
+	// keys. Every new event id is probed in each key partition that can
+	// hold a live key (about key lifetime / width + 1 of them), so keys
+	// live in few wide partitions. Default 168h (7 days; README
+	// "Retention" for the measurement); at least 1m. A change applies to
+	// partitions created afterwards.
+	KeyPartitionInterval time.Duration `yaml:"key_partition_interval"`
 	// Ahead is how many partitions exist beyond the current one. Default 3.
 	Ahead int `yaml:"ahead"`
 	// Retention is how long a stored event (its payload, processing state,
@@ -32,6 +39,9 @@ func (s *Storage) applyDefaults() {
 	if s.PartitionInterval == 0 {
 		s.PartitionInterval = 24 * time.Hour
 	}
+	if s.KeyPartitionInterval == 0 {
+		s.KeyPartitionInterval = 7 * 24 * time.Hour
+	}
 	if s.Ahead == 0 {
 		s.Ahead = 3
 	}
@@ -53,6 +63,8 @@ func (s *Storage) validate() error {
 	switch {
 	case s.PartitionInterval < time.Minute:
 		return errorf("storage.partition_interval: %s is below 1m", s.PartitionInterval)
+	case s.KeyPartitionInterval < time.Minute:
+		return errorf("storage.key_partition_interval: %s is below 1m", s.KeyPartitionInterval)
 	case s.Ahead < 1:
 		return errorf("storage.ahead: %d; want at least 1", s.Ahead)
 	case s.Retention < s.PartitionInterval:

@@ -16,6 +16,9 @@ func TestRetentionSettings(t *testing.T) {
 	if p, d := cfg.Retention("s"); p != 30*24*time.Hour || d != 7*24*time.Hour {
 		t.Errorf("defaults: retention %s, dedupe window %s; want 720h, 168h", p, d)
 	}
+	if k := cfg.Storage.KeyPartitionInterval; k != 7*24*time.Hour {
+		t.Errorf("default key_partition_interval %s, want 168h", k)
+	}
 	if l := cfg.KeyLifetime("s"); l != 30*24*time.Hour {
 		t.Errorf("key lifetime %s, want the longer of the two (720h)", l)
 	}
@@ -30,6 +33,7 @@ func TestRetentionSettings(t *testing.T) {
 		{stripe + "    dedupe_window: 48h\n", "providers.s.dedupe_window: 48h0m0s is shorter than stripe's redelivery window 72h0m0s"},
 		{stripe + "    retention: 1h\n", "providers.s.retention: 1h0m0s is shorter than storage.partition_interval"},
 		{"storage: {partition_interval: 30s}\n", "storage.partition_interval: 30s is below 1m"},
+		{"storage: {key_partition_interval: 10s}\n", "storage.key_partition_interval: 10s is below 1m"},
 		{"storage: {retention: 1h}\n", "storage.retention: 1h0m0s is shorter than storage.partition_interval"},
 	} {
 		_, err := Parse([]byte(c.yaml), env)

@@ -71,7 +71,7 @@ FROM storage_partitions WHERE parent = $1`, t.Name).Scan(&n, &oldest, &next)
 		m.m.partitions.WithLabelValues(t.Name).Set(float64(n))
 		m.m.oldestAge.WithLabelValues(t.Name).Set(oldest)
 		m.m.ahead.WithLabelValues(t.Name).Set(next)
-		m.m.interval.WithLabelValues(t.Name).Set(m.cfg.Interval.Seconds())
+		m.m.interval.WithLabelValues(t.Name).Set(t.Interval.Seconds())
 		m.m.retention.WithLabelValues(t.Name).Set(t.Retention.Seconds())
 	}
 	tables := make([]string, 0, len(m.cfg.Partitioned)+len(m.cfg.Sized))

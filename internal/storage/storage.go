@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,6 +26,9 @@ type Table struct {
 	Name string
 	// Retention: a partition is dropped once its range ended longer ago.
 	Retention time.Duration
+	// Interval is the width of the table's new partitions. Default (0):
+	// Config.Interval.
+	Interval time.Duration
 }
 
 // Config configures a Maintainer.
@@ -37,7 +41,8 @@ type Config struct {
 	Partitioned []Table
 	// Sized are the stage's other tables, whose size is reported.
 	Sized []string
-	// Interval is the width of new partitions. Default 24h.
+	// Interval is the width of new partitions of a Table that sets none.
+	// Default 24h.
 	Interval time.Duration
 	// Ahead is how many partitions exist beyond the current one. Default 3.
 	Ahead int
@@ -80,6 +85,12 @@ func New(cfg Config) (*Maintainer, error) {
 	}
 	if cfg.Ahead <= 0 {
 		cfg.Ahead = 3
+	}
+	cfg.Partitioned = slices.Clone(cfg.Partitioned)
+	for i := range cfg.Partitioned {
+		if cfg.Partitioned[i].Interval <= 0 {
+			cfg.Partitioned[i].Interval = cfg.Interval
+		}
 	}
 	if cfg.Every <= 0 {
 		cfg.Every = time.Minute
@@ -149,7 +160,7 @@ func (m *Maintainer) maintain(ctx context.Context, conn *pgx.Conn, res *Result) 
 	// Every table's partitions ahead first: a drop may wait (its detach
 	// waits for older transactions), creation must not wait behind it.
 	for _, t := range m.cfg.Partitioned {
-		created, err := ensure(ctx, conn, t.Name, m.cfg.Interval, m.cfg.Ahead)
+		created, err := ensure(ctx, conn, t.Name, t.Interval, m.cfg.Ahead)
 		res.Created = append(res.Created, created...)
 		m.m.created.WithLabelValues(t.Name).Add(float64(len(created)))
 		if err != nil {
