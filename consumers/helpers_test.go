@@ -154,14 +154,41 @@ func (f *fixture) ingestData(id, typ, aggregateID string, data map[string]any) b
 	return out.New
 }
 
-// relay publishes unsent outbox rows with the real relay's code
-// (ingest/relay, poll mode's batches, relay.on_published: mark, so a test
-// can publish a row again by clearing published_at). It
-// returns how many.
+// relay publishes the outbox rows its cursor has not passed with the real
+// relay's code (ingest/relay, one window of the log). It returns how many.
 func (f *fixture) relay() int {
 	f.t.Helper()
 	n, err := f.publisher().PublishPending(context.Background())
 	if err != nil {
+		f.t.Fatal(err)
+	}
+	return n
+}
+
+// republish publishes again the outbox rows of the given event id (all
+// when ""), exactly as the relay wrote them: the relay's at-least-once
+// duplicate. It returns how many.
+func (f *fixture) republish(eventID string) int {
+	f.t.Helper()
+	rows, err := f.pool.Query(context.Background(), `SELECT topic, aggregatetype, event_id, type, aggregateid, id::text, payload::text
+		FROM outbox WHERE $1 = '' OR event_id = $1 ORDER BY txid, seq`, eventID)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var topic, prov, id, typ, key, outboxID, payload string
+		if err := rows.Scan(&topic, &prov, &id, &typ, &key, &outboxID, &payload); err != nil {
+			f.t.Fatal(err)
+		}
+		rec := contractRecord(topic, prov, id, typ, key, outboxID, []byte(payload))
+		if err := f.prod.ProduceSync(context.Background(), rec).FirstErr(); err != nil {
+			f.t.Fatal(err)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
 		f.t.Fatal(err)
 	}
 	return n
@@ -172,7 +199,7 @@ func (f *fixture) publisher() *relay.Relay {
 	if f.rl != nil {
 		return f.rl
 	}
-	rc := config.Relay{Mode: relay.ModePoll, OnPublished: "mark", BatchSize: 500}
+	rc := config.Relay{Mode: relay.ModePoll, BatchSize: 500}
 	rl, err := relay.New(relay.Config{Pool: f.pool, DatabaseURL: f.dbURL, Relay: rc,
 		Kafka: config.Kafka{Brokers: f.brokers, Partitions: 3}})
 	if err != nil {

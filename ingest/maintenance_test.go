@@ -78,16 +78,59 @@ SELECT gen_random_uuid(), 'p', 'a', 't', $2, event_id, 'topic' FROM ins`, fmt.Sp
 	if res, err := mt.Pass(ctx); err != nil || len(res.Dropped) != 0 {
 		t.Fatalf("pass right after the migration: %+v, %v; want nothing dropped", res, err)
 	}
-	mustExec(t, pool, `UPDATE storage_partitions SET ends = now() - interval '7 days' WHERE name IN ('inbox_legacy', 'dedupe_keys_legacy')`)
+	mustExec(t, pool, `UPDATE storage_partitions SET ends = now() - interval '7 days' WHERE name IN ('inbox_legacy', 'dedupe_keys_legacy', 'outbox_legacy')`)
 	res, err := mt.Pass(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(res.Dropped, ","); got != "inbox_legacy,dedupe_keys_legacy" {
-		t.Fatalf("dropped %q, want the two legacy partitions", got)
+		t.Fatalf("dropped %q, want the two legacy partitions (the outbox's rows are not published yet)", got)
 	}
 	if n := count(t, pool, `SELECT count(*) FROM inbox`); n != 1 {
 		t.Fatalf("inbox rows after dropping the legacy partition = %d, want 1", n)
+	}
+	// The old release's outbox rows were unsent: the migration keeps them
+	// as the log's legacy partition, unpublished for every relay, and the
+	// expired partition stays until a relay's cursor has passed them.
+	if n := count(t, pool, `SELECT count(*) FROM outbox_legacy o, outbox_cursor c
+		WHERE c.slot = '*' AND NOT pg_visible_in_snapshot(o.txid, c.snap)`); n != 50 {
+		t.Fatalf("unpublished legacy outbox rows = %d, want 50", n)
+	}
+	mustExec(t, pool, `INSERT INTO outbox_cursor (slot, snap) VALUES ('slow', '1:1:'), ('fast', pg_current_snapshot())`)
+	if res, err := mt.Pass(ctx); err != nil || len(res.Dropped) != 0 {
+		t.Fatalf("pass while one relay's cursor is behind the legacy rows: %+v, %v; want nothing dropped", res, err)
+	}
+	mustExec(t, pool, `UPDATE outbox_cursor SET snap = pg_current_snapshot() WHERE slot = 'slow'`)
+	if res, err := mt.Pass(ctx); err != nil || strings.Join(res.Dropped, ",") != "outbox_legacy" {
+		t.Fatalf("pass once every cursor passed the legacy rows: %+v, %v; want outbox_legacy dropped", res, err)
+	}
+}
+
+// TestOutboxPartitionsDropByAgeWithAnExternalRelay: with relay.mode
+// external (Debezium reads the outbox) no cursor decides, age alone does.
+func TestOutboxPartitionsDropByAgeWithAnExternalRelay(t *testing.T) {
+	ctx := context.Background()
+	pool := openPool(t, testenv.Postgres(t))
+	mustExec(t, pool, `INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, event_id, topic, created_at)
+		VALUES (gen_random_uuid(), 'p', 'a', 't', '{}', 'e1', 'topic', '2001-01-01')`)
+	mustExec(t, pool, `UPDATE storage_partitions SET ends = now() - interval '7 days' WHERE name = 'outbox_legacy'`)
+	for _, mode := range []string{"replication", "external"} {
+		cfg := retentionConfig(t, "24h", "24h", "24h", "relay:\n  mode: "+mode)
+		mt, err := NewMaintenance(MaintenanceConfig{Pool: pool, Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := mt.Pass(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dropped := strings.Join(res.Dropped, ",")
+		switch {
+		case mode == "replication" && dropped != "":
+			t.Fatalf("relay.mode replication: dropped %q holding an unpublished row", dropped)
+		case mode == "external" && dropped != "outbox_legacy":
+			t.Fatalf("relay.mode external: dropped %q, want outbox_legacy (age alone)", dropped)
+		}
 	}
 }
 

@@ -40,7 +40,10 @@ type MaintenanceConfig struct {
 //     partition width has passed;
 //   - replays and erasures (the audit), deleted row by row by age.
 //
-// The outbox is bounded by the relay (relay.on_published).
+//   - outbox, an append-only log partitioned by created_at, dropped once
+//     storage.outbox_retention has passed and every relay's cursor is past
+//     all of its rows (with relay.mode external, Debezium reads the
+//     outbox and age alone decides).
 func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
 	c := cfg.Config
 	s := c.Storage
@@ -61,8 +64,9 @@ func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
 		Partitioned: []storage.Table{
 			{Name: "inbox", Retention: payloadMax},
 			{Name: "dedupe_keys", Retention: keyMax + s.KeyPartitionInterval, Interval: s.KeyPartitionInterval},
+			outboxTable(c),
 		},
-		Sized:    []string{"outbox", "replays", "erasures", "ingest_replay_guard"},
+		Sized:    []string{"replays", "erasures", "ingest_replay_guard"},
 		Interval: s.PartitionInterval, Ahead: s.Ahead, Every: s.CheckInterval,
 		Sweep:  sw.sweep,
 		Logger: cfg.Logger, Registerer: cfg.Registerer, Now: cfg.Now,
@@ -144,4 +148,30 @@ ORDER BY p.ends`, keep, provider)
 		}
 	}
 	return total, nil
+}
+
+// outboxHeldSQL reports whether a partition of the outbox (%s, its quoted
+// name) holds a row some relay's cursor has not passed. The default cursor
+// ('*') counts only while no relay has a cursor of its own: rows written
+// before any relay ran are unpublished.
+const outboxHeldSQL = `WITH c AS (
+  SELECT snap FROM outbox_cursor WHERE slot <> '*'
+  UNION ALL
+  SELECT snap FROM outbox_cursor WHERE slot = '*' AND NOT EXISTS (SELECT 1 FROM outbox_cursor WHERE slot <> '*'))
+SELECT EXISTS (
+  SELECT 1 FROM c, %s o
+  WHERE o.txid >= pg_snapshot_xmin(c.snap) AND NOT pg_visible_in_snapshot(o.txid, c.snap))`
+
+// outboxTable is the outbox as a partitioned table of ingest's maintenance.
+func outboxTable(c *config.Config) storage.Table {
+	t := storage.Table{Name: "outbox", Retention: c.Storage.OutboxRetention, Interval: c.Storage.OutboxPartitionInterval}
+	if c.Relay.Mode == config.RelayExternal {
+		return t
+	}
+	t.Held = func(ctx context.Context, conn *pgx.Conn, partition string) (bool, error) {
+		var held bool
+		err := conn.QueryRow(ctx, fmt.Sprintf(outboxHeldSQL, pgx.Identifier{partition}.Sanitize())).Scan(&held)
+		return held, err
+	}
+	return t
 }

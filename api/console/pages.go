@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse/gatehouse/ingest/relay"
+
 	"github.com/go-chi/chi/v5"
 
 	"github.com/gatehouse/gatehouse/api"
@@ -70,8 +72,7 @@ FROM inbox GROUP BY provider ORDER BY provider`)
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if err := c.cfg.Pool.QueryRow(ctx, `SELECT count(*), min(created_at) FROM outbox WHERE published_at IS NULL`).
-		Scan(&o.OutboxUnsent, &o.OutboxOldest); err != nil {
+	if o.OutboxUnsent, o.OutboxOldest, err = relay.Backlog(ctx, c.cfg.Pool); err != nil {
 		return nil, err
 	}
 	srows, err := c.cfg.Pool.Query(ctx, `SELECT slot_name, active, coalesce((pg_current_wal_lsn() - confirmed_flush_lsn)::bigint, 0)

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gatehouse/gatehouse/ingest/relay"
+	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 func runRelay(ctx context.Context, e env, args []string) error {
@@ -21,6 +22,9 @@ func runRelay(ctx context.Context, e env, args []string) error {
 	defer b.close()
 	if *mode != "" {
 		b.cfg.Relay.Mode = *mode
+	}
+	if b.cfg.Relay.Mode == config.RelayExternal {
+		return errors.New("relay: relay.mode is external: another CDC (Debezium's Outbox Event Router) reads the outbox, so gatehouse relay does not run; set relay.mode to replication or poll to run it")
 	}
 	if len(b.cfg.Kafka.Brokers) == 0 {
 		return errors.New("relay: kafka.brokers is empty (set GATEHOUSE_KAFKA_BROKERS, or use `gatehouse dev` for an embedded broker)")

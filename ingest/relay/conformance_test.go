@@ -9,6 +9,8 @@ import (
 
 	"github.com/gatehouse/gatehouse/internal/testenv"
 	"github.com/gatehouse/gatehouse/schemas"
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The conformance suite: both modes must pass every case.
@@ -82,49 +84,22 @@ func testRecordFormat(t *testing.T, e *env) {
 	if h := header(g.recs[g.firsts[timed[0].ID]], schemas.HeaderTime); h != "2026-03-04T05:06:07.123456Z" {
 		t.Errorf("ce_time of a row with event_time = %q, want 2026-03-04T05:06:07.123456Z", h)
 	}
-	waitFor(t, 10*time.Second, "rows marked published", func() bool { return e.unsent() == 0 })
-	var left int
+	waitFor(t, 10*time.Second, "the cursor passing every row", func() bool { return e.unsent() == 0 })
+	// The outbox is a log: publishing wrote nothing back (no delete, no
+	// update); partitions are dropped whole (ingest's maintenance).
+	var left, dead int
 	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox`).Scan(&left); err != nil {
 		t.Fatal(err)
 	}
-	if left != 0 {
-		t.Fatalf("%d published rows left in the outbox; on_published=delete removes them", left)
+	if left != len(evs)+1+len(timed) {
+		t.Fatalf("%d rows in the outbox after publishing %d; the relay must not delete them", left, len(evs)+1+len(timed))
 	}
-}
-
-// TestMarkMode keeps published rows with published_at set (on_published:
-// mark) and deletes them after retain_published.
-func TestMarkMode(t *testing.T) {
-	brokers := testenv.KafkaForTest(t)
-	for _, mode := range []string{ModeReplication, ModePoll} {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
-			e := newEnv(t, mode, brokers, "")
-			e.tune = func(c *Config) {
-				c.Relay.OnPublished = OnPublishedMark
-				c.Relay.RetainPublished = 10 * time.Second
-			}
-			rn := e.start()
-			evs := e.newEvents("m", 0, 20)
-			e.mustInsert(evs...)
-			collect(t, e.brokers, []string{e.topic}, evs, 30*time.Second)
-			waitFor(t, 10*time.Second, "rows marked published", func() bool { return e.unsent() == 0 })
-			var kept int
-			if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE published_at IS NOT NULL`).Scan(&kept); err != nil {
-				t.Fatal(err)
-			}
-			if kept != len(evs) {
-				t.Fatalf("%d rows kept marked published, want %d", kept, len(evs))
-			}
-			waitFor(t, 40*time.Second, "retention deletes the published rows", func() bool {
-				var n int
-				_ = e.pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox`).Scan(&n)
-				return n == 0
-			})
-			if got := value(rn.r.m.cleaned); got != float64(len(evs)) {
-				t.Fatalf("rows_deleted_total = %v, want %d", got, len(evs))
-			}
-		})
+	if err := e.pool.QueryRow(context.Background(), `SELECT coalesce(sum(n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables
+		WHERE relid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'outbox'::regclass)`).Scan(&dead); err != nil {
+		t.Fatal(err)
+	}
+	if dead != 0 {
+		t.Fatalf("%d outbox rows updated or deleted while publishing; the log is append-only", dead)
 	}
 }
 
@@ -137,7 +112,7 @@ func testPerKeyOrder(t *testing.T, e *env) {
 	evs := e.writer(context.Background(), keys, 25, 4, 0)
 	g := collect(t, e.brokers, []string{e.topic}, evs, 60*time.Second)
 	checkOrder(t, g, evs)
-	waitFor(t, 10*time.Second, "rows marked published", func() bool { return e.unsent() == 0 })
+	waitFor(t, 10*time.Second, "the cursor passing every row", func() bool { return e.unsent() == 0 })
 	// Every row went through the mode's main path (not only the safety net).
 	path := pathPoll
 	if e.mode == ModeReplication {
@@ -229,52 +204,34 @@ func testOutOfOrderCommits(t *testing.T, e *env) {
 	collect(t, e.brokers, []string{e.topic}, append(late, early...), 30*time.Second)
 }
 
-// testDispatcher leaves rows that the stream will never deliver (the slot
-// is advanced past them, as after an operator re-created or advanced it):
-// the dispatcher publishes them, in per-key order, once they are older than
-// republish_after. In poll mode the same rows are simply polled.
+// testDispatcher breaks replication while the database works: another
+// session holds the slot, so the stream cannot start and reports nothing.
+// Once republish_after has passed the dispatcher publishes the log's
+// windows itself, in per-key order. In poll mode the same rows are simply
+// polled.
 func testDispatcher(t *testing.T, e *env) {
 	ctx := context.Background()
 	if e.mode == ModeReplication {
 		// As the relay would: the publication exists before the slot.
-		if _, err := e.pool.Exec(ctx, `CREATE PUBLICATION gatehouse_outbox FOR TABLE outbox WITH (publish = 'insert')`); err != nil {
+		if _, err := e.pool.Exec(ctx, `CREATE PUBLICATION gatehouse_outbox FOR TABLE outbox WITH (publish = 'insert', publish_via_partition_root = true)`); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.pool.Exec(ctx, `SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, e.slot); err != nil {
 			t.Fatal(err)
 		}
-		// ... and its initial snapshot is done: only the dispatcher can
-		// still find the lost rows.
 		if _, err := e.pool.Exec(ctx, `INSERT INTO relay_slot (slot, snapshot_done_at) VALUES ($1, now())`, e.slot); err != nil {
 			t.Fatal(err)
 		}
+		holdSlot(t, e)
 	}
 	lost := append(e.newEvents("lost_a", 0, 3), e.newEvents("lost_b", 0, 2)...)
-	// A synchronous commit: the slot can only be advanced over flushed WAL
-	// and test clusters run with synchronous_commit off.
-	tx, err := e.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = on`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, insertSQL, insertArgs(lost)...); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e.mustInsert(lost...)
+	var rn *running
 	if e.mode == ModeReplication {
-		var end string
-		if err := e.pool.QueryRow(ctx, `SELECT end_lsn::text FROM pg_replication_slot_advance($1, pg_current_wal_insert_lsn())`, e.slot).Scan(&end); err != nil {
-			t.Fatal(err)
-		}
+		rn = e.startNoWait() // never ready: its stream cannot start
+	} else {
+		rn = e.start()
 	}
-	rn := e.start()
-	// Rows the stream never saw arrive late, after newer streamed rows: a
-	// lost row cannot keep its place among them (consumers ignore stale
-	// versions anyway), so the fresh rows use other keys.
 	fresh := e.newEvents("fresh", 0, 2)
 	e.mustInsert(fresh...)
 	want := append(lost, fresh...)
@@ -285,8 +242,30 @@ func testDispatcher(t *testing.T, e *env) {
 		path = pathDispatcher
 	}
 	waitFor(t, 10*time.Second, "published counter", func() bool {
-		return value(rn.r.m.published.WithLabelValues(e.topic, path)) >= float64(len(lost))
+		return value(rn.r.m.published.WithLabelValues(e.topic, path)) >= float64(len(want))
 	})
+	waitFor(t, 10*time.Second, "the cursor passing every row", func() bool { return e.unsent() == 0 })
+}
+
+// holdSlot streams e's slot from a replication connection of its own until
+// the test ends, so the relay's stream cannot start on it.
+func holdSlot(t *testing.T, e *env) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := pgconn.ParseConfig(e.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["replication"] = "database"
+	conn, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	if err := pglogrepl.StartReplication(ctx, conn, e.slot, 0, pglogrepl.StartReplicationOptions{
+		PluginArgs: []string{"proto_version '2'", "publication_names 'gatehouse_outbox'"}}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // testRestartResumes stops the relay, writes while it is down, and starts
@@ -296,7 +275,7 @@ func testRestartResumes(t *testing.T, e *env) {
 	first := e.newEvents("r", 0, 50)
 	e.mustInsert(first...)
 	collect(t, e.brokers, []string{e.topic}, first, 30*time.Second)
-	waitFor(t, 10*time.Second, "rows marked published", func() bool { return e.unsent() == 0 })
+	waitFor(t, 10*time.Second, "the cursor passing every row", func() bool { return e.unsent() == 0 })
 	rn.stop()
 	second := e.newEvents("r", 50, 50)
 	e.mustInsert(second...)
@@ -304,7 +283,7 @@ func testRestartResumes(t *testing.T, e *env) {
 	all := append(first, second...)
 	g := collect(t, e.brokers, []string{e.topic}, all, 30*time.Second)
 	checkOrder(t, g, all)
-	waitFor(t, 10*time.Second, "rows marked published", func() bool { return e.unsent() == 0 })
+	waitFor(t, 10*time.Second, "the cursor passing every row", func() bool { return e.unsent() == 0 })
 	if e.mode == ModeReplication {
 		after := currentLSN(t, e)
 		waitFor(t, 10*time.Second, "slot confirmed past the last insert", func() bool {
@@ -346,39 +325,43 @@ func testSingleActive(t *testing.T, e *env) {
 	checkOrder(t, g, append(evs, more...))
 }
 
-// TestPollLockedRowBlocksItsKey: a row locked by another transaction (as
-// by a second dispatcher) is skipped, and so are the later rows of its key,
-// while other keys flow; once the lock goes, the key follows in order.
-func TestPollLockedRowBlocksItsKey(t *testing.T) {
+// TestPollLateCommitIsNotSkipped: a transaction that began before others
+// and commits after them (its txid and seq lower than rows already
+// published) is still published: windows are sets of committed
+// transactions, not a position in seq or txid order.
+func TestPollLateCommitIsNotSkipped(t *testing.T) {
 	e := newEnv(t, ModePoll, testenv.KafkaForTest(t), "")
 	ctx := context.Background()
-	k0 := e.newEvents("held", 0, 1)
-	e.mustInsert(k0...)
 	tx, err := e.pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM outbox WHERE id = $1 FOR UPDATE`, k0[0].ID); err != nil {
+	late := e.newEvents("late", 0, 1)
+	if _, err := tx.Exec(ctx, insertSQL, insertArgs(late)...); err != nil {
 		t.Fatal(err)
 	}
-	e.start()
-	k1 := e.newEvents("held", 1, 1)
-	other := e.newEvents("free", 0, 1)
-	e.mustInsert(append(k1, other...)...)
-	collect(t, e.brokers, []string{e.topic}, other, 30*time.Second)
-	time.Sleep(500 * time.Millisecond) // several poll rounds
-	var stillThere int
-	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM outbox WHERE id = $1 AND published_at IS NULL`, k1[0].ID).Scan(&stillThere); err != nil {
+	var lateXID string
+	if err := tx.QueryRow(ctx, `SELECT pg_current_xact_id()::text`).Scan(&lateXID); err != nil {
 		t.Fatal(err)
 	}
-	if stillThere != 1 {
-		t.Fatal("a later row of a key was published while the key's earlier row was locked")
-	}
-	if err := tx.Rollback(ctx); err != nil {
+	rn := e.start()
+	early := e.newEvents("early", 0, 3)
+	e.mustInsert(early...)
+	collect(t, e.brokers, []string{e.topic}, early, 30*time.Second)
+	moved := value(rn.r.m.cursorMoves)
+	waitFor(t, 10*time.Second, "the cursor passing the committed rows", func() bool { return value(rn.r.m.cursorMoves) > moved })
+	var passed bool
+	if err := e.pool.QueryRow(ctx, `SELECT pg_visible_in_snapshot($1::xid8, snap) FROM outbox_cursor WHERE slot = $2`,
+		lateXID, e.slot).Scan(&passed); err != nil {
 		t.Fatal(err)
 	}
-	want := append(append([]event{}, k0...), k1...)
-	g := collect(t, e.brokers, []string{e.topic}, append(want, other...), 30*time.Second)
-	checkOrder(t, g, want)
+	if passed {
+		t.Fatal("the cursor passed a transaction that had not committed")
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	collect(t, e.brokers, []string{e.topic}, append(early, late...), 30*time.Second)
+	waitFor(t, 10*time.Second, "the cursor passing the late row", func() bool { return e.unsent() == 0 })
 }

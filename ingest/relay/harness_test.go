@@ -71,7 +71,7 @@ func newEnv(t testing.TB, mode string, brokers []string, dbURL string) *env {
 func (e *env) config(reg prometheus.Registerer) Config {
 	rc := config.Relay{Mode: e.mode, Slot: e.slot, Publication: "gatehouse_outbox", RepublishAfter: 2 * time.Second,
 		StatusInterval: 100 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond, PollInterval: 20 * time.Millisecond,
-		BatchSize: 500, RetainPublished: -1, MetricsInterval: 200 * time.Millisecond}
+		BatchSize: 500, MetricsInterval: 200 * time.Millisecond}
 	kc := config.Kafka{Brokers: e.brokers, ClientID: "relay-test", Partitions: 3, ReplicationFactor: 1}
 	lvl := slog.LevelWarn
 	if os.Getenv("RELAY_TEST_DEBUG") != "" {
@@ -281,10 +281,13 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
-// unsent counts outbox rows not marked published.
+// unsent counts outbox rows the slot's cursor (the default one before the
+// relay first ran) has not passed.
 func (e *env) unsent() int {
 	var n int
-	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE published_at IS NULL`).Scan(&n); err != nil {
+	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox o,
+		(SELECT snap FROM outbox_cursor WHERE slot IN ($1, '*') ORDER BY slot = '*' LIMIT 1) c
+		WHERE NOT pg_visible_in_snapshot(o.txid, c.snap)`, e.slot).Scan(&n); err != nil {
 		e.t.Fatal(err)
 	}
 	return n

@@ -7,21 +7,20 @@ import (
 	"time"
 
 	"github.com/jackc/pglogrepl"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// horizon keeps the dispatcher behind the stream. In replication mode the
-// dispatcher is a safety net for rows the stream will not deliver (a slot
-// advanced or re-created past them, a row whose finish was lost); it must
-// not re-publish rows the stream is still about to deliver, as it would
-// while a backlog drains. So it looks only at rows created before a moment
-// the stream has confirmed past: each dispatcher cycle samples the server's
-// WAL insert position and clock, and the newest sample whose position the
-// stream has confirmed is the horizon (a transaction that committed before
-// the sample was taken has been streamed, published and finished by then,
-// so a row of it still in the outbox was missed). When no stream session has
-// reported for republish_after (replication broken while the database
-// works) the dispatcher is unrestricted again.
+// horizon moves the log's cursor behind the stream. In replication mode the
+// stream publishes every outbox insert in commit order and confirms LSNs;
+// the cursor (outbox_cursor) must follow it, so that the queue-age metric,
+// the partition drops and a later poll-mode or new-slot window know what is
+// published. Each dispatcher cycle samples the server's snapshot and then
+// its WAL insert position: a transaction visible in the snapshot committed
+// before the position was read, so once the stream has confirmed past the
+// position, every row visible in the snapshot is on Kafka and the snapshot
+// is the new cursor. When no stream session has reported for
+// republish_after (replication broken while the database works) the
+// dispatcher publishes the log's windows itself (the stream repeats them
+// when it returns: at least once).
 type horizon struct {
 	mu        sync.Mutex
 	confirmed pglogrepl.LSN
@@ -30,8 +29,8 @@ type horizon struct {
 }
 
 type walSample struct {
-	lsn pglogrepl.LSN
-	at  time.Time // the database's clock (the outbox's created_at clock)
+	snap string // pg_current_snapshot()
+	lsn  pglogrepl.LSN
 }
 
 // restart gives a new term's stream republish_after to report.
@@ -50,22 +49,23 @@ func (h *horizon) report(lsn pglogrepl.LSN, now time.Time) {
 	h.mu.Unlock()
 }
 
-// add records a sample of the server's WAL position and clock.
+// add records a sample.
 func (h *horizon) add(s walSample) {
 	h.mu.Lock()
 	h.samples = append(h.samples, s)
 	h.mu.Unlock()
 }
 
-// limit returns the creation time before which the dispatcher may take
-// rows: unlimited (the zero time) when the stream has not reported for
-// grace, else the newest confirmed sample's time; ok is false when no
-// sample is confirmed yet (the dispatcher then waits).
-func (h *horizon) limit(now time.Time, grace time.Duration) (before time.Time, ok bool) {
+// limit returns the newest sample the stream has confirmed past (snap ""
+// when none is yet) and whether the stream has been silent for grace (the
+// dispatcher then publishes itself). Samples up to the returned one are
+// forgotten.
+func (h *horizon) limit(now time.Time, grace time.Duration) (snap string, silent bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if now.Sub(h.reported) >= grace {
-		return time.Time{}, true
+		h.samples = nil
+		return "", true
 	}
 	i := -1
 	for j, s := range h.samples {
@@ -74,35 +74,39 @@ func (h *horizon) limit(now time.Time, grace time.Duration) (before time.Time, o
 		}
 	}
 	if i < 0 {
-		return time.Time{}, false
+		return "", false
 	}
-	before = h.samples[i].at
-	h.samples = append(h.samples[:0], h.samples[i:]...)
-	return before, true
+	snap = h.samples[i].snap
+	h.samples = append(h.samples[:0], h.samples[i+1:]...)
+	return snap, false
 }
 
-// dispatchLimit samples the server and returns the dispatcher's limit (see
-// horizon.limit).
-func (r *Relay) dispatchLimit(ctx context.Context) (time.Time, bool, error) {
-	var lsn string
-	var at time.Time
-	if err := r.cfg.Pool.QueryRow(ctx, `SELECT pg_current_wal_insert_lsn()::text, now()`).Scan(&lsn, &at); err != nil {
-		return time.Time{}, false, fmt.Errorf("dispatcher: sample the wal position: %w", err)
+// dispatchStep samples the server, then moves the cursor to the newest
+// confirmed sample or, when the stream is silent, publishes a window; it
+// returns how many rows it published.
+func (r *Relay) dispatchStep(ctx context.Context) (int, error) {
+	var snap, lsn string
+	// Two statements, in this order: the snapshot first, the position after.
+	if err := r.cfg.Pool.QueryRow(ctx, `SELECT pg_current_snapshot()::text`).Scan(&snap); err != nil {
+		return 0, fmt.Errorf("dispatcher: take a snapshot: %w", err)
+	}
+	if err := r.cfg.Pool.QueryRow(ctx, `SELECT pg_current_wal_insert_lsn()::text`).Scan(&lsn); err != nil {
+		return 0, fmt.Errorf("dispatcher: sample the wal position: %w", err)
 	}
 	pos, err := pglogrepl.ParseLSN(lsn)
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("dispatcher: parse wal position %q: %w", lsn, err)
+		return 0, fmt.Errorf("dispatcher: parse wal position %q: %w", lsn, err)
 	}
-	r.hz.add(walSample{lsn: pos, at: at})
-	before, ok := r.hz.limit(time.Now(), r.cfg.Relay.RepublishAfter)
-	return before, ok, nil
-}
-
-// createdBefore is the claim's upper bound on created_at: the zero time is
-// no bound.
-func createdBefore(t time.Time) pgtype.Timestamptz {
-	if t.IsZero() {
-		return pgtype.Timestamptz{InfinityModifier: pgtype.Infinity, Valid: true}
+	r.hz.add(walSample{snap: snap, lsn: pos})
+	passed, silent := r.hz.limit(time.Now(), r.cfg.Relay.RepublishAfter)
+	switch {
+	case silent:
+		return r.publishWindow(ctx, pathDispatcher)
+	case passed != "":
+		if _, err := r.loadCursor(ctx); err != nil { // creates the slot's row on first use
+			return 0, err
+		}
+		return 0, r.saveCursor(ctx, passed)
 	}
-	return pgtype.Timestamptz{Time: t, Valid: true}
+	return 0, nil
 }

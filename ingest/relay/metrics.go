@@ -2,8 +2,10 @@ package relay
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -17,17 +19,14 @@ type metrics struct {
 	latency      *prometheus.HistogramVec
 	active       prometheus.Gauge
 	confirmed    prometheus.Gauge
-	marked       prometheus.Counter
-	retried      prometheus.Counter
-	unmatched    prometheus.Counter
-	cleaned      prometheus.Counter
+	cursorMoves  prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		oldestUnsent: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gatehouse_relay_outbox_oldest_unsent_age_seconds",
-			Help: "Age of the oldest outbox row not yet marked published (0 when none).",
+			Help: "Age of the oldest outbox row the relay has not published yet (0 when none).",
 		}),
 		lagBytes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gatehouse_relay_slot_lag_bytes",
@@ -58,33 +57,26 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "gatehouse_relay_confirmed_lsn",
 			Help: "Last LSN this relay confirmed to PostgreSQL (as a number).",
 		}),
-		marked: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "gatehouse_relay_rows_finished_total",
-			Help: "Published outbox rows deleted or marked published (relay.on_published).",
-		}),
-		retried: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "gatehouse_relay_finish_retries_total",
-			Help: "Published rows the stream found no row for on a first delete or mark (the commit was streamed before it was visible) and looked for again.",
-		}),
-		unmatched: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "gatehouse_relay_rows_unmatched_total",
-			Help: "Published rows whose delete or mark found no row even after retries: another path had published them too (a duplicate record on the topic).",
-		}),
-		cleaned: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "gatehouse_relay_rows_deleted_total",
-			Help: "Rows marked published deleted after relay.retain_published (on_published: mark).",
+		cursorMoves: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gatehouse_relay_cursor_moves_total",
+			Help: "Times the relay moved its outbox cursor (outbox_cursor) forward: once per published window in poll mode, once per confirmed sample behind the stream.",
 		}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.oldestUnsent, m.lagBytes, m.lagSeconds, m.published, m.errors, m.latency,
-			m.active, m.confirmed, m.marked, m.retried, m.unmatched, m.cleaned)
+			m.active, m.confirmed, m.cursorMoves)
 	}
 	return m
 }
 
-// outboxAgeSQL is the age of the oldest outbox row not yet published.
-const outboxAgeSQL = `SELECT coalesce(extract(epoch FROM now() - (
-	SELECT created_at FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT 1)), 0)::float8`
+// outboxAgeSQL is the age of the first outbox row the slowest relay's
+// cursor has not passed (the default cursor when no relay ran yet), read
+// from the (txid, seq) indexes: the queue age of the log.
+const outboxAgeSQL = `WITH c AS (SELECT snap FROM outbox_cursor ORDER BY slot = '*', pg_snapshot_xmin(snap) LIMIT 1)
+SELECT coalesce(extract(epoch FROM now() - (
+	SELECT o.created_at FROM outbox o, c
+	WHERE o.txid >= pg_snapshot_xmin(c.snap) AND NOT pg_visible_in_snapshot(o.txid, c.snap)
+	ORDER BY o.txid, o.seq LIMIT 1)), 0)::float8`
 
 // outboxAge exports gatehouse_relay_outbox_oldest_unsent_age_seconds from
 // a process that is not the relay (serve), measured at each scrape, so the
@@ -99,7 +91,7 @@ type outboxAge struct {
 // Register it in processes that do not run a Relay.
 func NewOutboxAgeCollector(pool *pgxpool.Pool) prometheus.Collector {
 	return &outboxAge{pool: pool, desc: prometheus.NewDesc("gatehouse_relay_outbox_oldest_unsent_age_seconds",
-		"Age of the oldest outbox row not yet marked published (0 when none).", nil, nil)}
+		"Age of the oldest outbox row the relay has not published yet (0 when none).", nil, nil)}
 }
 
 func (o *outboxAge) Describe(ch chan<- *prometheus.Desc) { ch <- o.desc }
@@ -111,4 +103,26 @@ func (o *outboxAge) Collect(ch chan<- prometheus.Metric) {
 	if err := o.pool.QueryRow(ctx, outboxAgeSQL).Scan(&age); err == nil {
 		ch <- prometheus.MustNewConstMetric(o.desc, prometheus.GaugeValue, max(age, 0))
 	}
+}
+
+// backlogSQL counts the outbox rows the slowest relay's cursor has not
+// passed and the oldest one's creation time (NULL when none).
+const backlogSQL = `WITH c AS (SELECT snap FROM outbox_cursor ORDER BY slot = '*', pg_snapshot_xmin(snap) LIMIT 1)
+SELECT count(*), min(o.created_at) FROM outbox o, c
+WHERE o.txid >= pg_snapshot_xmin(c.snap) AND NOT pg_visible_in_snapshot(o.txid, c.snap)`
+
+// Querier is what Backlog needs of a pool or connection.
+type Querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Backlog reports how many outbox rows the slowest relay has not published
+// yet and when the oldest of them was written (nil when none): the log's
+// queue, for the console and tools. Its cost grows with the backlog, not
+// with the rows kept.
+func Backlog(ctx context.Context, q Querier) (n int64, oldest *time.Time, err error) {
+	if err := q.QueryRow(ctx, backlogSQL).Scan(&n, &oldest); err != nil {
+		return 0, nil, fmt.Errorf("outbox backlog: %w", err)
+	}
+	return n, oldest, nil
 }

@@ -39,13 +39,6 @@ const (
 	ModePoll        = "poll"
 )
 
-// What happens to an outbox row once Kafka acknowledged it
-// (config relay.on_published).
-const (
-	OnPublishedDelete = "delete" // the default
-	OnPublishedMark   = "mark"
-)
-
 // Config holds a Relay's dependencies.
 type Config struct {
 	// Pool is used for the lock-free queries: publication set-up, marking
@@ -170,7 +163,7 @@ func (r *Relay) Close() {
 // misconfiguration that retrying cannot fix.
 func (r *Relay) Run(ctx context.Context) error {
 	if r.cfg.Relay.Mode != ModeReplication && r.cfg.Relay.Mode != ModePoll {
-		return fmt.Errorf("relay: unknown mode %q", r.cfg.Relay.Mode)
+		return fmt.Errorf("relay: mode %q: gatehouse relay runs in replication or poll mode (external: another CDC reads the outbox)", r.cfg.Relay.Mode)
 	}
 	go r.metricsLoop(ctx)
 	wait := r.cfg.RetryInterval
@@ -265,14 +258,13 @@ func (r *Relay) term(ctx context.Context) error {
 			}
 		})
 		run("dispatcher", func(ctx context.Context) error {
-			return r.pollLoop(ctx, pathDispatcher, r.cfg.Relay.RepublishAfter, max(r.cfg.Relay.RepublishAfter/4, 10*time.Millisecond))
+			return r.pollLoop(ctx, pathDispatcher, min(max(r.cfg.Relay.RepublishAfter/4, 10*time.Millisecond), time.Second))
 		})
 	} else {
 		run("poll", func(ctx context.Context) error {
-			return r.pollLoop(ctx, pathPoll, 0, r.cfg.Relay.PollInterval)
+			return r.pollLoop(ctx, pathPoll, r.cfg.Relay.PollInterval)
 		})
 	}
-	run("cleanup", r.cleanupLoop)
 	<-tctx.Done()
 	wg.Wait()
 	// Records still buffered belong to rows that are neither confirmed nor
@@ -317,38 +309,6 @@ func topicsOf(rows []*Row) []string {
 		}
 	}
 	return out
-}
-
-// cleanupLoop deletes rows marked published that were created more than
-// RetainPublished ago (on_published: mark).
-func (r *Relay) cleanupLoop(ctx context.Context) error {
-	if r.cfg.Relay.RetainPublished < 0 || r.cfg.Relay.OnPublished != OnPublishedMark {
-		return nil
-	}
-	interval := min(r.cfg.Relay.RetainPublished/10, time.Minute)
-	interval = max(interval, 10*time.Millisecond)
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(interval):
-		}
-		for {
-			tag, err := r.cfg.Pool.Exec(ctx, `DELETE FROM outbox WHERE id IN (
-				SELECT id FROM outbox WHERE published_at IS NOT NULL AND created_at < now() - $1::interval LIMIT 5000)`,
-				r.cfg.Relay.RetainPublished)
-			if err != nil {
-				if ctx.Err() == nil {
-					r.log.Warn("delete published outbox rows", "err", err)
-				}
-				break
-			}
-			r.m.cleaned.Add(float64(tag.RowsAffected()))
-			if tag.RowsAffected() < 5000 {
-				break
-			}
-		}
-	}
 }
 
 // metricsLoop measures the outbox queue age and slot lag.

@@ -23,6 +23,8 @@ type Row struct {
 	// Traceparent is the delivery's trace context (outbox.traceparent; ""
 	// when it was recorded with tracing off).
 	Traceparent string
+
+	txid string // the writing transaction (outbox.txid) of a row read from the log; "" from the stream
 }
 
 // Record maps a row to its Kafka record (the contract in schemas.Record):

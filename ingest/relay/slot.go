@@ -11,23 +11,38 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// setupPublication creates the insert-only publication on the outbox table
-// when it does not exist.
+// setupPublication creates the insert-only publication on the outbox when
+// it does not exist. The outbox is partitioned: the publication publishes
+// through the root (publish_via_partition_root), so every insert arrives as
+// an insert into "outbox" whatever partition holds it. An existing
+// publication without that option is altered to it, since otherwise inserts
+// would arrive under partition names this relay (and Debezium's
+// table.include.list) does not read; a publication this role may not alter
+// is an error that says so.
 func (r *Relay) setupPublication(ctx context.Context) error {
-	var exists bool
-	if err := r.cfg.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)`,
-		r.cfg.Relay.Publication).Scan(&exists); err != nil {
+	pub := r.cfg.Relay.Publication
+	var viaRoot *bool
+	err := r.cfg.Pool.QueryRow(ctx, `SELECT pubviaroot FROM pg_publication WHERE pubname = $1`, pub).Scan(&viaRoot)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("look up publication: %w", err)
 	}
-	if exists {
+	if viaRoot != nil && *viaRoot {
 		return nil
 	}
-	_, err := r.cfg.Pool.Exec(ctx, `CREATE PUBLICATION `+r.cfg.Relay.Publication+` FOR TABLE outbox WITH (publish = 'insert')`)
+	if viaRoot != nil {
+		if _, err := r.cfg.Pool.Exec(ctx, `ALTER PUBLICATION `+pub+` SET (publish_via_partition_root = true)`); err != nil {
+			return &fatalError{fmt.Errorf("publication %s publishes the outbox's partitions under their own names; "+
+				"run ALTER PUBLICATION %s SET (publish_via_partition_root = true) as its owner: %w", pub, pub, err)}
+		}
+		r.log.Info("publication now publishes through the outbox's root", "publication", pub)
+		return nil
+	}
+	_, err = r.cfg.Pool.Exec(ctx, `CREATE PUBLICATION `+pub+` FOR TABLE outbox WITH (publish = 'insert', publish_via_partition_root = true)`)
 	var pgErr *pgconn.PgError
 	if err != nil && !(errors.As(err, &pgErr) && pgErr.Code == "42710") {
 		return fmt.Errorf("create publication: %w", err)
 	}
-	r.log.Info("publication created", "publication", r.cfg.Relay.Publication)
+	r.log.Info("publication created", "publication", pub)
 	return nil
 }
 
@@ -56,15 +71,13 @@ func (r *Relay) ensureSlot(ctx context.Context, conn *pgconn.PgConn) (pglogrepl.
 	return l, true, err
 }
 
-// snapshot publishes every unsent row before streaming starts when the
-// slot is new or a previous snapshot did not finish: rows committed before a
-// slot's consistent point never come through it. It covers the rows visible
-// now (a superset of those committed before the consistent point, since the
-// slot exists already) and does not finish while any of them is unsent, even
-// when a batch comes back empty because the dispatcher holds some: the
-// stream must not publish a key's later rows before its earlier rows that
-// only the snapshot can deliver. Streaming later repeats rows committed
-// after the consistent point (at-least-once), never reorders a key.
+// snapshot publishes the log's window (every row the cursor has not
+// passed and committed now) before streaming starts, when the slot is new
+// or a previous snapshot did not finish: rows committed before a slot's
+// consistent point never come through it. The window is a superset of
+// those rows (the slot exists already); streaming later repeats rows
+// committed after the consistent point (at least once), never reorders a
+// key, since the stream starts only after the window is on Kafka.
 func (r *Relay) snapshot(ctx context.Context, created bool) error {
 	slot := r.cfg.Relay.Slot
 	if created {
@@ -81,31 +94,8 @@ func (r *Relay) snapshot(ctx context.Context, created bool) error {
 	if done {
 		return nil
 	}
-	var upTo int64
-	if err := r.cfg.Pool.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM outbox`).Scan(&upTo); err != nil {
-		return fmt.Errorf("slot snapshot: %w", err)
-	}
-	for {
-		n, err := r.pollOnce(ctx, pathSnapshot, 0, upTo, time.Time{})
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			continue
-		}
-		var left bool
-		if err := r.cfg.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM outbox WHERE published_at IS NULL AND seq <= $1)`,
-			upTo).Scan(&left); err != nil {
-			return fmt.Errorf("slot snapshot: %w", err)
-		}
-		if !left {
-			break
-		}
-		select { // rows held by the dispatcher or a late commit: look again
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(r.cfg.Relay.PollInterval):
-		}
+	if _, err := r.publishWindow(ctx, pathSnapshot); err != nil {
+		return err
 	}
 	if _, err := r.cfg.Pool.Exec(ctx, `INSERT INTO relay_slot (slot, snapshot_done_at) VALUES ($1, now())
 		ON CONFLICT (slot) DO UPDATE SET snapshot_done_at = now()`, slot); err != nil {

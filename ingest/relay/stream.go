@@ -15,9 +15,9 @@ import (
 )
 
 // streamer is one replication session: a reader decoding the WAL and
-// producing records, a marker marking acknowledged rows published and
-// completing their transactions, and a status sender confirming the
-// watermark. Only the status sender writes to the connection.
+// producing records (Kafka's acknowledgements complete their transactions)
+// and a status sender confirming the watermark. Only the status sender
+// writes to the connection.
 type streamer struct {
 	r    *Relay
 	conn *pgconn.PgConn
@@ -33,10 +33,6 @@ type streamer struct {
 
 	serverEnd atomic.Uint64 // latest WAL end from a keepalive
 	kick      chan struct{} // ask the status sender to report now
-
-	markMu  sync.Mutex
-	markQ   []*txn
-	markSig chan struct{}
 }
 
 type streamRow struct {
@@ -81,7 +77,7 @@ func (r *Relay) stream(ctx context.Context) error {
 	defer cancel(nil)
 	s := &streamer{r: r, conn: conn, wm: newWatermark(start), fail: func(err error) { cancel(err) },
 		rels: map[uint32]*relation{}, streams: map[uint32][]streamRow{},
-		kick: make(chan struct{}, 1), markSig: make(chan struct{}, 1)}
+		kick: make(chan struct{}, 1)}
 	s.serverEnd.Store(uint64(start))
 	// pgconn is not safe for concurrent use beyond one reader beside one
 	// writer: the reader gets a context of its own, cancelled only once the
@@ -102,7 +98,7 @@ func (r *Relay) stream(ctx context.Context) error {
 		}()
 	}
 	run(&reader, rctx, s.read)
-	for _, fn := range []func(context.Context) error{s.status, s.marker, r.heartbeat} {
+	for _, fn := range []func(context.Context) error{s.status, r.heartbeat} {
 		run(&writers, sctx, fn)
 	}
 	<-sctx.Done()
@@ -240,8 +236,9 @@ func (s *streamer) setOpen() {
 	s.wm.setOpen(n)
 }
 
-// publish registers a committed transaction and produces its rows; the
-// marker completes it once Kafka acknowledged all of them.
+// publish registers a committed transaction and produces its rows; it is
+// complete (the watermark may pass it) once Kafka acknowledged all of
+// them. Nothing is written back to the outbox: it is a log (cursor.go).
 func (s *streamer) publish(ctx context.Context, rows []*Row, end pglogrepl.LSN, commitTime time.Time) {
 	t := s.wm.add(end, commitTime, rows)
 	if len(rows) == 0 {
@@ -264,94 +261,11 @@ func (s *streamer) publish(ctx context.Context, rows []*Row, end pglogrepl.LSN, 
 			s.r.m.published.WithLabelValues(rec.Topic, pathStream).Inc()
 			s.r.m.latency.WithLabelValues(pathStream).Observe(s.r.cfg.Now().Sub(commitTime).Seconds())
 			if t.remaining.Add(-1) == 0 {
-				s.markMu.Lock()
-				s.markQ = append(s.markQ, t)
-				s.markMu.Unlock()
-				select {
-				case s.markSig <- struct{}{}:
-				default:
-				}
+				t.rows = nil
+				s.wm.complete(t)
+				s.nudge()
 			}
 		})
-	}
-}
-
-// marker finishes (deletes or marks) the rows of fully acknowledged
-// transactions and then completes them, which advances the watermark. Rows
-// not visible yet are looked for again (finishRetryDelays) without holding
-// the watermark back. When the session ends it makes one last attempt for
-// what is queued, so a term that ends does not leave published rows for the
-// dispatcher.
-func (s *streamer) marker(ctx context.Context) error {
-	var retries retryQueue
-	defer s.finishLeft(&retries)
-	for {
-		var due <-chan time.Time
-		if next := retries.next(); !next.IsZero() {
-			due = time.After(time.Until(next))
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-s.markSig:
-		case <-due:
-		}
-		if err := s.r.retryDue(ctx, &retries, time.Now()); err != nil {
-			return err
-		}
-		batch := s.takeMarkQ()
-		if len(batch) == 0 {
-			continue
-		}
-		missing, err := s.r.markPublished(ctx, idsOf(batch))
-		if err != nil {
-			return err
-		}
-		if len(missing) > 0 {
-			s.r.m.retried.Add(float64(len(missing)))
-			retries.add(missing, 0, time.Now())
-		}
-		for _, t := range batch {
-			t.rows = nil
-			s.wm.complete(t)
-		}
-		s.nudge()
-	}
-}
-
-func (s *streamer) takeMarkQ() []*txn {
-	s.markMu.Lock()
-	defer s.markMu.Unlock()
-	batch := s.markQ
-	s.markQ = nil
-	return batch
-}
-
-func idsOf(batch []*txn) []string {
-	var ids []string
-	for _, t := range batch {
-		for _, row := range t.rows {
-			ids = append(ids, row.ID)
-		}
-	}
-	return ids
-}
-
-// finishLeft makes one bounded, last attempt to finish the rows of
-// acknowledged transactions and the rows waiting for a retry when the
-// session ends. Whatever it cannot finish the next session streams again.
-func (s *streamer) finishLeft(retries *retryQueue) {
-	ids := idsOf(s.takeMarkQ())
-	for _, it := range retries.items {
-		ids = append(ids, it.ids...)
-	}
-	if len(ids) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if _, err := s.r.markPublished(ctx, ids); err != nil {
-		s.r.log.Warn("finish published rows at the end of the stream session", "rows", len(ids), "err", err)
 	}
 }
 

@@ -63,6 +63,9 @@ func (k *Kafka) validate() error {
 type Relay struct {
 	// Mode is "replication" (logical replication, default) or "poll";
 	// `gatehouse relay --mode` overrides.
+	// "external" says the outbox is read by another CDC (Debezium's Outbox
+	// Event Router): `gatehouse relay` refuses to run, and the outbox's
+	// partitions are dropped by age alone (storage.outbox_retention).
 	Mode string `yaml:"mode"`
 	// Slot and Publication name the replication slot and publication.
 	// Defaults gatehouse_outbox and gatehouse_outbox. The slot name also
@@ -85,18 +88,18 @@ type Relay struct {
 	// BatchSize is how many rows poll mode and the dispatcher take per
 	// transaction. Default 1000.
 	BatchSize int `yaml:"batch_size"`
-	// OnPublished is what the relay does with an outbox row once Kafka has
-	// acknowledged it: "delete" (default; cheapest, the inbox keeps the event)
-	// or "mark" (set published_at and keep the row for RetainPublished).
-	OnPublished string `yaml:"on_published"`
-	// RetainPublished is how long rows marked published (on_published: mark) are kept before the
-	// relay deletes them; a negative value keeps them forever. Default 168h
-	// (7 days).
+	// OnPublished and RetainPublished were removed with migration 00050:
+	// the outbox is an append-only log whose partitions are dropped after
+	// storage.outbox_retention. Setting either is an error that says so.
+	OnPublished     string        `yaml:"on_published"`
 	RetainPublished time.Duration `yaml:"retain_published"`
 	// MetricsInterval is how often queue age and slot lag are measured.
 	// Default 5s.
 	MetricsInterval time.Duration `yaml:"metrics_interval"`
 }
+
+// RelayExternal is relay.mode for an outbox read by Debezium instead.
+const RelayExternal = "external"
 
 func (r *Relay) applyDefaults() {
 	if r.Mode == "" {
@@ -111,9 +114,6 @@ func (r *Relay) applyDefaults() {
 	if r.RepublishAfter == 0 {
 		r.RepublishAfter = 30 * time.Second
 	}
-	if r.OnPublished == "" {
-		r.OnPublished = "delete"
-	}
 	if r.StatusInterval == 0 {
 		r.StatusInterval = time.Second
 	}
@@ -126,17 +126,14 @@ func (r *Relay) applyDefaults() {
 	if r.BatchSize == 0 {
 		r.BatchSize = 1000
 	}
-	if r.RetainPublished == 0 {
-		r.RetainPublished = 7 * 24 * time.Hour
-	}
 	if r.MetricsInterval == 0 {
 		r.MetricsInterval = 5 * time.Second
 	}
 }
 
 func (r *Relay) validate() error {
-	if r.Mode != "replication" && r.Mode != "poll" {
-		return errorf("relay.mode: %q is not replication or poll", r.Mode)
+	if r.Mode != "replication" && r.Mode != "poll" && r.Mode != RelayExternal {
+		return errorf("relay.mode: %q is not replication, poll or external", r.Mode)
 	}
 	if !identifier.MatchString(r.Slot) {
 		return errorf("relay.slot: %q must match %s", r.Slot, identifier)
@@ -147,8 +144,9 @@ func (r *Relay) validate() error {
 	if r.RepublishAfter < 0 || r.StatusInterval < 0 || r.HeartbeatInterval < 0 || r.PollInterval < 0 || r.MetricsInterval < 0 {
 		return errorf("relay: intervals must be positive")
 	}
-	if r.OnPublished != "delete" && r.OnPublished != "mark" {
-		return errorf("relay.on_published: %q is not delete or mark", r.OnPublished)
+	if r.OnPublished != "" || r.RetainPublished != 0 {
+		return errorf("relay.on_published and relay.retain_published were removed: the outbox is an append-only log " +
+			"whose partitions are dropped after storage.outbox_retention (README \"The outbox is a log\"); delete these keys")
 	}
 	if r.BatchSize < 1 {
 		return errorf("relay.batch_size: must be at least 1")

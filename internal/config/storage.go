@@ -33,6 +33,15 @@ type Storage struct {
 	AuditRetention time.Duration `yaml:"audit_retention"`
 	// CheckInterval is how often the maintenance pass runs. Default 1m.
 	CheckInterval time.Duration `yaml:"check_interval"`
+	// OutboxRetention is how long the outbox (an append-only log) keeps a
+	// published row: a partition is dropped once its range ended longer ago
+	// and every relay's cursor has passed all of its rows. Default 24h; at
+	// least the outbox partition interval. With Debezium instead of the
+	// relay, it must exceed Debezium's longest lag.
+	OutboxRetention time.Duration `yaml:"outbox_retention"`
+	// OutboxPartitionInterval is the width of the outbox's partitions.
+	// Default 1h; at least 1m.
+	OutboxPartitionInterval time.Duration `yaml:"outbox_partition_interval"`
 }
 
 func (s *Storage) applyDefaults() {
@@ -57,6 +66,12 @@ func (s *Storage) applyDefaults() {
 	if s.CheckInterval == 0 {
 		s.CheckInterval = time.Minute
 	}
+	if s.OutboxRetention == 0 {
+		s.OutboxRetention = 24 * time.Hour
+	}
+	if s.OutboxPartitionInterval == 0 {
+		s.OutboxPartitionInterval = time.Hour
+	}
 }
 
 func (s *Storage) validate() error {
@@ -67,6 +82,10 @@ func (s *Storage) validate() error {
 		return errorf("storage.key_partition_interval: %s is below 1m", s.KeyPartitionInterval)
 	case s.Ahead < 1:
 		return errorf("storage.ahead: %d; want at least 1", s.Ahead)
+	case s.OutboxPartitionInterval < time.Minute:
+		return errorf("storage.outbox_partition_interval: %s is below 1m", s.OutboxPartitionInterval)
+	case s.OutboxRetention < s.OutboxPartitionInterval:
+		return errorf("storage.outbox_retention: %s is shorter than storage.outbox_partition_interval (%s)", s.OutboxRetention, s.OutboxPartitionInterval)
 	case s.Retention < s.PartitionInterval:
 		return errorf("storage.retention: %s is shorter than storage.partition_interval (%s)", s.Retention, s.PartitionInterval)
 	case s.DedupeWindow < s.PartitionInterval:

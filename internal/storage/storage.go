@@ -29,6 +29,12 @@ type Table struct {
 	// Interval is the width of the table's new partitions. Default (0):
 	// Config.Interval.
 	Interval time.Duration
+	// Held, when set, is asked before an expired partition is dropped and
+	// reports whether its rows are still needed (the outbox's rows a relay
+	// has not published): such a partition, and every younger one, stays
+	// until a later pass, and gatehouse_storage_oldest_partition_age_seconds
+	// shows it outliving its retention.
+	Held func(ctx context.Context, conn *pgx.Conn, partition string) (bool, error)
 }
 
 // Config configures a Maintainer.
@@ -168,7 +174,7 @@ func (m *Maintainer) maintain(ctx context.Context, conn *pgx.Conn, res *Result) 
 		}
 	}
 	for _, t := range m.cfg.Partitioned {
-		dropped, err := drop(ctx, conn, t.Name, t.Retention)
+		dropped, err := m.drop(ctx, conn, t)
 		res.Dropped = append(res.Dropped, dropped...)
 		m.m.dropped.WithLabelValues(t.Name).Add(float64(len(dropped)))
 		if err != nil {
@@ -220,12 +226,13 @@ FROM next WHERE next.starts < now() + $2::interval * $3::int`, table, interval, 
 	return created, nil
 }
 
-// drop drops every partition of table whose range ended more than
-// retention ago, oldest first: detached from the parent first (detach),
+// drop drops every partition of t whose range ended more than its
+// retention ago, oldest first, stopping at the first one t.Held keeps: detached from the parent first (detach),
 // then dropped as a table of its own, which locks nothing writers use.
-func drop(ctx context.Context, conn *pgx.Conn, table string, retention time.Duration) ([]string, error) {
+func (m *Maintainer) drop(ctx context.Context, conn *pgx.Conn, t Table) ([]string, error) {
+	table := t.Name
 	rows, err := conn.Query(ctx, `SELECT name FROM storage_partitions WHERE parent = $1 AND ends < now() - $2::interval ORDER BY ends`,
-		table, retention)
+		table, t.Retention)
 	if err != nil {
 		return nil, fmt.Errorf("list expired partitions of %s: %w", table, err)
 	}
@@ -235,6 +242,16 @@ func drop(ctx context.Context, conn *pgx.Conn, table string, retention time.Dura
 	}
 	var dropped []string
 	for _, name := range names {
+		if t.Held != nil {
+			held, err := t.Held(ctx, conn, name)
+			if err != nil {
+				return dropped, fmt.Errorf("check partition %s before its drop: %w", name, err)
+			}
+			if held {
+				m.cfg.Logger.Warn("expired partition kept: its rows are still needed", "stage", m.cfg.Stage, "partition", name)
+				return dropped, nil
+			}
+		}
 		if err := detach(ctx, conn, table, name); err != nil {
 			return dropped, err
 		}

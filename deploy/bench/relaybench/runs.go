@@ -214,7 +214,7 @@ func (b *bench) startRelay(ctx context.Context, mode string) (func(), error) {
 		return nil, err
 	}
 	rc.RepublishAfter, rc.StatusInterval, rc.HeartbeatInterval = cfg.Relay.RepublishAfter, cfg.Relay.StatusInterval, cfg.Relay.HeartbeatInterval
-	rc.PollInterval, rc.BatchSize, rc.RetainPublished, rc.MetricsInterval = cfg.Relay.PollInterval, cfg.Relay.BatchSize, cfg.Relay.RetainPublished, cfg.Relay.MetricsInterval
+	rc.PollInterval, rc.BatchSize, rc.MetricsInterval = cfg.Relay.PollInterval, cfg.Relay.BatchSize, cfg.Relay.MetricsInterval
 	kc.ClientID, kc.TopicConfigs = cfg.Kafka.ClientID, cfg.Kafka.TopicConfigs
 	rl, err := relay.New(relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: rc, Kafka: kc,
 		Logger: slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelWarn}))})

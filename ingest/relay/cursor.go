@@ -1,0 +1,171 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The outbox is an append-only log (migrations/00050_outbox_log.sql): the
+// relay never deletes or updates a published row. How far it got is one
+// row per slot in outbox_cursor, a PostgreSQL snapshot: every outbox row
+// whose writing transaction (outbox.txid) is visible in it has been
+// acknowledged by Kafka. A window is the set of rows visible in a newer
+// snapshot but not in the cursor; windows never overlap and never leave a
+// gap, whatever order transactions commit in (PgQ's design), and the
+// cursor moves forward once per window, not once per row.
+
+// cursorInitSQL gives the slot its cursor on first use: the default row
+// '*' (written by the migration: every row written since is unpublished).
+const cursorInitSQL = `INSERT INTO outbox_cursor (slot, snap)
+SELECT $1, snap FROM outbox_cursor WHERE slot = '*'
+ON CONFLICT (slot) DO NOTHING`
+
+// cursorSaveSQL moves the cursor forward only: a snapshot taken later has
+// an xmax at least as high and sees every transaction an earlier one saw.
+const cursorSaveSQL = `UPDATE outbox_cursor SET snap = $2::pg_snapshot, updated_at = now()
+WHERE slot = $1 AND pg_snapshot_xmax(snap) <= pg_snapshot_xmax($2::pg_snapshot)`
+
+// windowSQL is one page of the window ($1, $2]: rows whose transaction is
+// visible in $2 and not in $1, after ($3, $4) in (txid, seq) order, which
+// is per-transaction insertion order (per-key order within a delivery
+// batch) and, across transactions, the order they began in. The (txid,
+// seq) index of each partition serves it from the cursor's xmin onwards.
+const windowSQL = `
+SELECT id::text, aggregatetype, aggregateid, type, payload::text, event_id, topic, created_at, seq, event_time, traceparent, txid::text
+FROM outbox
+WHERE txid >= pg_snapshot_xmin($1::pg_snapshot) AND txid < pg_snapshot_xmax($2::pg_snapshot)
+  AND (txid, seq) > ($3::xid8, $4::bigint)
+  AND pg_visible_in_snapshot(txid, $2::pg_snapshot) AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
+ORDER BY txid, seq
+LIMIT $5`
+
+// loadCursor returns the slot's cursor, creating it from the default.
+func (r *Relay) loadCursor(ctx context.Context) (string, error) {
+	if _, err := r.cfg.Pool.Exec(ctx, cursorInitSQL, r.cfg.Relay.Slot); err != nil {
+		return "", fmt.Errorf("outbox cursor: %w", err)
+	}
+	var snap string
+	err := r.cfg.Pool.QueryRow(ctx, `SELECT snap::text FROM outbox_cursor WHERE slot = $1`, r.cfg.Relay.Slot).Scan(&snap)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", errors.New("outbox cursor: no row for the slot and no default ('*') row; was migration 00050 applied?")
+	}
+	if err != nil {
+		return "", fmt.Errorf("outbox cursor: %w", err)
+	}
+	return snap, nil
+}
+
+// saveCursor moves the slot's cursor to snap (never backwards). Its commit
+// need not wait for a WAL flush: losing it in a crash only publishes a
+// window again (at least once).
+func (r *Relay) saveCursor(ctx context.Context, snap string) error {
+	err := pgx.BeginFunc(ctx, r.cfg.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, cursorSaveSQL, r.cfg.Relay.Slot, snap)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("save the outbox cursor: %w", err)
+	}
+	r.m.cursorMoves.Inc()
+	return nil
+}
+
+// currentSnapshot is the server's snapshot now: every transaction visible
+// in it committed before this call.
+func (r *Relay) currentSnapshot(ctx context.Context) (string, error) {
+	var snap string
+	if err := r.cfg.Pool.QueryRow(ctx, `SELECT pg_current_snapshot()::text`).Scan(&snap); err != nil {
+		return "", fmt.Errorf("take a snapshot: %w", err)
+	}
+	return snap, nil
+}
+
+// publishWindow publishes every row the cursor has not passed and that is
+// committed now, in pages of BatchSize (produce, wait for every
+// acknowledgement), then moves the cursor past them. It returns how many
+// rows it published. An error leaves the cursor where it was: the window
+// is published again (at least once), never skipped.
+func (r *Relay) publishWindow(ctx context.Context, path string) (int, error) {
+	from, err := r.loadCursor(ctx)
+	if err != nil {
+		return 0, err
+	}
+	to, err := r.currentSnapshot(ctx)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	lastTxid, lastSeq := "0", int64(0)
+	for {
+		rows, err := r.page(ctx, from, to, lastTxid, lastSeq)
+		if err != nil {
+			return total, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(rows) == 0 {
+			break
+		}
+		switch path {
+		case pathDispatcher:
+			r.log.Info("dispatcher publishing outbox rows while the stream is down", "rows", len(rows))
+		case pathSnapshot:
+			r.log.Info("new slot: publishing outbox rows written before it", "rows", len(rows))
+		}
+		if err := r.ensureTopics(ctx, topicsOf(rows)...); err != nil {
+			return total, err
+		}
+		if err := r.produceAll(ctx, rows, path); err != nil {
+			return total, err
+		}
+		total += len(rows)
+		last := rows[len(rows)-1]
+		lastTxid, lastSeq = last.txid, last.Seq
+		if len(rows) < r.cfg.Relay.BatchSize {
+			break
+		}
+	}
+	if from != to {
+		if err := r.saveCursor(ctx, to); err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// page reads one page of the window (from, to] after (txid, seq).
+func (r *Relay) page(ctx context.Context, from, to, txid string, seq int64) ([]*Row, error) {
+	// Unnamed statement: planned for these values every time, never a
+	// cached generic plan.
+	q, err := r.cfg.Pool.Query(ctx, windowSQL, pgx.QueryExecModeExec, from, to, txid, seq, r.cfg.Relay.BatchSize)
+	if err != nil {
+		return nil, fmt.Errorf("read outbox window: %w", err)
+	}
+	defer q.Close()
+	var out []*Row
+	for q.Next() {
+		row := &Row{}
+		var payload string
+		var at, tp *string
+		if err := q.Scan(&row.ID, &row.AggregateType, &row.AggregateID, &row.Type, &payload, &row.EventID,
+			&row.Topic, &row.CreatedAt, &row.Seq, &at, &tp, &row.txid); err != nil {
+			return nil, fmt.Errorf("scan outbox row: %w", err)
+		}
+		row.Payload = []byte(payload)
+		if at != nil {
+			row.EventTime = *at
+		}
+		if tp != nil {
+			row.Traceparent = *tp
+		}
+		out = append(out, row)
+	}
+	if err := q.Err(); err != nil {
+		return nil, fmt.Errorf("read outbox window: %w", err)
+	}
+	return out, nil
+}
