@@ -38,8 +38,7 @@ type MaintenanceConfig struct {
 //     storage.key_partition_interval, dropped once the longest key
 //     lifetime (the longer of dedupe window and retention) plus one key
 //     partition width has passed;
-//   - replays and erasures (the audit), deleted row by row by age.
-//
+//   - replays and erasures (the audit), deleted row by row by age;
 //   - outbox, an append-only log partitioned by created_at, dropped once
 //     storage.outbox_retention has passed and every relay's cursor is past
 //     all of its rows (with relay.mode external, Debezium reads the

@@ -71,7 +71,7 @@ Look at what was stored:
 
   psql '$GATEHOUSE_DATABASE_URL' -c 'TABLE inbox' -c 'SELECT id, aggregateid, topic FROM outbox'
 
-(an outbox row disappears once the relay has it on the topic: relay.on_published defaults to delete)
+(the outbox is an append-only log: SELECT slot, snap FROM outbox_cursor shows how far the relay got)
 
 The demo provider's API runs at http://127.0.0.1:9191, so a sent event ends
 'succeeded' (see it: bin/gatehouse replay --dead --dry-run lists dead ones;
