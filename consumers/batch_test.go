@@ -118,8 +118,12 @@ func TestCoalescingFetchesOncePerObject(t *testing.T) {
 }
 
 // api_rate_limit caps the requests the provider sees: no one-second window
-// holds more than 105% of the limit; a 429 with Retry-After pauses every
-// request for that long.
+// holds more than 110% of the limit (the limiter grants at most the limit
+// plus its burst of limit/20 per second; the rest is scheduling jitter
+// between the grant and the fake API's clock on a loaded machine, which
+// can move a request from one window into the next); without the limiter
+// all 160 arrive within a fraction of a second. A 429 with Retry-After
+// pauses every request for that long.
 func TestRateLimitAndRetryAfter(t *testing.T) {
 	f := newFixture(t)
 	const limit, n = 40, 160
@@ -145,7 +149,7 @@ func TestRateLimitAndRetryAfter(t *testing.T) {
 	for i := range n {
 		times = append(times, f.api.requests("/v1/payments/pay_rl_"+strconv.Itoa(i))...)
 	}
-	if most := maxInWindow(times, time.Second); most > limit*105/100 {
+	if most := maxInWindow(times, time.Second); most > limit*110/100 {
 		t.Fatalf("%d requests in one second with api_rate_limit %d", most, limit)
 	}
 
