@@ -149,17 +149,17 @@ ORDER BY p.ends`, keep, provider)
 	return total, nil
 }
 
-// outboxHeldSQL reports whether a partition of the outbox (%s, its quoted
-// name) holds a row some relay's cursor has not passed. The default cursor
-// ('*') counts only while no relay has a cursor of its own: rows written
-// before any relay ran are unpublished.
-const outboxHeldSQL = `WITH c AS (
-  SELECT snap FROM outbox_cursor WHERE slot <> '*'
-  UNION ALL
-  SELECT snap FROM outbox_cursor WHERE slot = '*' AND NOT EXISTS (SELECT 1 FROM outbox_cursor WHERE slot <> '*'))
-SELECT EXISTS (
-  SELECT 1 FROM c, %s o
-  WHERE o.txid >= pg_snapshot_xmin(c.snap) AND NOT pg_visible_in_snapshot(o.txid, c.snap))`
+// An outbox partition is held while some relay's cursor has not passed
+// one of its rows (a row in progress in the cursor's snapshot, or from its
+// xmax on). The default cursor ('*') counts only while no relay has a
+// cursor of its own: rows written before any relay ran are unpublished.
+const (
+	outboxCursorsSQL = `SELECT snap::text FROM outbox_cursor WHERE slot <> '*'
+UNION ALL
+SELECT snap::text FROM outbox_cursor WHERE slot = '*' AND NOT EXISTS (SELECT 1 FROM outbox_cursor WHERE slot <> '*')`
+	outboxHeldSQL = `SELECT EXISTS (SELECT 1 FROM %s
+WHERE txid = ANY(ARRAY(SELECT pg_snapshot_xip($1::pg_snapshot))) OR txid >= pg_snapshot_xmax($1::pg_snapshot))`
+)
 
 // outboxTable is the outbox as a partitioned table of ingest's maintenance.
 func outboxTable(c *config.Config) storage.Table {
@@ -168,9 +168,22 @@ func outboxTable(c *config.Config) storage.Table {
 		return t
 	}
 	t.Held = func(ctx context.Context, conn *pgx.Conn, partition string) (bool, error) {
-		var held bool
-		err := conn.QueryRow(ctx, fmt.Sprintf(outboxHeldSQL, pgx.Identifier{partition}.Sanitize())).Scan(&held)
-		return held, err
+		rows, err := conn.Query(ctx, outboxCursorsSQL)
+		if err != nil {
+			return false, err
+		}
+		snaps, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return false, err
+		}
+		q := fmt.Sprintf(outboxHeldSQL, pgx.Identifier{partition}.Sanitize())
+		for _, snap := range snaps {
+			var held bool
+			if err := conn.QueryRow(ctx, q, snap).Scan(&held); err != nil || held {
+				return held, err
+			}
+		}
+		return false, nil
 	}
 	return t
 }

@@ -28,19 +28,30 @@ ON CONFLICT (slot) DO NOTHING`
 const cursorSaveSQL = `UPDATE outbox_cursor SET snap = $2::pg_snapshot, updated_at = now()
 WHERE slot = $1 AND pg_snapshot_xmax(snap) <= pg_snapshot_xmax($2::pg_snapshot)`
 
-// windowSQL is one page of the window ($1, $2]: rows whose transaction is
-// visible in $2 and not in $1, after ($3, $4) in (txid, seq) order, which
-// is per-transaction insertion order (per-key order within a delivery
-// batch) and, across transactions, the order they began in. The (txid,
-// seq) index of each partition serves it from the cursor's xmin onwards.
-const windowSQL = `
-SELECT id::text, aggregatetype, aggregateid, type, payload::text, event_id, topic, created_at, seq, event_time, traceparent, txid::text
-FROM outbox
-WHERE txid >= pg_snapshot_xmin($1::pg_snapshot) AND txid < pg_snapshot_xmax($2::pg_snapshot)
-  AND (txid, seq) > ($3::xid8, $4::bigint)
-  AND pg_visible_in_snapshot(txid, $2::pg_snapshot) AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)
+// A window ($1, $2] holds the rows whose transaction is visible in $2 and
+// not in $1: the transactions still in progress in $1 (its xip list) and
+// those from $1's xmax on. It is read in two parts, each in (txid, seq)
+// order from the partitions' (txid, seq) indexes, so a page costs the page
+// and a transaction left open for hours (which holds every snapshot's xmin
+// back) costs one index probe per window, not a rescan of everything
+// written since it began. Every xip transaction is below $1's xmax, so the
+// parts follow each other in (txid, seq) order: per-transaction insertion
+// order (per-key order within a delivery batch) and, across transactions,
+// the order they began in. $3, $4: the last (txid, seq) read.
+const (
+	windowColumns = `SELECT id::text, aggregatetype, aggregateid, type, payload::text, event_id, topic, created_at, seq, event_time, traceparent, txid::text
+FROM outbox`
+	windowInProgressSQL = windowColumns + `
+WHERE txid = ANY(ARRAY(SELECT pg_snapshot_xip($1::pg_snapshot)))
+  AND pg_visible_in_snapshot(txid, $2::pg_snapshot) AND (txid, seq) > ($3::xid8, $4::bigint)
 ORDER BY txid, seq
 LIMIT $5`
+	windowNewerSQL = windowColumns + `
+WHERE txid >= pg_snapshot_xmax($1::pg_snapshot) AND txid < pg_snapshot_xmax($2::pg_snapshot)
+  AND pg_visible_in_snapshot(txid, $2::pg_snapshot) AND (txid, seq) > ($3::xid8, $4::bigint)
+ORDER BY txid, seq
+LIMIT $5`
+)
 
 // loadCursor returns the slot's cursor, creating it from the default.
 func (r *Relay) loadCursor(ctx context.Context) (string, error) {
@@ -102,13 +113,32 @@ func (r *Relay) publishWindow(ctx context.Context, path string) (int, error) {
 	}
 	total := 0
 	lastTxid, lastSeq := "0", int64(0)
+	for _, part := range []string{windowInProgressSQL, windowNewerSQL} {
+		n, err := r.publishPart(ctx, path, part, from, to, &lastTxid, &lastSeq)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	if from != to {
+		if err := r.saveCursor(ctx, to); err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// publishPart publishes one part of a window in pages, after and moving
+// (*lastTxid, *lastSeq).
+func (r *Relay) publishPart(ctx context.Context, path, part, from, to string, lastTxid *string, lastSeq *int64) (int, error) {
+	total := 0
 	for {
-		rows, err := r.page(ctx, from, to, lastTxid, lastSeq)
+		rows, err := r.page(ctx, part, from, to, *lastTxid, *lastSeq)
 		if err != nil {
 			return total, fmt.Errorf("%s: %w", path, err)
 		}
 		if len(rows) == 0 {
-			break
+			return total, nil
 		}
 		switch path {
 		case pathDispatcher:
@@ -124,24 +154,18 @@ func (r *Relay) publishWindow(ctx context.Context, path string) (int, error) {
 		}
 		total += len(rows)
 		last := rows[len(rows)-1]
-		lastTxid, lastSeq = last.txid, last.Seq
+		*lastTxid, *lastSeq = last.txid, last.Seq
 		if len(rows) < r.cfg.Relay.BatchSize {
-			break
+			return total, nil
 		}
 	}
-	if from != to {
-		if err := r.saveCursor(ctx, to); err != nil {
-			return total, err
-		}
-	}
-	return total, nil
 }
 
-// page reads one page of the window (from, to] after (txid, seq).
-func (r *Relay) page(ctx context.Context, from, to, txid string, seq int64) ([]*Row, error) {
+// page reads one page of a part of the window (from, to] after (txid, seq).
+func (r *Relay) page(ctx context.Context, part, from, to, txid string, seq int64) ([]*Row, error) {
 	// Unnamed statement: planned for these values every time, never a
 	// cached generic plan.
-	q, err := r.cfg.Pool.Query(ctx, windowSQL, pgx.QueryExecModeExec, from, to, txid, seq, r.cfg.Relay.BatchSize)
+	q, err := r.cfg.Pool.Query(ctx, part, pgx.QueryExecModeExec, from, to, txid, seq, r.cfg.Relay.BatchSize)
 	if err != nil {
 		return nil, fmt.Errorf("read outbox window: %w", err)
 	}

@@ -69,14 +69,38 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	return m
 }
 
-// outboxAgeSQL is the age of the first outbox row the slowest relay's
-// cursor has not passed (the default cursor when no relay ran yet), read
-// from the (txid, seq) indexes: the queue age of the log.
-const outboxAgeSQL = `WITH c AS (SELECT snap FROM outbox_cursor ORDER BY slot = '*', pg_snapshot_xmin(snap) LIMIT 1)
-SELECT coalesce(extract(epoch FROM now() - (
-	SELECT o.created_at FROM outbox o, c
-	WHERE o.txid >= pg_snapshot_xmin(c.snap) AND NOT pg_visible_in_snapshot(o.txid, c.snap)
-	ORDER BY o.txid, o.seq LIMIT 1)), 0)::float8`
+// slowestCursorSQL is the cursor of the relay furthest behind (the
+// default cursor while no relay ran yet): the smallest xmax.
+const slowestCursorSQL = `SELECT snap::text FROM outbox_cursor ORDER BY slot = '*', pg_snapshot_xmax(snap) LIMIT 1`
+
+// unpublishedSQL reads the outbox rows a cursor ($1) has not passed, in
+// the window's two index-friendly parts (cursor.go); %s is the select
+// list, %s the per-part ORDER BY/LIMIT.
+const unpublishedSQL = `SELECT %[1]s FROM outbox WHERE txid = ANY(ARRAY(SELECT pg_snapshot_xip($1::pg_snapshot))) %[2]s
+UNION ALL
+SELECT %[1]s FROM outbox WHERE txid >= pg_snapshot_xmax($1::pg_snapshot) %[2]s`
+
+var (
+	oldestSQL  = `SELECT min(created_at) FROM (` + fmt.Sprintf(unpublishedSQL, "created_at", "ORDER BY txid, seq LIMIT 1") + `) p`
+	backlogSQL = `SELECT coalesce(sum(n), 0)::bigint, min(oldest) FROM (` + fmt.Sprintf(unpublishedSQL, "count(*) AS n, min(created_at) AS oldest", "") + `) p`
+)
+
+// oldestUnpublished is the age in seconds of the first outbox row the
+// slowest relay has not published (0 when none).
+func oldestUnpublished(ctx context.Context, q Querier) (float64, error) {
+	var snap string
+	if err := q.QueryRow(ctx, slowestCursorSQL).Scan(&snap); err != nil {
+		return 0, fmt.Errorf("outbox cursor: %w", err)
+	}
+	var oldest *time.Time
+	if err := q.QueryRow(ctx, oldestSQL, snap).Scan(&oldest); err != nil {
+		return 0, fmt.Errorf("oldest unpublished outbox row: %w", err)
+	}
+	if oldest == nil {
+		return 0, nil
+	}
+	return max(time.Since(*oldest).Seconds(), 0), nil
+}
 
 // outboxAge exports gatehouse_relay_outbox_oldest_unsent_age_seconds from
 // a process that is not the relay (serve), measured at each scrape, so the
@@ -99,17 +123,10 @@ func (o *outboxAge) Describe(ch chan<- *prometheus.Desc) { ch <- o.desc }
 func (o *outboxAge) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	var age float64
-	if err := o.pool.QueryRow(ctx, outboxAgeSQL).Scan(&age); err == nil {
-		ch <- prometheus.MustNewConstMetric(o.desc, prometheus.GaugeValue, max(age, 0))
+	if age, err := oldestUnpublished(ctx, o.pool); err == nil {
+		ch <- prometheus.MustNewConstMetric(o.desc, prometheus.GaugeValue, age)
 	}
 }
-
-// backlogSQL counts the outbox rows the slowest relay's cursor has not
-// passed and the oldest one's creation time (NULL when none).
-const backlogSQL = `WITH c AS (SELECT snap FROM outbox_cursor ORDER BY slot = '*', pg_snapshot_xmin(snap) LIMIT 1)
-SELECT count(*), min(o.created_at) FROM outbox o, c
-WHERE o.txid >= pg_snapshot_xmin(c.snap) AND NOT pg_visible_in_snapshot(o.txid, c.snap)`
 
 // Querier is what Backlog needs of a pool or connection.
 type Querier interface {
@@ -121,7 +138,11 @@ type Querier interface {
 // queue, for the console and tools. Its cost grows with the backlog, not
 // with the rows kept.
 func Backlog(ctx context.Context, q Querier) (n int64, oldest *time.Time, err error) {
-	if err := q.QueryRow(ctx, backlogSQL).Scan(&n, &oldest); err != nil {
+	var snap string
+	if err := q.QueryRow(ctx, slowestCursorSQL).Scan(&snap); err != nil {
+		return 0, nil, fmt.Errorf("outbox cursor: %w", err)
+	}
+	if err := q.QueryRow(ctx, backlogSQL, snap).Scan(&n, &oldest); err != nil {
 		return 0, nil, fmt.Errorf("outbox backlog: %w", err)
 	}
 	return n, oldest, nil

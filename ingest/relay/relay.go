@@ -328,9 +328,8 @@ func (r *Relay) metricsLoop(ctx context.Context) {
 func (r *Relay) measure(ctx context.Context) {
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	var age float64
-	if err := r.cfg.Pool.QueryRow(qctx, outboxAgeSQL).Scan(&age); err == nil {
-		r.m.oldestUnsent.Set(max(age, 0))
+	if age, err := oldestUnpublished(qctx, r.cfg.Pool); err == nil {
+		r.m.oldestUnsent.Set(age)
 	}
 	if r.cfg.Relay.Mode == ModeReplication {
 		var lag float64
