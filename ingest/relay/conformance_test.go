@@ -365,3 +365,27 @@ func TestPollLateCommitIsNotSkipped(t *testing.T) {
 	collect(t, e.brokers, []string{e.topic}, append(early, late...), 30*time.Second)
 	waitFor(t, 10*time.Second, "the cursor passing the late row", func() bool { return e.unsent() == 0 })
 }
+
+// TestNewSlotStartsWhereTheSlowestRelayIs: a relay with a slot name the
+// log has no cursor for (added beside another, or renamed) starts at the
+// cursor of the relay furthest behind: it publishes neither the whole
+// retained log again nor skips a row that relay has not published.
+func TestNewSlotStartsWhereTheSlowestRelayIs(t *testing.T) {
+	brokers := testenv.KafkaForTest(t)
+	a := newEnv(t, ModePoll, brokers, "")
+	old := a.newEvents("old", 0, 20)
+	a.mustInsert(old...)
+	ra := a.start()
+	collect(t, a.brokers, []string{a.topic}, old, 30*time.Second)
+	waitFor(t, 10*time.Second, "the first relay's cursor passing its rows", func() bool { return a.unsent() == 0 })
+	ra.stop()
+	later := a.newEvents("later", 0, 5)
+	a.mustInsert(later...) // written while no relay runs: unpublished for both
+	b := &env{t: t, mode: ModePoll, dbURL: a.dbURL, pool: a.pool, brokers: brokers, slot: "relay_" + randHex(4), topic: a.topic}
+	rb := b.start()
+	collect(t, b.brokers, []string{b.topic}, later, 30*time.Second)
+	waitFor(t, 10*time.Second, "the new relay's cursor passing the later rows", func() bool { return b.unsent() == 0 })
+	if n := value(rb.r.m.published.WithLabelValues(b.topic, pathPoll)); n != float64(len(later)) {
+		t.Fatalf("the new slot's relay published %v rows, want the %d the first relay had not published", n, len(later))
+	}
+}

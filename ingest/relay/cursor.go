@@ -17,10 +17,14 @@ import (
 // gap, whatever order transactions commit in (PgQ's design), and the
 // cursor moves forward once per window, not once per row.
 
-// cursorInitSQL gives the slot its cursor on first use: the default row
-// '*' (written by the migration: every row written since is unpublished).
+// cursorInitSQL gives the slot its cursor on first use: where the relay
+// furthest behind is (the smallest xmax), so a relay added beside others,
+// or one whose slot was renamed, neither skips what they have not
+// published nor publishes the whole retained log again; with no relay yet,
+// the default row '*' (written by the migration: every row written since
+// is unpublished).
 const cursorInitSQL = `INSERT INTO outbox_cursor (slot, snap)
-SELECT $1, snap FROM outbox_cursor WHERE slot = '*'
+SELECT $1, snap FROM outbox_cursor ORDER BY slot = '*', pg_snapshot_xmax(snap) LIMIT 1
 ON CONFLICT (slot) DO NOTHING`
 
 // cursorSaveSQL moves the cursor forward only: a snapshot taken later has
