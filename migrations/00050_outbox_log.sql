@@ -70,9 +70,11 @@ BEGIN
     ALTER SEQUENCE outbox_seq OWNED BY outbox.seq;
     EXECUTE format('ALTER TABLE outbox ATTACH PARTITION outbox_legacy FOR VALUES FROM (MINVALUE) TO (%L)', v_cut);
     INSERT INTO storage_partitions VALUES ('outbox', 'outbox_legacy', '-infinity', v_cut);
-    -- (id): the erasure's and the tests' lookups; (txid, seq): the relay's
-    -- windows and its queue age, read from the cursor's xmin onwards.
-    INSERT INTO storage_tables VALUES ('outbox', ARRAY['(id)', '(txid, seq)']);
+    -- (txid, seq): the relay's windows, its queue age and the partition
+    -- hold; (event_id): erasure finds an event's outbox copy without
+    -- reading the retained log.
+    CREATE INDEX outbox_legacy_event_id_idx ON outbox_legacy (event_id);
+    INSERT INTO storage_tables VALUES ('outbox', ARRAY['(txid, seq)', '(event_id)']);
     PERFORM storage_create_partition('outbox', v_cut, v_next);
     PERFORM storage_create_partition('outbox', v_next, v_next + interval '1 hour');
 

@@ -47,8 +47,8 @@ func (m *monitor) sample(ctx context.Context, s *stack) {
 	var retrying int
 	err := s.pool.QueryRow(qctx, `SELECT
   coalesce(extract(epoch FROM now() - (SELECT min(o.created_at) FROM outbox o,
-    (SELECT snap FROM outbox_cursor ORDER BY slot = '*', pg_snapshot_xmin(snap) LIMIT 1) c
-    WHERE o.txid >= pg_snapshot_xmin(c.snap) AND NOT pg_visible_in_snapshot(o.txid, c.snap))), 0)::float8,
+    (SELECT snap FROM outbox_cursor ORDER BY slot = '*', pg_snapshot_xmax(snap) LIMIT 1) c
+    WHERE o.txid >= pg_snapshot_xmax(c.snap) OR o.txid = ANY(ARRAY(SELECT pg_snapshot_xip(c.snap))))), 0)::float8,
   coalesce((SELECT (pg_current_wal_lsn() - confirmed_flush_lsn)::bigint FROM pg_replication_slots WHERE slot_name = 'gatehouse_outbox'), 0),
   coalesce(extract(epoch FROM now() - (SELECT min(received_at) FROM inbox
     WHERE processing_state NOT IN ('succeeded', 'ignored_stale', 'skipped', 'dead'))), 0)::float8,
