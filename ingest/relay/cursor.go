@@ -43,17 +43,17 @@ WHERE slot = $1 AND pg_snapshot_xmax(snap) <= pg_snapshot_xmax($2::pg_snapshot)`
 // order (per-key order within a delivery batch) and, across transactions,
 // the order they began in. $3, $4: the last (txid, seq) read.
 const (
-	windowColumns = `SELECT id::text, aggregatetype, aggregateid, type, payload::text, event_id, topic, created_at, seq, event_time, traceparent, txid::text
+	windowColumns = `SELECT id::text, aggregatetype, aggregateid, type, payload::text, event_id, topic, created_at, seq, event_time, traceparent, txid::text AS txid_text
 FROM outbox`
 	windowInProgressSQL = windowColumns + `
 WHERE txid = ANY(ARRAY(SELECT pg_snapshot_xip($1::pg_snapshot)))
   AND pg_visible_in_snapshot(txid, $2::pg_snapshot) AND (txid, seq) > ($3::xid8, $4::bigint)
-ORDER BY txid, seq
+ORDER BY outbox.txid, outbox.seq
 LIMIT $5`
 	windowNewerSQL = windowColumns + `
 WHERE txid >= pg_snapshot_xmax($1::pg_snapshot) AND txid < pg_snapshot_xmax($2::pg_snapshot)
   AND pg_visible_in_snapshot(txid, $2::pg_snapshot) AND (txid, seq) > ($3::xid8, $4::bigint)
-ORDER BY txid, seq
+ORDER BY outbox.txid, outbox.seq
 LIMIT $5`
 )
 
