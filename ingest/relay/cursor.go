@@ -166,13 +166,33 @@ func (r *Relay) publishPart(ctx context.Context, path, part, from, to string, la
 }
 
 // page reads one page of a part of the window (from, to] after (txid, seq).
-func (r *Relay) page(ctx context.Context, part, from, to, txid string, seq int64) ([]*Row, error) {
-	// Unnamed statement: planned for these values every time, never a
-	// cached generic plan.
-	q, err := r.cfg.Pool.Query(ctx, part, pgx.QueryExecModeExec, from, to, txid, seq, r.cfg.Relay.BatchSize)
+func (r *Relay) page(ctx context.Context, part, from, to, txid string, seq int64) (out []*Row, err error) {
+	err = pgx.BeginTxFunc(ctx, r.cfg.Pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		// A partition's statistics trail its rows (a new partition has none
+		// until autovacuum analyzes it): planned on estimates, a page over
+		// a large window became a bitmap scan of the whole window and a
+		// sort, every page. Walking the (txid, seq) indexes in order keeps a
+		// page's cost the page's.
+		if _, err := tx.Exec(ctx, `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
+			set_config('enable_sort', 'off', true)`); err != nil {
+			return err
+		}
+		// Unnamed statement: planned for these values every time, never a
+		// cached generic plan.
+		q, err := tx.Query(ctx, part, pgx.QueryExecModeExec, from, to, txid, seq, r.cfg.Relay.BatchSize)
+		if err != nil {
+			return err
+		}
+		out, err = scanRows(q)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read outbox window: %w", err)
 	}
+	return out, nil
+}
+
+func scanRows(q pgx.Rows) ([]*Row, error) {
 	defer q.Close()
 	var out []*Row
 	for q.Next() {
@@ -192,8 +212,5 @@ func (r *Relay) page(ctx context.Context, part, from, to, txid string, seq int64
 		}
 		out = append(out, row)
 	}
-	if err := q.Err(); err != nil {
-		return nil, fmt.Errorf("read outbox window: %w", err)
-	}
-	return out, nil
+	return out, q.Err()
 }
