@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -156,7 +157,7 @@ func (r *results) print(w io.Writer) {
 		"Open loop: **%.0f events/s** for %s over %d connections, one request due every %s whatever the answers, latency from the due time: "+
 		"%d answered 2xx, %d not (%s). After the open loop the relay and consumers %s.\n\n",
 		o.maxD, o.conns, r.max.Rate(), maxFailed, drainText(r.preDrain, o.drain),
-		r.rate, o.duration, o.openConns, time.Duration(float64(time.Second)/r.rate), ok, failed, orNone(r.open.LastError),
+		r.rate, o.duration, o.openConns, time.Duration(float64(time.Second)/r.rate), ok, failed, lastErr(r.open.LastError),
 		drainText(r.postDrain, o.drain))
 
 	fmt.Fprintf(w, "| stage | first minute: events/s | first minute: queue age mean / max | last minute: events/s | last minute: queue age mean / max |\n|---|---|---|---|---|\n")
@@ -195,8 +196,8 @@ func (r *results) print(w io.Writer) {
 			maxOf(win, func(s sample) float64 { return s.relayAge }, " s"),
 			maxOf(win, func(s sample) float64 { return s.consumerAge }, " s"), mib(b.totalBytes()), b.load)
 	}
-	fmt.Fprintf(w, "\nConsumer records with an outcome other than ok during the open loop: %.0f. Samples that failed: %d.\n",
-		last.notOK-first.notOK, r.sampleErrs)
+	fmt.Fprintf(w, "\nDuring the open loop: events accepted %.0f; relay records published by path: %s; consumer records by outcome: %s. Samples that failed: %d.\n",
+		last.accepted-first.accepted, diff(first.paths, last.paths), diff(first.outcomes, last.outcomes), r.sampleErrs)
 }
 
 func (r *results) printStorage(w io.Writer, first, m1, last sample) {
@@ -238,6 +239,22 @@ func (r *results) printStorage(w io.Writer, first, m1, last sample) {
 		"partitions at the start → the end: %s.\n\n", last.created-first.created, last.dropped-first.dropped, strings.Join(counts, ", "))
 }
 
+// diff lists after − before by key.
+func diff(before, after map[string]float64) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(after)) {
+		out = append(out, fmt.Sprintf("%s %.0f", k, after[k]-before[k]))
+	}
+	return orNone(strings.Join(out, ", "))
+}
+
+func lastErr(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return "last: " + s
+}
+
 func maxOf(ss []sample, f func(sample) float64, unit string) string {
 	hi := math.NaN()
 	for _, s := range ss {
@@ -255,5 +272,5 @@ func orNone(s string) string {
 	if s == "" {
 		return "none"
 	}
-	return "last: " + s
+	return s
 }

@@ -28,7 +28,8 @@ type sample struct {
 	accepted  float64 // serve: gatehouse_webhook_deliveries_total{outcome="accepted"}
 	published float64 // relay: gatehouse_relay_records_published_total
 	processed float64 // consume: gatehouse_consumer_records_processed_total (every outcome)
-	notOK     float64 // consume: the same with an outcome other than ok
+	outcomes  map[string]float64 // consume: the same by outcome
+	paths     map[string]float64 // relay: published by path (stream, dispatcher, poll)
 
 	relayAge    float64 // gatehouse_relay_outbox_oldest_unsent_age_seconds (the relay's)
 	slotLag     float64 // gatehouse_relay_slot_lag_seconds
@@ -107,6 +108,19 @@ func (f families) sum(name string, match ...string) float64 {
 	return t
 }
 
+// by sums the counter name by the value of its label.
+func (f families) by(name, label string) map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range f[name].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == label {
+				out[l.GetValue()] += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
+}
+
 // max is the largest value of the series, NaN when there is none.
 func (f families) max(name string, match ...string) float64 {
 	out := math.NaN()
@@ -141,7 +155,8 @@ func (sm *sampler) take(ctx context.Context) (sample, error) {
 	s.accepted = sv.sum("gatehouse_webhook_deliveries_total", "outcome", "accepted")
 	s.published = rl.sum("gatehouse_relay_records_published_total")
 	s.processed = co.sum("gatehouse_consumer_records_processed_total")
-	s.notOK = s.processed - co.sum("gatehouse_consumer_records_processed_total", "outcome", "ok")
+	s.outcomes = co.by("gatehouse_consumer_records_processed_total", "outcome")
+	s.paths = rl.by("gatehouse_relay_records_published_total", "path")
 	s.ack = ackBuckets(sv)
 	s.relayAge = rl.max("gatehouse_relay_outbox_oldest_unsent_age_seconds")
 	s.slotLag = rl.max("gatehouse_relay_slot_lag_seconds")
