@@ -39,11 +39,12 @@ kafka:
   brokers: [%s]
 storage:
   partition_interval: %s
+  key_partition_interval: %s
   retention: %s
   dedupe_window: %s
   check_interval: %s
 providers:
-%s`, st.DBURL, st.Brokers(), o.interval, o.retention, o.interval, o.check,
+%s`, st.DBURL, st.Brokers(), o.interval, o.keyInterval, o.retention, o.interval, o.check,
 		benchenv.ProviderYAML(provider, secret, "    api_url: "+apiURL+"\n"))
 	path := filepath.Join(dir, "gatehouse.yaml")
 	return path, os.WriteFile(path, []byte(text), 0o600)

@@ -147,10 +147,10 @@ func (r *results) print(w io.Writer) {
 	fmt.Fprintf(w, "## Sustained pipeline\n\n")
 	fmt.Fprintf(w, "`go run ./deploy/bench/pipelinebench %s` — `gatehouse serve`, `gatehouse relay` (logical replication) and `gatehouse consume` "+
 		"(fetching every payment from the demo API and writing its projection) as separate processes; PostgreSQL %s (fsync on), Kafka %s, "+
-		"all on this machine. Storage: partition_interval %s, retention %s, dedupe_window %s, check_interval %s "+
+		"all on this machine. Storage: partition_interval %s, key_partition_interval %s, retention %s, dedupe_window %s, check_interval %s "+
 		"(the migration's day-wide partitions replaced by none before the start, so the running processes lay them out). "+
 		"Load average during the open loop: mean %.1f, max %.1f.\n\n",
-		strings.Join(o.args, " "), r.pgVersion, r.kafkaVersion, o.interval, o.retention, o.interval, o.check,
+		strings.Join(o.args, " "), r.pgVersion, r.kafkaVersion, o.interval, o.keyInterval, o.retention, o.interval, o.check,
 		loadSum/float64(len(r.samples)), loadMax)
 	_, maxFailed := r.max.Counts()
 	fmt.Fprintf(w, "Closed loop (%s, %d connections, relay and consumers running): **%.0f events/s** (%d non-2xx); then %s. "+

@@ -25,9 +25,9 @@ var tables = []string{"inbox", "dedupe_keys", "outbox", "processed_events", "pro
 type sample struct {
 	at time.Duration // since the open-loop phase started
 
-	accepted  float64 // serve: gatehouse_webhook_deliveries_total{outcome="accepted"}
-	published float64 // relay: gatehouse_relay_records_published_total
-	processed float64 // consume: gatehouse_consumer_records_processed_total (every outcome)
+	accepted  float64            // serve: gatehouse_webhook_deliveries_total{outcome="accepted"}
+	published float64            // relay: gatehouse_relay_records_published_total
+	processed float64            // consume: gatehouse_consumer_records_processed_total (every outcome)
 	outcomes  map[string]float64 // consume: the same by outcome
 	paths     map[string]float64 // relay: published by path (stream, dispatcher, poll)
 
