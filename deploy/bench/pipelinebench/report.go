@@ -201,7 +201,17 @@ func (r *results) print(w io.Writer) {
 }
 
 func (r *results) printStorage(w io.Writer, first, m1, last sample) {
-	fmt.Fprintf(w, "| table | start of open loop | end of first minute | end of run | max during run |\n|---|---|---|---|---|\n")
+	// The last third of the run: long after the retention horizon in a
+	// 10-minute run, so a bounded table no longer grows there.
+	third := r.near(last.at - last.at/3)
+	fmt.Fprintf(w, "| table | start of open loop | end of first minute | end of run | max during run | growth over the last %s |\n|---|---|---|---|---|---|\n",
+		(last.at - third.at).Round(time.Second))
+	growth := func(a, b int64) string {
+		if a < 0 || b < 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%+.1f MiB", float64(b-a)/(1<<20))
+	}
 	maxBytes := func(f func(sample) int64) int64 {
 		var hi int64
 		for _, s := range r.samples {
@@ -217,10 +227,11 @@ func (r *results) printStorage(w io.Writer, first, m1, last sample) {
 	}
 	for _, t := range tables {
 		f := func(s sample) int64 { return s.bytes[t] }
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", t, size(f(first)), size(f(m1)), size(f(last)), size(maxBytes(f)))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", t, size(f(first)), size(f(m1)), size(f(last)), size(maxBytes(f)), growth(f(third), f(last)))
 	}
 	total := func(s sample) int64 { return s.totalBytes() }
-	fmt.Fprintf(w, "| **total** | %s | %s | **%s** | %s |\n\n", mib(total(first)), mib(total(m1)), mib(total(last)), mib(maxBytes(total)))
+	fmt.Fprintf(w, "| **total** | %s | %s | **%s** | %s | %s |\n\n", mib(total(first)), mib(total(m1)), mib(total(last)), mib(maxBytes(total)),
+		growth(total(third), total(last)))
 	var parents []string
 	for p := range last.parts {
 		parents = append(parents, p)

@@ -54,7 +54,7 @@ func TestReportFiguresComeFromTheirWindows(t *testing.T) {
 		"| receiver (accepted) | 100 | ack p99 1.00 ms | 100 | ack p99 3.00 ms |",
 		"| consumers (processed) | 100 |", "| 90 |",
 		"**3 created, 2 dropped**",
-		"| inbox | 0.0 MiB | 60.0 MiB | 180.0 MiB | 180.0 MiB |",
+		"| inbox | 0.0 MiB | 60.0 MiB | 180.0 MiB | 180.0 MiB | +60.0 MiB |",
 		"| 3 | 6000 | 1 | 3.00 ms | 3.00 ms | 1.00 |",
 		"17999 answered 2xx, 1 not",
 		"not caught up within 1m0s",
