@@ -173,6 +173,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		}
 		return err
 	}
+	for _, p := range procs {
+		n, last := p.warnings()
+		r.logs = append(r.logs, procLog{name: p.name, warnings: n, last: last})
+	}
 	r.print(stdout)
 	return nil
 }

@@ -228,3 +228,26 @@ func tail(path string) string {
 }
 
 var errExited = errors.New("a gatehouse process exited during the run")
+
+// warnings counts the WARN and ERROR lines of the process's JSON log and
+// returns the message of the last one.
+func (p *proc) warnings() (n int, last string) {
+	f, err := os.Open(p.log)
+	if err != nil {
+		return 0, ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {
+			n++
+			last = line
+		}
+	}
+	if len(last) > 300 {
+		last = last[:300] + "…"
+	}
+	return n, last
+}

@@ -22,6 +22,14 @@ type results struct {
 	open                    benchenv.LoadResult
 	samples                 []sample // ordered by at; the first at the open loop's start, the last at its end
 	sampleErrs              int
+	logs                    []procLog
+}
+
+// procLog is what a process logged at WARN or ERROR during the whole run.
+type procLog struct {
+	name     string
+	warnings int
+	last     string
 }
 
 // near returns the sample taken closest to t.
@@ -198,6 +206,13 @@ func (r *results) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nDuring the open loop: events accepted %.0f; relay records published by path: %s; consumer records by outcome: %s. Samples that failed: %d.\n",
 		last.accepted-first.accepted, diff(first.paths, last.paths), diff(first.outcomes, last.outcomes), r.sampleErrs)
+	for _, l := range r.logs {
+		fmt.Fprintf(w, "\n`gatehouse %s` logged %d warnings or errors during the whole run", l.name, l.warnings)
+		if l.last != "" {
+			fmt.Fprintf(w, "; the last: `%s`", l.last)
+		}
+		fmt.Fprintln(w, ".")
+	}
 }
 
 func (r *results) printStorage(w io.Writer, first, m1, last sample) {
