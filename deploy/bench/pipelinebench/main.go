@@ -56,6 +56,7 @@ type options struct {
 	drain       time.Duration
 	gatehouse   string
 	keep        bool
+	logDir      string
 	args        []string // as given, for the report
 }
 
@@ -83,6 +84,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.drain, "drain", 3*time.Minute, "longest wait for the relay and consumers to catch up after the closed-loop phase")
 	fs.StringVar(&o.gatehouse, "gatehouse", "", "gatehouse binary (default: go build ./cmd/gatehouse into the run's directory)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the run's directories (data, config, process logs)")
+	fs.StringVar(&o.logDir, "logdir", "", "write the config and the processes' logs into this directory and keep them (default: a temporary directory, removed after a successful run)")
 	for _, a := range args {
 		if a == "-h" || a == "-help" || a == "--help" {
 			fs.SetOutput(stdout)
@@ -107,12 +109,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "pipelinebench-")
+	dir := o.logDir
+	if dir != "" {
+		err = os.MkdirAll(dir, 0o755)
+	} else {
+		dir, err = os.MkdirTemp("", "pipelinebench-")
+	}
 	if err != nil {
 		return err
 	}
 	defer func() {
-		if err != nil || o.keep {
+		if err != nil || o.keep || o.logDir != "" {
 			fmt.Fprintf(stderr, "pipelinebench: config and process logs kept in %s\n", dir)
 			return
 		}
