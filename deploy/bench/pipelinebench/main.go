@@ -5,9 +5,9 @@
 // every payment from the demo provider API and writing its projection, and
 // the consumers' storage maintenance) run as separate processes against a
 // private PostgreSQL (fsync on) and Kafka broker (deploy/bench/benchenv),
-// with short storage lifetimes (partition_interval and
-// key_partition_interval 1m, retention 3m, check_interval 10s), so
-// partitions are created and dropped during the run.
+// with short storage lifetimes (partition_interval, key_partition_interval
+// and outbox_partition_interval 1m, retention and outbox_retention 3m,
+// check_interval 10s), so partitions are created and dropped during the run.
 //
 // First a closed-loop phase (-max-d, -conns) finds the receiver's maximum
 // rate of signed deliveries with the whole pipeline running; after the
@@ -76,9 +76,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.openConns, "open-conns", 64, "connections of the open-loop phase")
 	fs.Float64Var(&o.rate, "rate", 0, "open-loop rate in events/s (default half the closed-loop maximum)")
 	fs.IntVar(&o.body, "body", 512, "approximate event body size in bytes")
-	fs.DurationVar(&o.interval, "interval", time.Minute, "storage.partition_interval (also the dedupe window)")
+	fs.DurationVar(&o.interval, "interval", time.Minute, "storage.partition_interval (also outbox_partition_interval and the dedupe window)")
 	fs.DurationVar(&o.keyInterval, "key-interval", time.Minute, "storage.key_partition_interval")
-	fs.DurationVar(&o.retention, "retention", 3*time.Minute, "storage.retention")
+	fs.DurationVar(&o.retention, "retention", 3*time.Minute, "storage.retention (also outbox_retention)")
 	fs.DurationVar(&o.check, "check", 10*time.Second, "storage.check_interval")
 	fs.DurationVar(&o.every, "every", 10*time.Second, "sampling interval of metrics and table sizes")
 	fs.DurationVar(&o.drain, "drain", 3*time.Minute, "longest wait for the relay and consumers to catch up after the closed-loop phase")

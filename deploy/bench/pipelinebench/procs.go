@@ -33,18 +33,20 @@ const provider = "bench"
 func writeConfig(dir string, o *options, st *benchenv.Stack, secret []byte, apiURL string) (string, error) {
 	text := fmt.Sprintf(`listen: "127.0.0.1:0"
 admin_listen: "127.0.0.1:0"
-database_url: %q
+database_url: %[1]q
 log_level: info
 kafka:
-  brokers: [%s]
+  brokers: [%[2]s]
 storage:
-  partition_interval: %s
-  key_partition_interval: %s
-  retention: %s
-  dedupe_window: %s
-  check_interval: %s
+  partition_interval: %[3]s
+  key_partition_interval: %[4]s
+  outbox_partition_interval: %[3]s
+  retention: %[5]s
+  outbox_retention: %[5]s
+  dedupe_window: %[3]s
+  check_interval: %[6]s
 providers:
-%s`, st.DBURL, st.Brokers(), o.interval, o.keyInterval, o.retention, o.interval, o.check,
+%[7]s`, st.DBURL, st.Brokers(), o.interval, o.keyInterval, o.retention, o.check,
 		benchenv.ProviderYAML(provider, secret, "    api_url: "+apiURL+"\n"))
 	path := filepath.Join(dir, "gatehouse.yaml")
 	return path, os.WriteFile(path, []byte(text), 0o600)

@@ -155,7 +155,7 @@ func (r *results) print(w io.Writer) {
 	fmt.Fprintf(w, "## Sustained pipeline\n\n")
 	fmt.Fprintf(w, "`go run ./deploy/bench/pipelinebench %s` — `gatehouse serve`, `gatehouse relay` (logical replication) and `gatehouse consume` "+
 		"(fetching every payment from the demo API and writing its projection) as separate processes; PostgreSQL %s (fsync on), Kafka %s, "+
-		"all on this machine. Storage: partition_interval %s, key_partition_interval %s, retention %s, dedupe_window %s, check_interval %s "+
+		"all on this machine. Storage: partition_interval %s (inbox and outbox), key_partition_interval %s, retention %s (inbox and outbox), dedupe_window %s, check_interval %s "+
 		"(the migration's day-wide partitions replaced by none before the start, so the running processes lay them out). "+
 		"Load average during the open loop: mean %.1f, max %.1f.\n\n",
 		strings.Join(o.args, " "), r.pgVersion, r.kafkaVersion, o.interval, o.keyInterval, o.retention, o.interval, o.check,
@@ -174,9 +174,11 @@ func (r *results) print(w io.Writer) {
 	pro := func(s sample) float64 { return s.processed }
 	fmt.Fprintf(w, "| receiver (accepted) | %.0f | ack p99 %s | %.0f | ack p99 %s |\n",
 		perSecond(first, m1, acc), ms(pct(mins[0].lats, 0.99)), perSecond(lastFrom, last, acc), ms(pct(mins[len(mins)-1].lats, 0.99)))
-	fmt.Fprintf(w, "| relay (published to Kafka) | %.0f | oldest unsent outbox row %s | %.0f | %s |\n",
-		perSecond(first, m1, pub), meanMax(firstWin, func(s sample) float64 { return s.relayAge }, " s"),
-		perSecond(lastFrom, last, pub), meanMax(lastWin, func(s sample) float64 { return s.relayAge }, " s"))
+	relayAge := func(s sample) float64 { return s.relayAge }
+	slotLag := func(s sample) float64 { return s.slotLag }
+	fmt.Fprintf(w, "| relay (published to Kafka) | %.0f | oldest unpublished outbox row %s; slot lag %s | %.0f | %s; slot lag %s |\n",
+		perSecond(first, m1, pub), meanMax(firstWin, relayAge, " s"), meanMax(firstWin, slotLag, " s"),
+		perSecond(lastFrom, last, pub), meanMax(lastWin, relayAge, " s"), meanMax(lastWin, slotLag, " s"))
 	fmt.Fprintf(w, "| consumers (processed) | %.0f | oldest unprocessed record %s; lag %s | %.0f | %s; lag %s |\n\n",
 		perSecond(first, m1, pro), meanMax(firstWin, func(s sample) float64 { return s.consumerAge }, " s"),
 		meanMax(firstWin, func(s sample) float64 { return s.consumerLag }, " records"),
