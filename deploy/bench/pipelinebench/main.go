@@ -212,7 +212,8 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 	}
 	st.Logf("open loop at %.0f events/s for %s", r.rate, o.duration)
 	sm.start = time.Now()
-	first, err := sm.take(ctx)
+	first, failed, err := sm.takeRetry(ctx)
+	r.sampleErrs += failed
 	if err != nil {
 		return err
 	}
@@ -251,7 +252,8 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
-	last, err := sm.take(ctx)
+	last, failed, err := sm.takeRetry(ctx)
+	r.sampleErrs += failed
 	if err != nil {
 		return err
 	}
@@ -267,7 +269,7 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 func waitDrained(ctx context.Context, sm *sampler, limit time.Duration) (time.Duration, error) {
 	t0 := time.Now()
 	for time.Since(t0) < limit {
-		s, err := sm.take(ctx)
+		s, _, err := sm.takeRetry(ctx)
 		if err != nil {
 			return 0, err
 		}

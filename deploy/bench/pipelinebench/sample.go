@@ -139,6 +139,25 @@ type sampler struct {
 	start                 time.Time
 }
 
+// takeRetry is take, tried up to three times two seconds apart (a scrape
+// or a size query may time out on a loaded machine); it returns the last
+// error and how many attempts failed.
+func (sm *sampler) takeRetry(ctx context.Context) (sample, int, error) {
+	var err error
+	for i := range 3 {
+		var s sample
+		if s, err = sm.take(ctx); err == nil {
+			return s, i, nil
+		}
+		select {
+		case <-ctx.Done():
+			return s, i + 1, context.Cause(ctx)
+		case <-time.After(2 * time.Second):
+		}
+	}
+	return sample{}, 3, err
+}
+
 func (sm *sampler) take(ctx context.Context) (sample, error) {
 	s := sample{at: time.Since(sm.start), load: benchenv.LoadAvg()}
 	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
