@@ -1,0 +1,158 @@
+package benchenv
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gatehouse/gatehouse/ingest/signature"
+)
+
+// The headers and event type of the deliveries Deliveries builds: SPEC.md's
+// reference scheme with the sections' own header names.
+const (
+	TimestampHeader = "X-Bench-Timestamp"
+	SignatureHeader = "X-Bench-Signature"
+	EventType       = "payment.succeeded"
+)
+
+// ProviderYAML is the configuration of a reference-scheme provider named
+// name that accepts the deliveries of a Deliveries with secret: a
+// providers.<name> entry indented for the providers: map, keyed by
+// data.payment_id. extra is appended as more keys of the entry (each line
+// indented by four spaces), e.g. "    api_url: http://…\n".
+func ProviderYAML(name string, secret []byte, extra string) string {
+	return fmt.Sprintf(`  %s:
+    scheme: reference
+    timestamp_header: %s
+    signature_header: %s
+    tolerance: 300s
+    secrets:
+      - id: bench
+        value: %q
+    aggregate_id_path: [data.payment_id]
+`, name, TimestampHeader, SignatureHeader, string(secret)) + extra
+}
+
+// Deliveries builds complete, signed HTTP/1.1 requests, each a first
+// delivery of a new event of one reference-scheme provider. Event ids are
+// 13-digit decimal strings from one counter (increasing keys, as
+// pgbench's); each event is about its own payment (data.payment_id
+// pay_<id>). Safe for concurrent use.
+type Deliveries struct {
+	cfg    signature.Config
+	secret []byte
+	head   string // request line and fixed headers
+	pad    string
+	next   atomic.Int64
+}
+
+// NewDeliveries returns the deliveries of provider, posted to the receiver
+// at addr (host:port), signed with secret; each body is padded to about
+// bodyBytes bytes.
+func NewDeliveries(provider, addr string, secret []byte, bodyBytes int) *Deliveries {
+	d := &Deliveries{
+		cfg:    signature.Config{Scheme: "reference", TimestampHeader: TimestampHeader, SignatureHeader: SignatureHeader},
+		secret: secret,
+		head: "POST /webhooks/" + provider + " HTTP/1.1\r\nHost: " + addr +
+			"\r\nContent-Type: application/json\r\nUser-Agent: gatehouse-bench\r\n",
+	}
+	if n := bodyBytes - len(d.Body(1_000_000_000_000, time.Now())); n > 0 {
+		d.pad = strings.Repeat("x", n)
+	}
+	return d
+}
+
+// Body is the JSON body of event id created at now.
+func (d *Deliveries) Body(id int64, now time.Time) []byte {
+	s := strconv.FormatInt(id, 10)
+	return []byte(`{"id":"` + s + `","type":"` + EventType + `","created_at":"` + now.UTC().Format(time.RFC3339) +
+		`","data":{"payment_id":"pay_` + s + `","amount":1999,"currency":"eur","description":"` + d.pad + `"}}`)
+}
+
+// Next returns the raw bytes of a signed delivery of a new event, signed
+// at now.
+func (d *Deliveries) Next(now time.Time) []byte {
+	id := 1_000_000_000_000 + d.next.Add(1)
+	body := d.Body(id, now)
+	h, err := signature.Sign(d.cfg, d.secret, body, now, "")
+	if err != nil {
+		panic(err) // the config is constant and valid
+	}
+	var sb strings.Builder
+	sb.Grow(len(d.head) + 200 + len(body))
+	sb.WriteString(d.head)
+	sb.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n")
+	sb.WriteString(TimestampHeader + ": " + h.Get(TimestampHeader) + "\r\n")
+	sb.WriteString(SignatureHeader + ": " + h.Get(SignatureHeader) + "\r\n\r\n")
+	sb.Write(body)
+	return []byte(sb.String())
+}
+
+// Sent is the number of deliveries Next has built.
+func (d *Deliveries) Sent() int64 { return d.next.Load() }
+
+// Conn is one keep-alive HTTP/1.1 connection to a receiver; a failed
+// request closes it and the next Do dials again.
+type Conn struct {
+	addr string
+	c    net.Conn
+	br   *bufio.Reader
+}
+
+// NewConn returns a connection to addr, dialled on first use.
+func NewConn(addr string) *Conn { return &Conn{addr: addr} }
+
+// Do sends one raw request and reads the response: its status and, when
+// not 2xx, the start of its body. A transport error (dial, write, read,
+// 30 s deadline) is returned and the connection closed.
+func (c *Conn) Do(req []byte) (int, string, error) {
+	if c.c == nil {
+		nc, err := net.DialTimeout("tcp", c.addr, 10*time.Second)
+		if err != nil {
+			return 0, "", fmt.Errorf("dial receiver: %w", err)
+		}
+		c.c, c.br = nc, bufio.NewReaderSize(nc, 4096)
+	}
+	status, msg, err := c.roundTrip(req)
+	if err != nil {
+		c.Close()
+	}
+	return status, msg, err
+}
+
+func (c *Conn) roundTrip(req []byte) (int, string, error) {
+	_ = c.c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := c.c.Write(req); err != nil {
+		return 0, "", err
+	}
+	resp, err := http.ReadResponse(c.br, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	msg := ""
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		msg = strings.TrimSpace(string(b))
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.Close {
+		c.Close()
+	}
+	return resp.StatusCode, msg, nil
+}
+
+// Close closes the connection (a later Do dials again).
+func (c *Conn) Close() {
+	if c.c != nil {
+		_ = c.c.Close()
+		c.c, c.br = nil, nil
+	}
+}

@@ -1,0 +1,288 @@
+// Command pipelinebench is the sustained-pipeline benchmark (issue 29,
+// docs/BENCHMARKS.md "Sustained pipeline"): the real `gatehouse serve`
+// (receiver and ingest storage maintenance), `gatehouse relay` (logical
+// replication to Kafka) and `gatehouse consume` (consumer group, fetching
+// every payment from the demo provider API and writing its projection, and
+// the consumers' storage maintenance) run as separate processes against a
+// private PostgreSQL (fsync on) and Kafka broker (deploy/bench/benchenv),
+// with short storage lifetimes (partition_interval, key_partition_interval
+// and outbox_partition_interval 1m, retention and outbox_retention 3m,
+// check_interval 10s), so partitions are created and dropped during the run.
+//
+// First a closed-loop phase (-max-d, -conns) finds the receiver's maximum
+// rate of signed deliveries with the whole pipeline running; after the
+// relay and the consumers have caught up, an open-loop phase sends at half
+// that rate (or -rate) for -d: one request due every 1/rate seconds whatever
+// the answers, its ack latency measured from its due time. Every -every it
+// reads the processes' /metrics (accepted, published and processed counts,
+// the relay's oldest unsent outbox row, the consumers' queue age and lag,
+// partitions created and dropped) and the database (size of every table
+// the pipeline writes, partitions per table). It prints a Markdown section:
+// each stage's rate and queue age in the first and the last minute,
+// storage bytes, partitions created and dropped, ack p50/p99 overall and
+// per minute, and errors. It exits non-zero only when the harness fails,
+// never on a figure. Usage (from the repository root):
+//
+//	go run ./deploy/bench/pipelinebench [-d 10m] [-gatehouse bin/gatehouse]
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
+)
+
+type options struct {
+	duration    time.Duration
+	maxD        time.Duration
+	conns       int
+	openConns   int
+	rate        float64
+	body        int
+	interval    time.Duration
+	keyInterval time.Duration
+	retention   time.Duration
+	check       time.Duration
+	every       time.Duration
+	drain       time.Duration
+	gatehouse   string
+	keep        bool
+	logDir      string
+	args        []string // as given, for the report
+}
+
+func main() { benchenv.Main("pipelinebench", run) }
+
+func parseFlags(args []string, stdout, stderr io.Writer) (*options, error) {
+	o := &options{args: args}
+	fs := flag.NewFlagSet("pipelinebench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "pipelinebench: serve + relay + consume at a fixed rate (half the receiver's maximum) for -d, with partitions created and dropped during the run.\n\nExample: go run ./deploy/bench/pipelinebench -d 10m\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	fs.DurationVar(&o.duration, "d", 10*time.Minute, "length of the open-loop (fixed-rate) phase")
+	fs.DurationVar(&o.maxD, "max-d", 20*time.Second, "length of the closed-loop phase that finds the receiver's maximum rate")
+	fs.IntVar(&o.conns, "conns", 64, "connections of the closed-loop phase")
+	fs.IntVar(&o.openConns, "open-conns", 64, "connections of the open-loop phase")
+	fs.Float64Var(&o.rate, "rate", 0, "open-loop rate in events/s (default half the closed-loop maximum)")
+	fs.IntVar(&o.body, "body", 512, "approximate event body size in bytes")
+	fs.DurationVar(&o.interval, "interval", time.Minute, "storage.partition_interval (also outbox_partition_interval and the dedupe window)")
+	fs.DurationVar(&o.keyInterval, "key-interval", time.Minute, "storage.key_partition_interval")
+	fs.DurationVar(&o.retention, "retention", 3*time.Minute, "storage.retention (also outbox_retention)")
+	fs.DurationVar(&o.check, "check", 10*time.Second, "storage.check_interval")
+	fs.DurationVar(&o.every, "every", 10*time.Second, "sampling interval of metrics and table sizes")
+	fs.DurationVar(&o.drain, "drain", 3*time.Minute, "longest wait for the relay and consumers to catch up after the closed-loop phase")
+	fs.StringVar(&o.gatehouse, "gatehouse", "", "gatehouse binary (default: go build ./cmd/gatehouse into the run's directory)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the run's directories (data, config, process logs)")
+	fs.StringVar(&o.logDir, "logdir", "", "write the config and the processes' logs into this directory and keep them (default: a temporary directory, removed after a successful run)")
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return nil, flag.ErrHelp
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if o.duration < time.Minute || o.every <= 0 || o.maxD <= 0 || o.conns < 1 || o.openConns < 1 {
+		return nil, errors.New("-d must be at least 1m; -every, -max-d, -conns and -open-conns positive")
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	o, err := parseFlags(args, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	dir := o.logDir
+	if dir != "" {
+		err = os.MkdirAll(dir, 0o755)
+	} else {
+		dir, err = os.MkdirTemp("", "pipelinebench-")
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil || o.keep || o.logDir != "" {
+			fmt.Fprintf(stderr, "pipelinebench: config and process logs kept in %s\n", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	}()
+	st, err := benchenv.Start(ctx, benchenv.Options{Name: "pipelinebench", Kafka: true, Keep: o.keep}, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	bin := o.gatehouse
+	if bin == "" {
+		st.Logf("building ./cmd/gatehouse")
+		if bin, err = buildGatehouse(ctx, dir); err != nil {
+			return err
+		}
+	}
+	if err := resetPartitions(ctx, st.Pool); err != nil {
+		return err
+	}
+	apiURL, stopAPI, err := startAPI()
+	if err != nil {
+		return err
+	}
+	defer stopAPI()
+	secret := make([]byte, 16)
+	_, _ = rand.Read(secret)
+	secret = []byte("whsec_bench_" + hex.EncodeToString(secret))
+	cfg, err := writeConfig(dir, o, st, secret, apiURL)
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	exited := func(p *proc) {
+		cancel(fmt.Errorf("%w: gatehouse %s (%v): %s", errExited, p.name, p.err, tail(p.log)))
+	}
+	var procs []*proc
+	defer func() {
+		for i := len(procs) - 1; i >= 0; i-- {
+			procs[i].stop()
+		}
+	}()
+	for _, sub := range []string{"serve", "relay", "consume"} {
+		st.Logf("starting gatehouse %s", sub)
+		p, err := startProc(ctx, bin, sub, cfg, dir, exited)
+		if err != nil {
+			return err
+		}
+		procs = append(procs, p)
+	}
+	sm := &sampler{serve: procs[0], relay: procs[1], consume: procs[2], pool: st.Pool}
+	r := &results{o: o, pgVersion: st.PGVersion, kafkaVersion: st.KafkaVersion}
+	if err := phases(ctx, st, o, sm, secret, r); err != nil {
+		if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
+			return c
+		}
+		return err
+	}
+	for _, p := range procs {
+		n, last := p.warnings()
+		r.logs = append(r.logs, procLog{name: p.name, warnings: n, last: last})
+	}
+	r.print(stdout)
+	return nil
+}
+
+// phases runs the closed-loop phase, waits for the pipeline to catch up,
+// then runs the open-loop phase while sampling, and waits for the final
+// catch-up.
+func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, secret []byte, r *results) error {
+	gen := benchenv.NewDeliveries(provider, sm.serve.public, secret, o.body)
+	st.Logf("closed loop for %s at %d connections", o.maxD, o.conns)
+	r.max = benchenv.ClosedLoop(ctx, sm.serve.public, o.conns, o.maxD, gen.Next)
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	r.rate = o.rate
+	if r.rate <= 0 {
+		r.rate = r.max.Rate() / 2
+	}
+	if r.rate < 1 {
+		return fmt.Errorf("closed loop reached %.1f events/s (%s)", r.max.Rate(), r.max.LastError)
+	}
+	st.Logf("maximum %.0f events/s; waiting for the relay and consumers to catch up", r.max.Rate())
+	var err error
+	if r.preDrain, err = waitDrained(ctx, sm, o.drain); err != nil {
+		return err
+	}
+	st.Logf("open loop at %.0f events/s for %s", r.rate, o.duration)
+	sm.start = time.Now()
+	first, failed, err := sm.takeRetry(ctx)
+	r.sampleErrs += failed
+	if err != nil {
+		return err
+	}
+	r.samples = []sample{first}
+	var mu sync.Mutex
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(o.every)
+		defer t.Stop()
+		for {
+			select {
+			case <-sctx.Done():
+				return
+			case <-t.C:
+			}
+			s, err := sm.take(sctx)
+			mu.Lock()
+			switch {
+			case sctx.Err() != nil: // the open loop ended during the sample
+			case err != nil:
+				r.sampleErrs++
+				st.Logf("sample at %s failed: %v", s.at.Round(time.Second), err)
+			default:
+				r.samples = append(r.samples, s)
+				st.Logf("%s: accepted %.0f, published %.0f, processed %.0f, relay age %.1fs, consumer age %.1fs, storage %s, load %.1f",
+					s.at.Round(time.Second), s.accepted, s.published, s.processed, s.relayAge, s.consumerAge, mib(s.totalBytes()), s.load)
+			}
+			mu.Unlock()
+		}
+	}()
+	r.open = benchenv.FixedRate(ctx, sm.serve.public, o.openConns, r.rate, o.duration, gen.Next)
+	stop()
+	<-done
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	last, failed, err := sm.takeRetry(ctx)
+	r.sampleErrs += failed
+	if err != nil {
+		return err
+	}
+	r.samples = append(r.samples, last)
+	st.Logf("open loop done; waiting for the relay and consumers to catch up")
+	r.postDrain, err = waitDrained(ctx, sm, o.drain)
+	return err
+}
+
+// waitDrained samples every second until the relay and the consumers have
+// caught up with the receiver, for at most limit; it returns how long that
+// took (-1 when they had not caught up by then).
+func waitDrained(ctx context.Context, sm *sampler, limit time.Duration) (time.Duration, error) {
+	t0 := time.Now()
+	for time.Since(t0) < limit {
+		s, _, err := sm.takeRetry(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if s.drained() {
+			return time.Since(t0), nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, context.Cause(ctx)
+		case <-time.After(time.Second):
+		}
+	}
+	return -1, nil
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

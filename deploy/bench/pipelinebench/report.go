@@ -1,0 +1,304 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
+)
+
+// results is everything one run measured.
+type results struct {
+	o                       *options
+	pgVersion, kafkaVersion string
+	max                     benchenv.LoadResult // the closed-loop phase
+	rate                    float64             // the open-loop rate
+	preDrain, postDrain     time.Duration       // catch-up after each phase (-1: not within -drain)
+	open                    benchenv.LoadResult
+	samples                 []sample // ordered by at; the first at the open loop's start, the last at its end
+	sampleErrs              int
+	logs                    []procLog
+}
+
+// procLog is what a process logged at WARN or ERROR during the whole run.
+type procLog struct {
+	name     string
+	warnings int
+	last     string
+}
+
+// near returns the sample taken closest to t.
+func (r *results) near(t time.Duration) sample {
+	best := r.samples[0]
+	for _, s := range r.samples {
+		if (s.at - t).Abs() < (best.at - t).Abs() {
+			best = s
+		}
+	}
+	return best
+}
+
+// within returns the samples taken in [from, to].
+func (r *results) within(from, to time.Duration) []sample {
+	var out []sample
+	for _, s := range r.samples {
+		if s.at >= from && s.at <= to {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func perSecond(a, b sample, f func(sample) float64) float64 {
+	if d := (b.at - a.at).Seconds(); d > 0 {
+		return (f(b) - f(a)) / d
+	}
+	return math.NaN()
+}
+
+// meanMax formats the mean and the largest of f over ss ("n/a" when no
+// sample has a value).
+func meanMax(ss []sample, f func(sample) float64, unit string) string {
+	var sum, hi float64
+	n := 0
+	for _, s := range ss {
+		if v := f(s); !math.IsNaN(v) {
+			sum += v
+			hi = max(hi, v)
+			n++
+		}
+	}
+	if n == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f / %.1f%s", sum/float64(n), hi, unit)
+}
+
+// latencies returns the sorted latencies of the 2xx answers among acks.
+func latencies(acks []benchenv.Ack) []time.Duration {
+	out := make([]time.Duration, 0, len(acks))
+	for _, a := range acks {
+		if a.OK() {
+			out = append(out, a.Latency)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// pct is the q-quantile of sorted (nearest rank); 0 when empty.
+func pct(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[int(q*float64(len(sorted)-1)+0.5)]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+// minute is the open loop's requests due in one minute.
+type minute struct {
+	from, to time.Duration
+	sent     int
+	failed   int
+	lats     []time.Duration
+}
+
+func (r *results) minutes() []minute {
+	var out []minute
+	for from := time.Duration(0); from < r.o.duration; from += time.Minute {
+		out = append(out, minute{from: from, to: min(from+time.Minute, r.o.duration)})
+	}
+	for _, a := range r.open.Acks {
+		m := &out[min(int(a.Due/time.Minute), len(out)-1)]
+		m.sent++
+		if a.OK() {
+			m.lats = append(m.lats, a.Latency)
+		} else {
+			m.failed++
+		}
+	}
+	for i := range out {
+		slices.Sort(out[i].lats)
+	}
+	return out
+}
+
+func drainText(d time.Duration, limit time.Duration) string {
+	if d < 0 {
+		return fmt.Sprintf("not caught up within %s", limit)
+	}
+	return fmt.Sprintf("caught up in %s", d.Round(time.Second))
+}
+
+func (r *results) print(w io.Writer) {
+	o := r.o
+	first, last := r.samples[0], r.samples[len(r.samples)-1]
+	end := last.at
+	m1 := r.near(time.Minute)
+	lastFrom := r.near(end - time.Minute)
+	firstWin, lastWin := r.within(0, m1.at), r.within(lastFrom.at, end)
+	all := latencies(r.open.Acks)
+	mins := r.minutes()
+	ok, failed := r.open.Counts()
+	var loadSum, loadMax float64
+	for _, s := range r.samples {
+		loadSum += s.load
+		loadMax = max(loadMax, s.load)
+	}
+
+	fmt.Fprintf(w, "## Sustained pipeline\n\n")
+	fmt.Fprintf(w, "`go run ./deploy/bench/pipelinebench %s` — `gatehouse serve`, `gatehouse relay` (logical replication) and `gatehouse consume` "+
+		"(fetching every payment from the demo API and writing its projection) as separate processes; PostgreSQL %s (fsync on), Kafka %s, "+
+		"all on this machine. Storage: partition_interval %s (inbox and outbox), key_partition_interval %s, retention %s (inbox and outbox), dedupe_window %s, check_interval %s "+
+		"(the migration's day-wide partitions replaced by none before the start, so the running processes lay them out). "+
+		"Load average during the open loop: mean %.1f, max %.1f.\n\n",
+		strings.Join(o.args, " "), r.pgVersion, r.kafkaVersion, o.interval, o.keyInterval, o.retention, o.interval, o.check,
+		loadSum/float64(len(r.samples)), loadMax)
+	_, maxFailed := r.max.Counts()
+	fmt.Fprintf(w, "Closed loop (%s, %d connections, relay and consumers running): **%.0f events/s** (%d non-2xx); then %s. "+
+		"Open loop: **%.0f events/s** for %s over %d connections, one request due every %s whatever the answers, latency from the due time: "+
+		"%d answered 2xx, %d not (%s). After the open loop the relay and consumers %s.\n\n",
+		o.maxD, o.conns, r.max.Rate(), maxFailed, drainText(r.preDrain, o.drain),
+		r.rate, o.duration, o.openConns, time.Duration(float64(time.Second)/r.rate), ok, failed, lastErr(r.open.LastError),
+		drainText(r.postDrain, o.drain))
+
+	fmt.Fprintf(w, "| stage | first minute: events/s | first minute: queue age mean / max | last minute: events/s | last minute: queue age mean / max |\n|---|---|---|---|---|\n")
+	acc := func(s sample) float64 { return s.accepted }
+	pub := func(s sample) float64 { return s.published }
+	pro := func(s sample) float64 { return s.processed }
+	fmt.Fprintf(w, "| receiver (accepted) | %.0f | ack p99 %s | %.0f | ack p99 %s |\n",
+		perSecond(first, m1, acc), ms(pct(mins[0].lats, 0.99)), perSecond(lastFrom, last, acc), ms(pct(mins[len(mins)-1].lats, 0.99)))
+	relayAge := func(s sample) float64 { return s.relayAge }
+	slotLag := func(s sample) float64 { return s.slotLag }
+	fmt.Fprintf(w, "| relay (published to Kafka) | %.0f | oldest unpublished outbox row %s; slot lag %s | %.0f | %s; slot lag %s |\n",
+		perSecond(first, m1, pub), meanMax(firstWin, relayAge, " s"), meanMax(firstWin, slotLag, " s"),
+		perSecond(lastFrom, last, pub), meanMax(lastWin, relayAge, " s"), meanMax(lastWin, slotLag, " s"))
+	fmt.Fprintf(w, "| consumers (processed) | %.0f | oldest unprocessed record %s; lag %s | %.0f | %s; lag %s |\n\n",
+		perSecond(first, m1, pro), meanMax(firstWin, func(s sample) float64 { return s.consumerAge }, " s"),
+		meanMax(firstWin, func(s sample) float64 { return s.consumerLag }, " records"),
+		perSecond(lastFrom, last, pro), meanMax(lastWin, func(s sample) float64 { return s.consumerAge }, " s"),
+		meanMax(lastWin, func(s sample) float64 { return s.consumerLag }, " records"))
+
+	r.printStorage(w, first, m1, last)
+	fmt.Fprintf(w, "Ack latency of the open loop (2xx answers, from the due time, at the load generator): p50 %s, p99 **%s**, p99.9 %s, max %s. "+
+		"The receiver's own gatehouse_webhook_ack_seconds (handler start to 204, bucket-interpolated): p50 %s, p99 %s.\n\n",
+		ms(pct(all, 0.5)), ms(pct(all, 0.99)), ms(pct(all, 0.999)), ms(pct(all, 1)),
+		ms(last.ack.quantile(first.ack, 0.5)), ms(last.ack.quantile(first.ack, 0.99)))
+	fmt.Fprintf(w, "| minute | sent | non-2xx | ack p50 | ack p99 | p99 / run p99 | ack max | receiver's p99 | receiver/s | relay/s | consumers/s | outbox age max | consumer age max | storage | load |\n")
+	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	runP99 := pct(all, 0.99)
+	for i, m := range mins {
+		a, b := r.near(m.from), r.near(m.to)
+		win := r.within(m.from, m.to)
+		spike := math.NaN()
+		if runP99 > 0 {
+			spike = float64(pct(m.lats, 0.99)) / float64(runP99)
+		}
+		fmt.Fprintf(w, "| %d | %d | %d | %s | %s | %.2f | %s | %s | %.0f | %.0f | %.0f | %s | %s | %s | %.1f |\n",
+			i+1, m.sent, m.failed, ms(pct(m.lats, 0.5)), ms(pct(m.lats, 0.99)), spike, ms(pct(m.lats, 1)), ms(b.ack.quantile(a.ack, 0.99)),
+			perSecond(a, b, acc), perSecond(a, b, pub), perSecond(a, b, pro),
+			maxOf(win, func(s sample) float64 { return s.relayAge }, " s"),
+			maxOf(win, func(s sample) float64 { return s.consumerAge }, " s"), mib(b.totalBytes()), b.load)
+	}
+	fmt.Fprintf(w, "\nDuring the open loop: events accepted %.0f; relay records published by path: %s; consumer records by outcome: %s. Samples that failed: %d.\n",
+		last.accepted-first.accepted, diff(first.paths, last.paths), diff(first.outcomes, last.outcomes), r.sampleErrs)
+	for _, l := range r.logs {
+		fmt.Fprintf(w, "\n`gatehouse %s` logged %d warnings or errors during the whole run", l.name, l.warnings)
+		if l.last != "" {
+			fmt.Fprintf(w, "; the last: `%s`", l.last)
+		}
+		fmt.Fprintln(w, ".")
+	}
+}
+
+func (r *results) printStorage(w io.Writer, first, m1, last sample) {
+	// The last third of the run: long after the retention horizon in a
+	// 10-minute run, so a bounded table no longer grows there.
+	third := r.near(last.at - last.at/3)
+	fmt.Fprintf(w, "| table | start of open loop | end of first minute | end of run | max during run | growth over the last %s |\n|---|---|---|---|---|---|\n",
+		(last.at - third.at).Round(time.Second))
+	growth := func(a, b int64) string {
+		if a < 0 || b < 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%+.1f MiB", float64(b-a)/(1<<20))
+	}
+	maxBytes := func(f func(sample) int64) int64 {
+		var hi int64
+		for _, s := range r.samples {
+			hi = max(hi, f(s))
+		}
+		return hi
+	}
+	size := func(b int64) string {
+		if b < 0 {
+			return "n/a"
+		}
+		return mib(b)
+	}
+	for _, t := range tables {
+		f := func(s sample) int64 { return s.bytes[t] }
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", t, size(f(first)), size(f(m1)), size(f(last)), size(maxBytes(f)), growth(f(third), f(last)))
+	}
+	total := func(s sample) int64 { return s.totalBytes() }
+	fmt.Fprintf(w, "| **total** | %s | %s | **%s** | %s | %s |\n\n", mib(total(first)), mib(total(m1)), mib(total(last)), mib(maxBytes(total)),
+		growth(total(third), total(last)))
+	var parents []string
+	for p := range last.parts {
+		parents = append(parents, p)
+	}
+	for p := range first.parts {
+		if _, ok := last.parts[p]; !ok {
+			parents = append(parents, p)
+		}
+	}
+	slices.Sort(parents)
+	var counts []string
+	for _, p := range parents {
+		counts = append(counts, fmt.Sprintf("%s %d → %d", p, first.parts[p], last.parts[p]))
+	}
+	fmt.Fprintf(w, "Partitions during the open loop: **%.0f created, %.0f dropped** (gatehouse_storage_partitions_created/dropped_total of every process); "+
+		"partitions at the start → the end: %s.\n\n", last.created-first.created, last.dropped-first.dropped, strings.Join(counts, ", "))
+}
+
+// diff lists after − before by key.
+func diff(before, after map[string]float64) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(after)) {
+		out = append(out, fmt.Sprintf("%s %.0f", k, after[k]-before[k]))
+	}
+	return orNone(strings.Join(out, ", "))
+}
+
+func lastErr(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return "last: " + s
+}
+
+func maxOf(ss []sample, f func(sample) float64, unit string) string {
+	hi := math.NaN()
+	for _, s := range ss {
+		if v := f(s); !math.IsNaN(v) && (math.IsNaN(hi) || v > hi) {
+			hi = v
+		}
+	}
+	if math.IsNaN(hi) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%s", hi, unit)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
+)
+
+// tables are the tables whose size the run follows: every table the
+// pipeline writes for each event.
+var tables = []string{"inbox", "dedupe_keys", "outbox", "processed_events", "provider_object_changes", "provider_objects"}
+
+// sample is one reading of the pipeline's processes and database. A gauge
+// that no process exported is NaN; a table that does not exist is -1.
+type sample struct {
+	at time.Duration // since the open-loop phase started
+
+	accepted  float64            // serve: gatehouse_webhook_deliveries_total{outcome="accepted"}
+	published float64            // relay: gatehouse_relay_records_published_total
+	processed float64            // consume: gatehouse_consumer_records_processed_total (every outcome)
+	outcomes  map[string]float64 // consume: the same by outcome
+	paths     map[string]float64 // relay: published by path (stream, dispatcher, poll)
+
+	relayAge    float64 // gatehouse_relay_outbox_oldest_unsent_age_seconds (the relay's)
+	slotLag     float64 // gatehouse_relay_slot_lag_seconds
+	consumerAge float64 // max of gatehouse_consumer_queue_age_seconds
+	consumerLag float64 // sum of gatehouse_consumer_lag_records
+
+	created, dropped float64 // gatehouse_storage_partitions_{created,dropped}_total, every process
+	ack              buckets // serve: gatehouse_webhook_ack_seconds{status="204"}
+
+	bytes map[string]int64 // table → bytes (with indexes, TOAST, partitions)
+	parts map[string]int64 // parent → partitions in storage_partitions
+	load  float64          // 1-minute load average
+}
+
+func (s sample) totalBytes() int64 {
+	var t int64
+	for _, b := range s.bytes {
+		t += max(b, 0)
+	}
+	return t
+}
+
+type families map[string]*dto.MetricFamily
+
+func scrape(ctx context.Context, addr string) (families, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		return nil, fmt.Errorf("scrape %s: %s: %s", addr, resp.Status, b)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	return p.TextToMetricFamilies(resp.Body)
+}
+
+// values returns the values of the series of name whose labels include
+// every pair of match (name, value, name, value…).
+func (f families) values(name string, match ...string) []float64 {
+	var out []float64
+	for _, m := range f[name].GetMetric() {
+		ok := true
+		for i := 0; i+1 < len(match); i += 2 {
+			found := false
+			for _, l := range m.GetLabel() {
+				found = found || (l.GetName() == match[i] && l.GetValue() == match[i+1])
+			}
+			ok = ok && found
+		}
+		if !ok {
+			continue
+		}
+		switch {
+		case m.Counter != nil:
+			out = append(out, m.GetCounter().GetValue())
+		case m.Gauge != nil:
+			out = append(out, m.GetGauge().GetValue())
+		case m.Untyped != nil:
+			out = append(out, m.GetUntyped().GetValue())
+		}
+	}
+	return out
+}
+
+func (f families) sum(name string, match ...string) float64 {
+	var t float64
+	for _, v := range f.values(name, match...) {
+		t += v
+	}
+	return t
+}
+
+// by sums the counter name by the value of its label.
+func (f families) by(name, label string) map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range f[name].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == label {
+				out[l.GetValue()] += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+// max is the largest value of the series, NaN when there is none.
+func (f families) max(name string, match ...string) float64 {
+	out := math.NaN()
+	for _, v := range f.values(name, match...) {
+		if math.IsNaN(out) || v > out {
+			out = v
+		}
+	}
+	return out
+}
+
+// sampler reads the three processes and the database.
+type sampler struct {
+	serve, relay, consume *proc
+	pool                  *pgxpool.Pool
+	start                 time.Time
+}
+
+// takeRetry is take, tried up to three times two seconds apart (a scrape
+// or a size query may time out on a loaded machine); it returns the last
+// error and how many attempts failed.
+func (sm *sampler) takeRetry(ctx context.Context) (sample, int, error) {
+	var err error
+	for i := range 3 {
+		var s sample
+		if s, err = sm.take(ctx); err == nil {
+			return s, i, nil
+		}
+		select {
+		case <-ctx.Done():
+			return s, i + 1, context.Cause(ctx)
+		case <-time.After(2 * time.Second):
+		}
+	}
+	return sample{}, 3, err
+}
+
+func (sm *sampler) take(ctx context.Context) (sample, error) {
+	s := sample{at: time.Since(sm.start), load: benchenv.LoadAvg()}
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+	defer cancel()
+	fs := map[*proc]families{}
+	for _, p := range []*proc{sm.serve, sm.relay, sm.consume} {
+		f, err := scrape(ctx, p.admin)
+		if err != nil {
+			return s, err
+		}
+		fs[p] = f
+	}
+	sv, rl, co := fs[sm.serve], fs[sm.relay], fs[sm.consume]
+	s.accepted = sv.sum("gatehouse_webhook_deliveries_total", "outcome", "accepted")
+	s.published = rl.sum("gatehouse_relay_records_published_total")
+	s.processed = co.sum("gatehouse_consumer_records_processed_total")
+	s.outcomes = co.by("gatehouse_consumer_records_processed_total", "outcome")
+	s.paths = rl.by("gatehouse_relay_records_published_total", "path")
+	s.ack = ackBuckets(sv)
+	s.relayAge = rl.max("gatehouse_relay_outbox_oldest_unsent_age_seconds")
+	s.slotLag = rl.max("gatehouse_relay_slot_lag_seconds")
+	s.consumerAge = co.max("gatehouse_consumer_queue_age_seconds")
+	s.consumerLag = co.sum("gatehouse_consumer_lag_records")
+	for _, f := range fs {
+		s.created += f.sum("gatehouse_storage_partitions_created_total")
+		s.dropped += f.sum("gatehouse_storage_partitions_dropped_total")
+	}
+	var err error
+	if s.bytes, s.parts, err = readStorage(ctx, sm.pool); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// readStorage returns each followed table's size (-1 when it does not
+// exist) and the partitions per parent table.
+func readStorage(ctx context.Context, pool *pgxpool.Pool) (map[string]int64, map[string]int64, error) {
+	bytes := map[string]int64{}
+	for _, t := range tables {
+		var exists bool
+		if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, t).Scan(&exists); err != nil {
+			return nil, nil, fmt.Errorf("look up %s: %w", t, err)
+		}
+		bytes[t] = -1
+		if !exists {
+			continue
+		}
+		var b int64
+		// pg_partition_tree lists nothing for a table that is not
+		// partitioned (storage.TableBytes reports 0 for those).
+		err := pool.QueryRow(ctx, `SELECT coalesce((SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree($1::regclass)),
+  pg_total_relation_size($1::regclass))::bigint`, t).Scan(&b)
+		if err != nil {
+			return nil, nil, fmt.Errorf("size of %s: %w", t, err)
+		}
+		bytes[t] = b
+	}
+	parts := map[string]int64{}
+	rows, err := pool.Query(ctx, `SELECT parent, count(*) FROM storage_partitions GROUP BY parent`)
+	if err != nil {
+		return nil, nil, fmt.Errorf("count partitions: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p string
+		var n int64
+		if err := rows.Scan(&p, &n); err != nil {
+			return nil, nil, err
+		}
+		parts[p] = n
+	}
+	return bytes, parts, rows.Err()
+}
+
+// drained reports whether the relay and the consumers have caught up with
+// everything the receiver accepted.
+func (s sample) drained() bool {
+	return s.relayAge == 0 && s.consumerLag == 0 && s.published >= s.accepted && s.processed >= s.accepted
+}
