@@ -48,7 +48,7 @@ func providerHandlerOf(name string, p *config.Provider, apiTimeout time.Duration
 	switch {
 	case p.APIURL != "" && len(api.Fetch) > 0:
 		client, err := NewAPIClient(APIClientConfig{BaseURL: p.APIURL, Key: p.APIKeyValue(), Version: p.APIVersion,
-			VersionHeader: api.VersionHeader, Auth: api.Auth, AuthHeader: api.AuthHeader, Timeout: apiTimeout,
+			VersionHeader: api.VersionHeader, Auth: api.Auth, AuthHeader: api.AuthHeader, Accept: api.Accept, Timeout: apiTimeout,
 			Provider: name, Concurrency: p.APIConcurrency, RateLimit: p.APIRateLimit, RateBurst: p.APIRateBurst,
 			Metrics: metrics, Now: now})
 		if err != nil {

@@ -55,7 +55,7 @@ const IncludeObject = "object"
 
 // APIRules is the provider's API description for the consumers: the
 // catalogue's (providers.Kind.API) with the provider's own settings: its
-// fetch rules tried first, api_auth and api_auth_header when set.
+// fetch rules tried first, api_auth, api_auth_header and api_accept when set.
 func (p *Provider) APIRules() providers.API {
 	a := p.Kind().API
 	if len(p.Fetch) > 0 {
@@ -63,6 +63,9 @@ func (p *Provider) APIRules() providers.API {
 	}
 	if p.APIAuth != "" {
 		a.Auth, a.AuthHeader = p.APIAuth, p.APIAuthHeader
+	}
+	if p.APIAccept != "" {
+		a.Accept = p.APIAccept
 	}
 	return a
 }
