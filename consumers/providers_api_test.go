@@ -22,6 +22,7 @@ import (
 //   - Lemon Squeezy (@lemonsqueezy/lemonsqueezy.js 4.0.0: a hand-written
 //     client), Calendly (no package), Linear (GraphQL: no OpenAPI at all;
 //     Prism does not serve GraphQL).
+//
 // So a local handler serves each object in the shape of the API
 // reference's example answer (the references are cited in
 // schemas/providers/fetchcat_more.go), abridged, and checks the provider's
@@ -61,8 +62,8 @@ func apiProviderCases() map[string]providerCase {
 				bb("bb-gone", "pullrequest:fulfilled", `{"actor":{"type":"user"},"pullrequest":{"id":404},`+bbRepo+`}`),
 			},
 			want: map[string]wantObject{
-				"pullrequest/" + repo + "/1": {"pullrequest", "2024-03-01T10:05:00.123456+00:00", `"state": "OPEN"`},
-				"issue/" + repo + "/7":       {"issue", "2024-03-02T09:30:00+00:00", `Warp core breach`},
+				"pullrequest/" + repo + "/1":                                   {"pullrequest", "2024-03-01T10:05:00.123456+00:00", `"state": "OPEN"`},
+				"issue/" + repo + "/7":                                         {"issue", "2024-03-02T09:30:00+00:00", `Warp core breach`},
 				"commit/" + repo + "/709d658dc5b6d6afcd46049c2f332ee3f515a67d": {"commit", "2024-03-03T08:00:00+00:00", `Calibrate the sensors`},
 			},
 			dead: 1,

@@ -89,16 +89,16 @@ func docKey(r *http.Request) string {
 // providerCase is one provider's test: its YAML, the deliveries to send and
 // the objects expected in provider_objects.
 type providerCase struct {
-	secret  string // the signing secret; default test-secret-<name>
+	secret string // the signing secret; default test-secret-<name>
 	// signWith signs the deliveries when it differs from secret (Discord:
 	// secret is the public key, signWith the private seed).
 	signWith string
-	yaml    string // after scheme and secrets; %s is the API's URL
-	auth    func(*http.Request) bool
-	objects map[string]string // API path → answer
-	sends   []delivery
-	want    map[string]wantObject // provider_objects key → expectation
-	dead    int                   // deliveries expected dead (404, redirect, refused URL, error answer)
+	yaml     string // after scheme and secrets; %s is the API's URL
+	auth     func(*http.Request) bool
+	objects  map[string]string // API path → answer
+	sends    []delivery
+	want     map[string]wantObject // provider_objects key → expectation
+	dead     int                   // deliveries expected dead (404, redirect, refused URL, error answer)
 }
 
 // docSubst replaces {{api}} by the documented-example API's URL and
