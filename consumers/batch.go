@@ -179,9 +179,9 @@ func (s *session) claimAll(ctx context.Context, firsts []*work) {
 }
 
 // handleAll runs the handlers of the claimed events concurrently, with one
-// fetch memo for the batch (coalescing).
+// fetch memo for the batch (coalescing) and the store as forward ledger.
 func (s *session) handleAll(ctx context.Context, firsts []*work) {
-	mctx := withFetchMemo(ctx)
+	mctx := withForwardLedger(withFetchMemo(ctx), s.r.store)
 	var wg sync.WaitGroup
 	for _, w := range firsts {
 		if w.err != nil || w.done {
