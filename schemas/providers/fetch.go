@@ -284,26 +284,35 @@ func (f Fetch) Describe() string {
 		return types + ": skipped (" + f.Skip + ")"
 	}
 	m := f.Method
-	switch {
-	case f.GraphQL != "":
-		m = "POST (GraphQL " + strings.Join(strings.Fields(f.GraphQL), " ") + ")"
-	case m == "":
+	if m == "" {
 		m = "GET"
 	}
 	u := f.URL
 	if f.URLFrom != "" {
 		u = "{" + f.URLFrom + "} (an api_url address only)"
 	}
-	if len(f.Query) > 0 {
-		q := url.Values{}
-		for k, v := range f.Query {
-			q.Set(k, v)
+	if f.GraphQL != "" {
+		m = "POST"
+		op, _, _ := strings.Cut(strings.Join(strings.Fields(f.GraphQL), " "), "(")
+		vars := make([]string, 0, len(f.Variables))
+		for _, k := range slices.Sorted(maps.Keys(f.Variables)) {
+			vars = append(vars, k+"="+f.Variables[k])
 		}
-		u += "?" + q.Encode()
+		u += " (GraphQL " + strings.TrimSpace(op) + ", " + strings.Join(vars, ", ") + ")"
+	}
+	if len(f.Query) > 0 {
+		q := make([]string, 0, len(f.Query))
+		for _, k := range slices.Sorted(maps.Keys(f.Query)) {
+			q = append(q, url.QueryEscape(k)+"="+f.Query[k]) // the template as written: {path}, not %7Bpath%7D
+		}
+		u += "?" + strings.Join(q, "&")
 	}
 	ans := ""
 	if f.Answer != "" {
 		ans = ", in answer." + f.Answer
+	}
+	if f.AnswerError != "" {
+		ans += ", failed when the answer has " + f.AnswerError
 	}
 	return fmt.Sprintf("%s → %s %s (%s%s, version %s)", types, m, u, f.Object, ans, strings.Join(f.Version, ", else "))
 }
