@@ -237,11 +237,14 @@ func gjsonPath(p string) string {
 
 // objectVersionOf reads the version of obj: the first source of sources
 // present (a path into obj holding an integer or a time, "etag", "fetched").
+// An opaque ETag (not a decimal number) orders nothing: the next source
+// decides, so [etag, fetched] takes the fetch time for it.
 func objectVersionOf(obj json.RawMessage, a answer, sources []string) (int64, error) {
 	if !gjson.ValidBytes(obj) || !gjson.ParseBytes(obj).IsObject() {
 		return 0, errors.New("object is not a JSON object")
 	}
 	doc := gjson.ParseBytes(obj)
+	opaque := ""
 	for _, s := range sources {
 		switch s {
 		case providers.VersionFetched:
@@ -253,7 +256,8 @@ func objectVersionOf(obj json.RawMessage, a answer, sources []string) (int64, er
 			}
 			n, err := strconv.ParseInt(tag, 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("etag %q is not a decimal version (use fetched for an opaque ETag)", tag)
+				opaque = tag // not ordered: the next source decides
+				continue
 			}
 			return n, nil
 		}
@@ -262,6 +266,10 @@ func objectVersionOf(obj json.RawMessage, a answer, sources []string) (int64, er
 			continue
 		}
 		return parseVersion(s, v)
+	}
+	if opaque != "" {
+		return 0, fmt.Errorf("etag %q is not a decimal version and no later source of %s gives one (add fetched after etag)",
+			opaque, strings.Join(sources, ", "))
 	}
 	return 0, fmt.Errorf("object has none of %s", strings.Join(sources, ", "))
 }

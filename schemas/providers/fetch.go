@@ -49,7 +49,9 @@ const (
 // Version sources of Fetch.Version besides a path into the answer.
 const (
 	// VersionETag is the answer's ETag when it is a decimal number (W/ and
-	// quotes removed); an opaque ETag is not ordered and fails the event.
+	// quotes removed); an opaque ETag is not ordered, so the next version
+	// source decides ([etag, fetched]: the fetch time), and with none after
+	// it the event fails permanently.
 	VersionETag = "etag"
 	// VersionFetched is the time the request was sent, in Unix
 	// microseconds: a later fetch saw a state at least as new (Stripe's
