@@ -2,14 +2,13 @@ package consumers
 
 import (
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // destination is one service that events are forwarded to, shared by every
@@ -37,25 +36,9 @@ type destLimits struct {
 	BreakerProbe    time.Duration
 }
 
-// DestinationKey is the destination a forward URL names: its scheme, host
-// and port (the scheme's default when absent), lowercased, and its path
-// ("/" when empty); user info, query and fragment are not part of it. It
-// fails on a URL that is not absolute.
-func DestinationKey(raw string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return "", fmt.Errorf("forward url %q is not absolute", raw)
-	}
-	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[scheme]
-	}
-	path := u.EscapedPath()
-	if path == "" {
-		path = "/"
-	}
-	return scheme + "://" + net.JoinHostPort(host, port) + path, nil
-}
+// DestinationKey is config.DestinationKey: the scheme, host, port and
+// path a forward URL names.
+func DestinationKey(raw string) (string, error) { return config.DestinationKey(raw) }
 
 // Destinations shares destinations among forwarders (ForwardConfig.Shared):
 // the first forwarder of a key creates its destination, the others join it.
