@@ -55,8 +55,9 @@ type ForwardConfig struct {
 //
 // A 2xx answer delivers. 5xx, 408, 429, timeouts and network errors are
 // transient (the retry ladder, then the dead-letter topic) and count
-// towards the circuit breaker; while the circuit is open deliveries wait
-// instead of failing. Any other answer, a redirect included (never
+// towards the destination's circuit breaker (shared by every forwarder of
+// the destination: ForwardConfig.Shared); while the circuit is open
+// deliveries wait instead of failing. Any other answer, a redirect included (never
 // followed), is permanent: the event is dead-lettered with the status.
 type Forwarder struct {
 	cfg      ForwardConfig
