@@ -1,6 +1,7 @@
 package consumers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,7 @@ type APIClient struct {
 	base          *url.URL
 	key           string
 	auth, authHdr string
+	accept        string
 	version       string
 	versionHeader string
 	http          *http.Client
@@ -37,11 +39,13 @@ type APIClientConfig struct {
 	Version       string // api_version, sent in VersionHeader when set
 	VersionHeader string // e.g. Stripe-Version; default Api-Version
 	// Auth is how Key is sent: providers.AuthBearer (the default),
-	// AuthBasic (Key is "user:password"), AuthHeader (in the header
-	// AuthHeader) or AuthNone.
+	// AuthBot (Authorization: Bot <Key>), AuthBasic (Key is
+	// "user:password"), AuthHeader (in the header AuthHeader) or AuthNone.
 	Auth, AuthHeader string
-	Timeout          time.Duration // per call; default 10s
-	Transport        http.RoundTripper
+	// Accept is every call's Accept header; default application/json.
+	Accept    string
+	Timeout   time.Duration // per call; default 10s
+	Transport http.RoundTripper
 	// Provider labels the client's metrics.
 	Provider string
 	// Concurrency bounds requests in flight; default 64.
@@ -73,6 +77,9 @@ func NewAPIClient(cfg APIClientConfig) (*APIClient, error) {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 64
 	}
+	if cfg.Accept == "" {
+		cfg.Accept = "application/json"
+	}
 	tr := cfg.Transport
 	if tr == nil {
 		// Keep-alive connections for every request that may be in flight.
@@ -83,7 +90,7 @@ func NewAPIClient(cfg APIClientConfig) (*APIClient, error) {
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	return &APIClient{
-		base: u, key: string(cfg.Key), auth: cfg.Auth, authHdr: cfg.AuthHeader, version: cfg.Version, versionHeader: cfg.VersionHeader,
+		base: u, key: string(cfg.Key), auth: cfg.Auth, authHdr: cfg.AuthHeader, accept: cfg.Accept, version: cfg.Version, versionHeader: cfg.VersionHeader,
 		// Redirects are never followed: the API key would go wherever a
 		// Location points, and the answer from there would be applied as
 		// the provider's (do: a redirect is a permanent failure).
@@ -100,6 +107,8 @@ type APIError struct {
 	Method string // default GET
 	Path   string
 	Body   string // the first 256 bytes of the answer
+
+	raw []byte // the answer (up to 64 KiB), for a rule's answer_error
 }
 
 func (e *APIError) Error() string {
@@ -140,21 +149,43 @@ func (c *APIClient) Get(ctx context.Context, path string) (json.RawMessage, erro
 // GetAt is Get that also returns when the request that answered was sent
 // (shared by coalesced calls): a state fetched later is at least as new.
 func (c *APIClient) GetAt(ctx context.Context, path string) (json.RawMessage, time.Time, error) {
-	a, err := c.request(ctx, http.MethodGet, path, "")
+	a, err := c.request(ctx, http.MethodGet, path, "", nil)
 	return a.body, a.at, err
 }
 
-// request is GetAt for any method and an encoded query, with the answer's
-// headers.
-func (c *APIClient) request(ctx context.Context, method, path, query string) (answer, error) {
+// request is GetAt for any method, an encoded query and a JSON body (nil:
+// none), with the answer's headers.
+func (c *APIClient) request(ctx context.Context, method, path, query string, body []byte) (answer, error) {
 	if m := memoFrom(ctx); m != nil {
-		key := method + " " + c.base.String() + path + "?" + query
-		return m.do(key, c.flow.m.coalesced, func() (answer, error) { return c.send(ctx, method, path, query) })
+		key := method + " " + c.base.String() + path + "?" + query + "\n" + string(body)
+		return m.do(key, c.flow.m.coalesced, func() (answer, error) { return c.send(ctx, method, path, query, body) })
 	}
-	return c.send(ctx, method, path, query)
+	return c.send(ctx, method, path, query, body)
 }
 
-func (c *APIClient) send(ctx context.Context, method, path, query string) (answer, error) {
+// below is the path below the base URL of abs, an absolute URL an event
+// carries (url_from): only an address with the base's scheme, host and
+// port, below its path, with no user info, query or fragment, is one; any
+// other is a permanent error, so a payload never sends the API key
+// elsewhere.
+func (c *APIClient) below(abs string) (string, error) {
+	u, err := url.Parse(abs)
+	if err != nil {
+		return "", Permanentf("object url: %w", err)
+	}
+	base := c.base.EscapedPath() + "/"
+	switch {
+	case !strings.EqualFold(u.Scheme, c.base.Scheme) || !strings.EqualFold(u.Host, c.base.Host):
+		return "", Permanentf("object url %s://%s is not the api_url's %s://%s: not requested", u.Scheme, u.Host, c.base.Scheme, c.base.Host)
+	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.Opaque != "":
+		return "", Permanentf("object url on %s has user info, a query or a fragment: not requested", u.Host)
+	case !strings.HasPrefix(u.EscapedPath(), base):
+		return "", Permanentf("object url path %q is not below the api_url's %q: not requested", u.EscapedPath(), c.base.EscapedPath())
+	}
+	return u.EscapedPath()[len(base)-1:], nil
+}
+
+func (c *APIClient) send(ctx context.Context, method, path, query string, body []byte) (answer, error) {
 	release, err := c.flow.acquire(ctx)
 	if err != nil {
 		return answer{}, fmt.Errorf("provider api %s %s: %w", method, path, err)
@@ -162,9 +193,9 @@ func (c *APIClient) send(ctx context.Context, method, path, query string) (answe
 	defer release()
 	at := c.flow.now()
 	sctx, span := startFetch(ctx, method, c.base.Scheme+"://"+c.base.Host+c.base.Path+path)
-	body, h, err := c.do(sctx, method, path, query)
+	ans, h, err := c.do(sctx, method, path, query, body)
 	endFetch(span, statusOf(err), err)
-	return answer{body: body, header: h, at: at}, err
+	return answer{body: ans, header: h, at: at}, err
 }
 
 func (c *APIClient) authorize(req *http.Request) {
@@ -178,12 +209,14 @@ func (c *APIClient) authorize(req *http.Request) {
 		req.SetBasicAuth(user, pass)
 	case providers.AuthHeader:
 		req.Header.Set(c.authHdr, c.key)
+	case providers.AuthBot:
+		req.Header.Set("Authorization", "Bot "+c.key)
 	default:
 		req.Header.Set("Authorization", "Bearer "+c.key)
 	}
 }
 
-func (c *APIClient) do(ctx context.Context, method, path, query string) (json.RawMessage, http.Header, error) {
+func (c *APIClient) do(ctx context.Context, method, path, query string, reqBody []byte) (json.RawMessage, http.Header, error) {
 	u, err := c.url(path)
 	if err != nil {
 		return nil, nil, err
@@ -191,11 +224,18 @@ func (c *APIClient) do(ctx context.Context, method, path, query string) (json.Ra
 	if query != "" {
 		u += "?" + query
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, nil)
+	var rb io.Reader
+	if reqBody != nil {
+		rb = bytes.NewReader(reqBody)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rb)
 	if err != nil {
 		return nil, nil, Permanentf("provider api request: %w", err)
 	}
-	req.Header.Set("Accept", "application/json")
+	if reqBody != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", c.accept)
 	c.authorize(req)
 	if c.version != "" {
 		req.Header.Set(c.versionHeader, c.version)
@@ -214,7 +254,8 @@ func (c *APIClient) do(ctx context.Context, method, path, query string) (json.Ra
 		return nil, nil, fmt.Errorf("provider api %s %s: read body: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		ae := &APIError{Status: resp.StatusCode, Method: method, Path: path, Body: truncate(string(body), 256)}
+		ae := &APIError{Status: resp.StatusCode, Method: method, Path: path, Body: truncate(string(body), 256),
+			raw: body[:min(len(body), 64<<10)]}
 		if resp.StatusCode/100 == 3 {
 			loc, _ := url.Parse(resp.Header.Get("Location"))
 			to := "elsewhere"

@@ -10,9 +10,9 @@ type APIMetrics struct {
 	coalesced *prometheus.CounterVec   // provider
 	wait      *prometheus.HistogramVec // provider
 
-	forwards    *prometheus.CounterVec   // provider, destination host, result
-	forwardTime *prometheus.HistogramVec // provider, destination host
-	circuitOpen *prometheus.GaugeVec     // provider, destination host
+	forwards    *prometheus.CounterVec   // provider, destination, result
+	forwardTime *prometheus.HistogramVec // provider, destination
+	circuitOpen *prometheus.GaugeVec     // destination (DestinationKey)
 }
 
 // NewAPIMetrics builds the metrics and registers them on reg (nil: not
@@ -43,8 +43,8 @@ func NewAPIMetrics(reg prometheus.Registerer) *APIMetrics {
 		}, []string{"provider", "destination"}),
 		circuitOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "gatehouse_consumer_forward_circuit_open",
-			Help: "1 while a forward destination's circuit is open: its deliveries wait (paused, not dropped) for a probe to succeed.",
-		}, []string{"provider", "destination"}),
+			Help: "1 while a forward destination's circuit is open: its deliveries wait (paused, not dropped) for a probe to succeed. One circuit per destination (scheme://host:port/path), shared by every forward entry naming it.",
+		}, []string{"destination"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.fetches, m.coalesced, m.wait, m.forwards, m.forwardTime, m.circuitOpen)
@@ -66,11 +66,10 @@ func (m *APIMetrics) forProvider(p string) providerMetrics {
 		wait: m.wait.WithLabelValues(p)}
 }
 
-// forwardMetrics are APIMetrics curried to one forward destination.
+// forwardMetrics are APIMetrics curried to one provider's forward entry.
 type forwardMetrics struct {
 	results  *prometheus.CounterVec
 	duration prometheus.Observer
-	open     prometheus.Gauge
 	labels   [2]string
 }
 
@@ -79,7 +78,7 @@ func (m *APIMetrics) forForward(provider, dest string) forwardMetrics {
 		m = NewAPIMetrics(nil)
 	}
 	return forwardMetrics{results: m.forwards, duration: m.forwardTime.WithLabelValues(provider, dest),
-		open: m.circuitOpen.WithLabelValues(provider, dest), labels: [2]string{provider, dest}}
+		labels: [2]string{provider, dest}}
 }
 
 func (f forwardMetrics) result(r string) {

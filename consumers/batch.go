@@ -46,7 +46,15 @@ type work struct {
 //  5. forward failed records to the retry or dead-letter topic;
 //  6. mark each partition's offsets in order, up to its first record that
 //     could not be finished (then the session restarts and redelivers it).
-func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record) {
+//
+// Steps 1 to 3 run here; steps 4 to 6 are the returned finish, which the
+// session runs after the previous batch's finish and while it polls and
+// handles the next batch (session.pipeline): a batch's deliveries and
+// fetches overlap the previous batch's commit, never its handlers, so the
+// events of one key are still handled, applied and marked in offset order.
+// finish marks nothing once a record of an earlier batch could not be
+// finished (the session restarts from the first unmarked offset).
+func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record) (finish func()) {
 	r := s.r
 	start := r.cfg.Now()
 	var ws []*work
@@ -60,7 +68,6 @@ func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record)
 		}
 	}
 	bctx, bspan := r.startBatch(ctx, ws)
-	defer bspan.End()
 	r.m.batchSize.WithLabelValues(r.cfg.Group).Observe(float64(len(ws)))
 	firsts := s.decodeAll(ws)
 	s.claimAll(ctx, firsts)
@@ -83,6 +90,16 @@ func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record)
 		}
 	}
 	s.handleAll(ctx, firsts)
+	return func() {
+		defer bspan.End()
+		s.finishMain(bctx, batches, ws, firsts, early, &wg, forward, start)
+	}
+}
+
+// finishMain is processMain's steps 4 to 6.
+func (s *session) finishMain(bctx context.Context, batches map[tp][]*kgo.Record, ws, firsts []*work, early map[*work]bool,
+	wg *sync.WaitGroup, forward func(*work), start time.Time) {
+	r := s.r
 	s.applyAll(bctx, firsts)
 	for _, w := range firsts {
 		// early[w] first: an early forward's goroutine may be writing w.done.
@@ -102,6 +119,9 @@ func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record)
 			r.count(w.ctx, w.rec, w.outcome, start)
 		}
 		endEvent(w.span, w.outcome, w.err)
+	}
+	if s.broken.Load() {
+		return // an earlier record is unfinished: nothing after it may be marked
 	}
 	for k, recs := range batches {
 		s.markInOrder(k, recs, ws)
@@ -179,9 +199,9 @@ func (s *session) claimAll(ctx context.Context, firsts []*work) {
 }
 
 // handleAll runs the handlers of the claimed events concurrently, with one
-// fetch memo for the batch (coalescing).
+// fetch memo for the batch (coalescing) and the store as forward ledger.
 func (s *session) handleAll(ctx context.Context, firsts []*work) {
-	mctx := withFetchMemo(ctx)
+	mctx := withForwardLedger(withFetchMemo(ctx), s.r.store)
 	var wg sync.WaitGroup
 	for _, w := range firsts {
 		if w.err != nil || w.done {

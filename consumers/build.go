@@ -17,10 +17,14 @@ import (
 // handler: its events are recorded as skipped, and this is logged once.
 //
 // Each provider's APIClient carries its api_concurrency, api_rate_limit and
-// api_rate_burst, and reports to metrics (nil: not reported). It fails on
-// an invalid rule, api_url or forward destination.
+// api_rate_burst, and reports to metrics (nil: not reported). Forward
+// entries of any provider whose URLs name one destination (DestinationKey)
+// share its circuit breaker, concurrency and rate limit. It fails on an
+// invalid rule, api_url or forward destination, or on two entries naming
+// one destination with different limits.
 func HandlersFromConfig(configured map[string]*config.Provider, apiTimeout time.Duration, now func() time.Time, log *slog.Logger, metrics *APIMetrics) (*Registry, error) {
 	reg := NewRegistry()
+	shared := NewDestinations(metrics)
 	names := make([]string, 0, len(configured))
 	for n := range configured {
 		names = append(names, n)
@@ -31,7 +35,7 @@ func HandlersFromConfig(configured map[string]*config.Provider, apiTimeout time.
 		if p == nil {
 			continue
 		}
-		h, err := providerHandlerOf(name, p, apiTimeout, now, log, metrics)
+		h, err := providerHandlerOf(name, p, apiTimeout, now, log, metrics, shared)
 		if err != nil {
 			return nil, fmt.Errorf("provider %s: %w", name, err)
 		}
@@ -42,13 +46,14 @@ func HandlersFromConfig(configured map[string]*config.Provider, apiTimeout time.
 	return reg, nil
 }
 
-func providerHandlerOf(name string, p *config.Provider, apiTimeout time.Duration, now func() time.Time, log *slog.Logger, metrics *APIMetrics) (*providerHandler, error) {
+func providerHandlerOf(name string, p *config.Provider, apiTimeout time.Duration, now func() time.Time, log *slog.Logger,
+	metrics *APIMetrics, shared *Destinations) (*providerHandler, error) {
 	h := &providerHandler{}
 	api := p.APIRules()
 	switch {
 	case p.APIURL != "" && len(api.Fetch) > 0:
 		client, err := NewAPIClient(APIClientConfig{BaseURL: p.APIURL, Key: p.APIKeyValue(), Version: p.APIVersion,
-			VersionHeader: api.VersionHeader, Auth: api.Auth, AuthHeader: api.AuthHeader, Timeout: apiTimeout,
+			VersionHeader: api.VersionHeader, Auth: api.Auth, AuthHeader: api.AuthHeader, Accept: api.Accept, Timeout: apiTimeout,
 			Provider: name, Concurrency: p.APIConcurrency, RateLimit: p.APIRateLimit, RateBurst: p.APIRateBurst,
 			Metrics: metrics, Now: now})
 		if err != nil {
@@ -71,7 +76,7 @@ func providerHandlerOf(name string, p *config.Provider, apiTimeout time.Duration
 		fw, err := NewForwarder(ForwardConfig{Provider: name, URL: f.URL, Secret: string(f.SecretValue()), Types: f.Types,
 			Include: f.Include == config.IncludeObject, Timeout: f.Timeout, Concurrency: f.Concurrency,
 			RateLimit: f.RateLimit, RateBurst: f.RateBurst, BreakerFailures: f.BreakerFailures,
-			BreakerProbe: f.BreakerProbe, Metrics: metrics, Now: now})
+			BreakerProbe: f.BreakerProbe, Shared: shared, Metrics: metrics, Now: now})
 		if err != nil {
 			return nil, fmt.Errorf("forward[%d]: %w", i, err)
 		}

@@ -115,7 +115,7 @@ func (f *Fetcher) expand(doc gjson.Result, tmpl string, escape func(string) stri
 
 func (f *Fetcher) fetch(ctx context.Context, ev *Event, r *providers.Fetch) (*Effect, error) {
 	doc := gjson.ParseBytes(ev.envelope())
-	path, last, err := f.expand(doc, r.URL, url.PathEscape, ev)
+	path, last, err := f.target(doc, r, ev)
 	if err != nil {
 		return nil, err
 	}
@@ -141,13 +141,29 @@ func (f *Fetcher) fetch(ctx context.Context, ev *Event, r *providers.Fetch) (*Ef
 	if method == "" {
 		method = http.MethodGet
 	}
-	a, err := f.api.request(ctx, method, path, query)
+	var body []byte
+	if r.GraphQL != "" {
+		method = http.MethodPost
+		if body, err = f.graphQLBody(doc, r, ev); err != nil {
+			return nil, err
+		}
+	}
+	a, err := f.api.request(ctx, method, path, query, body)
 	if err != nil {
 		var ae *APIError
-		if errors.As(err, &ae) && slices.Contains(r.Retry, ae.Status) {
-			return nil, ae // a status the rule retries: transient
+		if errors.As(err, &ae) && (slices.Contains(r.Retry, ae.Status) || retriedError(r, ae.raw)) {
+			return nil, ae // a status or error code the rule retries: transient
 		}
 		return nil, err
+	}
+	if r.AnswerError != "" {
+		if code, ok := schemas.LookupPathJSON(a.body, r.AnswerError); ok {
+			err := fmt.Errorf("%s %s: the answer's %s is %q", method, path, r.AnswerError, code)
+			if slices.Contains(r.RetryErrors, code) {
+				return nil, err
+			}
+			return nil, Permanent(err)
+		}
 	}
 	obj := a.body
 	if r.Answer != "" {
@@ -164,6 +180,51 @@ func (f *Fetcher) fetch(ctx context.Context, ev *Event, r *providers.Fetch) (*Ef
 	return &Effect{ObjectType: r.Object, ObjectID: key, Version: v, Data: obj}, nil
 }
 
+// target is the request path of r for the event, and the value that keys
+// the object by default: the URL template's last value, or url_from's URL.
+func (f *Fetcher) target(doc gjson.Result, r *providers.Fetch, ev *Event) (string, string, error) {
+	if r.URLFrom == "" {
+		return f.expand(doc, r.URL, url.PathEscape, ev)
+	}
+	abs, ok := schemas.LookupPath(doc, r.URLFrom)
+	if !ok {
+		return "", "", Permanentf("event %s: %s missing", ev.Type, r.URLFrom)
+	}
+	path, err := f.api.below(abs)
+	return path, abs, err
+}
+
+// graphQLBody is the JSON body of a GraphQL rule: the document and its
+// variables, each a JSON string.
+func (f *Fetcher) graphQLBody(doc gjson.Result, r *providers.Fetch, ev *Event) ([]byte, error) {
+	vars := make(map[string]string, len(r.Variables))
+	for k, tmpl := range r.Variables {
+		v, _, err := f.expand(doc, tmpl, func(s string) string { return s }, ev)
+		if err != nil {
+			return nil, err
+		}
+		vars[k] = v
+	}
+	b, err := json.Marshal(struct {
+		Query     string            `json:"query"`
+		Variables map[string]string `json:"variables"`
+	}{r.GraphQL, vars})
+	if err != nil {
+		return nil, Permanentf("graphql body: %w", err)
+	}
+	return b, nil
+}
+
+// retriedError reports whether a non-2xx answer carries an error the rule
+// retries (answer_error's value among retry_errors).
+func retriedError(r *providers.Fetch, raw []byte) bool {
+	if r.AnswerError == "" || len(r.RetryErrors) == 0 {
+		return false
+	}
+	code, ok := schemas.LookupPathJSON(raw, r.AnswerError)
+	return ok && slices.Contains(r.RetryErrors, code)
+}
+
 // gjsonPath escapes a LookupPath path for gjson (whose path syntax gives
 // meaning to *, ?, # and others).
 func gjsonPath(p string) string {
@@ -176,11 +237,14 @@ func gjsonPath(p string) string {
 
 // objectVersionOf reads the version of obj: the first source of sources
 // present (a path into obj holding an integer or a time, "etag", "fetched").
+// An opaque ETag (not a decimal number) orders nothing: the next source
+// decides, so [etag, fetched] takes the fetch time for it.
 func objectVersionOf(obj json.RawMessage, a answer, sources []string) (int64, error) {
 	if !gjson.ValidBytes(obj) || !gjson.ParseBytes(obj).IsObject() {
 		return 0, errors.New("object is not a JSON object")
 	}
 	doc := gjson.ParseBytes(obj)
+	opaque := ""
 	for _, s := range sources {
 		switch s {
 		case providers.VersionFetched:
@@ -192,7 +256,8 @@ func objectVersionOf(obj json.RawMessage, a answer, sources []string) (int64, er
 			}
 			n, err := strconv.ParseInt(tag, 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("etag %q is not a decimal version (use fetched for an opaque ETag)", tag)
+				opaque = tag // not ordered: the next source decides
+				continue
 			}
 			return n, nil
 		}
@@ -201,6 +266,10 @@ func objectVersionOf(obj json.RawMessage, a answer, sources []string) (int64, er
 			continue
 		}
 		return parseVersion(s, v)
+	}
+	if opaque != "" {
+		return 0, fmt.Errorf("etag %q is not a decimal version and no later source of %s gives one (add fetched after etag)",
+			opaque, strings.Join(sources, ", "))
 	}
 	return 0, fmt.Errorf("object has none of %s", strings.Join(sources, ", "))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,6 +30,8 @@ func TestFetchRuleRequestsAndVersions(t *testing.T) {
 			return
 		case "etag":
 			w.Header().Set("ETag", `W/"42"`)
+		case "opaque":
+			w.Header().Set("ETag", `"33a64df551425fcc55e4d42a148795d9f25f89d4"`)
 		}
 		_, _ = w.Write([]byte(`{"thing":{"id":"x","updated_at":"2024-01-02T03:04:05Z","rev":7}}`))
 	}))
@@ -80,6 +83,17 @@ func TestFetchRuleRequestsAndVersions(t *testing.T) {
 		if err != nil || eff.Version != want {
 			t.Errorf("version %s: %+v %v, want %d", version, eff, err, want)
 		}
+	}
+	// An opaque ETag orders nothing: the next source (the fetch time)
+	// decides; alone it fails the event permanently.
+	f, _ = NewFetcher([]providers.Fetch{rule(providers.VersionETag, providers.VersionFetched)}, api, "")
+	sent := time.Now()
+	if eff, err := f.Handle(context.Background(), ev("x", "opaque")); err != nil || eff.Version < sent.UnixMicro() || eff.Version > time.Now().UnixMicro() {
+		t.Errorf("opaque etag, then fetched: %+v %v, want the fetch time", eff, err)
+	}
+	f, _ = NewFetcher([]providers.Fetch{rule(providers.VersionETag)}, api, "")
+	if _, err := f.Handle(context.Background(), ev("x", "opaque")); Classify(err) != ClassPermanent || !strings.Contains(err.Error(), "not a decimal version") {
+		t.Errorf("opaque etag alone: %v, want permanent", err)
 	}
 	f, _ = NewFetcher([]providers.Fetch{rule("missing")}, api, "")
 	if _, err := f.Handle(context.Background(), ev("x", "plain")); Classify(err) != ClassPermanent {

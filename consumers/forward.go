@@ -35,9 +35,15 @@ type ForwardConfig struct {
 	// while open one probe per BreakerProbe (default 5s) is sent.
 	BreakerFailures int
 	BreakerProbe    time.Duration
-	Transport       http.RoundTripper
-	Metrics         *APIMetrics
-	Now             func() time.Time
+	// Shared, when set, holds the destinations of every forwarder built
+	// with it: forwarders whose URLs have one DestinationKey share one
+	// circuit breaker, concurrency bound, rate limit and connection pool
+	// (and must agree on Timeout, Concurrency, RateLimit, RateBurst and the
+	// breaker settings). nil: the forwarder's destination is its own.
+	Shared    *Destinations
+	Transport http.RoundTripper
+	Metrics   *APIMetrics
+	Now       func() time.Time
 }
 
 // Forwarder delivers events to one destination, signed with Standard
@@ -49,26 +55,27 @@ type ForwardConfig struct {
 //
 // A 2xx answer delivers. 5xx, 408, 429, timeouts and network errors are
 // transient (the retry ladder, then the dead-letter topic) and count
-// towards the circuit breaker; while the circuit is open deliveries wait
-// instead of failing. Any other answer, a redirect included (never
+// towards the destination's circuit breaker (shared by every forwarder of
+// the destination: ForwardConfig.Shared); while the circuit is open
+// deliveries wait instead of failing. Any other answer, a redirect included (never
 // followed), is permanent: the event is dead-lettered with the status.
 type Forwarder struct {
-	cfg  ForwardConfig
-	dest string // the URL without credentials, for errors
-	wh   *standardwebhooks.Webhook
-	http *http.Client
-	flow *flow
-	br   *breaker
-	m    forwardMetrics
+	cfg      ForwardConfig
+	redacted string // the URL without credentials, for errors
+	wh       *standardwebhooks.Webhook
+	d        *destination // shared with the other forwarders of its key
+	m        forwardMetrics
 }
 
 // NewForwarder returns the forwarder of cfg. It fails on a URL that is not
-// absolute or a secret the Standard Webhooks library refuses.
+// absolute, a secret the Standard Webhooks library refuses, or limits that
+// differ from those of a shared destination's earlier forwarder.
 func NewForwarder(cfg ForwardConfig) (*Forwarder, error) {
-	u, err := url.Parse(cfg.URL)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return nil, fmt.Errorf("forward url %q is not absolute", cfg.URL)
+	key, err := DestinationKey(cfg.URL)
+	if err != nil {
+		return nil, err
 	}
+	u, _ := url.Parse(cfg.URL)
 	wh, err := standardwebhooks.NewWebhook(cfg.Secret)
 	if err != nil {
 		return nil, fmt.Errorf("forward secret: %w", err)
@@ -91,30 +98,21 @@ func NewForwarder(cfg ForwardConfig) (*Forwarder, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	tr := cfg.Transport
-	if tr == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConns = cfg.Concurrency * 2
-		t.MaxIdleConnsPerHost = cfg.Concurrency
-		tr = t
-	}
-	f := &Forwarder{cfg: cfg, dest: u.Redacted(), wh: wh,
-		http: &http.Client{Timeout: cfg.Timeout, Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		}},
-		flow: newFlow(APIClientConfig{Provider: "forward:" + cfg.Provider, Concurrency: cfg.Concurrency,
-			RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst, Now: cfg.Now}),
-		m: cfg.Metrics.forForward(cfg.Provider, u.Host),
-	}
-	f.br = newBreaker(cfg.BreakerFailures, cfg.BreakerProbe, cfg.Now, func(open bool) {
-		v := 0.0
-		if open {
-			v = 1
+	l := destLimits{Timeout: cfg.Timeout, Concurrency: cfg.Concurrency, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
+		BreakerFailures: cfg.BreakerFailures, BreakerProbe: cfg.BreakerProbe}
+	var d *destination
+	if cfg.Shared != nil {
+		if d, err = cfg.Shared.get(key, l, cfg.Transport, cfg.Now); err != nil {
+			return nil, err
 		}
-		f.m.open.Set(v)
-	})
-	return f, nil
+	} else {
+		d = newDestination(key, l, cfg.Transport, cfg.Now, cfg.Metrics)
+	}
+	return &Forwarder{cfg: cfg, redacted: u.Redacted(), wh: wh, d: d, m: cfg.Metrics.forForward(cfg.Provider, key)}, nil
 }
+
+// Destination is the forwarder's DestinationKey.
+func (f *Forwarder) Destination() string { return f.d.key }
 
 // Matches reports whether the forwarder takes events of type typ.
 func (f *Forwarder) Matches(typ string) bool {
@@ -141,18 +139,18 @@ func (f *Forwarder) Deliver(ctx context.Context, ev *Event, obj json.RawMessage)
 	}
 	id := ev.Provider + ":" + ev.ID
 	for {
-		probe, err := f.br.admit(ctx)
+		probe, err := f.d.br.admit(ctx)
 		if err != nil {
-			return fmt.Errorf("forward to %s: %w", f.dest, err)
+			return fmt.Errorf("forward to %s: %w", f.redacted, err)
 		}
 		err = f.send(ctx, id, body)
 		if err == nil {
-			f.br.reached(probe)
+			f.d.br.reached(probe)
 			f.m.result("delivered")
 			return nil
 		}
 		if Classify(err) == ClassPermanent {
-			f.br.reached(probe) // the destination is up; the request is refused
+			f.d.br.reached(probe) // the destination is up; the request is refused
 			f.m.result("refused")
 			return err
 		}
@@ -160,7 +158,7 @@ func (f *Forwarder) Deliver(ctx context.Context, ev *Event, obj json.RawMessage)
 			return err
 		}
 		f.m.result("failed")
-		if open := f.br.failed(probe); probe && open {
+		if open := f.d.br.failed(probe); probe && open {
 			continue // a failed probe: wait for the next, the event does not fail while paused
 		}
 		return err
@@ -197,9 +195,9 @@ func (f *Forwarder) body(ev *Event, obj json.RawMessage) ([]byte, error) {
 }
 
 func (f *Forwarder) send(ctx context.Context, id string, body []byte) error {
-	release, err := f.flow.acquire(ctx)
+	release, err := f.d.flow.acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("forward to %s: %w", f.dest, err)
+		return fmt.Errorf("forward to %s: %w", f.redacted, err)
 	}
 	defer release()
 	now := f.cfg.Now()
@@ -216,13 +214,13 @@ func (f *Forwarder) send(ctx context.Context, id string, body []byte) error {
 	req.Header.Set("webhook-timestamp", fmt.Sprint(now.Unix()))
 	req.Header.Set("webhook-signature", sig)
 	start := time.Now()
-	resp, err := f.http.Do(req)
+	resp, err := f.d.http.Do(req)
 	f.m.duration.Observe(time.Since(start).Seconds())
 	if err != nil {
 		if isTimeout(err) {
-			return fmt.Errorf("forward to %s: timeout: %w", f.dest, err)
+			return fmt.Errorf("forward to %s: timeout: %w", f.redacted, err)
 		}
-		return fmt.Errorf("forward to %s: %w", f.dest, err)
+		return fmt.Errorf("forward to %s: %w", f.redacted, err)
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
@@ -230,10 +228,10 @@ func (f *Forwarder) send(ctx context.Context, id string, body []byte) error {
 	if resp.StatusCode/100 == 2 {
 		return nil
 	}
-	fe := &ForwardError{Status: resp.StatusCode, Dest: f.dest, Body: truncate(string(msg), 256)}
+	fe := &ForwardError{Status: resp.StatusCode, Dest: f.redacted, Body: truncate(string(msg), 256)}
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable:
-		f.flow.pause(resp.StatusCode, resp.Header)
+		f.d.flow.pause(resp.StatusCode, resp.Header)
 		return fe
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout:
 		return fe

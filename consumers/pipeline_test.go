@@ -28,6 +28,9 @@ type pipeline struct {
 	p   *config.Provider
 	srv *httptest.Server
 	reg *prometheus.Registry
+	// signSecret signs deliveries instead of the configured secret
+	// (Discord: the Ed25519 seed of the configured public key).
+	signSecret []byte
 }
 
 // newPipeline configures provider f.provider from the YAML of its body
@@ -75,7 +78,11 @@ func (pl *pipeline) send(eventID string, body []byte, contentType string, hdr ht
 		h[k] = v
 	}
 	req := &signature.Request{Header: h, Body: body}
-	if err := signature.SignRequest(ingest.SignatureConfig(pl.p), pl.p.Secrets[0].Resolved(), req, time.Now(), eventID); err != nil {
+	secret := pl.p.Secrets[0].Resolved()
+	if pl.signSecret != nil {
+		secret = pl.signSecret
+	}
+	if err := signature.SignRequest(ingest.SignatureConfig(pl.p), secret, req, time.Now(), eventID); err != nil {
 		pl.t.Fatal(err)
 	}
 	u := pl.srv.URL + "/webhooks/" + pl.provider

@@ -3,6 +3,9 @@ package consumers
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
 )
 
 // providerHandler is what gatehouse does with one provider's events: the
@@ -15,9 +18,13 @@ type providerHandler struct {
 	forwards []*Forwarder
 }
 
-// Handle fetches, then forwards; a failure of either fails the event (a
-// retry fetches and delivers again: the webhook-id is the same, so the
-// destination deduplicates).
+// Handle fetches, then delivers to every matching destination at once
+// (one delivery per destination: of two entries naming one destination
+// the first matching wins). When several destinations match, each that
+// answers 2xx is recorded (forwardLedger), and a retry of the event goes
+// only to the others; with one destination a retry delivers again (the
+// webhook-id is the same, so the destination deduplicates). A failure of
+// any destination fails the event: permanent when one of them is.
 func (h *providerHandler) Handle(ctx context.Context, ev *Event) (*Effect, error) {
 	var eff *Effect
 	if h.fetch != nil {
@@ -26,21 +33,47 @@ func (h *providerHandler) Handle(ctx context.Context, ev *Event) (*Effect, error
 			return nil, err
 		}
 	}
-	delivered := false
+	var todo []*Forwarder
+	seen := map[string]bool{}
 	for _, fw := range h.forwards {
-		if !fw.Matches(ev.Type) {
-			continue
+		if fw.Matches(ev.Type) && !seen[fw.Destination()] {
+			seen[fw.Destination()] = true
+			todo = append(todo, fw)
 		}
-		var obj json.RawMessage
-		if eff != nil {
-			obj = eff.Data
-		}
-		if err := fw.Deliver(ctx, ev, obj); err != nil {
+	}
+	if len(todo) == 0 {
+		return eff, nil
+	}
+	var obj json.RawMessage
+	if eff != nil {
+		obj = eff.Data
+	}
+	ledger := ledgerFrom(ctx)
+	if len(todo) == 1 || ledger == nil {
+		ledger = nil // nothing to remember: a retry goes to the one destination again
+	} else {
+		done, err := ledger.forwardedTo(ctx, ev.Provider, ev.ID)
+		if err != nil {
 			return nil, err
 		}
-		delivered = true
+		todo = slices.DeleteFunc(todo, func(fw *Forwarder) bool { return done[fw.Destination()] })
 	}
-	if eff == nil && delivered {
+	errs := make([]error, len(todo))
+	var wg sync.WaitGroup
+	for i, fw := range todo {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if errs[i] = fw.Deliver(ctx, ev, obj); errs[i] == nil && ledger != nil {
+				errs[i] = ledger.recordForward(ctx, ev.Provider, ev.ID, fw.Destination())
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if eff == nil {
 		eff = &Effect{} // done elsewhere: succeeded, nothing projected
 	}
 	return eff, nil

@@ -31,6 +31,8 @@ type MaintenanceConfig struct {
 //   - processed_events (the effect dedupe) older than the longest key
 //     lifetime plus one partition width: by then the inbox row it guards
 //     is gone, and a Kafka copy of the event finds no row to claim;
+//   - forward_deliveries (which destinations took an event forwarded to
+//     several) as processed_events: a retry or a redelivery comes no later;
 //   - provider_object_changes (the effect log) older than the longest
 //     retention.
 //
@@ -47,13 +49,16 @@ func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
 		if n["processed_events"], err = storage.DeleteOlder(ctx, conn, "processed_events", "processed_at", keyMax); err != nil {
 			return n, err
 		}
+		if n["forward_deliveries"], err = storage.DeleteOlder(ctx, conn, "forward_deliveries", "delivered_at", keyMax); err != nil {
+			return n, err
+		}
 		n["provider_object_changes"], err = storage.DeleteOlder(ctx, conn, "provider_object_changes", "applied_at", payloadMax)
 		return n, err
 	}
 	return storage.New(storage.Config{
 		Pool:     cfg.Pool,
 		Stage:    "consumers",
-		Sized:    []string{"processed_events", "provider_object_changes", "provider_objects"},
+		Sized:    []string{"processed_events", "forward_deliveries", "provider_object_changes", "provider_objects"},
 		Interval: s.PartitionInterval, Ahead: s.Ahead, Every: s.CheckInterval,
 		Sweep:  sweep,
 		Logger: cfg.Logger, Registerer: cfg.Registerer, Now: cfg.Now,

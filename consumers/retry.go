@@ -103,7 +103,7 @@ func (r *Runner) processEvent(ctx context.Context, ev *Event) (string, error) {
 	}
 	var eff *Effect
 	if h := r.cfg.Handlers.Lookup(ev.Provider, ev.Type); h != nil {
-		if eff, err = h.Handle(ctx, ev); err != nil {
+		if eff, err = h.Handle(withForwardLedger(ctx, r.store), ev); err != nil {
 			return "", err
 		}
 	}

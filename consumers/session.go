@@ -20,6 +20,9 @@ type session struct {
 	held   map[tp][]*kgo.Record // not yet due records of paused retry partitions
 	rebal  sync.RWMutex         // read-held while processing; callbacks take it
 	broken atomic.Bool          // a record could not be finished: restart the session
+	// finishing is closed when the last main batch's finish (apply,
+	// retry forwards, marks) has run; nil before the first.
+	finishing chan struct{}
 }
 
 func (r *Runner) session(ctx context.Context) error {
@@ -61,6 +64,7 @@ func (r *Runner) session(ctx context.Context) error {
 	defer pcancel()
 	stop := context.AfterFunc(ctx, func() { time.AfterFunc(r.cfg.DrainTimeout, pcancel) })
 	defer stop()
+	defer s.waitFinished() // before the commit on close
 	for ctx.Err() == nil {
 		pollCtx, cancel := s.pollContext(ctx)
 		fetches := cl.PollRecords(pollCtx, r.cfg.MaxPollRecords)
@@ -79,14 +83,43 @@ func (r *Runner) session(ctx context.Context) error {
 		// also wait for rebal: no partition is revoked while its records are
 		// being processed and marked.
 		s.rebal.RLock()
-		s.process(pctx, s.collect(fetches))
-		s.rebal.RUnlock()
+		if finish := s.process(pctx, s.collect(fetches)); finish != nil {
+			s.pipeline(finish) // read-holds rebal until it has run
+		} else {
+			s.rebal.RUnlock()
+		}
 		cl.AllowRebalance()
 		if s.broken.Load() {
+			s.waitFinished()
 			return errors.New("a record could not be finished")
 		}
 	}
 	return nil
+}
+
+// pipeline runs finish, the commit half of a main batch, after the
+// previous batch's, while the loop polls and handles the next batch. The
+// caller's read hold of rebal passes to it: a rebalance callback waits until
+// the batch is marked, so no revoked partition's offset is committed before
+// its work, and none is marked after the revoke.
+func (s *session) pipeline(finish func()) {
+	prev, done := s.finishing, make(chan struct{})
+	s.finishing = done
+	go func() {
+		defer close(done)
+		defer s.rebal.RUnlock()
+		if prev != nil {
+			<-prev
+		}
+		finish()
+	}()
+}
+
+// waitFinished waits for the last main batch's finish.
+func (s *session) waitFinished() {
+	if s.finishing != nil {
+		<-s.finishing
+	}
 }
 
 // pollContext bounds a poll by the earliest due time of held records, so
@@ -138,8 +171,10 @@ func (s *session) collect(fetches kgo.Fetches) map[tp][]*kgo.Record {
 
 // process runs the poll's main-topic records as one batch (processMain)
 // beside the retry partitions (in parallel, each in offset order) and
-// returns when all are finished or held.
-func (s *session) process(ctx context.Context, batches map[tp][]*kgo.Record) {
+// returns when the retry partitions are finished or held and the main
+// batch is handled; finish (nil without main-topic records) applies and
+// marks the main batch.
+func (s *session) process(ctx context.Context, batches map[tp][]*kgo.Record) (finish func()) {
 	sem := make(chan struct{}, s.r.cfg.Concurrency)
 	var wg sync.WaitGroup
 	main := map[tp][]*kgo.Record{}
@@ -153,7 +188,7 @@ func (s *session) process(ctx context.Context, batches map[tp][]*kgo.Record) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.processMain(ctx, main)
+			finish = s.processMain(ctx, main)
 		}()
 	}
 	for k, recs := range batches {
@@ -165,6 +200,7 @@ func (s *session) process(ctx context.Context, batches map[tp][]*kgo.Record) {
 		}()
 	}
 	wg.Wait()
+	return finish
 }
 
 func (s *session) processPartition(ctx context.Context, k tp, recs []*kgo.Record) {

@@ -108,6 +108,13 @@ func handlerRows(e env, a providers.API) {
 		auth = "HTTP basic, api_key = user:password"
 	case providers.AuthHeader:
 		auth = a.AuthHeader + ": <api_key>"
+	case providers.AuthBot:
+		auth = "Authorization: Bot <api_key>"
+	case providers.AuthNone:
+		auth = "no authentication"
+	}
+	if a.Accept != "" {
+		auth += "; Accept: " + a.Accept
 	}
 	vh := a.VersionHeader
 	if vh == "" {

@@ -4,7 +4,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,7 +57,7 @@ const IncludeObject = "object"
 
 // APIRules is the provider's API description for the consumers: the
 // catalogue's (providers.Kind.API) with the provider's own settings: its
-// fetch rules tried first, api_auth and api_auth_header when set.
+// fetch rules tried first, api_auth, api_auth_header and api_accept when set.
 func (p *Provider) APIRules() providers.API {
 	a := p.Kind().API
 	if len(p.Fetch) > 0 {
@@ -63,6 +65,9 @@ func (p *Provider) APIRules() providers.API {
 	}
 	if p.APIAuth != "" {
 		a.Auth, a.AuthHeader = p.APIAuth, p.APIAuthHeader
+	}
+	if p.APIAccept != "" {
+		a.Accept = p.APIAccept
 	}
 	return a
 }
@@ -145,6 +150,70 @@ func (p *Provider) resolveForward(name string, getenv func(string) string) error
 			return errorf("providers.%s.forward[%d].secret: not whsec_ followed by the base64 of at least 24 bytes", name, i)
 		}
 		f.secret = v
+	}
+	return nil
+}
+
+// DestinationKey is the forward destination a URL names: its scheme, host
+// and port (the scheme's default when absent), lowercased, and its path
+// ("/" when empty); user info, query and fragment are not part of it.
+// Forward entries with one key share one circuit breaker, concurrency
+// bound and rate limit. It fails on a URL that is not absolute.
+func DestinationKey(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "", fmt.Errorf("forward url %q is not absolute", raw)
+	}
+	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	path := u.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port) + path, nil
+}
+
+// validateForwardDestinations refuses two forward entries (of any
+// providers) that name one destination with different limits: the
+// destination has one circuit, concurrency and rate limit.
+func (c *Config) validateForwardDestinations() error {
+	type limits struct {
+		timeout, probe     time.Duration
+		conc, burst, fails int
+		rate               float64
+	}
+	type first struct {
+		where string
+		l     limits
+	}
+	seen := map[string]first{}
+	names := make([]string, 0, len(c.Providers))
+	for n := range c.Providers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		p := c.Providers[n]
+		if p == nil {
+			continue
+		}
+		for i, f := range p.Forward {
+			key, err := DestinationKey(f.URL)
+			if err != nil {
+				continue // validateHandlers names it
+			}
+			l := limits{f.Timeout, f.BreakerProbe, f.Concurrency, f.RateBurst, f.BreakerFailures, f.RateLimit}
+			where := fmt.Sprintf("providers.%s.forward[%d]", n, i)
+			if prev, ok := seen[key]; !ok {
+				seen[key] = first{where, l}
+			} else if prev.l != l {
+				return errorf("%s: destination %s is also %s's, with other timeout, concurrency, rate_limit, rate_burst, "+
+					"breaker_failures or breaker_probe: entries naming one destination share its circuit and limits, give them the same values",
+					where, key, prev.where)
+			}
+		}
 	}
 	return nil
 }

@@ -83,10 +83,14 @@ type Provider struct {
 	// APIConcurrency bounds consumer calls to APIURL in flight. Default 64.
 	APIConcurrency int `yaml:"api_concurrency"`
 	// APIAuth and APIAuthHeader say how api_key is sent when the
-	// catalogue's way does not fit: bearer, basic (api_key is
-	// "user:password"), header (in APIAuthHeader) or none.
+	// catalogue's way does not fit: bearer, bot (Authorization: Bot
+	// <api_key>), basic (api_key is "user:password"), header (in
+	// APIAuthHeader) or none.
 	APIAuth       string `yaml:"api_auth"`
 	APIAuthHeader string `yaml:"api_auth_header"`
+	// APIAccept is the Accept header of API calls when the catalogue's
+	// (default application/json) does not fit.
+	APIAccept string `yaml:"api_accept"`
 	// Fetch are declarative fetch rules (providers.Fetch) tried before the
 	// catalogue's defaults (gatehouse providers lists them).
 	Fetch []providers.Fetch `yaml:"fetch"`

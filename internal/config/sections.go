@@ -60,6 +60,9 @@ func (c *Config) validateSections() error {
 	if err := c.validateAdmission(); err != nil {
 		return err
 	}
+	if err := c.validateForwardDestinations(); err != nil {
+		return err
+	}
 	if err := c.Kafka.validate(); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package providers
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -17,11 +18,15 @@ type API struct {
 	// Reference is the provider's API reference the rules follow.
 	Reference string
 	// Auth is how api_key is sent: AuthBearer (the default: Authorization:
-	// Bearer <key>), AuthBasic (the key is "user:password"), AuthHeader
-	// (the key in the header AuthHeader, e.g. X-Shopify-Access-Token) or
+	// Bearer <key>), AuthBot (Authorization: Bot <key>, Discord's bot
+	// tokens), AuthBasic (the key is "user:password"), AuthHeader (the key
+	// as it is in the header AuthHeader, e.g. X-Shopify-Access-Token) or
 	// AuthNone.
 	Auth       string
 	AuthHeader string
+	// Accept is every call's Accept header; default application/json
+	// (Lemon Squeezy's JSON:API wants application/vnd.api+json).
+	Accept string
 	// VersionHeader carries api_version on every call; default Api-Version.
 	VersionHeader string
 	// Fetch are the rules, tried in order; the first whose Types and When
@@ -35,6 +40,7 @@ type API struct {
 // Auth kinds of API.Auth.
 const (
 	AuthBearer = "bearer"
+	AuthBot    = "bot"
 	AuthBasic  = "basic"
 	AuthHeader = "header"
 	AuthNone   = "none"
@@ -43,7 +49,9 @@ const (
 // Version sources of Fetch.Version besides a path into the answer.
 const (
 	// VersionETag is the answer's ETag when it is a decimal number (W/ and
-	// quotes removed); an opaque ETag is not ordered and fails the event.
+	// quotes removed); an opaque ETag is not ordered, so the next version
+	// source decides ([etag, fetched]: the fetch time), and with none after
+	// it the event fails permanently.
 	VersionETag = "etag"
 	// VersionFetched is the time the request was sent, in Unix
 	// microseconds: a later fetch saw a state at least as new (Stripe's
@@ -81,8 +89,30 @@ type Fetch struct {
 	// replaced by that envelope value escaped as part of ONE path segment
 	// (url.PathEscape: "a/b" is a%2Fb); a value that is missing, empty,
 	// "." or ".." fails the event permanently without a request.
-	// {api_version} is the provider's api_version. Required unless Skip.
+	// {api_version} is the provider's api_version. Required unless Skip or
+	// URLFrom.
 	URL string `yaml:"url"`
+	// URLFrom, instead of URL, is the path of an absolute URL in the
+	// envelope (Calendly's data.payload.uri). It is requested only when its
+	// scheme, host and port are api_url's and its path lies below
+	// api_url's path, with no user info, query or fragment; any other URL
+	// fails the event permanently without a request: a payload never
+	// chooses where the API key goes. The default Key is the URL.
+	URLFrom string `yaml:"url_from"`
+	// GraphQL is a query document: the request is POST URL with the JSON
+	// body {"query": GraphQL, "variables": Variables} (Linear's /graphql).
+	// Variables' values are templates as Key's, each sent as a JSON
+	// string; GraphQL rules need Key and at least one variable.
+	GraphQL   string            `yaml:"graphql"`
+	Variables map[string]string `yaml:"variables"`
+	// AnswerError is a path in the answer whose presence means the call
+	// failed even with a 2xx status (Slack's "error" beside "ok": false;
+	// GraphQL's errors.0.extensions.code); its value is the error, and the
+	// event fails permanently unless RetryErrors lists it. It is read from
+	// non-2xx answers too, so a listed value retries a 4xx (Linear answers
+	// a rate-limited query 400 with code RATELIMITED).
+	AnswerError string   `yaml:"answer_error"`
+	RetryErrors []string `yaml:"retry_errors"`
 	// Query are query parameters, their values templates as URL's.
 	Query map[string]string `yaml:"query"`
 	// Answer is the path of the object in the answer (Square's "payment",
@@ -101,13 +131,22 @@ type Fetch struct {
 
 var placeholder = regexp.MustCompile(`\{([^{}]+)\}`)
 
-// Placeholders lists the envelope paths the URL template names (not
-// {api_version}).
+// Placeholders lists the envelope paths the URL, query and variable
+// templates name (not {api_version}).
 func (f Fetch) Placeholders() []string {
 	var out []string
-	for _, m := range placeholder.FindAllStringSubmatch(f.URL, -1) {
-		if m[1] != "api_version" {
-			out = append(out, m[1])
+	tmpls := []string{f.URL}
+	for _, m := range []map[string]string{f.Query, f.Variables} {
+		keys := slices.Sorted(maps.Keys(m))
+		for _, k := range keys {
+			tmpls = append(tmpls, m[k])
+		}
+	}
+	for _, t := range tmpls {
+		for _, m := range placeholder.FindAllStringSubmatch(t, -1) {
+			if m[1] != "api_version" {
+				out = append(out, m[1])
+			}
 		}
 	}
 	return out
@@ -146,6 +185,41 @@ func (f Fetch) Validate() error {
 	if f.Object == "" {
 		return errors.New("object: the object type is required (or skip: with the reason)")
 	}
+	if err := f.validateRequest(); err != nil {
+		return err
+	}
+	if len(f.Version) == 0 {
+		return errors.New("version: say where the object's version is (a path such as updated_at, etag or fetched)")
+	}
+	if f.Method != "" && f.Method != "GET" && f.Method != "POST" {
+		return fmt.Errorf("method: %q is not GET or POST", f.Method)
+	}
+	if len(f.RetryErrors) > 0 && f.AnswerError == "" {
+		return errors.New("retry_errors: needs answer_error (the path of the error in the answer)")
+	}
+	for _, s := range f.Retry {
+		if s < 400 || s > 499 {
+			return fmt.Errorf("retry: %d is not a 4xx status (5xx, 408 and 429 are always retried)", s)
+		}
+	}
+	return nil
+}
+
+// validateRequest checks the request half of a rule: a URL template or
+// URLFrom, and a GraphQL document's variables and key.
+func (f Fetch) validateRequest() error {
+	switch {
+	case f.URL != "" && f.URLFrom != "":
+		return errors.New("url, url_from: set one")
+	case f.URLFrom != "":
+		if strings.ContainsAny(f.URLFrom, "{}/?#") {
+			return fmt.Errorf("url_from: %q is not an envelope path (data.payload.uri)", f.URLFrom)
+		}
+		if f.GraphQL != "" {
+			return errors.New("url_from: a GraphQL rule posts to its url")
+		}
+		return nil
+	}
 	if !strings.HasPrefix(f.URL, "/") || strings.ContainsAny(f.URL, "?#") {
 		return fmt.Errorf("url: %q must be a path below api_url starting with / (query in query:)", f.URL)
 	}
@@ -158,19 +232,21 @@ func (f Fetch) Validate() error {
 			return fmt.Errorf("url: %q has an empty, . or .. segment", f.URL)
 		}
 	}
-	if len(f.Placeholders()) == 0 {
-		return fmt.Errorf("url: %q names no envelope value ({data.id})", f.URL)
-	}
-	if len(f.Version) == 0 {
-		return errors.New("version: say where the object's version is (a path such as updated_at, etag or fetched)")
-	}
-	if f.Method != "" && f.Method != "GET" && f.Method != "POST" {
-		return fmt.Errorf("method: %q is not GET or POST", f.Method)
-	}
-	for _, s := range f.Retry {
-		if s < 400 || s > 499 {
-			return fmt.Errorf("retry: %d is not a 4xx status (5xx, 408 and 429 are always retried)", s)
+	if f.GraphQL != "" {
+		if f.Method != "" && f.Method != "POST" {
+			return fmt.Errorf("method: a GraphQL rule is a POST, not %q", f.Method)
 		}
+		if len(f.Variables) == 0 || f.Key == "" {
+			return errors.New("graphql: needs variables (the object's id from the envelope) and key")
+		}
+	} else if len(f.Variables) > 0 {
+		return errors.New("variables: only a graphql rule has variables")
+	}
+	if len(f.Placeholders()) == 0 {
+		return fmt.Errorf("url: %q names no envelope value ({data.id}) and neither do query or variables", f.URL)
+	}
+	if !placeholder.MatchString(f.URL) && f.Key == "" {
+		return fmt.Errorf("key: the url %q names no value to key the object by: set key", f.URL)
 	}
 	return nil
 }
@@ -178,13 +254,13 @@ func (f Fetch) Validate() error {
 // Validate checks the auth kind and every rule.
 func (a API) Validate() error {
 	switch a.Auth {
-	case "", AuthBearer, AuthBasic, AuthNone:
+	case "", AuthBearer, AuthBot, AuthBasic, AuthNone:
 	case AuthHeader:
 		if a.AuthHeader == "" {
 			return errors.New("auth: header needs auth_header")
 		}
 	default:
-		return fmt.Errorf("auth: %q is not bearer, basic, header or none", a.Auth)
+		return fmt.Errorf("auth: %q is not bearer, bot, basic, header or none", a.Auth)
 	}
 	for i, f := range a.Fetch {
 		if err := f.Validate(); err != nil {
@@ -214,16 +290,31 @@ func (f Fetch) Describe() string {
 		m = "GET"
 	}
 	u := f.URL
-	if len(f.Query) > 0 {
-		q := url.Values{}
-		for k, v := range f.Query {
-			q.Set(k, v)
+	if f.URLFrom != "" {
+		u = "{" + f.URLFrom + "} (an api_url address only)"
+	}
+	if f.GraphQL != "" {
+		m = "POST"
+		op, _, _ := strings.Cut(strings.Join(strings.Fields(f.GraphQL), " "), "(")
+		vars := make([]string, 0, len(f.Variables))
+		for _, k := range slices.Sorted(maps.Keys(f.Variables)) {
+			vars = append(vars, k+"="+f.Variables[k])
 		}
-		u += "?" + q.Encode()
+		u += " (GraphQL " + strings.TrimSpace(op) + ", " + strings.Join(vars, ", ") + ")"
+	}
+	if len(f.Query) > 0 {
+		q := make([]string, 0, len(f.Query))
+		for _, k := range slices.Sorted(maps.Keys(f.Query)) {
+			q = append(q, url.QueryEscape(k)+"="+f.Query[k]) // the template as written: {path}, not %7Bpath%7D
+		}
+		u += "?" + strings.Join(q, "&")
 	}
 	ans := ""
 	if f.Answer != "" {
 		ans = ", in answer." + f.Answer
+	}
+	if f.AnswerError != "" {
+		ans += ", failed when the answer has " + f.AnswerError
 	}
 	return fmt.Sprintf("%s → %s %s (%s%s, version %s)", types, m, u, f.Object, ans, strings.Join(f.Version, ", else "))
 }

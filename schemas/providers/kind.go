@@ -131,7 +131,9 @@ const DefaultTolerance = 300 * time.Second
 // catalogue is built once; Lookup hands out copies.
 var catalogue = func() map[string]Kind {
 	ks := kinds()
-	for scheme, api := range apis() {
+	all := apis()
+	maps.Copy(all, moreAPIs())
+	for scheme, api := range all {
 		k := ks[scheme]
 		k.API = api
 		ks[scheme] = k
@@ -153,6 +155,8 @@ func cloneFetch(fs []Fetch) []Fetch {
 		out[i].Retry = slices.Clone(f.Retry)
 		out[i].When = maps.Clone(f.When)
 		out[i].Query = maps.Clone(f.Query)
+		out[i].Variables = maps.Clone(f.Variables)
+		out[i].RetryErrors = slices.Clone(f.RetryErrors)
 	}
 	return out
 }

@@ -1,0 +1,119 @@
+package consumers
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+func TestDestinationKey(t *testing.T) {
+	for raw, want := range map[string]string{
+		"http://Svc.Example/hooks":               "http://svc.example:80/hooks",
+		"http://svc.example:80/hooks?entry=2":    "http://svc.example:80/hooks",
+		"https://user:pw@svc.example/hooks#x":    "https://svc.example:443/hooks",
+		"https://svc.example:8443":               "https://svc.example:8443/",
+		"HTTP://[::1]:9000/a%2Fb":                "http://[::1]:9000/a%2Fb",
+		"http://svc.example/hooks/":              "http://svc.example:80/hooks/",
+		"http://svc.example:8080/other?entry=1":  "http://svc.example:8080/other",
+		"https://svc.example:443/hooks?entry=3":  "https://svc.example:443/hooks",
+		"http://svc.example.other.example/hooks": "http://svc.example.other.example:80/hooks",
+	} {
+		if got, err := DestinationKey(raw); err != nil || got != want {
+			t.Errorf("DestinationKey(%q) = %q, %v; want %q", raw, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "/hooks", "svc.example/hooks", "://x"} {
+		if _, err := DestinationKey(bad); err == nil {
+			t.Errorf("DestinationKey(%q): no error", bad)
+		}
+	}
+}
+
+// Two forward entries naming one destination (the same scheme, host, port
+// and path; another query) share one circuit: once the first entry's
+// failures open it, the second entry's deliveries wait without a request,
+// while an entry to another, healthy destination keeps delivering.
+func TestForwardEntriesShareTheDestinationCircuit(t *testing.T) {
+	var downSeen, upSeen atomic.Int64
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		downSeen.Add(1)
+		http.Error(w, "down", http.StatusInternalServerError)
+	}))
+	defer down.Close()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		upSeen.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer up.Close()
+	reg := prometheus.NewRegistry()
+	metrics := NewAPIMetrics(reg)
+	shared := NewDestinations(metrics)
+	mk := func(url, typ string) *Forwarder {
+		fw, err := NewForwarder(ForwardConfig{Provider: "ref", URL: url, Secret: forwardSecret, Types: []string{typ},
+			BreakerFailures: 3, BreakerProbe: time.Hour, Shared: shared, Metrics: metrics})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fw
+	}
+	first, second := mk(down.URL+"/hooks?entry=1", "payment.*"), mk(down.URL+"/hooks?entry=2", "invoice.*")
+	healthy := mk(up.URL+"/hooks", "*")
+	if first.Destination() != second.Destination() || first.Destination() == healthy.Destination() {
+		t.Fatalf("destinations %s, %s, %s", first.Destination(), second.Destination(), healthy.Destination())
+	}
+	ev := func(id, typ string) *Event {
+		return &Event{Provider: "ref", ID: id, Type: typ, Envelope: []byte(`{"id":"` + id + `","type":"` + typ + `"}`)}
+	}
+	for i := range 3 {
+		if err := first.Deliver(context.Background(), ev("p"+itoa(int32(i)), "payment.succeeded"), nil); Classify(err) != ClassTransient {
+			t.Fatalf("delivery %d to the failing destination: %v", i, err)
+		}
+	}
+	if n := counter(t, reg, "gatehouse_consumer_forward_circuit_open", map[string]string{"destination": first.Destination()}); n != 1 {
+		t.Fatalf("circuit_open = %v after 3 failures, want 1", n)
+	}
+	before := downSeen.Load()
+	// The second entry's delivery waits (no request) for the probe, an hour
+	// away; the healthy destination takes its deliveries meanwhile.
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	var wg sync.WaitGroup
+	var waited error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		waited = second.Deliver(ctx, ev("i1", "invoice.paid"), nil)
+	}()
+	for i := range 5 {
+		if err := healthy.Deliver(context.Background(), ev("h"+itoa(int32(i)), "invoice.paid"), nil); err != nil {
+			t.Errorf("healthy destination: %v", err)
+		}
+	}
+	wg.Wait()
+	if !errors.Is(waited, context.DeadlineExceeded) {
+		t.Errorf("second entry's delivery: %v, want it to wait for the shared circuit", waited)
+	}
+	if n := downSeen.Load() - before; n != 0 {
+		t.Errorf("%d requests to the destination while its circuit was open", n)
+	}
+	if upSeen.Load() != 5 {
+		t.Errorf("healthy destination got %d deliveries, want 5", upSeen.Load())
+	}
+	if n := counter(t, reg, "gatehouse_consumer_forward_circuit_open", map[string]string{"destination": healthy.Destination()}); n != 0 {
+		t.Errorf("healthy destination's circuit_open = %v", n)
+	}
+	// Entries naming one destination must agree on its limits.
+	_, err := NewForwarder(ForwardConfig{Provider: "other", URL: down.URL + "/hooks", Secret: forwardSecret, Concurrency: 8,
+		BreakerFailures: 3, BreakerProbe: time.Hour, Shared: shared, Metrics: metrics})
+	if err == nil || !strings.Contains(err.Error(), "differ from an earlier entry") {
+		t.Errorf("conflicting limits: %v", err)
+	}
+}

@@ -1,0 +1,58 @@
+package consumers
+
+import (
+	"context"
+	"fmt"
+)
+
+// forwardLedger remembers which destinations answered 2xx for an event
+// that goes to several (table forward_deliveries, migration 00031), so a
+// retry delivers only to the ones that failed. The runner hands its store
+// to the handlers through the context (withForwardLedger); without one
+// (a handler called directly) every retry delivers to every destination.
+type forwardLedger interface {
+	forwardedTo(ctx context.Context, provider, eventID string) (map[string]bool, error)
+	recordForward(ctx context.Context, provider, eventID, destination string) error
+}
+
+type ledgerKey struct{}
+
+func withForwardLedger(ctx context.Context, l forwardLedger) context.Context {
+	return context.WithValue(ctx, ledgerKey{}, l)
+}
+
+func ledgerFrom(ctx context.Context) forwardLedger {
+	l, _ := ctx.Value(ledgerKey{}).(forwardLedger)
+	return l
+}
+
+// forwardedTo lists the destinations that already took the event.
+func (s store) forwardedTo(ctx context.Context, provider, eventID string) (map[string]bool, error) {
+	rows, err := s.pool.Query(ctx, `SELECT destination FROM forward_deliveries WHERE provider = $1 AND event_id = $2`, provider, eventID)
+	if err != nil {
+		return nil, fmt.Errorf("read forward deliveries: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			return nil, fmt.Errorf("read forward deliveries: %w", err)
+		}
+		out[d] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read forward deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// recordForward records that destination answered 2xx for the event.
+func (s store) recordForward(ctx context.Context, provider, eventID, destination string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO forward_deliveries (provider, event_id, destination) VALUES ($1, $2, $3)
+ON CONFLICT DO NOTHING`, provider, eventID, destination)
+	if err != nil {
+		return fmt.Errorf("record forward delivery: %w", err)
+	}
+	return nil
+}

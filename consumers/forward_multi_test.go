@@ -1,0 +1,63 @@
+package consumers
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/schemas"
+)
+
+// An event goes to two destinations; one answers 500 to its first
+// deliveries. The retries go only to that one: the healthy destination
+// gets each event exactly once (not once per attempt), the failing one
+// once it answers 2xx, and forward_deliveries records both.
+func TestForwardRetryGoesOnlyToFailedDestinations(t *testing.T) {
+	healthy, flaky := newTeamService(t), newTeamService(t)
+	flaky.fails.Store(6)
+	pl := newPipeline(t, "ref", fmt.Sprintf(`    scheme: reference
+    timestamp_header: X-Ts
+    signature_header: X-Sig
+    secrets: [{id: s1, value: ref-secret}]
+    aggregate_id_path: [data.payment_id]
+    forward:
+      - url: %s
+        secret: env:FWD_SECRET
+        breaker_failures: 100
+      - url: %s
+        secret: env:FWD_SECRET
+        breaker_failures: 100
+`, healthy.url(), flaky.url()))
+	evs := ids("multi_", 4)
+	for _, id := range evs {
+		pl.sendRef(id, "pay_"+id)
+	}
+	pl.waitState(schemas.StateSucceeded, 60*time.Second, evs...)
+	retried := 0
+	for _, id := range evs {
+		if pl.inbox(id).Attempts > 1 {
+			retried++
+		}
+	}
+	if retried == 0 {
+		t.Fatal("no event needed a retry: the 500s were not seen")
+	}
+	got, _ := healthy.counts()
+	flakyGot, _ := flaky.counts()
+	for _, id := range evs {
+		if got["ref:"+id] != 1 || flakyGot["ref:"+id] != 1 {
+			t.Errorf("%s delivered %d times to the healthy and %d to the flaky destination, want once each",
+				id, got["ref:"+id], flakyGot["ref:"+id])
+		}
+	}
+	if n := healthy.seen.Load(); n != int64(len(evs)) {
+		t.Errorf("the healthy destination saw %d requests for %d events: a retry went to it again", n, len(evs))
+	}
+	var rows int
+	if err := pl.pool.QueryRow(t.Context(), `SELECT count(*) FROM forward_deliveries WHERE provider = 'ref'`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 2*len(evs) {
+		t.Errorf("forward_deliveries has %d rows, want %d (each event, each destination)", rows, 2*len(evs))
+	}
+}

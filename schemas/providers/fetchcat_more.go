@@ -1,0 +1,154 @@
+package providers
+
+// Fetch defaults of the catalogue providers whose APIs are not one REST
+// GET per object id: Bitbucket (REST, but event keys with a colon and
+// repositories named by UUID), Lemon Squeezy (JSON:API), Calendly
+// (absolute object URIs in the payload), Linear (GraphQL), Slack (Web API
+// methods answering 200 with "ok": false) and Discord (bot tokens).
+
+// bitbucketRules read pull requests, issues and commits from Bitbucket
+// Cloud's REST API 2.0 (api_url https://api.bitbucket.org/2.0). The
+// repository is named by its workspace's and its own UUID ("{…}", which
+// the API takes wherever a slug goes), so a renamed repository still
+// resolves. Pull requests and issues carry updated_on; a commit never
+// changes, its version is its date.
+func bitbucketRules() []Fetch {
+	const repo = "/repositories/{data.repository.workspace.uuid}/{data.repository.uuid}"
+	return []Fetch{
+		{Types: types("pullrequest:created", "pullrequest:updated", "pullrequest:approved", "pullrequest:unapproved",
+			"pullrequest:fulfilled", "pullrequest:rejected", "pullrequest:changes_request_created",
+			"pullrequest:changes_request_removed", "pullrequest:comment_created", "pullrequest:comment_updated",
+			"pullrequest:comment_deleted", "pullrequest:comment_resolved", "pullrequest:comment_reopened"),
+			Object: "pullrequest", Key: "pullrequest/{data.repository.uuid}/{data.pullrequest.id}",
+			URL: repo + "/pullrequests/{data.pullrequest.id}", Version: versions("updated_on")},
+		{Types: types("issue:created", "issue:updated", "issue:comment_created"), Object: "issue",
+			Key: "issue/{data.repository.uuid}/{data.issue.id}", URL: repo + "/issues/{data.issue.id}", Version: versions("updated_on")},
+		{Types: types("repo:push"), Object: "commit", Key: "commit/{data.repository.uuid}/{data.push.changes.0.new.target.hash}",
+			URL: repo + "/commit/{data.push.changes.0.new.target.hash}", Version: versions("date")},
+		{Types: types("repo:commit_comment_created"), Object: "commit", Key: "commit/{data.repository.uuid}/{data.commit.hash}",
+			URL: repo + "/commit/{data.commit.hash}", Version: versions("date")},
+		skip("no default rule for this event key (repo:fork, repo:updated, repo:commit_status_*, a push that only deletes a branch…): " +
+			"add a fetch rule, forward it, or read the topic"),
+	}
+}
+
+// lemonSqueezyRules read the object the event's data names (JSON:API:
+// data.type and data.id) from https://api.lemonsqueezy.com/v1; the answer's
+// data is the resource, its attributes.updated_at the version.
+func lemonSqueezyRules() []Fetch {
+	var out []Fetch
+	for _, o := range []struct{ typ, object string }{
+		{"orders", "order"}, {"subscriptions", "subscription"},
+		{"subscription-invoices", "subscription_invoice"}, {"license-keys", "license_key"},
+	} {
+		out = append(out, Fetch{Types: types("*"), When: map[string]string{"data.data.type": o.typ}, Object: o.object,
+			Key: o.typ + "/{data.data.id}", URL: "/v1/" + o.typ + "/{data.data.id}", Answer: "data",
+			Version: versions("attributes.updated_at")})
+	}
+	return append(out, skip("the event's data is none of orders, subscriptions, subscription-invoices, license-keys "+
+		"(affiliates, customers…): add a fetch rule, forward it, or read the topic"))
+}
+
+// calendlyRules read the object the payload's uri names; Calendly's
+// webhooks carry the absolute URI (https://api.calendly.com/…), which is
+// requested only when it is an api_url address.
+func calendlyRules() []Fetch {
+	return []Fetch{
+		{Types: types("invitee.created", "invitee.canceled"), Object: "invitee", URLFrom: "data.payload.uri",
+			Answer: "resource", Version: versions("updated_at")},
+		{Types: types("routing_form_submission.created"), Object: "routing_form_submission", URLFrom: "data.payload.uri",
+			Answer: "resource", Version: versions("updated_at")},
+		skip("no default rule for this event (invitee_no_show.*: the payload's uri is not the no-show's): " +
+			"add a fetch rule, forward it, or read the topic"),
+	}
+}
+
+// Linear's GraphQL documents: one object by id, with updatedAt.
+const (
+	linearIssue = `query Issue($id: String!) { issue(id: $id) { id identifier title description priority estimate dueDate url ` +
+		`createdAt updatedAt completedAt canceledAt archivedAt state { id name type } team { id key } assignee { id name } } }`
+	linearComment = `query Comment($id: String!) { comment(id: $id) { id body url createdAt updatedAt editedAt archivedAt ` +
+		`issue { id identifier } user { id name } } }`
+	linearProject = `query Project($id: String!) { project(id: $id) { id name description url progress startDate targetDate ` +
+		`createdAt updatedAt completedAt canceledAt archivedAt } }`
+)
+
+// linearRules query Linear's GraphQL API (api_url https://api.linear.app,
+// POST /graphql) for the issue, comment or project an event is about.
+// Linear answers a rate-limited query with the error code RATELIMITED: it
+// is retried; any other error (an unknown id among them) is permanent.
+func linearRules() []Fetch {
+	gql := func(object, doc string, typs ...string) Fetch {
+		return Fetch{Types: typs, Object: object, Key: object + "/{data.data.id}", URL: "/graphql", GraphQL: doc,
+			Variables: map[string]string{"id": "{data.data.id}"}, Answer: "data." + object, Version: versions("updatedAt"),
+			AnswerError: "errors.0.extensions.code", RetryErrors: []string{"RATELIMITED"}}
+	}
+	return []Fetch{
+		gql("issue", linearIssue, "Issue.create", "Issue.update"),
+		gql("comment", linearComment, "Comment.create", "Comment.update"),
+		gql("project", linearProject, "Project.create", "Project.update"),
+		skip("no default rule for this event (a remove carries the object's last state; IssueLabel, Reaction, Cycle…): " +
+			"add a fetch rule, forward it, or read the topic"),
+	}
+}
+
+// slackRules read the conversation or user an Events API event names with
+// the Web API (api_url https://slack.com/api, a bot token): a 200 answer
+// with "ok": false carries the error in "error". Conversations and users
+// carry "updated"; the fetch time stands in when it is absent.
+func slackRules() []Fetch {
+	retry := []string{"internal_error", "fatal_error", "service_unavailable", "request_timeout", "ratelimited"}
+	conv := func(id string, typs ...string) Fetch {
+		return Fetch{Types: typs, Object: "channel", Key: "{data.team_id}/channel/{" + id + "}", URL: "/conversations.info",
+			Query: map[string]string{"channel": "{" + id + "}"}, Answer: "channel", Version: versions("updated", VersionFetched),
+			AnswerError: "error", RetryErrors: retry}
+	}
+	return []Fetch{
+		conv("data.event.channel.id", "channel_created", "channel_rename", "group_rename"),
+		conv("data.event.channel", "channel_archive", "channel_unarchive", "group_archive", "group_unarchive",
+			"member_joined_channel", "member_left_channel", "channel_shared", "channel_unshared"),
+		{Types: types("user_change", "team_join", "user_profile_changed"), Object: "user", Key: "{data.team_id}/user/{data.event.user.id}",
+			URL: "/users.info", Query: map[string]string{"user": "{data.event.user.id}"}, Answer: "user",
+			Version: versions("updated", VersionFetched), AnswerError: "error", RetryErrors: retry},
+		skip("no default rule for this event: a message or reaction event carries the message (conversations.history allows " +
+			"apps outside the Marketplace one request a minute), deletions name nothing left to read; forward it or read the topic"),
+	}
+}
+
+// discordRules read, with a bot token, what a Webhook Event names from
+// the REST API (api_url https://discord.com/api/v10). Discord's objects
+// carry no version: the fetch time is the version.
+func discordRules() []Fetch {
+	fetched := versions(VersionFetched)
+	return []Fetch{
+		{Types: types("event.ENTITLEMENT_CREATE", "event.ENTITLEMENT_UPDATE"), Object: "entitlement",
+			Key: "entitlement/{data.event.data.id}", URL: "/applications/{data.application_id}/entitlements/{data.event.data.id}", Version: fetched},
+		{Types: types("event.APPLICATION_AUTHORIZED"), When: map[string]string{"data.event.data.integration_type": "0"},
+			Object: "guild", Key: "guild/{data.event.data.guild.id}", URL: "/guilds/{data.event.data.guild.id}", Version: fetched},
+		{Types: types("event.APPLICATION_AUTHORIZED", "event.APPLICATION_DEAUTHORIZED"), Object: "user",
+			Key: "user/{data.event.data.user.id}", URL: "/users/{data.event.data.user.id}", Version: fetched},
+		{Types: types("interaction.*"), Skip: "an interaction is a command, completed through its token within 15 minutes: " +
+			"forward it to the service that answers it"},
+		skip("no default rule for this event (ENTITLEMENT_DELETE, QUEST_USER_ENROLLMENT, LOBBY_MESSAGE_*, GAME_DIRECT_MESSAGE_*: " +
+			"the event carries the object and a bot cannot read lobby or game messages back): forward it or read the topic"),
+	}
+}
+
+// moreAPIs are the API settings of the providers above; apis adds them.
+func moreAPIs() map[string]API {
+	return map[string]API{
+		"bitbucket": {Reference: "https://developer.atlassian.com/cloud/bitbucket/rest/api-group-pullrequests/ (…/api-group-issue-tracker/, " +
+			"…/api-group-commits/: GET /repositories/{workspace}/{repo_slug}/pullrequests/{id}, issues/{id}, commit/{hash}; updated_on, date)",
+			Fetch: bitbucketRules()},
+		"lemonsqueezy": {Reference: "https://docs.lemonsqueezy.com/api (orders, subscriptions, subscription-invoices, license-keys: " +
+			"GET /v1/<type>/<id>, data.attributes.updated_at)", Accept: "application/vnd.api+json", Fetch: lemonSqueezyRules()},
+		"calendly": {Reference: "https://developer.calendly.com/api-docs (Get Event Invitee, Get Routing Form Submission: " +
+			"resource.updated_at; the webhook's payload.uri is the object's URI)", Fetch: calendlyRules()},
+		"linear": {Reference: "https://linear.app/developers/graphql (issue, comment, project queries: updatedAt; " +
+			"https://linear.app/developers/rate-limiting)", Auth: AuthHeader, AuthHeader: "Authorization", Fetch: linearRules()},
+		"slack": {Reference: "https://docs.slack.dev/reference/methods/conversations.info and …/methods/users.info " +
+			"(channel.updated, user.updated)", Fetch: slackRules()},
+		"discord": {Reference: "https://discord.com/developers/docs/resources/entitlement#get-entitlement, …/resources/guild#get-guild, " +
+			"…/resources/user#get-user (no version field: the fetch time)", Auth: AuthBot, Fetch: discordRules()},
+	}
+}
