@@ -74,7 +74,10 @@ func filterProblem(err error) error {
 
 // listEvents answers inbox rows, newest first, filtered by provider, type,
 // processing_state, event_id and received_at (since, until), a page at a
-// time: the read model's ListEvents, as the console's events page.
+// time: the read model's ListEvents, as the console's events page. A
+// filter no index serves is bounded (ListEvents): the answer names the
+// default window it applied (window) and a page cut short by the scan
+// budget (partial).
 func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 	limit, err := pageSize(r)
 	if err != nil {
@@ -94,6 +97,12 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 	resp := map[string]any{"events": page.Events}
 	if page.Next != nil {
 		resp["next_cursor"] = page.Next.String()
+	}
+	if page.Window != nil {
+		resp["window"] = page.Window
+	}
+	if page.Partial {
+		resp["partial"] = true
 	}
 	writeJSON(w, http.StatusOK, resp)
 }

@@ -120,59 +120,8 @@ func ParseFilterTime(field, v string) (*time.Time, error) {
 	return &t, nil
 }
 
-// EventCursor is the keyset position after the last row of a page.
-type EventCursor struct {
-	ReceivedAt time.Time `json:"r"`
-	Provider   string    `json:"p"`
-	EventID    string    `json:"e"`
-}
-
-// String encodes c for a URL.
-func (c EventCursor) String() string { return encodeCursor(c) }
-
-// ParseEventCursor decodes a cursor String made (a *FilterError "cursor").
-func ParseEventCursor(s string) (*EventCursor, error) {
-	c := &EventCursor{}
-	if decodeCursor(s, c) != nil || c.ReceivedAt.IsZero() {
-		return nil, &FilterError{"cursor", "is malformed"}
-	}
-	return c, nil
-}
-
-// EventPage is one page of ListEvents: Next is nil on the last page.
-type EventPage struct {
-	Events []*Event
-	Next   *EventCursor
-}
-
 // Inbox is the read model over a pool.
 type Inbox struct{ Pool *pgxpool.Pool }
-
-// ListEvents answers the rows f selects, newest first, limit at a time,
-// after the cursor (nil: from the newest). f must be valid.
-func (ib Inbox) ListEvents(ctx context.Context, f EventFilter, after *EventCursor, limit int) (EventPage, error) {
-	args := []any{nilIfEmpty(f.Provider), nilIfEmpty(f.Type), nilIfEmpty(f.State), nilIfEmpty(f.EventID), f.Since, f.Until, limit + 1}
-	sql := `SELECT ` + eventColumns + ` FROM inbox
-WHERE ($1::text IS NULL OR provider = $1) AND ($2::text IS NULL OR event_type = $2)
-  AND ($3::text IS NULL OR processing_state = $3) AND ($4::text IS NULL OR event_id = $4)
-  AND ($5::timestamptz IS NULL OR received_at >= $5) AND ($6::timestamptz IS NULL OR received_at < $6)`
-	if after != nil {
-		sql += ` AND (received_at, provider, event_id) < ($8, $9, $10)`
-		args = append(args, after.ReceivedAt, after.Provider, after.EventID)
-	}
-	sql += ` ORDER BY received_at DESC, provider DESC, event_id DESC LIMIT $7`
-	events, err := ib.collect(ctx, sql, args...)
-	if err != nil {
-		return EventPage{}, err
-	}
-	page := EventPage{Events: events}
-	if len(events) > limit {
-		page.Events = events[:limit]
-		last := page.Events[limit-1]
-		page.Next = &EventCursor{ReceivedAt: last.ReceivedAt, Provider: last.Provider, EventID: last.EventID}
-	}
-	return page, nil
-}
 
 // DeadEvents answers up to limit dead events grouped by provider, type
 // and error class (oldest first within a group).

@@ -136,7 +136,7 @@ func (s *session) decodeAll(ws []*work) []*work {
 	for _, w := range ws {
 		w.ev, w.err = decode(w.rec, w.role.provider)
 		if w.err == nil {
-			key := eventKey{w.ev.Provider, w.ev.ID}
+			key := eventKey{provider: w.ev.Provider, id: w.ev.ID} // repeats of an event, whatever their hint
 			if f, ok := seen[key]; ok {
 				w.first = f
 				continue
@@ -172,7 +172,7 @@ func (s *session) claimAll(ctx context.Context, firsts []*work) {
 		})
 		keys := make([]eventKey, len(todo))
 		for i, w := range todo {
-			keys[i] = eventKey{w.ev.Provider, w.ev.ID}
+			keys[i] = eventKey{w.ev.Provider, w.ev.ID, w.ev.ReceivedAt}
 		}
 		claims, err := s.r.store.claimMany(ctx, keys)
 		if err != nil {
@@ -183,7 +183,11 @@ func (s *session) claimAll(ctx context.Context, firsts []*work) {
 		}
 		var missing []*work
 		for i, w := range todo {
-			switch c := claims[i]; {
+			c := claims[i]
+			if c.found {
+				w.ev.ReceivedAt = c.receivedAt
+			}
+			switch {
 			case !c.found:
 				missing = append(missing, w)
 			case schemas.Final(c.prev):

@@ -21,6 +21,11 @@ type Event struct {
 	Data      json.RawMessage // the envelope's data member
 	OutboxID  string          // gatehouse_outbox_id header
 	Attempt   int             // 1-based attempt number of this processing
+	// ReceivedAt is when gatehouse stored the event: the record's
+	// gatehouse_received_at (zero when absent), then, once the inbox row is
+	// claimed, the row's own received_at. The inbox is partitioned by it,
+	// so the consumers' updates of the row read one partition.
+	ReceivedAt time.Time
 }
 
 // decode turns a record of a provider's topic into an Event (the contract
@@ -42,7 +47,7 @@ func decode(rec *kgo.Record, provider string) (*Event, error) {
 	}
 	return &Event{
 		Provider: r.Provider, ID: r.EventID, Type: r.Type, ObjectKey: r.Key, CreatedAt: r.Time,
-		Envelope: r.Payload, Data: env.Data, OutboxID: r.OutboxID, Attempt: r.Attempt,
+		Envelope: r.Payload, Data: env.Data, OutboxID: r.OutboxID, Attempt: r.Attempt, ReceivedAt: r.ReceivedAt,
 	}, nil
 }
 

@@ -67,7 +67,11 @@ func (s *session) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev 
 	}
 	provider, id := peekIdentity(rec)
 	if provider == role.provider && id != "" {
-		if ferr := r.store.fail(ctx, provider, id, state, class, truncate(err.Error(), maxErrorMessage), next); ferr != nil {
+		var at *time.Time
+		if ev != nil && ev.Provider == provider && ev.ID == id {
+			at = receivedAt(ev)
+		}
+		if ferr := r.store.fail(ctx, provider, id, at, state, class, truncate(err.Error(), maxErrorMessage), next); ferr != nil {
 			r.log.ErrorContext(ctx, "record failure state", "provider", provider, "event_id", id, "err", ferr)
 		}
 	}
@@ -94,7 +98,7 @@ func (r *Runner) count(ctx context.Context, rec *kgo.Record, outcome string, sta
 // dead-letter topic if its row never appears. Nothing is done for an event
 // gatehouse has not stored as verified.
 func (r *Runner) processEvent(ctx context.Context, ev *Event) (string, error) {
-	prev, _, err := r.store.claim(ctx, ev.Provider, ev.ID)
+	prev, _, err := r.store.claim(ctx, ev)
 	if err != nil {
 		return "", err
 	}

@@ -29,13 +29,15 @@ func TestStateTransitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
+	events := map[string]*Event{}
 	add := func(id string) *Event {
 		body, _ := json.Marshal(map[string]any{"id": id, "type": "payment.succeeded", "data": map[string]any{"payment_id": "p_" + id}})
 		if _, err := w.Write(ctx, ingest.Record{Provider: "ref", EventID: id, Type: "payment.succeeded", Payload: body,
 			SecretID: "s", AggregateID: "p_" + id, Topic: "t"}); err != nil {
 			t.Fatal(err)
 		}
-		return &Event{Provider: "ref", ID: id, Type: "payment.succeeded"}
+		events[id] = &Event{Provider: "ref", ID: id, Type: "payment.succeeded"}
+		return events[id]
 	}
 	state := func(id string) (string, int) {
 		var st string
@@ -53,7 +55,7 @@ func TestStateTransitions(t *testing.T) {
 	}
 	claim := func(id, wantPrev string) {
 		t.Helper()
-		prev, _, err := s.claim(ctx, "ref", id)
+		prev, _, err := s.claim(ctx, events[id])
 		if err != nil || prev != wantPrev {
 			t.Fatalf("claim %s: prev %q err %v, want prev %q", id, prev, err, wantPrev)
 		}
@@ -86,7 +88,7 @@ func TestStateTransitions(t *testing.T) {
 	b := add("b")
 	claim("b", schemas.StatePending)
 	next := time.Now().Add(time.Minute)
-	if err := s.fail(ctx, "ref", "b", schemas.StateRetrying, ClassTransient, "503", &next); err != nil {
+	if err := s.fail(ctx, "ref", "b", receivedAt(b), schemas.StateRetrying, ClassTransient, "503", &next); err != nil {
 		t.Fatal(err)
 	}
 	expect("b", schemas.StateRetrying, 1)
@@ -98,7 +100,7 @@ func TestStateTransitions(t *testing.T) {
 	// processing → dead → (replay) pending → processing → skipped
 	c := add("c")
 	claim("c", schemas.StatePending)
-	if err := s.fail(ctx, "ref", "c", schemas.StateDead, ClassPermanent, "404", nil); err != nil {
+	if err := s.fail(ctx, "ref", "c", nil, schemas.StateDead, ClassPermanent, "404", nil); err != nil {
 		t.Fatal(err)
 	}
 	expect("c", schemas.StateDead, 1)
@@ -112,7 +114,7 @@ func TestStateTransitions(t *testing.T) {
 	expect("c", schemas.StateSkipped, 1)
 
 	// A late failure of a duplicate copy never downgrades a final state.
-	if err := s.fail(ctx, "ref", "a", schemas.StateDead, ClassTransient, "late", nil); err != nil {
+	if err := s.fail(ctx, "ref", "a", receivedAt(a), schemas.StateDead, ClassTransient, "late", nil); err != nil {
 		t.Fatal(err)
 	}
 	expect("a", schemas.StateSucceeded, 1)
@@ -131,7 +133,7 @@ func TestStateTransitions(t *testing.T) {
 	expect("a", schemas.StateSucceeded, 1)
 
 	// No verified inbox row: errNoInbox.
-	if _, _, err := s.claim(ctx, "ref", "unknown"); !errors.Is(err, errNoInbox) {
+	if _, _, err := s.claim(ctx, &Event{Provider: "ref", ID: "unknown"}); !errors.Is(err, errNoInbox) {
 		t.Fatalf("claim unknown: %v", err)
 	}
 	// The check constraint refuses states outside the machine.

@@ -24,21 +24,28 @@ const (
 // store is the consumers' SQL over inbox and the projection tables.
 type store struct{ pool *pgxpool.Pool }
 
-// claim moves the inbox row to processing and counts the attempt
-// (consumers_claim in migrations/00003_consumers.sql). It returns the state
-// found: a final state means the event is done (nothing was changed);
-// errNoInbox means no verified row exists.
-func (s store) claim(ctx context.Context, provider, eventID string) (prev string, attempts int, err error) {
-	var p *string
-	var n int32
-	err = s.pool.QueryRow(ctx, `SELECT o_prev, o_attempts FROM consumers_claim($1, $2)`, provider, eventID).Scan(&p, &n)
+// claim moves ev's inbox row to processing and counts the attempt (the
+// claim of claimMany, for one event), and sets ev.ReceivedAt to the row's.
+// It returns the state found: a final state means the event is done
+// (nothing was changed); errNoInbox means no verified row exists.
+func (s store) claim(ctx context.Context, ev *Event) (prev string, attempts int, err error) {
+	c, err := s.claimMany(ctx, []eventKey{{ev.Provider, ev.ID, ev.ReceivedAt}})
 	if err != nil {
-		return "", 0, fmt.Errorf("claim inbox row: %w", err)
+		return "", 0, err
 	}
-	if p == nil {
+	if !c[0].found {
 		return "", 0, errNoInbox
 	}
-	return *p, int(n), nil
+	ev.ReceivedAt = c[0].receivedAt
+	return c[0].prev, c[0].attempts, nil
+}
+
+// receivedAt is ev's ReceivedAt as a query argument: NULL when unknown.
+func receivedAt(ev *Event) *time.Time {
+	if ev == nil || ev.ReceivedAt.IsZero() {
+		return nil
+	}
+	return &ev.ReceivedAt
 }
 
 // outcomes maps consumers_apply's result to the processed outcome.
@@ -60,8 +67,8 @@ func (s store) apply(ctx context.Context, ev *Event, eff *Effect) (string, error
 		objID, objType, version, data = effectArgs(eff)
 	}
 	var state string
-	if err := s.pool.QueryRow(ctx, `SELECT consumers_apply($1, $2, $3, $4, $5, $6, $7)`,
-		ev.Provider, ev.ID, ev.Type, objID, objType, version, data).Scan(&state); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT consumers_apply($1, $2, $3, $4, $5, $6, $7, $8)`,
+		ev.Provider, ev.ID, ev.Type, objID, objType, version, data, receivedAt(ev)).Scan(&state); err != nil {
 		return "", fmt.Errorf("apply effect: %w", err)
 	}
 	out, ok := outcomes[state]
@@ -72,13 +79,24 @@ func (s store) apply(ctx context.Context, ev *Event, eff *Effect) (string, error
 }
 
 // fail records a failed attempt: retrying with the next due time, or dead.
-// A final row is left alone (a late failure of a duplicate copy).
-func (s store) fail(ctx context.Context, provider, eventID, state, class, msg string, next *time.Time) error {
-	_, err := s.pool.Exec(ctx, `UPDATE inbox SET processing_state = $3, last_error = $4, last_error_class = $5,
+// A final row is left alone (a late failure of a duplicate copy). at (nil:
+// unknown) is the event's received_at: the update reads its partition, and
+// every partition only when that changed no row.
+func (s store) fail(ctx context.Context, provider, eventID string, at *time.Time, state, class, msg string, next *time.Time) error {
+	const update = `UPDATE inbox SET processing_state = $3, last_error = $4, last_error_class = $5,
   next_attempt_at = $6, updated_at = now()
-WHERE provider = $1 AND event_id = $2 AND processing_state <> ALL($7)`,
-		provider, eventID, state, msg, class, next, schemas.FinalStates())
-	if err != nil {
+WHERE provider = $1 AND event_id = $2 AND processing_state <> ALL($7)`
+	args := []any{provider, eventID, state, msg, class, next, schemas.FinalStates()}
+	if at != nil {
+		tag, err := s.pool.Exec(ctx, update+` AND received_at = $8`, append(args, *at)...)
+		if err != nil {
+			return fmt.Errorf("record %s: %w", state, err)
+		}
+		if tag.RowsAffected() > 0 {
+			return nil
+		}
+	}
+	if _, err := s.pool.Exec(ctx, update, args...); err != nil {
 		return fmt.Errorf("record %s: %w", state, err)
 	}
 	return nil

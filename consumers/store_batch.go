@@ -10,25 +10,35 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// eventKey names one event.
-type eventKey struct{ provider, id string }
+// eventKey names one event; receivedAt (zero: unknown) is the hint that
+// finds its inbox row in one partition.
+type eventKey struct {
+	provider, id string
+	receivedAt   time.Time
+}
 
 // claim is what consumers_claim_many found for one event.
 type claim struct {
-	found    bool   // a verified inbox row exists
-	prev     string // its state before the claim
-	attempts int    // attempts after the claim (0: nothing claimed)
+	found      bool      // a verified inbox row exists
+	prev       string    // its state before the claim
+	attempts   int       // attempts after the claim (0: nothing claimed)
+	receivedAt time.Time // the row's received_at
 }
 
 // claimMany claims the inbox rows of keys in one statement
-// (consumers_claim_many in migrations/00006_consumers_batch.sql). Pass keys
-// sorted: rows are locked in that order.
+// (consumers_claim_many in migrations/00023_consumers_received_at.sql):
+// each row is looked up in the partition of its key's receivedAt, and in
+// every partition when that finds nothing. Pass keys sorted: rows are
+// locked in that order.
 func (s store) claimMany(ctx context.Context, keys []eventKey) ([]claim, error) {
-	provs, ids := make([]string, len(keys)), make([]string, len(keys))
+	provs, ids, ats := make([]string, len(keys)), make([]string, len(keys)), make([]*time.Time, len(keys))
 	for i, k := range keys {
 		provs[i], ids[i] = k.provider, k.id
+		if !k.receivedAt.IsZero() {
+			ats[i] = &keys[i].receivedAt
+		}
 	}
-	rows, err := s.pool.Query(ctx, `SELECT o_ord, o_prev, o_attempts FROM consumers_claim_many($1, $2)`, provs, ids)
+	rows, err := s.pool.Query(ctx, `SELECT o_ord, o_prev, o_attempts, o_received_at FROM consumers_claim_many($1, $2, $3)`, provs, ids, ats)
 	if err != nil {
 		return nil, fmt.Errorf("claim inbox rows: %w", err)
 	}
@@ -38,15 +48,16 @@ func (s store) claimMany(ctx context.Context, keys []eventKey) ([]claim, error) 
 		var (
 			ord, n int32
 			prev   *string
+			at     *time.Time
 		)
-		if err := rows.Scan(&ord, &prev, &n); err != nil {
+		if err := rows.Scan(&ord, &prev, &n, &at); err != nil {
 			return nil, fmt.Errorf("claim inbox rows: %w", err)
 		}
 		if ord < 1 || int(ord) > len(keys) {
 			return nil, fmt.Errorf("claim inbox rows: position %d out of range", ord)
 		}
-		if prev != nil {
-			out[ord-1] = claim{found: true, prev: *prev, attempts: int(n)}
+		if prev != nil && at != nil {
+			out[ord-1] = claim{found: true, prev: *prev, attempts: int(n), receivedAt: *at}
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -80,8 +91,8 @@ func (s store) applyMany(ctx context.Context, items []applyItem) ([]string, erro
 				if it.eff != nil {
 					objID, objType, version, data = effectArgs(it.eff)
 				}
-				b.Queue(`SELECT consumers_apply($1, $2, $3, $4, $5, $6, $7)`, it.ev.Provider, it.ev.ID, it.ev.Type,
-					objID, objType, version, data)
+				b.Queue(`SELECT consumers_apply($1, $2, $3, $4, $5, $6, $7, $8)`, it.ev.Provider, it.ev.ID, it.ev.Type,
+					objID, objType, version, data, receivedAt(it.ev))
 			}
 			br := tx.SendBatch(ctx, b)
 			for i, it := range items {

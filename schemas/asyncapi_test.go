@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/schemas"
@@ -111,9 +112,11 @@ func TestAsyncAPIOfficialParser(t *testing.T) {
 	}
 	full := relay.Row{ID: "0193a6a4-7d2e-7c1a-9b6e-1f2d3c4b5a69", AggregateType: "demo", AggregateID: "pay_1",
 		Type: "payment.succeeded", Payload: []byte(`{"id":"evt_1","type":"payment.succeeded"}`), EventID: "evt_1",
-		Topic: schemas.DefaultTopic("demo"), EventTime: "2026-11-20T10:15:41.314187999Z"}
+		Topic: schemas.DefaultTopic("demo"), EventTime: "2026-11-20T10:15:41.314187999Z",
+		CreatedAt: time.Date(2026, 11, 20, 10, 15, 42, 123456000, time.UTC)}
 	bare := full
-	bare.EventTime = "" // no creation time anywhere: the fewest headers the relay writes
+	// No creation time anywhere: the fewest headers the relay writes.
+	bare.EventTime, bare.CreatedAt = "", time.Time{}
 	traced := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	for name, tc := range map[string]struct {
 		row relay.Row

@@ -18,8 +18,9 @@ import (
 //	value   = Payload, the verified envelope exactly as received (JSON)
 //	headers = ce_id, ce_source, ce_type, ce_specversion, content-type,
 //	          ce_time (when known), gatehouse_outbox_id, gatehouse_provider,
-//	          gatehouse_attempt on retry topics, and traceparent and
-//	          ce_traceparent when the event is traced
+//	          gatehouse_received_at (when known), gatehouse_attempt on
+//	          retry topics, and traceparent and ce_traceparent when the
+//	          event is traced
 //
 // record-value.schema.json and record-headers.schema.json describe the same
 // contract for readers in other languages.
@@ -42,12 +43,17 @@ type Record struct {
 	// Traceparent is the W3C traceparent of the publishing span, written as
 	// both traceparent and ce_traceparent when set.
 	Traceparent string
+	// ReceivedAt is when gatehouse recorded the event (the inbox row's
+	// received_at; gatehouse_received_at, RFC 3339 in UTC with
+	// microseconds, PostgreSQL's precision); zero when unknown (no header,
+	// or one that is not RFC 3339).
+	ReceivedAt time.Time
 }
 
 // Encode returns the Kafka record of r. ce_time is TimeText, else Time
 // (none when both are empty); an Attempt above 1 writes gatehouse_attempt.
 func (r Record) Encode() *kgo.Record {
-	h := make([]kgo.RecordHeader, 0, 11)
+	h := make([]kgo.RecordHeader, 0, 12)
 	add := func(k, v string) { h = append(h, kgo.RecordHeader{Key: k, Value: []byte(v)}) }
 	add(HeaderID, r.EventID)
 	add(HeaderSource, Source(r.Provider))
@@ -62,6 +68,9 @@ func (r Record) Encode() *kgo.Record {
 	}
 	add(HeaderOutboxID, r.OutboxID)
 	add(HeaderProvider, r.Provider)
+	if !r.ReceivedAt.IsZero() {
+		add(HeaderReceivedAt, r.ReceivedAt.UTC().Format(receivedAtLayout))
+	}
 	if r.Attempt > 1 {
 		add(HeaderAttempt, strconv.Itoa(r.Attempt))
 	}
@@ -72,6 +81,11 @@ func (r Record) Encode() *kgo.Record {
 	return &kgo.Record{Topic: r.Topic, Key: []byte(r.Key), Value: r.Payload, Headers: h}
 }
 
+// receivedAtLayout writes gatehouse_received_at: RFC 3339 with exactly
+// microseconds (timestamptz's precision), so the value read back equals
+// the stored one.
+const receivedAtLayout = "2006-01-02T15:04:05.000000Z07:00"
+
 // ErrMalformedRecord is wrapped by every Decode error: the record breaks
 // the contract and can never become decodable by waiting.
 var ErrMalformedRecord = errors.New("record does not follow the gatehouse contract")
@@ -79,7 +93,8 @@ var ErrMalformedRecord = errors.New("record does not follow the gatehouse contra
 // Decode reads a record of a provider's topic (main, retry or dead-letter).
 // It fails, wrapping ErrMalformedRecord, when gatehouse_provider, ce_id or
 // ce_type is missing, gatehouse_attempt is not a positive integer, ce_time
-// is not RFC 3339, or the value is not a JSON object.
+// is not RFC 3339, or the value is not a JSON object. A
+// gatehouse_received_at that is not RFC 3339 is ignored (ReceivedAt zero).
 func Decode(rec *kgo.Record) (Record, error) {
 	h := Headers(rec)
 	r := Record{
@@ -104,6 +119,12 @@ func Decode(rec *kgo.Record) (Record, error) {
 			return Record{}, fmt.Errorf("%w: header %s: %w", ErrMalformedRecord, HeaderTime, err)
 		}
 		r.Time, r.TimeText = t, v
+	}
+	// gatehouse_received_at is only a hint to find the stored event: a
+	// value that is not RFC 3339 is ignored, not a reason to refuse the
+	// record.
+	if t, err := time.Parse(time.RFC3339Nano, h[HeaderReceivedAt]); err == nil {
+		r.ReceivedAt = t
 	}
 	if v := bytes.TrimSpace(rec.Value); len(v) == 0 || v[0] != '{' || !json.Valid(v) {
 		return Record{}, fmt.Errorf("%w: value is not a JSON envelope", ErrMalformedRecord)

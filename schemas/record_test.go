@@ -31,6 +31,32 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 }
 
+// TestReceivedAtHeader: gatehouse_received_at carries the inbox row's
+// received_at at PostgreSQL's precision (microseconds) and reads back
+// equal; a record without it, or with a value that is not a time, decodes
+// with ReceivedAt zero (a hint, never a reason to refuse the record).
+func TestReceivedAtHeader(t *testing.T) {
+	at := time.Date(2026, 11, 25, 16, 30, 1, 123456000, time.FixedZone("x", 3600))
+	r := Record{Provider: "p", EventID: "e", Type: "t.x", OutboxID: "o", Payload: []byte(`{}`), ReceivedAt: at}
+	rec := r.Encode()
+	if v := Headers(rec)[HeaderReceivedAt]; v != "2026-11-25T15:30:01.123456Z" {
+		t.Fatalf("%s = %q, want UTC with microseconds", HeaderReceivedAt, v)
+	}
+	got, err := Decode(rec)
+	if err != nil || !got.ReceivedAt.Equal(at) {
+		t.Fatalf("decoded ReceivedAt %v (%v), want %v", got.ReceivedAt, err, at)
+	}
+	r.ReceivedAt = time.Time{}
+	if h := Headers(r.Encode()); h[HeaderReceivedAt] != "" {
+		t.Fatalf("header written without a time: %q", h[HeaderReceivedAt])
+	}
+	rec = r.Encode()
+	set(rec, HeaderReceivedAt, "yesterday")
+	if got, err := Decode(rec); err != nil || !got.ReceivedAt.IsZero() {
+		t.Fatalf("unparsable hint: %v, %v; want the record with ReceivedAt zero", got.ReceivedAt, err)
+	}
+}
+
 func TestDecodeRefusesBrokenRecords(t *testing.T) {
 	good := Record{Key: "k", Provider: "p", EventID: "e", Type: "t.x", OutboxID: "o", Payload: []byte(`{}`)}
 	cases := map[string]func(*kgo.Record){

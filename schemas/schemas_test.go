@@ -295,6 +295,17 @@ func TestRelayedRecordsMatchSchemas(t *testing.T) {
 		if len(r.Key) == 0 {
 			t.Errorf("%s record without key", r.Topic)
 		}
+		// gatehouse_received_at is the stored row's received_at, exactly:
+		// the consumers find the row's partition with it.
+		var stored time.Time
+		if err := pool.QueryRow(ctx, `SELECT received_at FROM inbox WHERE provider = $1 AND event_id = $2`,
+			hdrs[schemas.HeaderProvider], hdrs[schemas.HeaderID]).Scan(&stored); err != nil {
+			t.Fatalf("%s: inbox row of %v: %v", r.Topic, hdrs[schemas.HeaderID], err)
+		}
+		v, _ := hdrs[schemas.HeaderReceivedAt].(string)
+		if got, err := time.Parse(time.RFC3339Nano, v); err != nil || !got.Equal(stored) {
+			t.Errorf("%s: %s = %v, want the inbox row's received_at %s", r.Topic, schemas.HeaderReceivedAt, hdrs[schemas.HeaderReceivedAt], stored)
+		}
 	}
 	if wrapped != 3 {
 		t.Errorf("%d envelope records checked, want 3", wrapped)

@@ -17,6 +17,12 @@ const (
 	HeaderContentType = "content-type"   // "application/json"
 	HeaderOutboxID    = "gatehouse_outbox_id"
 	HeaderProvider    = "gatehouse_provider"
+	// HeaderReceivedAt is when gatehouse recorded the event (the inbox row's
+	// received_at, RFC 3339 with microseconds): the inbox is partitioned by
+	// it, so a reader that looks the event up by (provider, event id) and
+	// this time reads one partition. Absent on records of a replay or of
+	// another relay (Debezium), and on records published before it existed.
+	HeaderReceivedAt = "gatehouse_received_at"
 	// HeaderTraceparent is the W3C Trace Context of the span that published
 	// the record (tracing on): the relay's publish span, or a consumer's
 	// forward span on retry and dead-letter topics. HeaderCETraceparent

@@ -83,7 +83,8 @@ func New(cfg Config) (*Console, error) {
 	for _, op := range cfg.Operators {
 		c.operators[op] = true
 	}
-	funcs := template.FuncMap{"ago": func(t time.Time) string { return ago(cfg.Now().Sub(t)) }, "pathEscape": url.PathEscape}
+	funcs := template.FuncMap{"ago": func(t time.Time) string { return ago(cfg.Now().Sub(t)) }, "pathEscape": url.PathEscape,
+		"scanBudget": func() int { return api.ScanBudget }}
 	for _, page := range []string{"overview", "events", "event", "dead", "error"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {

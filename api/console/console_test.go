@@ -2,12 +2,14 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -115,6 +117,14 @@ func TestFiltersAndPaging(t *testing.T) {
 	if code != 200 || strings.Count(body, `href="/console/events/demo/evt_`) != 50 || !strings.Contains(body, `rel="next"`) {
 		t.Fatalf("first page: %d, %d rows", code, strings.Count(body, `href="/console/events/demo/evt_`))
 	}
+	// A provider alone is not indexed: the page says it searched the last
+	// 24 hours (api.ListEvents); a time range given, it does not.
+	if !strings.Contains(body, `id="window"`) || !strings.Contains(body, "search the last 24 hours") {
+		t.Errorf("provider filter without a time range: the page does not state its window")
+	}
+	if _, _, b := get(t, srv, "/console/events?provider=demo&since=2000-01-01T00:00", operator.Subject); strings.Contains(b, `id="window"`) {
+		t.Errorf("provider filter with a time range: the page states a server window")
+	}
 	i := strings.Index(body, `href="/console/events?`)
 	next := strings.ReplaceAll(body[i+len(`href="`):i+strings.Index(body[i:], `" rel`)], "&amp;", "&")
 	code, _, body = get(t, srv, next, operator.Subject)
@@ -145,5 +155,31 @@ func TestStoredValuesAreEscaped(t *testing.T) {
 	_, _, body := get(t, srv, "/console/events/demo/evt_%3Cb%3Ex%3C%2Fb%3E", operator.Subject)
 	if !strings.Contains(body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
 		t.Errorf("the payload is not shown escaped")
+	}
+}
+
+// TestOverviewFigures: the overview's per-provider figures, read from
+// indexes (received in the last hour, events in open states, processed
+// events of the last hour), not from a scan of the whole inbox.
+func TestOverviewFigures(t *testing.T) {
+	srv, pool := newServer(t)
+	ctx := context.Background()
+	for _, s := range []string{"pending", "pending", "processing", "retrying", "dead"} {
+		insertEvent(t, pool, "demo", "evt_"+s+fmt.Sprint(time.Now().UnixNano()), s, `{}`)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO processed_events (provider, event_id, outcome, processed_at) VALUES
+('demo', 'a', 'succeeded', now()), ('demo', 'b', 'succeeded', now()), ('demo', 'c', 'skipped', now()),
+('demo', 'd', 'ignored_stale', now()), ('demo', 'old', 'succeeded', now() - interval '2 hours')`); err != nil {
+		t.Fatal(err)
+	}
+	code, _, body := get(t, srv, "/console/overview.json", operator.Subject)
+	var o Overview
+	if err := json.Unmarshal([]byte(body), &o); code != 200 || err != nil || len(o.Providers) != 1 {
+		t.Fatalf("overview: %d %v %s", code, err, body)
+	}
+	p := o.Providers[0]
+	if p.Provider != "demo" || p.ReceivedHour != 5 || p.Pending != 3 || p.Retrying != 1 || p.Dead != 1 || p.OldestOpen == nil ||
+		p.Succeeded != 2 || p.Skipped != 1 || p.Stale != 1 {
+		t.Fatalf("overview figures: %+v", p)
 	}
 }

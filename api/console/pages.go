@@ -46,30 +46,8 @@ type Slot struct {
 func (c *Console) loadOverview(r *http.Request) (*Overview, error) {
 	ctx := r.Context()
 	o := &Overview{At: c.cfg.Now()}
-	rows, err := c.cfg.Pool.Query(ctx, `SELECT provider,
-  count(*) FILTER (WHERE received_at > now() - interval '1 hour'),
-  count(*) FILTER (WHERE processing_state IN ('pending', 'processing')),
-  count(*) FILTER (WHERE processing_state = 'retrying'),
-  count(*) FILTER (WHERE processing_state = 'dead'),
-  min(received_at) FILTER (WHERE processing_state IN ('pending', 'processing', 'retrying')),
-  count(*) FILTER (WHERE processing_state = 'succeeded' AND processed_at > now() - interval '1 hour'),
-  count(*) FILTER (WHERE processing_state = 'ignored_stale' AND processed_at > now() - interval '1 hour'),
-  count(*) FILTER (WHERE processing_state = 'skipped' AND processed_at > now() - interval '1 hour')
-FROM inbox GROUP BY provider ORDER BY provider`)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var p ProviderStats
-		if err := rows.Scan(&p.Provider, &p.ReceivedHour, &p.Pending, &p.Retrying, &p.Dead, &p.OldestOpen,
-			&p.Succeeded, &p.Stale, &p.Skipped); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		o.Providers = append(o.Providers, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	var err error
+	if o.Providers, err = c.providerStats(ctx); err != nil {
 		return nil, err
 	}
 	if o.OutboxUnsent, o.OutboxOldest, err = relay.Backlog(ctx, c.cfg.Pool); err != nil {
@@ -118,6 +96,11 @@ type EventsPage struct {
 	Events  []*api.Event
 	Next    template.URL // the next page ("" when none): this path and an encoded query
 	Problem string       // a filter the page refused, said plainly
+	// Window is the time range searched when the read model bounded a
+	// filter no index serves (nil: none); Partial, a page cut short by the
+	// scan budget (api.ListEvents).
+	Window  *api.Window
+	Partial bool
 }
 
 // filterKeys are the events page's filters; state is the read model's
@@ -188,7 +171,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 		next.Set("after", page.Next.String())
 		pg.Next = template.URL("/console/events?" + next.Encode()) // url.Values.Encode: safe in an href
 	}
-	pg.Events = page.Events
+	pg.Events, pg.Window, pg.Partial = page.Events, page.Window, page.Partial
 	c.render(w, r, http.StatusOK, "events", "Events", pg)
 }
 

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Section "Storage" of `make bench`: the receiver's write (ingest.Writer)
-# against an empty store and a store with -history earlier events, and a
-# retention pass during a closed-loop run (deploy/bench/storagebench; see
-# `go run ./deploy/bench/storagebench -h`), e.g. `-history 5000000 -d 15s`.
+# against an empty store and a store with -history earlier events, a
+# retention pass during a closed-loop run, and the API's list pages on the
+# history store (deploy/bench/storagebench; see
+# `go run ./deploy/bench/storagebench -h`), e.g.
+# `-history 5000000 -days 30 -key-interval 168h -d 15s` (50 M events take
+# ~40 GB of disk and most of an hour to load on this machine).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p bin

@@ -31,7 +31,10 @@ type Row struct {
 // key = aggregateid, value = payload, ce_time exactly the text of
 // outbox.event_time or, for rows without it, the envelope's
 // (schemas.EnvelopeTime); traceparent and ce_traceparent are the given
-// publish span's context ("" : none).
+// publish span's context ("" : none); gatehouse_received_at is the row's
+// created_at, which is the inbox row's received_at (one statement, one
+// now()) except for a replay's row (a later time: the consumers' lookup
+// then falls back to every partition).
 func (r *Row) Record(traceparent string) *kgo.Record {
 	t := r.EventTime
 	if t == "" {
@@ -40,6 +43,7 @@ func (r *Row) Record(traceparent string) *kgo.Record {
 	return schemas.Record{
 		Topic: r.Topic, Key: r.AggregateID, Provider: r.AggregateType, EventID: r.EventID,
 		Type: r.Type, TimeText: t, OutboxID: r.ID, Payload: r.Payload, Traceparent: traceparent,
+		ReceivedAt: r.CreatedAt,
 	}.Encode()
 }
 

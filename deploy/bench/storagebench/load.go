@@ -2,196 +2,246 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/gatehouse/gatehouse/ingest"
-	"github.com/gatehouse/gatehouse/internal/storage"
+	"golang.org/x/sync/errgroup"
 )
 
-// layout replaces the migration's partitions by daily ones from ten days
-// ago to two days ahead, so the history has partitions to live in and the
-// retention pass one to drop.
-func layout(ctx context.Context, pool *pgxpool.Pool) error {
-	_, err := pool.Exec(ctx, `DO $$ DECLARE r record; d0 timestamptz := date_trunc('day', now()); BEGIN
-  FOR r IN SELECT name FROM storage_partitions LOOP EXECUTE format('DROP TABLE %I', r.name); END LOOP;
-  DELETE FROM storage_partitions;
-  FOR h IN -10..2 LOOP
-    PERFORM storage_create_partition('inbox', d0 + make_interval(days => h), d0 + make_interval(days => h + 1));
-    PERFORM storage_create_partition('dedupe_keys', d0 + make_interval(days => h), d0 + make_interval(days => h + 1));
-  END LOOP;
-END $$`)
-	if err != nil {
-		return fmt.Errorf("partition layout: %w", err)
-	}
-	return nil
+// origin aligns partitions exactly as internal/storage does.
+const origin = `timestamptz '2000-01-01 00:00:00+00'`
+
+// span is one partition to create: [starts, ends) of parent.
+type span struct {
+	parent       string
+	starts, ends time.Time
 }
 
-// load inserts n earlier events (inbox rows of ~600 bytes with random ids,
-// and their keys) spread over the ten past days, in chunks.
-func load(ctx context.Context, pool *pgxpool.Pool, n int) error {
-	const chunk = 500_000
-	for from := 0; from < n; from += chunk {
-		to := min(n, from+chunk) - 1
-		_, err := pool.Exec(ctx, `WITH g AS (
-  SELECT 'evt_' || md5(random()::text || i) AS id, date_trunc('day', now()) - interval '10 days' + (i::float8 / $3) * interval '10 days' AS at, i
-  FROM generate_series($1::int, $2::int) i
-), k AS (
-  INSERT INTO dedupe_keys (provider, event_id, gen) SELECT 'stripe', id, date_trunc('day', at) FROM g
-)
-INSERT INTO inbox (provider, event_id, event_type, payload, received_at, verified, secret_id, processing_state)
-SELECT 'stripe', id, 'payment_intent.succeeded',
-  jsonb_build_object('id', id, 'type', 'payment_intent.succeeded', 'created', extract(epoch FROM at)::bigint,
-    'data', jsonb_build_object('object', jsonb_build_object('id', 'pi_' || md5(id), 'customer', 'cus_' || (i % 100000),
-      'receipt_email', 'customer' || (i % 100000) || '@example.com', 'description', repeat('x', 300)))),
-  at, true, 'live', 'succeeded'
-FROM g`, from, to, n)
-		if err != nil {
-			return fmt.Errorf("load history: %w", err)
+func (s span) name() string { return s.parent + "_p" + s.starts.UTC().Format("20060102t150405") }
+
+// layout replaces the migration's partitions by the bench's: daily inbox
+// partitions from o.days ago to two days ahead, and dedupe key partitions
+// o.keyInterval wide (aligned like the maintenance's) over the same range.
+// With history it returns the partitions that start before today (to
+// load; the key partition covering now among them) and creates the
+// others (through storage_create_partition, empty); without, it creates
+// them all.
+func layout(ctx context.Context, pool *pgxpool.Pool, o options, history bool) (past []span, err error) {
+	if _, err := pool.Exec(ctx, `DO $$ DECLARE r record; BEGIN
+  FOR r IN SELECT name FROM storage_partitions LOOP EXECUTE format('DROP TABLE %I', r.name); END LOOP;
+  DELETE FROM storage_partitions; END $$`); err != nil {
+		return nil, fmt.Errorf("partition layout: %w", err)
+	}
+	var today time.Time
+	if err := pool.QueryRow(ctx, `SELECT date_trunc('day', now(), 'UTC')`).Scan(&today); err != nil {
+		return nil, err
+	}
+	from, to := today.AddDate(0, 0, -o.days), today.AddDate(0, 0, 3)
+	var all []span
+	for d := from; d.Before(to); d = d.AddDate(0, 0, 1) {
+		all = append(all, span{"inbox", d, d.AddDate(0, 0, 1)})
+	}
+	var k time.Time
+	if err := pool.QueryRow(ctx, `SELECT date_bin($1::interval, $2::timestamptz, `+origin+`)`, o.keyInterval, from).Scan(&k); err != nil {
+		return nil, err
+	}
+	for ; k.Before(to); k = k.Add(o.keyInterval) {
+		all = append(all, span{"dedupe_keys", k, k.Add(o.keyInterval)})
+	}
+	for _, s := range all {
+		if history && s.starts.Before(today) {
+			past = append(past, s)
+			continue
+		}
+		if _, err := pool.Exec(ctx, `SELECT storage_create_partition($1, $2, $3)`, s.parent, s.starts, s.ends); err != nil {
+			return nil, fmt.Errorf("create partition %s: %w", s.name(), err)
 		}
 	}
-	// History is old: autovacuum finished with it long ago. Vacuum it now,
-	// so the runs do not compete with the vacuum the bulk load triggers.
-	if _, err := pool.Exec(ctx, `VACUUM (ANALYZE)`); err != nil {
-		return fmt.Errorf("vacuum history: %w", err)
+	return past, nil
+}
+
+// load fills the past partitions with n earlier events spread evenly over
+// the past days, fast: each partition is a plain table loaded without
+// indexes (inbox rows by COPY, generated here; keys by INSERT … SELECT
+// from the loaded inbox tables), then indexed (a sorted build instead of n
+// random inserts), vacuumed and analyzed, and attached, workers at a time.
+// Without history the past partitions are created empty.
+func load(ctx context.Context, pool *pgxpool.Pool, o options, past []span, logf func(string, ...any)) error {
+	var inboxes, keys []span
+	for _, s := range past {
+		if s.parent == "inbox" {
+			inboxes = append(inboxes, s)
+		} else {
+			keys = append(keys, s)
+		}
+	}
+	perDay := o.history / max(1, len(inboxes))
+	step := func(what string, spans []span, f func(context.Context, int, span) error) error {
+		t := time.Now()
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(o.loadWorkers)
+		for i, s := range spans {
+			g.Go(func() error { return f(gctx, i, s) })
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		logf("%s: %s", what, time.Since(t).Round(time.Second))
+		return nil
+	}
+	exec := func(ctx context.Context, sql string, args ...any) error {
+		_, err := pool.Exec(ctx, sql, args...)
+		return err
+	}
+	if err := step("tables created", past, func(ctx context.Context, _ int, s span) error {
+		return exec(ctx, fmt.Sprintf(`CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`, ident(s.name()), ident(s.parent)))
+	}); err != nil {
+		return err
+	}
+	if err := step("inbox rows copied", inboxes, func(ctx context.Context, i int, s span) error {
+		return copyDay(ctx, pool, s, perDay, uint64(i))
+	}); err != nil {
+		return err
+	}
+	if err := step("keys derived", keys, func(ctx context.Context, _ int, k span) error {
+		for _, d := range inboxes {
+			if d.ends.After(k.starts) && d.starts.Before(k.ends) {
+				err := exec(ctx, fmt.Sprintf(`INSERT INTO %s (provider, event_id, gen) SELECT provider, event_id, $1 FROM %s WHERE received_at >= $1 AND received_at < $2`,
+					ident(k.name()), ident(d.name())), k.starts, k.ends)
+				if err != nil {
+					return fmt.Errorf("derive keys of %s: %w", k.name(), err)
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := step("indexed, vacuumed, attached", past, func(ctx context.Context, _ int, s span) error {
+		return finish(ctx, pool, s)
+	}); err != nil {
+		return err
 	}
 	_, err := pool.Exec(ctx, `CHECKPOINT`)
 	return err
 }
 
-func tableBytes(ctx context.Context, pool *pgxpool.Pool) map[string]int64 {
-	out := map[string]int64{}
-	for _, t := range []string{"inbox", "dedupe_keys"} {
-		out[t], _ = storage.TableBytes(ctx, pool, t)
-	}
-	return out
-}
-
-type result struct {
-	events   int
-	elapsed  time.Duration
-	walBytes int64
-	lat      []time.Duration
-	perSec   [][]time.Duration // latencies by second of the run
-}
-
-func (r result) rate() float64             { return float64(r.events) / r.elapsed.Seconds() }
-func (r result) walPerEvent() float64      { return float64(r.walBytes) / float64(max(1, r.events)) }
-func (r result) p(q float64) time.Duration { return quantile(r.lat, q) }
-
-func quantile(d []time.Duration, q float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(q*float64(len(s))))]
-}
-
-// closedLoop runs o.conns deliveries at once through one Writer (as serve
-// does) for o.duration, each sending the next new random id as soon as its
-// previous one is acknowledged. mid, when set, runs once halfway.
-func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(context.Context)) (result, error) {
-	w, err := ingest.NewWriter(pool, 1, 64)
-	if err != nil {
-		return result{}, err
-	}
-	defer w.Close()
-	var lsn0, lsn1 int64
-	walLSN := `SELECT pg_current_wal_lsn() - '0/0'`
-	if err := pool.QueryRow(ctx, walLSN).Scan(&lsn0); err != nil {
-		return result{}, err
-	}
-	secs := int(o.duration/time.Second) + 2
-	var (
-		mu     sync.Mutex
-		res    = result{perSec: make([][]time.Duration, secs)}
-		stop   atomic.Bool
-		wg     sync.WaitGroup
-		failed atomic.Value
-		start  = time.Now()
-	)
-	payload := []byte(`{"id":"x","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1","customer":"cus_1","receipt_email":"a@example.com","description":"` + strings.Repeat("x", 300) + `"}}}`)
-	for c := range o.conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(c), uint64(start.UnixNano())))
-			var local []time.Duration
-			var localSec []int
-			for !stop.Load() {
-				id := fmt.Sprintf("evt_%016x%016x", rng.Uint64(), rng.Uint64())
-				now := time.Now()
-				t := time.Now()
-				_, err := w.Write(ctx, ingest.Record{Provider: "stripe", EventID: id, Type: "payment_intent.succeeded", CreatedAt: &now,
-					Payload: payload, SecretID: "live", AggregateID: "pi_1", Topic: "gatehouse.webhooks.stripe"})
-				if err != nil {
-					failed.Store(err)
-					return
-				}
-				d := time.Since(t)
-				local = append(local, d)
-				localSec = append(localSec, int(time.Since(start)/time.Second))
-			}
-			mu.Lock()
-			res.events += len(local)
-			res.lat = append(res.lat, local...)
-			for i, d := range local {
-				if s := localSec[i]; s < secs {
-					res.perSec[s] = append(res.perSec[s], d)
-				}
-			}
-			mu.Unlock()
-		}()
-	}
-	if mid != nil {
-		time.Sleep(o.duration / 2)
-		mid(ctx)
-		time.Sleep(o.duration - time.Since(start))
+// finish builds s's indexes (storage_create_partition's), vacuums and
+// analyzes it, attaches it and records it in storage_partitions.
+func finish(ctx context.Context, pool *pgxpool.Pool, s span) error {
+	n := ident(s.name())
+	stmts := []string{}
+	if s.parent == "dedupe_keys" {
+		stmts = append(stmts, `ALTER TABLE `+n+` ADD PRIMARY KEY (provider, event_id, gen)`)
 	} else {
-		time.Sleep(o.duration)
+		rows, err := pool.Query(ctx, `SELECT unnest(indexes) FROM storage_tables WHERE parent = $1`, s.parent)
+		if err != nil {
+			return err
+		}
+		cols, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		for _, c := range cols {
+			stmts = append(stmts, `CREATE INDEX ON `+n+` `+c)
+		}
 	}
-	stop.Store(true)
-	wg.Wait()
-	res.elapsed = time.Since(start)
-	if err, _ := failed.Load().(error); err != nil {
-		return res, fmt.Errorf("write: %w", err)
+	stmts = append(stmts, `VACUUM (ANALYZE) `+n,
+		fmt.Sprintf(`ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM ('%s') TO ('%s')`, ident(s.parent), n,
+			s.starts.UTC().Format(time.RFC3339), s.ends.UTC().Format(time.RFC3339)))
+	for _, q := range stmts {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
 	}
-	if err := pool.QueryRow(ctx, walLSN).Scan(&lsn1); err != nil {
-		return res, err
-	}
-	res.walBytes = lsn1 - lsn0
-	return res, nil
+	_, err := pool.Exec(ctx, `INSERT INTO storage_partitions (parent, name, starts, ends) VALUES ($1, $2, $3, $4)`, s.parent, s.name(), s.starts, s.ends)
+	return err
 }
 
-type passResult struct {
-	took    time.Duration
-	dropped []string
-	err     error
+func ident(s string) string { return pgx.Identifier{s}.Sanitize() }
+
+// Providers, event types and states of the history, with their shares:
+// a few common ones and rare ones (which the API benchmark filters by).
+var (
+	histProviders = []weighted{{"stripe", 70}, {"github", 20}, {"shopify", 9}, {"hubspot", 1}}
+	histTypes     = map[string][]weighted{
+		"stripe":  {{"payment_intent.succeeded", 40}, {"charge.succeeded", 30}, {"invoice.paid", 20}, {"customer.updated", 9.9}, {"charge.dispute.created", 0.1}},
+		"github":  {{"push", 60}, {"pull_request", 30}, {"issues", 9.99}, {"repository.deleted", 0.01}},
+		"shopify": {{"orders/create", 50}, {"orders/updated", 49}, {"refunds/create", 1}},
+		"hubspot": {{"contact.creation", 80}, {"contact.deletion", 20}},
+	}
+	histStates = []weighted{{"succeeded", 97}, {"skipped", 1.5}, {"ignored_stale", 1}, {"retrying", 0.3}, {"dead", 0.2}}
+)
+
+type weighted struct {
+	v string
+	w float64
 }
 
-// dropOldestDay runs ingest's maintenance pass with a retention that
-// expires the oldest day of the history: one inbox partition and one key
-// partition are dropped.
-func dropOldestDay(ctx context.Context, pool *pgxpool.Pool) passResult {
-	var r passResult
-	t := time.Now()
-	// The oldest partitions end nine days ago: a retention of 9 days
-	// minus an hour expires them and nothing younger.
-	m, err := storage.New(storage.Config{Pool: pool, Stage: "bench", Interval: 24 * time.Hour, Ahead: 1,
-		Partitioned: []storage.Table{{Name: "inbox", Retention: 9*24*time.Hour - time.Hour}, {Name: "dedupe_keys", Retention: 9*24*time.Hour - time.Hour}}})
+func pick(rng *rand.Rand, ws []weighted) string {
+	total := 0.0
+	for _, x := range ws {
+		total += x.w
+	}
+	r := rng.Float64() * total
+	for _, x := range ws {
+		if r -= x.w; r < 0 {
+			return x.v
+		}
+	}
+	return ws[len(ws)-1].v
+}
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// randID is prefix and n random base62 characters (Stripe-like ids).
+func randID(rng *rand.Rand, prefix string, n int) string {
+	b := make([]byte, len(prefix)+n)
+	copy(b, prefix)
+	for i := len(prefix); i < len(b); i++ {
+		b[i] = base62[rng.IntN(62)]
+	}
+	return string(b)
+}
+
+// copyDay COPYs n events received during s (a day) into its table: random
+// ids, times uniform over the day, a Stripe-like envelope of ~450 bytes.
+func copyDay(ctx context.Context, pool *pgxpool.Pool, s span, n int, seed uint64) error {
+	rng := rand.New(rand.NewPCG(seed, uint64(s.starts.Unix())))
+	width := s.ends.Sub(s.starts)
+	i := 0
+	src := pgx.CopyFromFunc(func() ([]any, error) {
+		if i == n {
+			return nil, nil
+		}
+		i++
+		p := pick(rng, histProviders)
+		typ := pick(rng, histTypes[p])
+		state := pick(rng, histStates)
+		at := s.starts.Add(time.Duration(rng.Int64N(int64(width))))
+		id := randID(rng, "evt_", 24)
+		cust := fmt.Sprintf("cus_%06d", rng.IntN(200_000))
+		payload, _ := json.Marshal(map[string]any{
+			"id": id, "object": "event", "type": typ, "created": at.Unix(), "livemode": true, "api_version": "2024-06-20",
+			"data": map[string]any{"object": map[string]any{
+				"id": randID(rng, "pi_", 24), "amount": rng.IntN(100_000), "currency": "usd", "customer": cust,
+				"receipt_email": cust + "@example.com", "status": "succeeded", "metadata": map[string]string{"order_id": randID(rng, "ord_", 12)},
+			}},
+		})
+		attempts := 1
+		if state == "dead" || state == "retrying" {
+			attempts = 3
+		}
+		return []any{p, id, typ, json.RawMessage(payload), at, at.Add(-time.Second), true, "live", state, attempts, at.Add(time.Second)}, nil
+	})
+	_, err := pool.CopyFrom(ctx, pgx.Identifier{s.name()},
+		[]string{"provider", "event_id", "event_type", "payload", "received_at", "event_created_at", "verified", "secret_id", "processing_state", "attempts", "updated_at"}, src)
 	if err != nil {
-		r.err = err
-		return r
+		return fmt.Errorf("copy into %s: %w", s.name(), err)
 	}
-	res, err := m.Pass(ctx)
-	r.took, r.err, r.dropped = time.Since(t), err, res.Dropped
-	return r
+	return nil
 }

@@ -5,19 +5,26 @@
 // against
 //
 //   - an empty store, and
-//   - a store holding -history earlier events (inbox rows of ~600 bytes and
-//     their dedupe keys, random ids, spread over ten daily partitions,
-//     loaded in bulk with INSERT … SELECT generate_series),
+//   - a store holding -history earlier events spread over -days daily inbox
+//     partitions, with their dedupe keys in partitions -key-interval wide
+//     (storage.key_partition_interval). The history is generated in bulk:
+//     Stripe-like envelopes (~450 bytes) with random base62 ids over four
+//     providers, COPYed into plain tables, indexed afterwards (a sorted
+//     build), vacuumed, analyzed and attached, -load-workers partitions at
+//     a time; the time it took is printed,
 //
 // interleaved -runs times; it reports events/s, WAL bytes per event
 // (pg_current_wal_lsn before and after) and ack p50/p99, and the ratios.
-// Then a retention pass that drops the oldest day of the history runs in
-// the middle of a closed-loop run: its throughput against the steady runs
-// and the worst one-second ack p99 against the steady p99. PostgreSQL
-// starts privately with fsync on and default shared_buffers (128 MB)
-// through deploy/bench/benchenv. Usage:
+// Then a retention pass that drops the oldest partitions of the history
+// runs in the middle of a closed-loop run: its throughput against the
+// steady runs and the worst one-second ack p99 against the steady p99.
+// Last, the API's and the console's list pages (api.Inbox.ListEvents) are
+// timed on the history store: first and deep keyset pages, with and
+// without filters, median of -api-samples.
+// PostgreSQL starts privately with fsync on and default shared_buffers
+// (128 MB) through deploy/bench/benchenv. Usage:
 //
-//	go run ./deploy/bench/storagebench [-history 5000000] [-d 15s] [-runs 3] [-conns 64]
+//	go run ./deploy/bench/storagebench [-history 5000000] [-days 30] [-key-interval 168h] [-d 15s] [-runs 3] [-conns 64] [-api-samples 20]
 package main
 
 import (
@@ -30,14 +37,19 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
+	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
 type options struct {
-	history  int
-	duration time.Duration
-	runs     int
-	conns    int
+	history     int
+	days        int
+	keyInterval time.Duration
+	loadWorkers int
+	duration    time.Duration
+	runs        int
+	conns       int
+	apiSamples  int
 }
 
 func main() { benchenv.Main("storagebench", run) }
@@ -47,9 +59,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("storagebench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.history, "history", 5_000_000, "earlier events loaded into the history store")
+	fs.IntVar(&o.days, "days", 30, "days of history (one inbox partition a day; the default retention is 30 days)")
+	fs.DurationVar(&o.keyInterval, "key-interval", 7*24*time.Hour, "width of the dedupe key partitions (storage.key_partition_interval)")
+	fs.IntVar(&o.loadWorkers, "load-workers", 2, "partitions loaded at once")
 	fs.DurationVar(&o.duration, "d", 15*time.Second, "length of each closed-loop run")
 	fs.IntVar(&o.runs, "runs", 3, "interleaved pairs of runs (empty, history)")
 	fs.IntVar(&o.conns, "conns", 64, "concurrent deliveries")
+	fs.IntVar(&o.apiSamples, "api-samples", 20, "samples of each API page timing (0: skip the API timings)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -67,18 +83,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("open history database")
 	}
 	defer hist.Close()
-	for _, p := range []*pgxpool.Pool{empty, hist} {
-		if err := layout(ctx, p); err != nil {
-			return err
-		}
-	}
-	st.Logf("loading %d earlier events into the history store", o.history)
-	t0 := time.Now()
-	if err := load(ctx, hist, o.history); err != nil {
+	if _, err := layout(ctx, empty, o, false); err != nil {
 		return err
 	}
+	past, err := layout(ctx, hist, o, true)
+	if err != nil {
+		return err
+	}
+	st.Logf("loading %d earlier events into the history store (%d days, key partitions %s)", o.history, o.days, o.keyInterval)
+	t0 := time.Now()
+	if err := load(ctx, hist, o, past, st.Logf); err != nil {
+		return err
+	}
+	loadTook := time.Since(t0)
 	bytes := tableBytes(ctx, hist)
-	st.Logf("loaded in %s: inbox %s, dedupe_keys %s", time.Since(t0).Round(time.Second), mib(bytes["inbox"]), mib(bytes["dedupe_keys"]))
+	st.Logf("loaded in %s: inbox %s, dedupe_keys %s", loadTook.Round(time.Second), mib(bytes["inbox"]), mib(bytes["dedupe_keys"]))
+	probes, err := keyProbes(ctx, hist)
+	if err != nil {
+		return err
+	}
 
 	var emptyRuns, histRuns []result
 	for i := range o.runs {
@@ -101,12 +124,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	var pass passResult
-	during, err := closedLoop(ctx, hist, o, func(ctx context.Context) { pass = dropOldestDay(ctx, hist) })
+	during, err := closedLoop(ctx, hist, o, func(ctx context.Context) { pass = dropOldest(ctx, hist, o) })
 	if err != nil {
 		return err
 	}
-	report(stdout, o, bytes, emptyRuns, histRuns, steady, during, pass, benchenv.LoadAvg(), st.PGVersion)
+	report(stdout, o, loaded{bytes, loadTook, probes}, emptyRuns, histRuns, steady, during, pass, benchenv.LoadAvg(), st.PGVersion)
+	if o.apiSamples > 0 {
+		st.Logf("API pages on the history store")
+		ts, err := apiBench(ctx, hist, o)
+		if err != nil {
+			return err
+		}
+		reportAPI(stdout, o, ts)
+	}
 	return nil
+}
+
+// keyProbes is how many key partitions the receiver's check of a new id
+// (a key lifetime of ingest.DefaultKeyLifetime) reads: those that can hold
+// a live key (insertSQL's fresh CTE).
+func keyProbes(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	var n int
+	err := pool.QueryRow(ctx, `SELECT count(*) FROM storage_partitions WHERE parent = 'dedupe_keys'
+  AND ends > now() - make_interval(secs => $1) - (SELECT max(ends - starts) FROM storage_partitions WHERE parent = 'dedupe_keys')
+  AND starts < now() + interval '2 minutes'`, ingest.DefaultKeyLifetime.Seconds()).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count key partitions probed: %w", err)
+	}
+	return n, nil
 }
 
 func openPool(ctx context.Context, url string) *pgxpool.Pool {

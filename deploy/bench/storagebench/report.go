@@ -7,11 +7,19 @@ import (
 	"time"
 )
 
-func report(w io.Writer, o options, bytes map[string]int64, empty, hist []result, steady, during result, pass passResult, load float64, pgVersion string) {
+// loaded describes the history store.
+type loaded struct {
+	bytes  map[string]int64
+	took   time.Duration
+	probes int
+}
+
+func report(w io.Writer, o options, l loaded, empty, hist []result, steady, during result, pass passResult, load float64, pgVersion string) {
 	fmt.Fprintf(w, "## Storage: ingest against history, retention while ingesting\n\n")
-	fmt.Fprintf(w, "`go run ./deploy/bench/storagebench -history %d -d %s -runs %d -conns %d` (PostgreSQL %s, fsync on, shared_buffers 128 MB; load average %.1f at the end).\n\n",
-		o.history, o.duration, o.runs, o.conns, pgVersion, load)
-	fmt.Fprintf(w, "History store: %d earlier events over ten daily partitions: inbox %s, dedupe_keys %s.\n\n", o.history, mib(bytes["inbox"]), mib(bytes["dedupe_keys"]))
+	fmt.Fprintf(w, "`go run ./deploy/bench/storagebench -history %d -days %d -key-interval %s -d %s -runs %d -conns %d` (PostgreSQL %s, fsync on, shared_buffers 128 MB; load average %.1f at the end).\n\n",
+		o.history, o.days, o.keyInterval, o.duration, o.runs, o.conns, pgVersion, load)
+	fmt.Fprintf(w, "History store: %d earlier events over %d daily inbox partitions (loaded in %s with %d workers): inbox %s, dedupe_keys %s; key partitions %s wide, %d probed per new id (30-day key lifetime).\n\n",
+		o.history, o.days, l.took.Round(time.Second), o.loadWorkers, mib(l.bytes["inbox"]), mib(l.bytes["dedupe_keys"]), o.keyInterval, l.probes)
 	fmt.Fprintf(w, "| pair | empty events/s | history events/s | ratio | empty WAL B/event | history WAL B/event | WAL ratio | empty p50/p99 ms | history p50/p99 ms |\n|---|---|---|---|---|---|---|---|---|\n")
 	var ratios, walRatios []float64
 	for i := range empty {

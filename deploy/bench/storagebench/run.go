@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/internal/storage"
+)
+
+func tableBytes(ctx context.Context, pool *pgxpool.Pool) map[string]int64 {
+	out := map[string]int64{}
+	for _, t := range []string{"inbox", "dedupe_keys"} {
+		out[t], _ = storage.TableBytes(ctx, pool, t)
+	}
+	return out
+}
+
+type result struct {
+	events   int
+	elapsed  time.Duration
+	walBytes int64
+	lat      []time.Duration
+	perSec   [][]time.Duration // latencies by second of the run
+}
+
+func (r result) rate() float64             { return float64(r.events) / r.elapsed.Seconds() }
+func (r result) walPerEvent() float64      { return float64(r.walBytes) / float64(max(1, r.events)) }
+func (r result) p(q float64) time.Duration { return quantile(r.lat, q) }
+
+func quantile(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+// closedLoop runs o.conns deliveries at once through one Writer (as serve
+// does) for o.duration, each sending the next new random id as soon as its
+// previous one is acknowledged. mid, when set, runs once halfway.
+func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(context.Context)) (result, error) {
+	w, err := ingest.NewWriter(pool, 1, 64)
+	if err != nil {
+		return result{}, err
+	}
+	defer w.Close()
+	var lsn0, lsn1 int64
+	walLSN := `SELECT pg_current_wal_lsn() - '0/0'`
+	if err := pool.QueryRow(ctx, walLSN).Scan(&lsn0); err != nil {
+		return result{}, err
+	}
+	secs := int(o.duration/time.Second) + 2
+	var (
+		mu     sync.Mutex
+		res    = result{perSec: make([][]time.Duration, secs)}
+		stop   atomic.Bool
+		wg     sync.WaitGroup
+		failed atomic.Value
+		start  = time.Now()
+	)
+	payload := []byte(`{"id":"x","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1","customer":"cus_1","receipt_email":"a@example.com","description":"` + strings.Repeat("x", 300) + `"}}}`)
+	for c := range o.conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(c), uint64(start.UnixNano())))
+			var local []time.Duration
+			var localSec []int
+			for !stop.Load() {
+				id := fmt.Sprintf("evt_%016x%016x", rng.Uint64(), rng.Uint64())
+				now := time.Now()
+				t := time.Now()
+				_, err := w.Write(ctx, ingest.Record{Provider: "stripe", EventID: id, Type: "payment_intent.succeeded", CreatedAt: &now,
+					Payload: payload, SecretID: "live", AggregateID: "pi_1", Topic: "gatehouse.webhooks.stripe"})
+				if err != nil {
+					failed.Store(err)
+					return
+				}
+				d := time.Since(t)
+				local = append(local, d)
+				localSec = append(localSec, int(time.Since(start)/time.Second))
+			}
+			mu.Lock()
+			res.events += len(local)
+			res.lat = append(res.lat, local...)
+			for i, d := range local {
+				if s := localSec[i]; s < secs {
+					res.perSec[s] = append(res.perSec[s], d)
+				}
+			}
+			mu.Unlock()
+		}()
+	}
+	if mid != nil {
+		time.Sleep(o.duration / 2)
+		mid(ctx)
+		time.Sleep(o.duration - time.Since(start))
+	} else {
+		time.Sleep(o.duration)
+	}
+	stop.Store(true)
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	if err, _ := failed.Load().(error); err != nil {
+		return res, fmt.Errorf("write: %w", err)
+	}
+	if err := pool.QueryRow(ctx, walLSN).Scan(&lsn1); err != nil {
+		return res, err
+	}
+	res.walBytes = lsn1 - lsn0
+	return res, nil
+}
+
+type passResult struct {
+	took    time.Duration
+	dropped []string
+	err     error
+}
+
+// dropOldest runs ingest's maintenance pass with retentions that expire
+// the oldest partition of the inbox (one day) and of the dedupe keys, and
+// nothing younger.
+func dropOldest(ctx context.Context, pool *pgxpool.Pool, o options) passResult {
+	var r passResult
+	t := time.Now()
+	var tables []storage.Table
+	for _, parent := range []string{"inbox", "dedupe_keys"} {
+		var secs float64
+		if r.err = pool.QueryRow(ctx, `SELECT extract(epoch FROM now() - min(ends))::float8 FROM storage_partitions WHERE parent = $1`, parent).Scan(&secs); r.err != nil {
+			return r
+		}
+		tables = append(tables, storage.Table{Name: parent, Retention: time.Duration(secs*float64(time.Second)) - time.Hour})
+	}
+	tables[1].Interval = o.keyInterval
+	m, err := storage.New(storage.Config{Pool: pool, Stage: "bench", Interval: 24 * time.Hour, Ahead: 1, Partitioned: tables})
+	if err != nil {
+		r.err = err
+		return r
+	}
+	res, err := m.Pass(ctx)
+	r.took, r.err, r.dropped = time.Since(t), err, res.Dropped
+	return r
+}
