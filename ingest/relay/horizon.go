@@ -110,3 +110,20 @@ func (r *Relay) dispatchStep(ctx context.Context) (int, error) {
 	}
 	return 0, nil
 }
+
+// finalCursor moves the cursor to the newest sample the stream confirmed
+// after the dispatcher's last cycle, when a term ends: a relay stopped
+// right after draining a backlog leaves its cursor at the end of what it
+// published, not a cycle behind it (a successor in poll mode, or a relay
+// of another slot starting from it, would publish that much again).
+func (r *Relay) finalCursor() {
+	snap, silent := r.hz.limit(time.Now(), r.cfg.Relay.RepublishAfter)
+	if silent || snap == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := r.saveCursor(ctx, snap); err != nil {
+		r.log.Warn("save the outbox cursor at the end of the term", "err", err)
+	}
+}

@@ -258,7 +258,7 @@ func (r *Relay) term(ctx context.Context) error {
 			}
 		})
 		run("dispatcher", func(ctx context.Context) error {
-			return r.pollLoop(ctx, pathDispatcher, min(max(r.cfg.Relay.RepublishAfter/4, 10*time.Millisecond), time.Second))
+			return r.pollLoop(ctx, pathDispatcher, min(max(r.cfg.Relay.RepublishAfter/4, 10*time.Millisecond), 250*time.Millisecond))
 		})
 	} else {
 		run("poll", func(ctx context.Context) error {
@@ -267,9 +267,12 @@ func (r *Relay) term(ctx context.Context) error {
 	}
 	<-tctx.Done()
 	wg.Wait()
-	// Records still buffered belong to rows that are neither confirmed nor
-	// marked: they are published again by the next term. Give them a moment
-	// so the next term does not race them.
+	if r.cfg.Relay.Mode == ModeReplication {
+		r.finalCursor()
+	}
+	// Records still buffered belong to rows that are not confirmed: they
+	// are published again by the next term. Give them a moment so the next
+	// term does not race them.
 	fctx, fcancel := context.WithTimeout(context.Background(), 5*time.Second)
 	_ = r.cl.Flush(fctx)
 	fcancel()
