@@ -389,3 +389,31 @@ func TestNewSlotStartsWhereTheSlowestRelayIs(t *testing.T) {
 		t.Fatalf("the new slot's relay published %v rows, want the %d the first relay had not published", n, len(later))
 	}
 }
+
+// TestQueueAgeAndBacklog: the queue age (gatehouse_relay_outbox_oldest_
+// unsent_age_seconds, also exported by serve) and the console's backlog
+// count the rows the slowest cursor has not passed, and fall to zero once
+// a relay published them.
+func TestQueueAgeAndBacklog(t *testing.T) {
+	e := newEnv(t, ModePoll, testenv.KafkaForTest(t), "")
+	ctx := context.Background()
+	evs := e.newEvents("age", 0, 7)
+	e.mustInsert(evs...)
+	time.Sleep(1100 * time.Millisecond)
+	age, err := oldestUnpublished(ctx, e.pool)
+	if err != nil || age < 1 {
+		t.Fatalf("queue age with 7 unpublished rows = %v, %v; want at least 1 s", age, err)
+	}
+	if n, oldest, err := Backlog(ctx, e.pool); err != nil || n != 7 || oldest == nil {
+		t.Fatalf("backlog = %d, %v, %v; want 7 rows and their oldest time", n, oldest, err)
+	}
+	e.start()
+	collect(t, e.brokers, []string{e.topic}, evs, 30*time.Second)
+	waitFor(t, 10*time.Second, "the queue age back to 0", func() bool {
+		age, err := oldestUnpublished(ctx, e.pool)
+		return err == nil && age == 0
+	})
+	if n, oldest, err := Backlog(ctx, e.pool); err != nil || n != 0 || oldest != nil {
+		t.Fatalf("backlog after publishing = %d, %v, %v; want none", n, oldest, err)
+	}
+}

@@ -76,9 +76,9 @@ const slowestCursorSQL = `SELECT snap::text FROM outbox_cursor ORDER BY slot = '
 // unpublishedSQL reads the outbox rows a cursor ($1) has not passed, in
 // the window's two index-friendly parts (cursor.go); %s is the select
 // list, %s the per-part ORDER BY/LIMIT.
-const unpublishedSQL = `SELECT %[1]s FROM outbox WHERE txid = ANY(ARRAY(SELECT pg_snapshot_xip($1::pg_snapshot))) %[2]s
+const unpublishedSQL = `(SELECT %[1]s FROM outbox WHERE txid = ANY(ARRAY(SELECT pg_snapshot_xip($1::pg_snapshot))) %[2]s)
 UNION ALL
-SELECT %[1]s FROM outbox WHERE txid >= pg_snapshot_xmax($1::pg_snapshot) %[2]s`
+(SELECT %[1]s FROM outbox WHERE txid >= pg_snapshot_xmax($1::pg_snapshot) %[2]s)`
 
 var (
 	oldestSQL  = `SELECT min(created_at) FROM (` + fmt.Sprintf(unpublishedSQL, "created_at", "ORDER BY txid, seq LIMIT 1") + `) p`
