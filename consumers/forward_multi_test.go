@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -59,5 +60,24 @@ func TestForwardRetryGoesOnlyToFailedDestinations(t *testing.T) {
 	}
 	if rows != 2*len(evs) {
 		t.Errorf("forward_deliveries has %d rows, want %d (each event, each destination)", rows, 2*len(evs))
+	}
+	// A forced replay forgets the deliveries: both destinations get the
+	// event again.
+	target := ingest.ReplayTarget{Topic: pl.topic, AggregateIDPath: []string{"data.payment_id"}}
+	if _, err := ingest.Replay(t.Context(), pl.pool, target, ingest.ReplayRequest{Provider: "ref", EventID: evs[0], Force: true, RequestedBy: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	pl.relay()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, _ := healthy.counts()
+		flakyGot, _ := flaky.counts()
+		if got["ref:"+evs[0]] == 2 && flakyGot["ref:"+evs[0]] == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a forced replay: %d and %d deliveries of %s, want 2 each", got["ref:"+evs[0]], flakyGot["ref:"+evs[0]], evs[0])
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
