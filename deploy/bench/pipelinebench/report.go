@@ -182,7 +182,7 @@ func (r *results) print(w io.Writer) {
 	pending := func(s sample) float64 { return s.pendingAge }
 	cAge := func(s sample) float64 { return s.consumerAge }
 	cLag := func(s sample) float64 { return s.consumerLag }
-	fmt.Fprintf(w, "| consumers (processed) | %.0f | oldest pending inbox row %s; lag %s (their queue-age gauge %s) | %.0f | %s; lag %s (gauge %s) |\n\n",
+	fmt.Fprintf(w, "| consumers (processed) | %.0f | oldest unfinished (pending or processing) inbox row %s; lag %s (their queue-age gauge %s) | %.0f | %s; lag %s (gauge %s) |\n\n",
 		perSecond(first, m1, pro), meanMax(firstWin, pending, " s"), meanMax(firstWin, cLag, " records"), meanMax(firstWin, cAge, " s"),
 		perSecond(lastFrom, last, pro), meanMax(lastWin, pending, " s"), meanMax(lastWin, cLag, " records"), meanMax(lastWin, cAge, " s"))
 
@@ -191,7 +191,7 @@ func (r *results) print(w io.Writer) {
 		"The receiver's own gatehouse_webhook_ack_seconds (handler start to 204, bucket-interpolated): p50 %s, p99 %s.\n\n",
 		ms(pct(all, 0.5)), ms(pct(all, 0.99)), ms(pct(all, 0.999)), ms(pct(all, 1)),
 		ms(last.ack.quantile(first.ack, 0.5)), ms(last.ack.quantile(first.ack, 0.99)))
-	fmt.Fprintf(w, "| minute | sent | non-2xx | ack p50 | ack p99 | p99 / run p99 | ack max | receiver's p99 | receiver/s | relay/s | consumers/s | outbox age max | pending inbox age max | storage | load |\n")
+	fmt.Fprintf(w, "| minute | sent | non-2xx | ack p50 | ack p99 | p99 / run p99 | ack max | receiver's p99 | receiver/s | relay/s | consumers/s | outbox age max | unfinished inbox row age max | storage | load |\n")
 	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	runP99 := pct(all, 0.99)
 	for i, m := range mins {
