@@ -240,8 +240,8 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 				st.Logf("sample at %s failed: %v", s.at.Round(time.Second), err)
 			default:
 				r.samples = append(r.samples, s)
-				st.Logf("%s: accepted %.0f, published %.0f, processed %.0f, relay age %.1fs, consumer age %.1fs, storage %s, load %.1f",
-					s.at.Round(time.Second), s.accepted, s.published, s.processed, s.relayAge, s.consumerAge, mib(s.totalBytes()), s.load)
+				st.Logf("%s: accepted %.0f, published %.0f, processed %.0f, relay age %.1fs, oldest pending %.1fs, consumer lag %.0f, storage %s, load %.1f",
+					s.at.Round(time.Second), s.accepted, s.published, s.processed, s.relayAge, s.pendingAge, s.consumerLag, mib(s.totalBytes()), s.load)
 			}
 			mu.Unlock()
 		}

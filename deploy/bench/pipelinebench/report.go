@@ -179,18 +179,19 @@ func (r *results) print(w io.Writer) {
 	fmt.Fprintf(w, "| relay (published to Kafka) | %.0f | oldest unpublished outbox row %s; slot lag %s | %.0f | %s; slot lag %s |\n",
 		perSecond(first, m1, pub), meanMax(firstWin, relayAge, " s"), meanMax(firstWin, slotLag, " s"),
 		perSecond(lastFrom, last, pub), meanMax(lastWin, relayAge, " s"), meanMax(lastWin, slotLag, " s"))
-	fmt.Fprintf(w, "| consumers (processed) | %.0f | oldest unprocessed record %s; lag %s | %.0f | %s; lag %s |\n\n",
-		perSecond(first, m1, pro), meanMax(firstWin, func(s sample) float64 { return s.consumerAge }, " s"),
-		meanMax(firstWin, func(s sample) float64 { return s.consumerLag }, " records"),
-		perSecond(lastFrom, last, pro), meanMax(lastWin, func(s sample) float64 { return s.consumerAge }, " s"),
-		meanMax(lastWin, func(s sample) float64 { return s.consumerLag }, " records"))
+	pending := func(s sample) float64 { return s.pendingAge }
+	cAge := func(s sample) float64 { return s.consumerAge }
+	cLag := func(s sample) float64 { return s.consumerLag }
+	fmt.Fprintf(w, "| consumers (processed) | %.0f | oldest unfinished (pending or processing) inbox row %s; lag %s (their queue-age gauge %s) | %.0f | %s; lag %s (gauge %s) |\n\n",
+		perSecond(first, m1, pro), meanMax(firstWin, pending, " s"), meanMax(firstWin, cLag, " records"), meanMax(firstWin, cAge, " s"),
+		perSecond(lastFrom, last, pro), meanMax(lastWin, pending, " s"), meanMax(lastWin, cLag, " records"), meanMax(lastWin, cAge, " s"))
 
 	r.printStorage(w, first, m1, last)
 	fmt.Fprintf(w, "Ack latency of the open loop (2xx answers, from the due time, at the load generator): p50 %s, p99 **%s**, p99.9 %s, max %s. "+
 		"The receiver's own gatehouse_webhook_ack_seconds (handler start to 204, bucket-interpolated): p50 %s, p99 %s.\n\n",
 		ms(pct(all, 0.5)), ms(pct(all, 0.99)), ms(pct(all, 0.999)), ms(pct(all, 1)),
 		ms(last.ack.quantile(first.ack, 0.5)), ms(last.ack.quantile(first.ack, 0.99)))
-	fmt.Fprintf(w, "| minute | sent | non-2xx | ack p50 | ack p99 | p99 / run p99 | ack max | receiver's p99 | receiver/s | relay/s | consumers/s | outbox age max | consumer age max | storage | load |\n")
+	fmt.Fprintf(w, "| minute | sent | non-2xx | ack p50 | ack p99 | p99 / run p99 | ack max | receiver's p99 | receiver/s | relay/s | consumers/s | outbox age max | unfinished inbox row age max | storage | load |\n")
 	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	runP99 := pct(all, 0.99)
 	for i, m := range mins {
@@ -204,7 +205,7 @@ func (r *results) print(w io.Writer) {
 			i+1, m.sent, m.failed, ms(pct(m.lats, 0.5)), ms(pct(m.lats, 0.99)), spike, ms(pct(m.lats, 1)), ms(b.ack.quantile(a.ack, 0.99)),
 			perSecond(a, b, acc), perSecond(a, b, pub), perSecond(a, b, pro),
 			maxOf(win, func(s sample) float64 { return s.relayAge }, " s"),
-			maxOf(win, func(s sample) float64 { return s.consumerAge }, " s"), mib(b.totalBytes()), b.load)
+			maxOf(win, pending, " s"), mib(b.totalBytes()), b.load)
 	}
 	fmt.Fprintf(w, "\nDuring the open loop: events accepted %.0f; relay records published by path: %s; consumer records by outcome: %s. Samples that failed: %d.\n",
 		last.accepted-first.accepted, diff(first.paths, last.paths), diff(first.outcomes, last.outcomes), r.sampleErrs)

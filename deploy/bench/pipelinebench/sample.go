@@ -35,6 +35,7 @@ type sample struct {
 	slotLag     float64 // gatehouse_relay_slot_lag_seconds
 	consumerAge float64 // max of gatehouse_consumer_queue_age_seconds
 	consumerLag float64 // sum of gatehouse_consumer_lag_records
+	pendingAge  float64 // age of the oldest inbox row pending or processing: accepted, not yet finished by a consumer
 
 	created, dropped float64 // gatehouse_storage_partitions_{created,dropped}_total, every process
 	ack              buckets // serve: gatehouse_webhook_ack_seconds{status="204"}
@@ -185,7 +186,14 @@ func (sm *sampler) take(ctx context.Context) (sample, error) {
 		s.created += f.sum("gatehouse_storage_partitions_created_total")
 		s.dropped += f.sum("gatehouse_storage_partitions_dropped_total")
 	}
-	var err error
+	// The consumers' queue age measured in the database, whatever their
+	// own gauge says: the (processing_state, received_at) index of every
+	// inbox partition answers it.
+	err := sm.pool.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
+FROM inbox WHERE processing_state IN ('pending', 'processing')`).Scan(&s.pendingAge)
+	if err != nil {
+		return s, fmt.Errorf("oldest pending inbox row: %w", err)
+	}
 	if s.bytes, s.parts, err = readStorage(ctx, sm.pool); err != nil {
 		return s, err
 	}
