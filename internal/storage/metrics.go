@@ -99,7 +99,10 @@ type querier interface {
 // when partitioned, all its partitions.
 func TableBytes(ctx context.Context, q querier, table string) (int64, error) {
 	var b int64
-	err := q.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(relid)), 0)::bigint FROM pg_partition_tree($1::regclass)`, table).Scan(&b)
+	// pg_partition_tree lists nothing for a table that is not partitioned:
+	// that table's own size then.
+	err := q.QueryRow(ctx, `SELECT coalesce((SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree($1::regclass)),
+		pg_total_relation_size($1::regclass))::bigint`, table).Scan(&b)
 	if err != nil {
 		return 0, fmt.Errorf("size of %s: %w", table, err)
 	}
