@@ -48,9 +48,18 @@ func ProviderYAML(name string, secret []byte, extra string) string {
 type Deliveries struct {
 	cfg    signature.Config
 	secret []byte
-	head   string // request line and fixed headers
-	pad    string
-	next   atomic.Int64
+	provider string
+	head     string // request line and fixed headers
+	pad      string
+	next     atomic.Int64
+}
+
+// SetAddr points later deliveries at the receiver at addr (host:port); the
+// event ids keep counting, so a new receiver still gets only new events.
+// Not safe to call while Next runs.
+func (d *Deliveries) SetAddr(addr string) {
+	d.head = "POST /webhooks/" + d.provider + " HTTP/1.1\r\nHost: " + addr +
+		"\r\nContent-Type: application/json\r\nUser-Agent: gatehouse-bench\r\n"
 }
 
 // NewDeliveries returns the deliveries of provider, posted to the receiver
@@ -58,11 +67,11 @@ type Deliveries struct {
 // bodyBytes bytes.
 func NewDeliveries(provider, addr string, secret []byte, bodyBytes int) *Deliveries {
 	d := &Deliveries{
-		cfg:    signature.Config{Scheme: "reference", TimestampHeader: TimestampHeader, SignatureHeader: SignatureHeader},
-		secret: secret,
-		head: "POST /webhooks/" + provider + " HTTP/1.1\r\nHost: " + addr +
-			"\r\nContent-Type: application/json\r\nUser-Agent: gatehouse-bench\r\n",
+		cfg:      signature.Config{Scheme: "reference", TimestampHeader: TimestampHeader, SignatureHeader: SignatureHeader},
+		secret:   secret,
+		provider: provider,
 	}
+	d.SetAddr(addr)
 	if n := bodyBytes - len(d.Body(1_000_000_000_000, time.Now())); n > 0 {
 		d.pad = strings.Repeat("x", n)
 	}

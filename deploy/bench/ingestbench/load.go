@@ -9,79 +9,27 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
-
-// eventGen builds complete, signed HTTP/1.1 requests for unique events.
-// Event ids are 13-digit decimal strings from one counter, so every run
-// inserts increasing keys, as pgbench's ids do.
-type eventGen struct {
-	cfg    signature.Config
-	secret []byte
-	head   string // request line and fixed headers
-	pad    string
-	next   atomic.Int64
-}
-
-func newEventGen(secret []byte, bodyBytes int) *eventGen {
-	g := &eventGen{
-		cfg:    signature.Config{Scheme: "reference", TimestampHeader: tsHeader, SignatureHeader: sigHeader},
-		secret: secret,
-	}
-	if n := bodyBytes - len(g.body(1_000_000_000_000, time.Now())); n > 0 {
-		g.pad = strings.Repeat("x", n)
-	}
-	return g
-}
-
-// setHost fixes the request line and headers once the receiver's address is known.
-func (g *eventGen) setHost(addr string) {
-	g.head = "POST /webhooks/" + provider + " HTTP/1.1\r\nHost: " + addr + "\r\nContent-Type: application/json\r\nUser-Agent: ingestbench\r\n"
-}
-
-func (g *eventGen) body(id int64, now time.Time) []byte {
-	s := strconv.FormatInt(id, 10)
-	return []byte(`{"id":"` + s + `","type":"` + eventType + `","created_at":"` + now.UTC().Format(time.RFC3339) +
-		`","data":{"payment_id":"pay_` + s + `","amount":1999,"currency":"eur","description":"` + g.pad + `"}}`)
-}
-
-// request returns the raw bytes of a new signed delivery of a new event.
-func (g *eventGen) request(now time.Time) []byte {
-	id := 1_000_000_000_000 + g.next.Add(1)
-	body := g.body(id, now)
-	h, err := signature.Sign(g.cfg, g.secret, body, now, "")
-	if err != nil {
-		panic(err) // the config is constant and valid
-	}
-	var sb strings.Builder
-	sb.Grow(len(g.head) + 200 + len(body))
-	sb.WriteString(g.head)
-	sb.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n")
-	sb.WriteString(tsHeader + ": " + h.Get(tsHeader) + "\r\n")
-	sb.WriteString(sigHeader + ": " + h.Get(sigHeader) + "\r\n\r\n")
-	sb.Write(body)
-	return []byte(sb.String())
-}
 
 // requests hands out pre-signed requests, signing more inline when the
 // pre-signed ones run out.
 type requests struct {
-	gen  *eventGen
+	gen  *benchenv.Deliveries
 	reqs [][]byte
 	i    atomic.Int64
 }
 
-func (g *eventGen) presign(n int) *requests {
+func presign(g *benchenv.Deliveries, n int) *requests {
 	r := &requests{gen: g, reqs: make([][]byte, n)}
 	now := time.Now()
 	for i := range r.reqs {
-		r.reqs[i] = g.request(now)
+		r.reqs[i] = g.Next(now)
 	}
 	return r
 }
@@ -90,7 +38,7 @@ func (r *requests) take() []byte {
 	if i := r.i.Add(1) - 1; i < int64(len(r.reqs)) {
 		return r.reqs[i]
 	}
-	return r.gen.request(time.Now())
+	return r.gen.Next(time.Now())
 }
 
 // runResult is one timed run of either side.

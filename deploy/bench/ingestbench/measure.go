@@ -132,7 +132,7 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult,
 }
 
 func (b *bench) presign(rate float64) *requests {
-	return b.gen.presign(int(rate*b.o.duration.Seconds()*1.3) + 2000)
+	return presign(b.gen, int(rate*b.o.duration.Seconds()*1.3)+2000)
 }
 
 func (b *bench) measure(ctx context.Context) (*results, error) {
@@ -144,7 +144,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 	syscall.Sync()
 	fmt.Fprintf(b.log, "ingestbench: warm-up %s per side at %d connections\n", b.o.warmup, maxC)
 	warm, err := b.sampleRun(ctx, "receiver warm-up", func() (runResult, error) {
-		return closedLoop(ctx, b.recv.addr, maxC, b.o.warmup, b.gen.presign(1000))
+		return closedLoop(ctx, b.recv.addr, maxC, b.o.warmup, presign(b.gen, 1000))
 	})
 	if err != nil {
 		return nil, err

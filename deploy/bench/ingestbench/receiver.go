@@ -18,6 +18,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/obs"
@@ -51,7 +52,7 @@ providers:
       - id: bench
         value: %q
     aggregate_id_path: [data.payment_id]
-`, b.DBURL, provider, tsHeader, sigHeader, string(b.secret))
+`, b.DBURL, provider, benchenv.TimestampHeader, benchenv.SignatureHeader, string(b.secret))
 	if b.o.gatehouse == "" {
 		return startInProcess(ctx, b, cfgText)
 	}

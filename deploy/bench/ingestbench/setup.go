@@ -18,13 +18,9 @@ import (
 	"github.com/gatehouse/gatehouse/ingest"
 )
 
-// provider is the benchmark's provider: the reference scheme of SPEC.md.
-const (
-	provider  = "bench"
-	tsHeader  = "X-Bench-Timestamp"
-	sigHeader = "X-Bench-Signature"
-	eventType = "payment.succeeded"
-)
+// provider is the benchmark's provider: the reference scheme of SPEC.md,
+// with benchenv's headers and event type.
+const provider = "bench"
 
 // bench holds everything one benchmark run shares.
 type bench struct {
@@ -33,7 +29,7 @@ type bench struct {
 	log             io.Writer
 	secret          []byte
 	recv            *receiver
-	gen             *eventGen
+	gen             *benchenv.Deliveries
 	script          *pgScript // the Writer's statement, captured from the wire, as a pgbench script
 	settings        string    // the PostgreSQL settings quoted in the table
 }
@@ -60,11 +56,11 @@ func (b *bench) init(ctx context.Context) error {
 	b.secret = make([]byte, 32)
 	_, _ = rand.Read(b.secret)
 	b.secret = []byte("whsec_bench_" + hex.EncodeToString(b.secret))
-	b.gen = newEventGen(b.secret, b.o.bodyBytes)
+	b.gen = benchenv.NewDeliveries(provider, "", b.secret, b.o.bodyBytes)
 	now := time.Now()
 	stmt, args, err := captureStatement(ctx, b.DBURL, ingest.Record{
-		Provider: provider, EventID: captureEventID, Type: eventType, CreatedAt: &now,
-		Payload: b.gen.body(1_000_000_000_000, now), SecretID: "bench",
+		Provider: provider, EventID: captureEventID, Type: benchenv.EventType, CreatedAt: &now,
+		Payload: b.gen.Body(1_000_000_000_000, now), SecretID: "bench",
 		AggregateID: "pay_1000000000000", Topic: "gatehouse.webhooks." + provider,
 	})
 	if err != nil {
@@ -79,7 +75,7 @@ func (b *bench) init(ctx context.Context) error {
 	if b.recv, err = startReceiver(ctx, b); err != nil {
 		return err
 	}
-	b.gen.setHost(b.recv.addr)
+	b.gen.SetAddr(b.recv.addr)
 	return nil
 }
 

@@ -73,7 +73,7 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 					})
 				} else {
 					b.recv = sides[i].recv
-					b.gen.setHost(b.recv.addr)
+					b.gen.SetAddr(b.recv.addr)
 					src := b.presign(rate)
 					s, err = b.sampleRun(ctx, sides[i].name, func() (runResult, error) {
 						return closedLoop(ctx, b.recv.addr, c, b.o.duration, src)

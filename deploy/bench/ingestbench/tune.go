@@ -40,7 +40,7 @@ func (b *bench) tune(ctx context.Context, workers []int, w io.Writer) error {
 						return runPgbench(ctx, b.DBURL, b.script, c, b.o.duration, 0)
 					})
 				} else {
-					b.gen.setHost(recvs[i].addr)
+					b.gen.SetAddr(recvs[i].addr)
 					src := b.presign(rate)
 					s, err = b.sampleRun(ctx, "receiver", func() (runResult, error) {
 						return closedLoop(ctx, recvs[i].addr, c, b.o.duration, src)
