@@ -57,6 +57,10 @@ func buildScript(dir, stmt string, args []any) (*pgScript, error) {
 			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, arrayLit(v[0].String)))
 		case []int32:
 			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d={%d}", n, v[0]))
+		case []float64:
+			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d={%s}", n, strconv.FormatFloat(v[0], 'g', -1, 64)))
+		case float64:
+			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, strconv.FormatFloat(v, 'g', -1, 64)))
 		case []pgtype.UUID:
 			repl[n] = "ARRAY[lpad(to_hex(:eid::bigint), 32, '0')::uuid]"
 			uuidSeen = true

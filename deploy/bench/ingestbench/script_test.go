@@ -43,7 +43,7 @@ func TestBuildScriptKeepsStatementAndBindsEveryParameter(t *testing.T) {
 
 func TestBuildScriptRejectsUnknownParameters(t *testing.T) {
 	for name, args := range map[string][]any{
-		"unsupported type": {[]string{captureEventID}, []pgtype.UUID{{Bytes: uuid.New(), Valid: true}}, []float64{1}},
+		"unsupported type": {[]string{captureEventID}, []pgtype.UUID{{Bytes: uuid.New(), Valid: true}}, []bool{true}},
 		"no event id":      {[]string{"a"}, []pgtype.UUID{{Bytes: uuid.New(), Valid: true}}},
 		"no outbox id":     {[]string{captureEventID}},
 	} {

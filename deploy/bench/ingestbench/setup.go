@@ -95,7 +95,7 @@ func (b *bench) readSettings(ctx context.Context) (string, error) {
 // reset empties the tables and checkpoints, so every run starts from the
 // same state and no run pays for the previous run's dirty pages.
 func (b *bench) reset(ctx context.Context) error {
-	if _, err := b.Pool.Exec(ctx, "TRUNCATE inbox, outbox"); err != nil {
+	if _, err := b.Pool.Exec(ctx, "TRUNCATE inbox, outbox, dedupe_keys"); err != nil {
 		return fmt.Errorf("truncate: %w", err)
 	}
 	if _, err := b.Pool.Exec(ctx, "CHECKPOINT"); err != nil {
