@@ -46,8 +46,8 @@ func ProviderYAML(name string, secret []byte, extra string) string {
 // pgbench's); each event is about its own payment (data.payment_id
 // pay_<id>). Safe for concurrent use.
 type Deliveries struct {
-	cfg    signature.Config
-	secret []byte
+	cfg      signature.Config
+	secret   []byte
 	provider string
 	head     string // request line and fixed headers
 	pad      string
