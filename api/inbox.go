@@ -190,10 +190,16 @@ type Change struct {
 	AppliedAt  time.Time
 }
 
-// Changes answers the object changes an event applied, in order.
+// Changes answers the object changes an event applied, in order (none
+// once its processed_events row has expired).
 func (ib Inbox) Changes(ctx context.Context, provider, eventID string) ([]Change, error) {
-	rows, err := ib.Pool.Query(ctx, `SELECT object_id, old_version, new_version, applied_at FROM provider_object_changes
-WHERE provider = $1 AND event_id = $2 ORDER BY id`, provider, eventID)
+	// An applied event changed the one object its processed_events row
+	// names: the lookup walks that object's changes (an index), not the
+	// provider's whole effect log.
+	rows, err := ib.Pool.Query(ctx, `SELECT c.object_id, c.old_version, c.new_version, c.applied_at FROM provider_object_changes c
+WHERE c.provider = $1 AND c.event_id = $2
+  AND c.object_id = ANY (ARRAY(SELECT object_id FROM processed_events WHERE provider = $1 AND event_id = $2 AND object_id IS NOT NULL))
+ORDER BY c.id`, provider, eventID)
 	if err != nil {
 		return nil, fmt.Errorf("query object changes: %w", err)
 	}

@@ -33,16 +33,18 @@ type MaintenanceConfig struct {
 //     is gone, and a Kafka copy of the event finds no row to claim;
 //   - forward_deliveries (which destinations took an event forwarded to
 //     several) as processed_events: a retry or a redelivery comes no later;
-//   - provider_object_changes (the effect log) older than the longest
-//     retention.
-//
-// provider_objects holds one row per object (the current state), bounded
-// by the number of objects, not by time: it is kept.
+//   - provider_object_changes (the effect log), per provider, older than
+//     that provider's retention;
+//   - provider_objects (the projection: one row per object), per provider,
+//     whose last applied change is older than its object retention
+//     (config.ObjectRetention: by default its key lifetime). A later event
+//     about a removed object fetches and stores it again.
 func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
 	c := cfg.Config
 	s := c.Storage
-	payloadMax, keyMax := c.Lifetimes()
+	_, keyMax := c.Lifetimes()
 	keyMax += s.PartitionInterval
+	payload := func(provider string) time.Duration { p, _ := c.Retention(provider); return p }
 	sweep := func(ctx context.Context, conn *pgx.Conn) (map[string]int64, error) {
 		n := map[string]int64{}
 		var err error
@@ -52,7 +54,10 @@ func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
 		if n["forward_deliveries"], err = storage.DeleteOlder(ctx, conn, "forward_deliveries", "delivered_at", keyMax); err != nil {
 			return n, err
 		}
-		n["provider_object_changes"], err = storage.DeleteOlder(ctx, conn, "provider_object_changes", "applied_at", payloadMax)
+		if n["provider_object_changes"], err = storage.DeleteOlderPerProvider(ctx, conn, "provider_object_changes", "applied_at", payload); err != nil {
+			return n, err
+		}
+		n["provider_objects"], err = storage.DeleteOlderPerProvider(ctx, conn, "provider_objects", "updated_at", c.ObjectRetention)
 		return n, err
 	}
 	return storage.New(storage.Config{

@@ -105,6 +105,9 @@ type Provider struct {
 	// dedupe window must cover the scheme's redelivery window.
 	Retention    time.Duration `yaml:"retention"`
 	DedupeWindow time.Duration `yaml:"dedupe_window"`
+	// ObjectRetention overrides storage.object_retention for this
+	// provider's projections (provider_objects).
+	ObjectRetention time.Duration `yaml:"object_retention"`
 
 	apiKey      []byte
 	verifyToken []byte

@@ -29,6 +29,12 @@ type Storage struct {
 	// documented redelivery window (`gatehouse providers`). An id is kept
 	// for the longer of the dedupe window and the retention.
 	DedupeWindow time.Duration `yaml:"dedupe_window"`
+	// ObjectRetention is how long the consumers keep an object's projection
+	// (provider_objects) after its last applied change. Default 0: the
+	// provider's key lifetime (the longer of its retention and dedupe
+	// window; 30 days with the defaults). At least the dedupe window. A
+	// provider's object_retention overrides it.
+	ObjectRetention time.Duration `yaml:"object_retention"`
 	// AuditRetention is how long erasure audit rows are kept. Default 8760h (365 days).
 	AuditRetention time.Duration `yaml:"audit_retention"`
 	// CheckInterval is how often the maintenance pass runs. Default 1m.
@@ -90,6 +96,8 @@ func (s *Storage) validate() error {
 		return errorf("storage.retention: %s is shorter than storage.partition_interval (%s)", s.Retention, s.PartitionInterval)
 	case s.DedupeWindow < s.PartitionInterval:
 		return errorf("storage.dedupe_window: %s is shorter than storage.partition_interval (%s)", s.DedupeWindow, s.PartitionInterval)
+	case s.ObjectRetention < 0:
+		return errorf("storage.object_retention: %s must not be negative", s.ObjectRetention)
 	case s.AuditRetention <= 0 || s.CheckInterval <= 0:
 		return errorf("storage: audit_retention and check_interval must be positive")
 	}
@@ -120,6 +128,19 @@ func (c *Config) KeyLifetime(provider string) time.Duration {
 	return max(payload, dedupe)
 }
 
+// ObjectRetention is how long the projection of one of provider's objects
+// is kept after its last applied change: its own object_retention, else
+// storage.object_retention, else its key lifetime.
+func (c *Config) ObjectRetention(provider string) time.Duration {
+	if p := c.Providers[provider]; p != nil && p.ObjectRetention > 0 {
+		return p.ObjectRetention
+	}
+	if c.Storage.ObjectRetention > 0 {
+		return c.Storage.ObjectRetention
+	}
+	return c.KeyLifetime(provider)
+}
+
 // Lifetimes are the longest payload retention and the longest key
 // lifetime of the storage defaults and every configured provider: what the
 // stages' maintenance keeps whole partitions for.
@@ -136,12 +157,15 @@ func (c *Config) Lifetimes() (payload, key time.Duration) {
 // validateRetention checks a provider's retention settings against the
 // partition width and its scheme's documented redelivery window.
 func (c *Config) validateRetention() error {
+	if o := c.Storage.ObjectRetention; o > 0 && o < c.Storage.DedupeWindow {
+		return errorf("storage.object_retention: %s is shorter than storage.dedupe_window (%s)", o, c.Storage.DedupeWindow)
+	}
 	for name, p := range c.Providers {
 		if p == nil {
 			continue
 		}
-		if p.Retention < 0 || p.DedupeWindow < 0 {
-			return errorf("providers.%s: retention and dedupe_window must not be negative", name)
+		if p.Retention < 0 || p.DedupeWindow < 0 || p.ObjectRetention < 0 {
+			return errorf("providers.%s: retention, dedupe_window and object_retention must not be negative", name)
 		}
 		payload, dedupe := c.Retention(name)
 		if payload < c.Storage.PartitionInterval {
@@ -149,6 +173,9 @@ func (c *Config) validateRetention() error {
 		}
 		if r := p.Kind().Redelivery; dedupe < r.Window {
 			return errorf("providers.%s.dedupe_window: %s is shorter than %s's redelivery window %s (%s)", name, dedupe, p.Scheme, r.Window, r.Source)
+		}
+		if o := c.ObjectRetention(name); o < dedupe {
+			return errorf("providers.%s: object_retention %s is shorter than its dedupe window %s (set providers.%s.object_retention or storage.object_retention)", name, o, dedupe, name)
 		}
 	}
 	return nil

@@ -29,12 +29,25 @@ func TestRetentionSettings(t *testing.T) {
 	if p, d := cfg.Retention("s"); p != 24*time.Hour || d != 96*time.Hour || cfg.KeyLifetime("s") != 96*time.Hour {
 		t.Errorf("provider's own: retention %s, dedupe window %s", p, d)
 	}
+	if o := cfg.ObjectRetention("s"); o != 96*time.Hour {
+		t.Errorf("default object retention %s, want the key lifetime 96h", o)
+	}
+	cfg, err = Parse([]byte("storage: {object_retention: 2000h}\n"+stripe+"    object_retention: 200h\n  t:\n    scheme: stripe\n    secrets: [{id: a, value: whsec_y}]\n"), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, d := cfg.ObjectRetention("s"), cfg.ObjectRetention("t"); o != 200*time.Hour || d != 2000*time.Hour {
+		t.Errorf("object retention: provider's own %s (want 200h), storage's %s (want 2000h)", o, d)
+	}
 	for _, c := range []struct{ yaml, want string }{
 		{stripe + "    dedupe_window: 48h\n", "providers.s.dedupe_window: 48h0m0s is shorter than stripe's redelivery window 72h0m0s"},
 		{stripe + "    retention: 1h\n", "providers.s.retention: 1h0m0s is shorter than storage.partition_interval"},
 		{"storage: {partition_interval: 30s}\n", "storage.partition_interval: 30s is below 1m"},
 		{"storage: {key_partition_interval: 10s}\n", "storage.key_partition_interval: 10s is below 1m"},
 		{"storage: {retention: 1h}\n", "storage.retention: 1h0m0s is shorter than storage.partition_interval"},
+		{"storage: {object_retention: 24h}\n", "storage.object_retention: 24h0m0s is shorter than storage.dedupe_window (168h0m0s)"},
+		{"storage: {object_retention: -1h}\n", "storage.object_retention: -1h0m0s must not be negative"},
+		{stripe + "    object_retention: 48h\n", "providers.s: object_retention 48h0m0s is shorter than its dedupe window 168h0m0s"},
 	} {
 		_, err := Parse([]byte(c.yaml), env)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -30,3 +30,43 @@ func DeleteOlder(ctx context.Context, conn *pgx.Conn, table, col string, keep ti
 		}
 	}
 }
+
+// DeleteOlderPerProvider is DeleteOlder for a table with a provider column
+// and an index on (provider, col): each provider in the table (found by a
+// skip scan of that index, one probe per provider) loses its rows older
+// than keep(provider), oldest first, in batches. Its cost follows the
+// rows deleted and the number of providers, not the rows kept. It returns
+// how many rows it deleted.
+func DeleteOlderPerProvider(ctx context.Context, conn *pgx.Conn, table, col string, keep func(provider string) time.Duration) (int64, error) {
+	t, c := pgx.Identifier{table}.Sanitize(), pgx.Identifier{col}.Sanitize()
+	rows, err := conn.Query(ctx, `WITH RECURSIVE p AS (
+  (SELECT provider FROM `+t+` ORDER BY provider LIMIT 1)
+  UNION ALL
+  SELECT (SELECT provider FROM `+t+` WHERE provider > p.provider ORDER BY provider LIMIT 1) FROM p WHERE p.provider IS NOT NULL
+) SELECT provider FROM p WHERE provider IS NOT NULL`)
+	if err != nil {
+		return 0, fmt.Errorf("list providers of %s: %w", table, err)
+	}
+	providers, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, fmt.Errorf("list providers of %s: %w", table, err)
+	}
+	q := `DELETE FROM ` + t + ` WHERE ctid = ANY (ARRAY(SELECT ctid FROM ` + t + ` WHERE provider = $3 AND ` + c + ` < now() - $1::interval ORDER BY ` + c + ` LIMIT $2))`
+	var total int64
+	for _, p := range providers {
+		for {
+			tag, err := conn.Exec(ctx, q, keep(p), sweepBatch, p)
+			if err != nil {
+				return total, fmt.Errorf("delete old %s of %q: %w", table, p, err)
+			}
+			total += tag.RowsAffected()
+			if tag.RowsAffected() < sweepBatch {
+				break
+			}
+			if ctx.Err() != nil {
+				return total, nil
+			}
+		}
+	}
+	return total, nil
+}
