@@ -285,9 +285,10 @@ func (s *Store) Rekey(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// cleanup deletes expired login transactions and logout token ids, and the
-// rows of sessions that ended more than a day ago (their tokens are revoked
-// first by the OP revocation loop; here only expired ones are removed).
+// cleanup deletes expired login transactions and logout token ids, revokes
+// expired sessions (so the OP revocation loop drops their tokens), and
+// deletes sessions that ended more than auth.session_retention ago with
+// their refresh-token families (purge.go).
 func (s *Store) cleanup(ctx context.Context) error {
 	now := s.now()
 	_, err := s.pool.Exec(ctx, `DELETE FROM auth_login_tx WHERE expires_at < $1`, now)
@@ -297,6 +298,9 @@ func (s *Store) cleanup(ctx context.Context) error {
 	if err == nil {
 		// Expired (not revoked) sessions: revoke them so the loop drops their tokens.
 		_, err = s.revoke(ctx, `(absolute_expires_at < $1 OR last_seen_at < $2)`, "expired", now, now.Add(-s.idle))
+	}
+	if err == nil {
+		_, err = s.purgeEnded(ctx, now.Add(-s.retain))
 	}
 	if err != nil {
 		return fmt.Errorf("cleanup: %w", err)

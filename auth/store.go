@@ -76,6 +76,7 @@ type Store struct {
 	keys       *Keyring
 	cookieName string
 	idle, life time.Duration
+	retain     time.Duration // ended sessions are deleted after this (purge.go)
 	touchEvery time.Duration
 	log        *slog.Logger
 	now        func() time.Time
@@ -98,8 +99,11 @@ func NewStore(cfg StoreConfig) (*Store, error) {
 	}
 	s := &Store{
 		pool: cfg.Pool, keys: keys, cookieName: a.CookieName,
-		idle: a.SessionIdleTimeout, life: a.SessionLifetime,
+		idle: a.SessionIdleTimeout, life: a.SessionLifetime, retain: a.SessionRetention,
 		log: cfg.Logger, now: cfg.Now,
+	}
+	if s.retain == 0 {
+		s.retain = 30 * 24 * time.Hour
 	}
 	s.touchEvery = min(s.idle/10, time.Minute)
 	if s.log == nil {

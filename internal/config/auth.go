@@ -65,6 +65,11 @@ type Auth struct {
 	// SessionLifetime is the absolute lifetime of a session, however active.
 	// Default 12h.
 	SessionLifetime time.Duration `yaml:"session_lifetime"`
+	// SessionRetention is how long an ended session (logged out, revoked or
+	// expired) is kept, with its user's name, e-mail and device, before it
+	// is deleted with its refresh-token family (once the OP revocation of
+	// its tokens is done). Default 720h (30 days).
+	SessionRetention time.Duration `yaml:"session_retention"`
 	// LoginTimeout bounds a login transaction (redirect to callback). Default 10m.
 	LoginTimeout time.Duration `yaml:"login_timeout"`
 	// EncryptionKeys encrypt stored tokens with AES-256-GCM. The first key
@@ -173,6 +178,9 @@ func (a *Auth) applyDefaults() {
 	if a.LoginTimeout == 0 {
 		a.LoginTimeout = 10 * time.Minute
 	}
+	if a.SessionRetention == 0 {
+		a.SessionRetention = 30 * 24 * time.Hour
+	}
 	if a.OPRevokeInterval == 0 {
 		a.OPRevokeInterval = 10 * time.Second
 	}
@@ -230,7 +238,7 @@ func (a *Auth) validate() error {
 	if !strings.HasPrefix(a.CookieName, "__Host-") {
 		return errorf("auth.cookie_name: %q must start with __Host-", a.CookieName)
 	}
-	if a.SessionIdleTimeout < 0 || a.SessionLifetime < 0 || a.LoginTimeout < 0 || a.RefreshBefore < 0 || a.OPRevokeInterval < 0 {
+	if a.SessionIdleTimeout < 0 || a.SessionLifetime < 0 || a.SessionRetention < 0 || a.LoginTimeout < 0 || a.RefreshBefore < 0 || a.OPRevokeInterval < 0 {
 		return errorf("auth: durations must be positive")
 	}
 	if a.SessionIdleTimeout > a.SessionLifetime {
