@@ -24,8 +24,9 @@ type span struct {
 func (s span) name() string { return s.parent + "_p" + s.starts.UTC().Format("20060102t150405") }
 
 // layout replaces the migration's partitions by the bench's: daily inbox
-// partitions from o.days ago to two days ahead, and dedupe key partitions
-// o.keyInterval wide (aligned like the maintenance's) over the same range.
+// partitions from o.days ago to two days ahead, dedupe key partitions
+// o.keyInterval wide (aligned like the maintenance's) over the same range,
+// and hourly outbox partitions from today on.
 // With history it returns the partitions that start before today (to
 // load; the key partition covering now among them) and creates the
 // others (through storage_create_partition, empty); without, it creates
@@ -51,6 +52,13 @@ func layout(ctx context.Context, pool *pgxpool.Pool, o options, history bool) (p
 	}
 	for ; k.Before(to); k = k.Add(o.keyInterval) {
 		all = append(all, span{"dedupe_keys", k, k.Add(o.keyInterval)})
+	}
+	// The outbox log, hourly as storage.outbox_partition_interval's
+	// default, from today to the end of the layout (empty in both stores:
+	// the outbox keeps a day, and its old partitions are tables the
+	// receiver's insert never touches).
+	for h := today; h.Before(to); h = h.Add(time.Hour) {
+		all = append(all, span{"outbox", h, h.Add(time.Hour)})
 	}
 	for _, s := range all {
 		if history && s.starts.Before(today) {

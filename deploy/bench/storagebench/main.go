@@ -49,6 +49,7 @@ type options struct {
 	loadWorkers int
 	duration    time.Duration
 	runs        int
+	passes      int
 	conns       int
 	apiSamples  int
 }
@@ -62,7 +63,7 @@ and the API's list pages on the history store. It starts its own PostgreSQL.
 
 Example (5 M events of history, ~4 GB, about 10 minutes on 2 cores):
 
-  go run ./deploy/bench/storagebench -history 5000000 -days 30 -key-interval 168h -d 15s -runs 3
+  go run ./deploy/bench/storagebench -history 5000000 -days 30 -key-interval 168h -d 15s -runs 3 -passes 3
 
 Flags:
 `
@@ -76,6 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.loadWorkers, "load-workers", 2, "partitions loaded at once")
 	fs.DurationVar(&o.duration, "d", 15*time.Second, "length of each closed-loop run")
 	fs.IntVar(&o.runs, "runs", 3, "interleaved pairs of runs (empty, history)")
+	fs.IntVar(&o.passes, "passes", 3, "retention passes, each in its own closed-loop run after a steady one (each drops the next oldest partition)")
 	fs.IntVar(&o.conns, "conns", 64, "concurrent deliveries")
 	fs.IntVar(&o.apiSamples, "api-samples", 20, "samples of each API page timing (0: skip the API timings)")
 	// -h and --help: the description, an example and the flags on stdout,
@@ -145,17 +147,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			*c.out = append(*c.out, r)
 		}
 	}
-	st.Logf("retention pass during a run on the history store")
-	steady, err := closedLoop(ctx, hist, o, nil)
-	if err != nil {
-		return err
+	var passes []passPair
+	for i := range max(o.passes, 1) {
+		st.Logf("retention pass %d/%d during a run on the history store", i+1, max(o.passes, 1))
+		steady, err := closedLoop(ctx, hist, o, nil)
+		if err != nil {
+			return err
+		}
+		var pass passResult
+		during, err := closedLoop(ctx, hist, o, func(ctx context.Context) { pass = dropOldest(ctx, hist, o) })
+		if err != nil {
+			return err
+		}
+		passes = append(passes, passPair{steady, during, pass})
 	}
-	var pass passResult
-	during, err := closedLoop(ctx, hist, o, func(ctx context.Context) { pass = dropOldest(ctx, hist, o) })
-	if err != nil {
-		return err
-	}
-	report(stdout, o, loaded{bytes, loadTook, probes}, emptyRuns, histRuns, steady, during, pass, benchenv.LoadAvg(), st.PGVersion)
+	report(stdout, o, loaded{bytes, loadTook, probes}, emptyRuns, histRuns, passes, benchenv.LoadAvg(), st.PGVersion)
 	if o.apiSamples > 0 {
 		st.Logf("API pages on the history store")
 		ts, err := apiBench(ctx, hist, o)
