@@ -131,6 +131,12 @@ func TestDuplicateInALaterKeyPartitionIsRefused(t *testing.T) {
 	if out := writeOne(t, w, rec("evt_b", 0)); out.New || out.State != "pending" {
 		t.Fatalf("redelivery after the boundary: %+v, want a duplicate of the pending event", out)
 	}
+	// A duplicate answers the stored row's state and attempts, read after
+	// its batch committed (duplicateStateSQL).
+	mustExec(t, base, `UPDATE inbox SET processing_state = 'retrying', attempts = 2 WHERE provider = 'p' AND event_id = 'evt_b'`)
+	if out := writeOne(t, w, rec("evt_b", 0)); out.New || out.State != "retrying" || out.Attempts != 2 {
+		t.Fatalf("redelivery of a retrying event: %+v, want a duplicate, retrying after 2 attempts", out)
+	}
 	// Far from any boundary (a partition an hour wide, started an hour
 	// ago): the key is only in the current partition, the old one is found.
 	resetKeyPartitions(t, base, [2]time.Duration{-3 * time.Hour, -time.Hour}, [2]time.Duration{-time.Hour, time.Hour})

@@ -325,25 +325,54 @@ func execOn(ctx context.Context, q querier, uniq []*pending) error {
 		return fmt.Errorf("insert inbox and outbox: %w", err)
 	}
 	defer rows.Close()
+	var dupProvs, dupIDs []string
+	var dupOrd []int32
 	for rows.Next() {
 		var (
-			i        int32
-			isNew    bool
-			state    string
-			attempts int32
+			i     int32
+			isNew bool
 		)
-		if err := rows.Scan(&i, &isNew, &state, &attempts); err != nil {
+		if err := rows.Scan(&i, &isNew); err != nil {
 			return fmt.Errorf("scan outcome: %w", err)
 		}
-		o := Outcome{New: isNew, State: state, Attempts: int(attempts)}
+		o := Outcome{New: isNew, State: "pending"}
 		if isNew {
 			o.OutboxID = outbox[i].Bytes
+		} else {
+			o.State = StateExpired // unless duplicateStateSQL finds its row
+			dupProvs, dupIDs, dupOrd = append(dupProvs, provs[i]), append(dupIDs, ids[i]), append(dupOrd, i)
 		}
 		uniq[i].out = o
 	}
 	rows.Close() // reads through the commit's ReadyForQuery
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("insert inbox and outbox: %w", err)
+	}
+	if len(dupOrd) == 0 {
+		return nil
+	}
+	// The batch is committed. A failure here (the connection lost) answers
+	// the batch as not recorded, as a crash between commit and answer
+	// would: the provider's retry is then a duplicate, recorded once.
+	rows, err = q.Query(ctx, duplicateStateSQL, dupProvs, dupIDs, dupOrd)
+	if err != nil {
+		return fmt.Errorf("read the duplicates' stored state: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			i        int32
+			state    string
+			attempts int32
+		)
+		if err := rows.Scan(&i, &state, &attempts); err != nil {
+			return fmt.Errorf("scan stored state: %w", err)
+		}
+		uniq[i].out.State, uniq[i].out.Attempts = state, int(attempts)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the duplicates' stored state: %w", err)
 	}
 	return nil
 }

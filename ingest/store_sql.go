@@ -41,13 +41,15 @@ const (
 // they meet on the same partition's unique index, or the later one's
 // snapshot sees the earlier one committed.
 //
-// The stored state is looked up only for duplicates: the LATERAL lookup is
-// gated on ob.id IS NULL (a one-time filter, checked before any scan) and
-// kept from being flattened into a join by LIMIT 1, so it is an index probe
-// per inbox partition whatever the statistics say (a plain LEFT JOIN was
-// planned as a hash join over a sequential scan of inbox whenever its
-// statistics were empty or stale, docs/BENCHMARKS.md). A duplicate whose
-// stored event expired reports StateExpired.
+// It answers each input row's ord and whether it was new; the stored state
+// of the duplicates is read afterwards by duplicateStateSQL, so this
+// statement, the hot path, reads no inbox partition: a lookup of the
+// stored state inside it cost every execution the planning, locking and
+// executor start-up of an index scan per inbox partition (one per day
+// kept) even when the batch held no duplicate. Measured with 33 inbox
+// partitions: 2.4 ms against 5.8 ms a custom-planned batch, 1.1 ms
+// against 1.9 ms a generic one; the replanning after a partition is
+// created or dropped shrank by as much.
 const insertSQL = `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[], $6::text[], $7::uuid[], $8::text[], $9::text[], $10::int[], $11::text[], $12::float8[], $14::text[])
@@ -85,12 +87,21 @@ WITH input AS (
   FROM input i JOIN ins ON ins.provider = i.provider AND ins.event_id = i.event_id ORDER BY i.ord
   RETURNING id
 )
-SELECT i.ord, ob.id IS NOT NULL,
-  coalesce(x.processing_state, CASE WHEN ob.id IS NULL THEN '` + StateExpired + `' ELSE 'pending' END), coalesce(x.attempts, 0)
-FROM input i
-LEFT JOIN ob ON ob.id = i.outbox_id
-LEFT JOIN LATERAL (
+SELECT i.ord, ob.id IS NOT NULL FROM input i LEFT JOIN ob ON ob.id = i.outbox_id`
+
+// duplicateStateSQL reads the stored state of the duplicates of a batch,
+// after its insert committed, so a duplicate of a delivery that committed
+// while the insert waited on the key sees that event's state. The lookup
+// is kept from being flattened into a join by LIMIT 1, so it is an index
+// probe per inbox partition whatever the statistics say (a plain LEFT
+// JOIN was planned as a hash join over a sequential scan of inbox whenever
+// its statistics were empty or stale, docs/BENCHMARKS.md). A duplicate
+// whose stored event expired (its key outlives its payload) has no row.
+const duplicateStateSQL = `
+SELECT d.ord, x.processing_state, x.attempts
+FROM unnest($1::text[], $2::text[], $3::int[]) AS d(provider, event_id, ord)
+JOIN LATERAL (
   SELECT processing_state, attempts FROM inbox
-  WHERE provider = i.provider AND event_id = i.event_id AND ob.id IS NULL
+  WHERE provider = d.provider AND event_id = d.event_id
   ORDER BY received_at DESC LIMIT 1
 ) x ON true`
