@@ -72,5 +72,8 @@ func median(v []float64) float64 {
 	}
 	s := slices.Clone(v)
 	slices.Sort(s)
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
 	return s[len(s)/2]
 }
