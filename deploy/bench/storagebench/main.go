@@ -77,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.loadWorkers, "load-workers", 2, "partitions loaded at once")
 	fs.DurationVar(&o.duration, "d", 15*time.Second, "length of each closed-loop run")
 	fs.IntVar(&o.runs, "runs", 3, "interleaved pairs of runs (empty, history)")
-	fs.IntVar(&o.passes, "passes", 3, "retention passes, each in its own closed-loop run after a steady one (each drops the next oldest partition)")
+	fs.IntVar(&o.passes, "passes", 3, "retention passes, each in its own closed-loop run after a steady one: odd ones drop the oldest inbox partition (daily with the defaults), even ones also the oldest key partition (weekly)")
 	fs.IntVar(&o.conns, "conns", 64, "concurrent deliveries")
 	fs.IntVar(&o.apiSamples, "api-samples", 20, "samples of each API page timing (0: skip the API timings)")
 	// -h and --help: the description, an example and the flags on stdout,
@@ -155,7 +155,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		var pass passResult
-		during, err := closedLoop(ctx, hist, o, func(ctx context.Context) { pass = dropOldest(ctx, hist, o) })
+		keys := i%2 == 1 // every other pass also drops a key partition
+		during, err := closedLoop(ctx, hist, o, func(ctx context.Context) { pass = dropOldest(ctx, hist, o, keys) })
 		if err != nil {
 			return err
 		}

@@ -128,20 +128,27 @@ type passResult struct {
 }
 
 // dropOldest runs ingest's maintenance pass with retentions that expire
-// the oldest partition of the inbox (one day) and of the dedupe keys, and
-// nothing younger.
-func dropOldest(ctx context.Context, pool *pgxpool.Pool, o options) passResult {
+// the oldest partition of the inbox (one day) and, with keys, of the
+// dedupe keys, and nothing younger. With the defaults an inbox partition
+// goes every day and a key partition every week.
+func dropOldest(ctx context.Context, pool *pgxpool.Pool, o options, keys bool) passResult {
 	var r passResult
 	t := time.Now()
 	var tables []storage.Table
-	for _, parent := range []string{"inbox", "dedupe_keys"} {
+	parents := []string{"inbox"}
+	if keys {
+		parents = append(parents, "dedupe_keys")
+	}
+	for _, parent := range parents {
 		var secs float64
 		if r.err = pool.QueryRow(ctx, `SELECT extract(epoch FROM now() - min(ends))::float8 FROM storage_partitions WHERE parent = $1`, parent).Scan(&secs); r.err != nil {
 			return r
 		}
 		tables = append(tables, storage.Table{Name: parent, Retention: time.Duration(secs*float64(time.Second)) - time.Hour})
 	}
-	tables[1].Interval = o.keyInterval
+	if keys {
+		tables[1].Interval = o.keyInterval
+	}
 	m, err := storage.New(storage.Config{Pool: pool, Stage: "bench", Interval: 24 * time.Hour, Ahead: 1, Partitioned: tables})
 	if err != nil {
 		r.err = err
