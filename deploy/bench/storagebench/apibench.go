@@ -39,7 +39,9 @@ ORDER BY received_at DESC, provider DESC, event_id DESC LIMIT 1`, o.days/2).Scan
 		return nil, fmt.Errorf("deep cursor: %w", err)
 	}
 	var someID, someProvider string
-	if err := pool.QueryRow(ctx, `SELECT provider, event_id FROM inbox WHERE received_at < now() - make_interval(days => $1) LIMIT 1`, o.days-2).
+	// The oldest event left (the retention passes before this dropped the
+	// oldest days).
+	if err := pool.QueryRow(ctx, `SELECT provider, event_id FROM inbox ORDER BY received_at LIMIT 1`).
 		Scan(&someProvider, &someID); err != nil {
 		return nil, fmt.Errorf("an old event: %w", err)
 	}
