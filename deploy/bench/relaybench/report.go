@@ -40,6 +40,7 @@ func report(w io.Writer, o *options, b *bench, rows []result) {
 		medians(w, rows)
 	}
 	drainRatios(w, rows)
+	cpuTable(w, rows)
 	fmt.Fprintln(w, "Anchors: Sequin reports 50k ops/s with p99 253 ms from one slot; Debezium Server 20–23k ops/s with p99 ≈ 440 ms. "+
 		"Targets on the 2-core machine: ≥ 30k events/s, p99 commit-to-topic ≤ 100 ms at 5k/s.")
 }

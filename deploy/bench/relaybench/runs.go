@@ -25,7 +25,8 @@ type result struct {
 	throughput float64       // records/s
 	p50, p99   time.Duration // <0: not measured
 	dups       int
-	load       string // 1-minute load average when the run ended
+	load       string  // 1-minute load average when the run ended
+	cpu        *cpuUse // CPU of the benchmark's processes (max and backlog runs)
 }
 
 // stamps records when each id was committed (or produced) and received.
@@ -35,6 +36,7 @@ type stamps struct {
 	recv     map[string]time.Time
 	records  int
 	lastRecv time.Time
+	first    time.Time // first record received
 }
 
 func newStamps() *stamps { return &stamps{sent: map[string]time.Time{}, recv: map[string]time.Time{}} }
@@ -72,6 +74,9 @@ func (b *bench) consume(ctx context.Context, topic string, s *stamps, want func(
 					if _, ok := s.recv[string(h.Value)]; !ok {
 						s.recv[string(h.Value)] = now
 						s.lastRecv = now
+						if s.first.IsZero() {
+							s.first = now
+						}
 					}
 				}
 			}
@@ -175,6 +180,7 @@ func (b *bench) ceiling(ctx context.Context, rate int) (result, error) {
 		}
 	}
 	start := time.Now()
+	cpu0 := b.sampleCPU()
 	offered := "max"
 	if rate > 0 {
 		offered = fmt.Sprintf("%d/s", rate)
@@ -202,6 +208,11 @@ func (b *bench) ceiling(ctx context.Context, rate int) (result, error) {
 	}
 	r := summarize("franz-go producer → broker (ceiling)", offered, s, total, s.lastRecv.Sub(start), rate > 0)
 	b.logf("ceiling %s: %.0f records/s p50 %v p99 %v", offered, r.throughput, r.p50, r.p99)
+	if rate == 0 {
+		u := cpuBetween(cpu0, b.sampleCPU())
+		r.cpu = &u
+		b.logf("ceiling %s: %s", offered, u.perRow(total))
+	}
 	return r, nil
 }
 
@@ -324,16 +335,21 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 			return nil, err
 		}
 		start := time.Now()
+		cpu0 := b.sampleCPU()
 		if stop, err = b.startRelay(ctx, mode); err != nil {
 			return nil, err
 		}
+		ready := time.Since(start)
 		err = <-done
+		cpu := cpuBetween(cpu0, b.sampleCPU())
 		endProfile()
 		if err != nil {
 			return nil, err
 		}
 		r := summarize(what, fmt.Sprintf("backlog of %d rows", b.o.backlog), s, b.o.backlog, s.lastRecv.Sub(start), false)
-		b.logf("%s backlog: %.0f records/s", what, r.throughput)
+		r.cpu = &cpu
+		b.logf("%s backlog: %.0f records/s (relay ready after %v, first record after %v); %s", what, r.throughput,
+			ready.Round(time.Millisecond), s.first.Sub(start).Round(time.Millisecond), cpu.perRow(b.o.backlog))
 		out = append(out, r)
 	}
 	if mode == relay.ModeReplication {
