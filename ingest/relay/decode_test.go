@@ -153,3 +153,37 @@ func BenchmarkDecodeInsert(b *testing.B) {
 		_ = row.Record("")
 	}
 }
+
+// TestPGTimestampFastMatchesParse: the hand parser reads every
+// timestamptz text PostgreSQL writes (any fraction length, offsets of
+// hours, minutes and seconds, either sign) as time.Parse does, and leaves
+// what it does not recognise to time.Parse.
+func TestPGTimestampFastMatchesParse(t *testing.T) {
+	layouts := []string{"2006-01-02 15:04:05.999999-07", "2006-01-02 15:04:05.999999-07:00", "2006-01-02 15:04:05.999999-07:00:00"}
+	ins := []string{"2026-11-25 18:27:44+00", "2026-11-25 18:27:44.1+00", "2026-11-25 18:27:44.123456+00",
+		"2026-11-25 18:27:44.000001-03", "1999-12-31 23:59:59.5+05:30", "2000-01-01 00:00:00-09:30",
+		"1883-11-18 12:03:58+00:03:58", "2024-02-29 12:00:00+14", "2026-11-25 18:27:44.123456789+00"}
+	for _, in := range ins {
+		fast, ok := pgTimestampFast(in)
+		var want time.Time
+		var err error
+		for _, l := range layouts {
+			if want, err = time.Parse(l, in); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatalf("time.Parse(%q): %v", in, err)
+		}
+		if !ok || !fast.Equal(want) {
+			t.Errorf("pgTimestampFast(%q) = %v %v, want %v", in, fast, ok, want)
+		}
+	}
+	for _, in := range []string{"", "infinity", "-infinity", "2026-02-30 00:00:00+00", "2026-13-01 00:00:00+00",
+		"2026-11-25T18:27:44+00", "2026-11-25 18:27:44 +00", "2026-11-25 18:27:44.+00", "2026-11-25 18:27:44+0",
+		"2026-11-25 18:27:44+00:3", "12026-11-25 18:27:44+00", "2026-11-25 18:27:44.1234567890+00"} {
+		if got, ok := pgTimestampFast(in); ok {
+			t.Errorf("pgTimestampFast(%q) = %v, want it left to time.Parse", in, got)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -165,4 +166,22 @@ func cpuTable(w io.Writer, rows []result) {
 	if head {
 		fmt.Fprintln(w)
 	}
+}
+
+// profileOnce starts the CPU profile of -cpuprofile the first time it is
+// called and returns the function that stops it.
+func (b *bench) profileOnce() (func(), error) {
+	if b.o.cpuProfile == "" || b.profiled {
+		return func() {}, nil
+	}
+	b.profiled = true
+	f, err := os.Create(b.o.cpuProfile)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"runtime/pprof"
 	"sort"
 	"sync"
 	"time"
@@ -319,6 +317,11 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 		if err != nil {
 			return nil, err
 		}
+		if mode == relay.ModeReplication {
+			if err := b.createBareSlot(ctx); err != nil {
+				return nil, err
+			}
+		}
 		for left := b.o.backlog; left > 0; left -= b.o.batch {
 			if _, err := b.insert(ctx, topic, b.rows(min(left, b.o.batch))); err != nil {
 				return nil, err
@@ -351,6 +354,13 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 		b.logf("%s backlog: %.0f records/s (relay ready after %v, first record after %v); %s", what, r.throughput,
 			ready.Round(time.Millisecond), s.first.Sub(start).Round(time.Millisecond), cpu.perRow(b.o.backlog))
 		out = append(out, r)
+		if mode == relay.ModeReplication {
+			bare, err := b.bareDrain(ctx, b.o.backlog)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, bare)
+		}
 	}
 	if mode == relay.ModeReplication {
 		// Leave no slot pinning WAL behind for the next mode.
@@ -361,38 +371,4 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 		}
 	}
 	return out, nil
-}
-
-// dropSlot drops a replication slot once its walsender has gone (a stopped
-// relay's session may take a moment to end).
-func (b *bench) dropSlot(ctx context.Context, slot string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, err := b.Pool.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot)
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("drop replication slot %s: %w", slot, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// profileOnce starts the CPU profile of -cpuprofile the first time it is
-// called and returns the function that stops it.
-func (b *bench) profileOnce() (func(), error) {
-	if b.o.cpuProfile == "" || b.profiled {
-		return func() {}, nil
-	}
-	b.profiled = true
-	f, err := os.Create(b.o.cpuProfile)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
