@@ -354,18 +354,19 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 		b.logf("%s backlog: %.0f records/s (relay ready after %v, first record after %v); %s", what, r.throughput,
 			ready.Round(time.Millisecond), s.first.Sub(start).Round(time.Millisecond), cpu.perRow(b.o.backlog))
 		out = append(out, r)
-		if mode == relay.ModeReplication {
+	}
+	if mode == relay.ModeReplication {
+		// Leave no slot pinning WAL behind for the next mode.
+		stop()
+		stop = func() {}
+		if b.o.backlog > 0 {
+			// With the relay stopped: nothing else runs beside it.
 			bare, err := b.bareDrain(ctx, b.o.backlog)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, bare)
 		}
-	}
-	if mode == relay.ModeReplication {
-		// Leave no slot pinning WAL behind for the next mode.
-		stop()
-		stop = func() {}
 		if err := b.dropSlot(ctx, "bench_replication"); err != nil {
 			return nil, err
 		}
