@@ -141,79 +141,6 @@ func summarize(what, offered string, s *stamps, n int, elapsed time.Duration, wi
 	return r
 }
 
-// ceiling runs the franz-go producer straight to the broker: paced at rate,
-// or flat out for the run length when rate is 0.
-func (b *bench) ceiling(ctx context.Context, rate int) (result, error) {
-	topic, err := b.newTopic(ctx, "ceiling")
-	if err != nil {
-		return result{}, err
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka.Brokers...), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerLinger(time.Millisecond), kgo.MaxBufferedRecords(50_000))
-	if err != nil {
-		return result{}, err
-	}
-	defer cl.Close()
-	s := newStamps()
-	total := 0
-	var mu sync.Mutex
-	cctx, cancel := context.WithTimeout(ctx, b.o.duration+2*time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- b.consume(cctx, topic, s, func() int { mu.Lock(); defer mu.Unlock(); return total }) }()
-	warmUp()
-	produce := func(rs []row) {
-		now := time.Now()
-		ids := make([]string, len(rs))
-		for i, r := range rs {
-			ids[i] = r.id
-		}
-		s.markSent(ids, now)
-		for _, r := range rs {
-			cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(r.key), Value: r.payload, Headers: []kgo.RecordHeader{
-				{Key: "ce_id", Value: []byte("evt_" + r.id[:18])}, {Key: "ce_source", Value: []byte("/webhooks/bench")},
-				{Key: "ce_type", Value: []byte("payment.succeeded")}, {Key: "ce_specversion", Value: []byte("1.0")},
-				{Key: "content-type", Value: []byte("application/json")}, {Key: "gatehouse_outbox_id", Value: []byte(r.id)},
-				{Key: "gatehouse_provider", Value: []byte("bench")}}}, nil)
-		}
-	}
-	start := time.Now()
-	cpu0 := b.sampleCPU()
-	offered := "max"
-	if rate > 0 {
-		offered = fmt.Sprintf("%d/s", rate)
-		n, err := paced(ctx, rate, b.o.duration, func(n int) error { produce(b.rows(n)); return nil })
-		if err != nil {
-			return result{}, err
-		}
-		mu.Lock()
-		total = n
-		mu.Unlock()
-	} else {
-		pre := b.rows(20_000)
-		n := 0
-		for time.Since(start) < b.o.duration {
-			produce(pre)
-			n += len(pre)
-			pre = b.rows(20_000)
-		}
-		mu.Lock()
-		total = n
-		mu.Unlock()
-	}
-	if err := <-done; err != nil {
-		return result{}, err
-	}
-	r := summarize("franz-go producer → broker (ceiling)", offered, s, total, s.lastRecv.Sub(start), rate > 0)
-	b.logf("ceiling %s: %.0f records/s p50 %v p99 %v", offered, r.throughput, r.p50, r.p99)
-	if rate == 0 {
-		u := cpuBetween(cpu0, b.sampleCPU())
-		r.cpu = &u
-		b.logf("ceiling %s: %s", offered, u.perRow(total))
-	}
-	return r, nil
-}
-
 // startRelay runs a relay of mode until the returned stop is called.
 func (b *bench) startRelay(ctx context.Context, mode string) (func(), error) {
 	rc := config.Relay{Mode: mode, Slot: "bench_" + mode, Publication: "gatehouse_outbox"}
@@ -327,6 +254,11 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 				return nil, err
 			}
 		}
+		burst, err := b.ceilingBurst(ctx, b.o.backlog, mode)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, burst)
 		s := newStamps()
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		defer cancel()
