@@ -132,9 +132,10 @@ func (r *Relay) publishWindow(ctx context.Context, path string) (int, error) {
 		readErr <- r.readWindow(rctx, path, from, to, pages)
 	}()
 	a := &acks{}
+	var topicErr error
 	total := 0
 	for rows := range pages {
-		if a.err() != nil {
+		if topicErr != nil || a.err() != nil {
 			cancel() // stop reading; drain what was read
 			continue
 		}
@@ -144,15 +145,18 @@ func (r *Relay) publishWindow(ctx context.Context, path string) (int, error) {
 		case pathSnapshot:
 			r.log.Info("new slot: publishing outbox rows written before it", "rows", len(rows))
 		}
-		if err := r.ensureTopics(ctx, topicsOf(rows)...); err != nil {
-			a.fail(err)
+		if topicErr = r.ensureTopics(ctx, topicsOf(rows)...); topicErr != nil {
 			continue
 		}
 		r.produceRows(ctx, rows, path, a)
 		total += len(rows)
 	}
 	err = <-readErr
-	if werr := a.wait(); werr != nil {
+	werr := a.wait()
+	if topicErr != nil {
+		return total, topicErr
+	}
+	if werr != nil {
 		if errors.Is(werr, context.Canceled) && ctx.Err() != nil {
 			return total, ctx.Err()
 		}
