@@ -52,34 +52,71 @@ type Record struct {
 
 // Encode returns the Kafka record of r. ce_time is TimeText, else Time
 // (none when both are empty); an Attempt above 1 writes gatehouse_attempt.
+// The key and every header value share one allocation (each value capped
+// at its own length, so appending to one never overwrites another).
 func (r Record) Encode() *kgo.Record {
-	h := make([]kgo.RecordHeader, 0, 12)
-	add := func(k, v string) { h = append(h, kgo.RecordHeader{Key: k, Value: []byte(v)}) }
-	add(HeaderID, r.EventID)
-	add(HeaderSource, Source(r.Provider))
-	add(HeaderType, r.Type)
-	add(HeaderSpecVersion, SpecVersion)
-	add(HeaderContentType, "application/json")
+	var keys [12]string
+	var ends [12]int
+	n := 0
+	buf := make([]byte, 0, len(r.Key)+len(r.EventID)+len(sourcePrefix)+2*len(r.Provider)+len(r.Type)+len(SpecVersion)+
+		len(contentTypeJSON)+len(r.TimeText)+len(r.OutboxID)+2*len(r.Traceparent)+96)
+	buf = append(buf, r.Key...)
+	keyEnd := len(buf)
+	end := func(k string) {
+		keys[n], ends[n] = k, len(buf)
+		n++
+	}
+	buf = append(buf, r.EventID...)
+	end(HeaderID)
+	buf = append(append(buf, sourcePrefix...), r.Provider...)
+	end(HeaderSource)
+	buf = append(buf, r.Type...)
+	end(HeaderType)
+	buf = append(buf, SpecVersion...)
+	end(HeaderSpecVersion)
+	buf = append(buf, contentTypeJSON...)
+	end(HeaderContentType)
 	switch {
 	case r.TimeText != "":
-		add(HeaderTime, r.TimeText)
+		buf = append(buf, r.TimeText...)
+		end(HeaderTime)
 	case !r.Time.IsZero():
-		add(HeaderTime, r.Time.UTC().Format(time.RFC3339Nano))
+		buf = r.Time.UTC().AppendFormat(buf, time.RFC3339Nano)
+		end(HeaderTime)
 	}
-	add(HeaderOutboxID, r.OutboxID)
-	add(HeaderProvider, r.Provider)
+	buf = append(buf, r.OutboxID...)
+	end(HeaderOutboxID)
+	buf = append(buf, r.Provider...)
+	end(HeaderProvider)
 	if !r.ReceivedAt.IsZero() {
-		add(HeaderReceivedAt, r.ReceivedAt.UTC().Format(receivedAtLayout))
+		buf = r.ReceivedAt.UTC().AppendFormat(buf, receivedAtLayout)
+		end(HeaderReceivedAt)
 	}
 	if r.Attempt > 1 {
-		add(HeaderAttempt, strconv.Itoa(r.Attempt))
+		buf = strconv.AppendInt(buf, int64(r.Attempt), 10)
+		end(HeaderAttempt)
 	}
 	if r.Traceparent != "" {
-		add(HeaderTraceparent, r.Traceparent)
-		add(HeaderCETraceparent, r.Traceparent)
+		buf = append(buf, r.Traceparent...)
+		end(HeaderTraceparent)
+		buf = append(buf, r.Traceparent...)
+		end(HeaderCETraceparent)
 	}
-	return &kgo.Record{Topic: r.Topic, Key: []byte(r.Key), Value: r.Payload, Headers: h}
+	h := make([]kgo.RecordHeader, n)
+	from := keyEnd
+	for i := range n {
+		h[i] = kgo.RecordHeader{Key: keys[i], Value: buf[from:ends[i]:ends[i]]}
+		from = ends[i]
+	}
+	return &kgo.Record{Topic: r.Topic, Key: buf[:keyEnd:keyEnd], Value: r.Payload, Headers: h}
 }
+
+// sourcePrefix and contentTypeJSON: ce_source is sourcePrefix + provider
+// (Source); content-type is always JSON.
+const (
+	sourcePrefix    = "/webhooks/"
+	contentTypeJSON = "application/json"
+)
 
 // receivedAtLayout writes gatehouse_received_at: RFC 3339 with exactly
 // microseconds (timestamptz's precision), so the value read back equals

@@ -57,4 +57,4 @@ func RetryTopic(topic string, n int) string { return topic + ".retry." + strconv
 func DeadLetterTopic(topic string) string { return topic + ".dlq" }
 
 // Source is the ce_source of a provider's events.
-func Source(provider string) string { return "/webhooks/" + provider }
+func Source(provider string) string { return sourcePrefix + provider }

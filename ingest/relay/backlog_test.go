@@ -47,6 +47,34 @@ func TestBacklogDrainPublishesOnce(t *testing.T) {
 	}
 }
 
+// TestPollBacklogDrainsInPages drains, in poll mode, a backlog of 40
+// windows' pages (pages of 100 rows, read ahead of the producer): every
+// row is published once, in order per key, and the cursor passes them.
+func TestPollBacklogDrainsInPages(t *testing.T) {
+	const total, perTx = 4_000, 250
+	e := newEnv(t, ModePoll, testenv.KafkaForTest(t), "")
+	e.tune = func(c *Config) { c.Relay.BatchSize = 100 }
+	ctx := context.Background()
+	var want []event
+	for i := 0; i < total; i += perTx {
+		evs := e.newEvents(fmt.Sprintf("p%03d", i/perTx%4), i, perTx)
+		if _, err := e.pool.Exec(ctx, insertSQL, insertArgs(evs)...); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, evs...)
+	}
+	rn := e.start()
+	g := collect(t, e.brokers, []string{e.topic}, want, 2*time.Minute)
+	checkOrder(t, g, want)
+	waitFor(t, 30*time.Second, "the cursor passing every row", func() bool { return e.unsent() == 0 })
+	if got := topicRecords(t, e.brokers, e.topic); got != total {
+		t.Errorf("the topic holds %d records for %d rows (%d duplicates)", got, total, got-total)
+	}
+	if n := value(rn.r.m.published.WithLabelValues(e.topic, pathPoll)); n != total {
+		t.Errorf("published_total{path=poll} = %v, want %d", n, total)
+	}
+}
+
 // topicRecords counts the records on topic (its end offsets; the topic is
 // new, nothing is compacted or expired).
 func topicRecords(t *testing.T, brokers []string, topic string) int64 {

@@ -16,7 +16,7 @@ import (
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
-var binary struct {
+var builtBinary struct {
 	once sync.Once
 	path string
 	err  error
@@ -25,28 +25,28 @@ var binary struct {
 // gatehouseBinary builds cmd/gatehouse once per test binary.
 func gatehouseBinary(t *testing.T) string {
 	t.Helper()
-	binary.once.Do(func() {
+	builtBinary.once.Do(func() {
 		root, err := testenv.RepoRoot()
 		if err != nil {
-			binary.err = err
+			builtBinary.err = err
 			return
 		}
 		dir, err := os.MkdirTemp("", "gatehouse-relay-bin-")
 		if err != nil {
-			binary.err = err
+			builtBinary.err = err
 			return
 		}
-		binary.path = filepath.Join(dir, "gatehouse")
-		cmd := exec.Command("go", "build", "-o", binary.path, "./cmd/gatehouse")
+		builtBinary.path = filepath.Join(dir, "gatehouse")
+		cmd := exec.Command("go", "build", "-o", builtBinary.path, "./cmd/gatehouse")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			binary.err = fmt.Errorf("go build ./cmd/gatehouse: %v\n%s", err, out)
+			builtBinary.err = fmt.Errorf("go build ./cmd/gatehouse: %v\n%s", err, out)
 		}
 	})
-	if binary.err != nil {
-		t.Fatal(binary.err)
+	if builtBinary.err != nil {
+		t.Fatal(builtBinary.err)
 	}
-	return binary.path
+	return builtBinary.path
 }
 
 // proc is one `gatehouse relay` process.

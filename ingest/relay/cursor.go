@@ -101,11 +101,19 @@ func (r *Relay) currentSnapshot(ctx context.Context) (string, error) {
 	return snap, nil
 }
 
+// prefetchPages is how many pages of a window are read ahead of the one
+// being produced: reading the next page overlaps producing this one.
+const prefetchPages = 2
+
 // publishWindow publishes every row the cursor has not passed and that is
-// committed now, in pages of BatchSize (produce, wait for every
-// acknowledgement), then moves the cursor past them. It returns how many
-// rows it published. An error leaves the cursor where it was: the window
-// is published again (at least once), never skipped.
+// committed now, then moves the cursor past them once Kafka acknowledged
+// every one of them. A reader goroutine reads the window in pages of
+// BatchSize, in (txid, seq) order, up to prefetchPages ahead; the pages
+// are produced in that order without waiting for each page's
+// acknowledgements (the producer's buffer, MaxBufferedRecords, bounds
+// what is in flight). It returns how many rows it produced. An error
+// leaves the cursor where it was: the window is published again (at
+// least once), never skipped.
 func (r *Relay) publishWindow(ctx context.Context, path string) (int, error) {
 	from, err := r.loadCursor(ctx)
 	if err != nil {
@@ -115,14 +123,47 @@ func (r *Relay) publishWindow(ctx context.Context, path string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pages := make(chan []*Row, prefetchPages)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(pages)
+		readErr <- r.readWindow(rctx, path, from, to, pages)
+	}()
+	a := &acks{}
+	var topicErr error
 	total := 0
-	lastTxid, lastSeq := "0", int64(0)
-	for _, part := range []string{windowInProgressSQL, windowNewerSQL} {
-		n, err := r.publishPart(ctx, path, part, from, to, &lastTxid, &lastSeq)
-		total += n
-		if err != nil {
-			return total, err
+	for rows := range pages {
+		if topicErr != nil || a.err() != nil {
+			cancel() // stop reading; drain what was read
+			continue
 		}
+		switch path {
+		case pathDispatcher:
+			r.log.Info("dispatcher publishing outbox rows while the stream is down", "rows", len(rows))
+		case pathSnapshot:
+			r.log.Info("new slot: publishing outbox rows written before it", "rows", len(rows))
+		}
+		if topicErr = r.ensureTopics(ctx, topicsOf(rows)...); topicErr != nil {
+			continue
+		}
+		r.produceRows(ctx, rows, path, a)
+		total += len(rows)
+	}
+	err = <-readErr
+	werr := a.wait()
+	if topicErr != nil {
+		return total, topicErr
+	}
+	if werr != nil {
+		if errors.Is(werr, context.Canceled) && ctx.Err() != nil {
+			return total, ctx.Err()
+		}
+		return total, fmt.Errorf("%s: produce: %w", path, werr)
+	}
+	if err != nil {
+		return total, err
 	}
 	if from != to {
 		if err := r.saveCursor(ctx, to); err != nil {
@@ -132,37 +173,32 @@ func (r *Relay) publishWindow(ctx context.Context, path string) (int, error) {
 	return total, nil
 }
 
-// publishPart publishes one part of a window in pages, after and moving
-// (*lastTxid, *lastSeq).
-func (r *Relay) publishPart(ctx context.Context, path, part, from, to string, lastTxid *string, lastSeq *int64) (int, error) {
-	total := 0
-	for {
-		rows, err := r.page(ctx, part, from, to, *lastTxid, *lastSeq)
-		if err != nil {
-			return total, fmt.Errorf("%s: %w", path, err)
-		}
-		if len(rows) == 0 {
-			return total, nil
-		}
-		switch path {
-		case pathDispatcher:
-			r.log.Info("dispatcher publishing outbox rows while the stream is down", "rows", len(rows))
-		case pathSnapshot:
-			r.log.Info("new slot: publishing outbox rows written before it", "rows", len(rows))
-		}
-		if err := r.ensureTopics(ctx, topicsOf(rows)...); err != nil {
-			return total, err
-		}
-		if err := r.produceAll(ctx, rows, path); err != nil {
-			return total, err
-		}
-		total += len(rows)
-		last := rows[len(rows)-1]
-		*lastTxid, *lastSeq = last.txid, last.Seq
-		if len(rows) < r.cfg.Relay.BatchSize {
-			return total, nil
+// readWindow sends the window (from, to] to pages, page by page, in
+// (txid, seq) order: its in-progress part, then its newer part.
+func (r *Relay) readWindow(ctx context.Context, path, from, to string, pages chan<- []*Row) error {
+	lastTxid, lastSeq := "0", int64(0)
+	for _, part := range []string{windowInProgressSQL, windowNewerSQL} {
+		for {
+			rows, err := r.page(ctx, part, from, to, lastTxid, lastSeq)
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			if len(rows) == 0 {
+				break
+			}
+			select {
+			case pages <- rows:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			last := rows[len(rows)-1]
+			lastTxid, lastSeq = last.txid, last.Seq
+			if len(rows) < r.cfg.Relay.BatchSize {
+				break
+			}
 		}
 	}
+	return nil
 }
 
 // page reads one page of a part of the window (from, to] after (txid, seq).

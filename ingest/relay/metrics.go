@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,6 +12,8 @@ import (
 )
 
 type metrics struct {
+	sinks sync.Map // topic + "\x00" + path -> *sink
+
 	oldestUnsent prometheus.Gauge
 	lagBytes     prometheus.Gauge
 	lagSeconds   prometheus.Gauge
@@ -67,6 +70,26 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			m.active, m.confirmed, m.cursorMoves)
 	}
 	return m
+}
+
+// sink holds the metric children of one topic and path, resolved once:
+// a record's acknowledgement then costs no label hashing.
+type sink struct {
+	topic     string
+	published prometheus.Counter
+	errors    prometheus.Counter
+	latency   prometheus.Observer
+}
+
+// sink returns the children of topic and path.
+func (m *metrics) sink(topic, path string) *sink {
+	k := topic + "\x00" + path
+	if s, ok := m.sinks.Load(k); ok {
+		return s.(*sink)
+	}
+	s, _ := m.sinks.LoadOrStore(k, &sink{topic: topic, published: m.published.WithLabelValues(topic, path),
+		errors: m.errors.WithLabelValues(topic), latency: m.latency.WithLabelValues(path)})
+	return s.(*sink)
 }
 
 // slowestCursorSQL is the cursor of the relay furthest behind (the

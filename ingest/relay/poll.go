@@ -2,8 +2,6 @@ package relay
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -63,42 +61,56 @@ func (r *Relay) pollStep(ctx context.Context, path string) (int, error) {
 	return r.publishWindow(ctx, path)
 }
 
-// produceAll produces rows in order and waits for every acknowledgement;
-// it returns the first error.
-func (r *Relay) produceAll(ctx context.Context, rows []*Row, path string) error {
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-	)
-	wg.Add(len(rows))
+// acks collects the outcome of produced records: wait returns once every
+// one was acknowledged or failed, with the first error.
+type acks struct {
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	first error
+}
+
+func (a *acks) fail(err error) {
+	a.mu.Lock()
+	if a.first == nil {
+		a.first = err
+	}
+	a.mu.Unlock()
+}
+
+func (a *acks) err() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.first
+}
+
+func (a *acks) wait() error {
+	a.wg.Wait()
+	return a.err()
+}
+
+// produceRows produces rows in order without waiting for their
+// acknowledgements; a records each outcome.
+func (r *Relay) produceRows(ctx context.Context, rows []*Row, path string, a *acks) {
+	a.wg.Add(len(rows))
+	var snk *sink
 	for _, row := range rows {
-		created := row.CreatedAt
+		if snk == nil || row.Topic != snk.topic {
+			snk = r.m.sink(row.Topic, path)
+		}
+		created, m := row.CreatedAt, snk
 		rec, end := r.startPublish(ctx, row, path)
 		r.cl.Produce(ctx, rec, func(rec *kgo.Record, err error) {
-			defer wg.Done()
+			defer a.wg.Done()
 			end(rec, err)
 			if err != nil {
-				r.m.errors.WithLabelValues(rec.Topic).Inc()
-				mu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				mu.Unlock()
+				m.errors.Inc()
+				a.fail(err)
 				return
 			}
-			r.m.published.WithLabelValues(rec.Topic, path).Inc()
+			m.published.Inc()
 			if !created.IsZero() {
-				r.m.latency.WithLabelValues(path).Observe(r.cfg.Now().Sub(created).Seconds())
+				m.latency.Observe(r.cfg.Now().Sub(created).Seconds())
 			}
 		})
 	}
-	wg.Wait()
-	if firstErr != nil {
-		if errors.Is(firstErr, context.Canceled) && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("%s: produce: %w", path, firstErr)
-	}
-	return nil
 }

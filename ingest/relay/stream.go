@@ -167,8 +167,25 @@ func (s *streamer) nudge() {
 	}
 }
 
-// handle applies one pgoutput message.
+// handle applies one pgoutput message. Inserts, nearly every message of a
+// drain, are decoded here; the others by pglogrepl.
 func (s *streamer) handle(ctx context.Context, data []byte) error {
+	if len(data) > 0 && data[0] == 'I' {
+		xid, relID, tuple, err := parseInsert(data, s.inStream)
+		if err != nil {
+			return fmt.Errorf("decode pgoutput message: %w", err)
+		}
+		row, err := s.decode(relID, tuple)
+		if err != nil || row == nil {
+			return err
+		}
+		if s.inStream {
+			s.streams[s.xid] = append(s.streams[s.xid], streamRow{row: row, subxid: xid})
+		} else {
+			s.cur = append(s.cur, row)
+		}
+		return nil
+	}
 	msg, err := pglogrepl.ParseV2(data, s.inStream)
 	if err != nil {
 		return fmt.Errorf("decode pgoutput message: %w", err)
@@ -179,16 +196,6 @@ func (s *streamer) handle(ctx context.Context, data []byte) error {
 	case *pglogrepl.BeginMessage:
 		s.cur, s.inTxn = nil, true
 		s.setOpen()
-	case *pglogrepl.InsertMessageV2:
-		row, err := s.decode(m.RelationID, m.Tuple)
-		if err != nil || row == nil {
-			return err
-		}
-		if s.inStream {
-			s.streams[s.xid] = append(s.streams[s.xid], streamRow{row: row, subxid: m.Xid})
-		} else {
-			s.cur = append(s.cur, row)
-		}
 	case *pglogrepl.CommitMessage:
 		rows := s.cur
 		s.cur, s.inTxn = nil, false
@@ -249,17 +256,22 @@ func (s *streamer) publish(ctx context.Context, rows []*Row, end pglogrepl.LSN, 
 		s.fail(err)
 		return
 	}
+	var snk *sink
 	for _, row := range rows {
+		if snk == nil || row.Topic != snk.topic {
+			snk = s.r.m.sink(row.Topic, pathStream)
+		}
+		m := snk
 		rec, end := s.r.startPublish(ctx, row, pathStream)
 		s.r.cl.Produce(ctx, rec, func(rec *kgo.Record, err error) {
 			end(rec, err)
 			if err != nil {
-				s.r.m.errors.WithLabelValues(rec.Topic).Inc()
+				m.errors.Inc()
 				s.fail(fmt.Errorf("produce to %s: %w", rec.Topic, err))
 				return
 			}
-			s.r.m.published.WithLabelValues(rec.Topic, pathStream).Inc()
-			s.r.m.latency.WithLabelValues(pathStream).Observe(s.r.cfg.Now().Sub(commitTime).Seconds())
+			m.published.Inc()
+			m.latency.Observe(s.r.cfg.Now().Sub(commitTime).Seconds())
 			if t.remaining.Add(-1) == 0 {
 				t.rows = nil
 				s.wm.complete(t)

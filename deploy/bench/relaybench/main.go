@@ -11,17 +11,24 @@
 //   - a max run: writers commit batches as fast as they can while the relay
 //     publishes; throughput is rows committed / time until the last arrived;
 //   - a backlog drain: rows written while the relay was stopped, then
-//     published as fast as the relay can.
+//     published as fast as the relay can, with the CPU time each process
+//     (this one, PostgreSQL's walsender and other backends, the broker)
+//     spent per row; in replication mode, the same backlog streamed again
+//     by PostgreSQL's walsender to a reader that only receives (its own
+//     slot, the relay stopped): the rate no logical-replication relay here
+//     can pass.
 //
 // The ceiling producer runs at the same rates (latency = Produce call to
-// consumer receipt) and flat out. It prints a Markdown section on stdout and
-// progress on stderr. Usage:
+// consumer receipt), flat out, and as a burst of the backlog's size just
+// before each drain (the ceiling at the drain's moment). It prints a
+// Markdown section on stdout and progress on stderr. Usage:
 //
 //	go run ./deploy/bench/relaybench [-d 10s] [-rates 1000,5000] [-modes replication,poll]
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -48,9 +55,20 @@ type options struct {
 
 func main() { benchenv.Main("relaybench", run) }
 
+const helpText = `relaybench measures gatehouse's outbox relay (logical replication and
+poll mode) against a plain franz-go producer writing the same records to the
+same broker in the same run: paced latency, a max run, and a backlog drain
+with its CPU per row and, in replication mode, the walsender's own rate. It
+starts a private PostgreSQL and Kafka and prints a Markdown section.
+
+Example:
+  go run ./deploy/bench/relaybench -runs 3 -d 3s -rates 1000 -backlog 200000 -cpuprofile /tmp/relay.prof
+
+Flags:
+`
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("relaybench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	o := &options{}
 	rates := fs.String("rates", "1000,5000", "paced rates in rows/s")
 	modes := fs.String("modes", "replication,poll", "relay modes to measure")
@@ -63,7 +81,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.runs, "runs", 1, "repetitions of every measurement (each is a row)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (relay and benchmark consumer) during the first backlog drain to this file")
 	fs.StringVar(&o.pgDir, "pg-dir", "", "directory of the private PostgreSQL cluster (default: a temp dir)")
-	if err := fs.Parse(args); err != nil {
+	// -h and --help: the description, an example and the flags on stdout,
+	// exit 0; a bad flag: the same on stderr and an error.
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	usage := func(w io.Writer) {
+		fmt.Fprint(w, helpText)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		usage(stdout)
+		return nil
+	}
+	if err != nil {
+		usage(stderr)
 		return err
 	}
 	for _, s := range strings.Split(*rates, ",") {

@@ -40,6 +40,8 @@ func report(w io.Writer, o *options, b *bench, rows []result) {
 		medians(w, rows)
 	}
 	drainRatios(w, rows)
+	burstRatios(w, rows)
+	cpuTable(w, rows)
 	fmt.Fprintln(w, "Anchors: Sequin reports 50k ops/s with p99 253 ms from one slot; Debezium Server 20–23k ops/s with p99 ≈ 440 ms. "+
 		"Targets on the 2-core machine: ≥ 30k events/s, p99 commit-to-topic ≤ 100 ms at 5k/s.")
 }
@@ -107,6 +109,41 @@ func drainRatios(w io.Writer, rows []result) {
 		return
 	}
 	fmt.Fprintln(w, "Backlog drain over the producer ceiling (max) of the same run:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| path | runs | ratio per run | median |")
+	fmt.Fprintln(w, "|---|---:|---|---:|")
+	for _, m := range modes {
+		var each []string
+		for _, r := range ratios[m] {
+			each = append(each, fmt.Sprintf("%.2f", r.throughput))
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %.2f |\n", m, len(ratios[m]), strings.Join(each, ", "),
+			median(ratios[m], func(r result) float64 { return r.throughput }))
+	}
+	fmt.Fprintln(w)
+}
+
+// burstRatios prints, per mode, each backlog drain over the ceiling burst
+// measured just before it (the same moment and record count).
+func burstRatios(w io.Writer, rows []result) {
+	ratios := map[string][]result{}
+	var modes []string
+	burst := 0.0
+	for _, r := range rows {
+		switch {
+		case strings.HasPrefix(r.offered, "burst"):
+			burst = r.throughput
+		case strings.HasPrefix(r.offered, "backlog") && burst > 0:
+			if _, ok := ratios[r.what]; !ok {
+				modes = append(modes, r.what)
+			}
+			ratios[r.what] = append(ratios[r.what], result{throughput: r.throughput / burst})
+		}
+	}
+	if len(modes) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Backlog drain over the producer burst of the same size measured just before it (the ceiling at the same moment):")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| path | runs | ratio per run | median |")
 	fmt.Fprintln(w, "|---|---:|---|---:|")

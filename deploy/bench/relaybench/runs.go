@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"runtime/pprof"
 	"sort"
 	"sync"
 	"time"
@@ -25,7 +23,8 @@ type result struct {
 	throughput float64       // records/s
 	p50, p99   time.Duration // <0: not measured
 	dups       int
-	load       string // 1-minute load average when the run ended
+	load       string  // 1-minute load average when the run ended
+	cpu        *cpuUse // CPU of the benchmark's processes (max and backlog runs)
 }
 
 // stamps records when each id was committed (or produced) and received.
@@ -35,6 +34,7 @@ type stamps struct {
 	recv     map[string]time.Time
 	records  int
 	lastRecv time.Time
+	first    time.Time // first record received
 }
 
 func newStamps() *stamps { return &stamps{sent: map[string]time.Time{}, recv: map[string]time.Time{}} }
@@ -72,6 +72,9 @@ func (b *bench) consume(ctx context.Context, topic string, s *stamps, want func(
 					if _, ok := s.recv[string(h.Value)]; !ok {
 						s.recv[string(h.Value)] = now
 						s.lastRecv = now
+						if s.first.IsZero() {
+							s.first = now
+						}
 					}
 				}
 			}
@@ -136,73 +139,6 @@ func summarize(what, offered string, s *stamps, n int, elapsed time.Duration, wi
 		}
 	}
 	return r
-}
-
-// ceiling runs the franz-go producer straight to the broker: paced at rate,
-// or flat out for the run length when rate is 0.
-func (b *bench) ceiling(ctx context.Context, rate int) (result, error) {
-	topic, err := b.newTopic(ctx, "ceiling")
-	if err != nil {
-		return result{}, err
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka.Brokers...), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerLinger(time.Millisecond), kgo.MaxBufferedRecords(50_000))
-	if err != nil {
-		return result{}, err
-	}
-	defer cl.Close()
-	s := newStamps()
-	total := 0
-	var mu sync.Mutex
-	cctx, cancel := context.WithTimeout(ctx, b.o.duration+2*time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- b.consume(cctx, topic, s, func() int { mu.Lock(); defer mu.Unlock(); return total }) }()
-	warmUp()
-	produce := func(rs []row) {
-		now := time.Now()
-		ids := make([]string, len(rs))
-		for i, r := range rs {
-			ids[i] = r.id
-		}
-		s.markSent(ids, now)
-		for _, r := range rs {
-			cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(r.key), Value: r.payload, Headers: []kgo.RecordHeader{
-				{Key: "ce_id", Value: []byte("evt_" + r.id[:18])}, {Key: "ce_source", Value: []byte("/webhooks/bench")},
-				{Key: "ce_type", Value: []byte("payment.succeeded")}, {Key: "ce_specversion", Value: []byte("1.0")},
-				{Key: "content-type", Value: []byte("application/json")}, {Key: "gatehouse_outbox_id", Value: []byte(r.id)},
-				{Key: "gatehouse_provider", Value: []byte("bench")}}}, nil)
-		}
-	}
-	start := time.Now()
-	offered := "max"
-	if rate > 0 {
-		offered = fmt.Sprintf("%d/s", rate)
-		n, err := paced(ctx, rate, b.o.duration, func(n int) error { produce(b.rows(n)); return nil })
-		if err != nil {
-			return result{}, err
-		}
-		mu.Lock()
-		total = n
-		mu.Unlock()
-	} else {
-		pre := b.rows(20_000)
-		n := 0
-		for time.Since(start) < b.o.duration {
-			produce(pre)
-			n += len(pre)
-			pre = b.rows(20_000)
-		}
-		mu.Lock()
-		total = n
-		mu.Unlock()
-	}
-	if err := <-done; err != nil {
-		return result{}, err
-	}
-	r := summarize("franz-go producer → broker (ceiling)", offered, s, total, s.lastRecv.Sub(start), rate > 0)
-	b.logf("ceiling %s: %.0f records/s p50 %v p99 %v", offered, r.throughput, r.p50, r.p99)
-	return r, nil
 }
 
 // startRelay runs a relay of mode until the returned stop is called.
@@ -308,11 +244,21 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 		if err != nil {
 			return nil, err
 		}
+		if mode == relay.ModeReplication {
+			if err := b.createBareSlot(ctx); err != nil {
+				return nil, err
+			}
+		}
 		for left := b.o.backlog; left > 0; left -= b.o.batch {
 			if _, err := b.insert(ctx, topic, b.rows(min(left, b.o.batch))); err != nil {
 				return nil, err
 			}
 		}
+		burst, err := b.ceilingBurst(ctx, b.o.backlog, mode)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, burst)
 		s := newStamps()
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		defer cancel()
@@ -324,59 +270,38 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 			return nil, err
 		}
 		start := time.Now()
+		cpu0 := b.sampleCPU()
 		if stop, err = b.startRelay(ctx, mode); err != nil {
 			return nil, err
 		}
+		ready := time.Since(start)
 		err = <-done
+		cpu := cpuBetween(cpu0, b.sampleCPU())
 		endProfile()
 		if err != nil {
 			return nil, err
 		}
 		r := summarize(what, fmt.Sprintf("backlog of %d rows", b.o.backlog), s, b.o.backlog, s.lastRecv.Sub(start), false)
-		b.logf("%s backlog: %.0f records/s", what, r.throughput)
+		r.cpu = &cpu
+		b.logf("%s backlog: %.0f records/s (relay ready after %v, first record after %v); %s", what, r.throughput,
+			ready.Round(time.Millisecond), s.first.Sub(start).Round(time.Millisecond), cpu.perRow(b.o.backlog))
 		out = append(out, r)
 	}
 	if mode == relay.ModeReplication {
 		// Leave no slot pinning WAL behind for the next mode.
 		stop()
 		stop = func() {}
+		if b.o.backlog > 0 {
+			// With the relay stopped: nothing else runs beside it.
+			bare, err := b.bareDrain(ctx, b.o.backlog)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, bare)
+		}
 		if err := b.dropSlot(ctx, "bench_replication"); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
-}
-
-// dropSlot drops a replication slot once its walsender has gone (a stopped
-// relay's session may take a moment to end).
-func (b *bench) dropSlot(ctx context.Context, slot string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, err := b.Pool.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot)
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("drop replication slot %s: %w", slot, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// profileOnce starts the CPU profile of -cpuprofile the first time it is
-// called and returns the function that stops it.
-func (b *bench) profileOnce() (func(), error) {
-	if b.o.cpuProfile == "" || b.profiled {
-		return func() {}, nil
-	}
-	b.profiled = true
-	f, err := os.Create(b.o.cpuProfile)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

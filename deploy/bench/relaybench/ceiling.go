@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// ceilingClient is the plain franz-go producer of the ceiling rows: its
+// defaults, acks=all, the relay's linger and buffer.
+func (b *bench) ceilingClient() (*kgo.Client, error) {
+	return kgo.NewClient(kgo.SeedBrokers(b.Kafka.Brokers...), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.ProducerLinger(time.Millisecond), kgo.MaxBufferedRecords(50_000))
+}
+
+// ceilingRecord is the record the ceiling writes for r: the relay's value,
+// key and the headers it always writes.
+func ceilingRecord(topic string, r row) *kgo.Record {
+	return &kgo.Record{Topic: topic, Key: []byte(r.key), Value: r.payload, Headers: []kgo.RecordHeader{
+		{Key: "ce_id", Value: []byte("evt_" + r.id[:18])}, {Key: "ce_source", Value: []byte("/webhooks/bench")},
+		{Key: "ce_type", Value: []byte("payment.succeeded")}, {Key: "ce_specversion", Value: []byte("1.0")},
+		{Key: "content-type", Value: []byte("application/json")}, {Key: "gatehouse_outbox_id", Value: []byte(r.id)},
+		{Key: "gatehouse_provider", Value: []byte("bench")}}}
+}
+
+// ceiling runs the franz-go producer straight to the broker: paced at rate,
+// or flat out for the run length when rate is 0.
+func (b *bench) ceiling(ctx context.Context, rate int) (result, error) {
+	topic, err := b.newTopic(ctx, "ceiling")
+	if err != nil {
+		return result{}, err
+	}
+	cl, err := b.ceilingClient()
+	if err != nil {
+		return result{}, err
+	}
+	defer cl.Close()
+	s := newStamps()
+	total := 0
+	var mu sync.Mutex
+	cctx, cancel := context.WithTimeout(ctx, b.o.duration+2*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- b.consume(cctx, topic, s, func() int { mu.Lock(); defer mu.Unlock(); return total }) }()
+	warmUp()
+	produce := func(rs []row) {
+		now := time.Now()
+		ids := make([]string, len(rs))
+		for i, r := range rs {
+			ids[i] = r.id
+		}
+		s.markSent(ids, now)
+		for _, r := range rs {
+			cl.Produce(ctx, ceilingRecord(topic, r), nil)
+		}
+	}
+	start := time.Now()
+	cpu0 := b.sampleCPU()
+	offered := "max"
+	if rate > 0 {
+		offered = fmt.Sprintf("%d/s", rate)
+		n, err := paced(ctx, rate, b.o.duration, func(n int) error { produce(b.rows(n)); return nil })
+		if err != nil {
+			return result{}, err
+		}
+		mu.Lock()
+		total = n
+		mu.Unlock()
+	} else {
+		pre := b.rows(20_000)
+		n := 0
+		for time.Since(start) < b.o.duration {
+			produce(pre)
+			n += len(pre)
+			pre = b.rows(20_000)
+		}
+		mu.Lock()
+		total = n
+		mu.Unlock()
+	}
+	if err := <-done; err != nil {
+		return result{}, err
+	}
+	r := summarize("franz-go producer → broker (ceiling)", offered, s, total, s.lastRecv.Sub(start), rate > 0)
+	b.logf("ceiling %s: %.0f records/s p50 %v p99 %v", offered, r.throughput, r.p50, r.p99)
+	if rate == 0 {
+		u := cpuBetween(cpu0, b.sampleCPU())
+		r.cpu = &u
+		b.logf("ceiling %s: %s", offered, u.perRow(total))
+	}
+	return r, nil
+}
+
+// burstOffered is the offered column of the ceiling measured right before
+// a drain: the same number of records, produced at once.
+const burstOffered = "burst of %d records, just before the %s drain"
+
+// ceilingBurst produces n records (built before the clock starts) as fast
+// as the producer takes them, right before a backlog drain, so the drain
+// has a ceiling measured at the same moment: on a shared machine the
+// flat-out ceiling of the run's start swings with the load by 5x.
+func (b *bench) ceilingBurst(ctx context.Context, n int, mode string) (result, error) {
+	topic, err := b.newTopic(ctx, "ceiling-burst")
+	if err != nil {
+		return result{}, err
+	}
+	cl, err := b.ceilingClient()
+	if err != nil {
+		return result{}, err
+	}
+	defer cl.Close()
+	recs := make([]*kgo.Record, 0, n)
+	for _, r := range b.rows(n) {
+		recs = append(recs, ceilingRecord(topic, r))
+	}
+	s := newStamps()
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- b.consume(cctx, topic, s, func() int { return n }) }()
+	warmUp()
+	cpu0 := b.sampleCPU()
+	start := time.Now()
+	for _, rec := range recs {
+		cl.Produce(ctx, rec, nil)
+	}
+	if err := <-done; err != nil {
+		return result{}, err
+	}
+	u := cpuBetween(cpu0, b.sampleCPU())
+	r := summarize("franz-go producer → broker (ceiling)", fmt.Sprintf(burstOffered, n, mode), s, n, s.lastRecv.Sub(start), false)
+	r.cpu = &u
+	b.logf("ceiling burst before the %s drain: %.0f records/s; %s", mode, r.throughput, u.perRow(n))
+	return r, nil
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// CPU accounting of a backlog drain: the CPU time each process of the
+// benchmark spent during it, read from /proc (Linux), so a drain's cost per
+// row can be split between the relay (this process, with the benchmark's
+// consumer), PostgreSQL's walsender (logical decoding), PostgreSQL's other
+// backends (poll mode's queries) and the Kafka broker.
+
+// cpuClasses are the columns of the CPU table, in order.
+var cpuClasses = []string{"relaybench process", "walsender", "other PostgreSQL", "Kafka broker"}
+
+// cpuSample is the CPU time of every benchmark process at one moment.
+type cpuSample struct {
+	at    time.Time
+	procs map[int]procCPU
+}
+
+type procCPU struct {
+	class string
+	cpu   time.Duration
+}
+
+// clockTick is USER_HZ, the unit of /proc/<pid>/stat's times (100 on
+// every Linux architecture Go supports).
+const clockTick = 10 * time.Millisecond
+
+// sampleCPU reads the CPU time of this process, of PostgreSQL's postmaster
+// and its children, and of the Kafka broker (the java process whose command
+// line names the broker's directory). Processes it cannot read are left out.
+func (b *bench) sampleCPU() cpuSample {
+	s := cpuSample{at: time.Now(), procs: map[int]procCPU{}}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		s.procs[os.Getpid()] = procCPU{class: cpuClasses[0],
+			cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}
+	}
+	postmaster := 0
+	if pid, err := os.ReadFile(filepath.Join(b.Dir, "pgdata", "postmaster.pid")); err == nil {
+		postmaster, _ = strconv.Atoi(strings.TrimSpace(strings.SplitN(string(pid), "\n", 2)[0]))
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		ppid, cpu, ok := procStat(pid)
+		if !ok {
+			continue
+		}
+		class := ""
+		switch {
+		case postmaster != 0 && (pid == postmaster || ppid == postmaster):
+			class = cpuClasses[2]
+			if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); bytes.Contains(cmd, []byte("walsender")) {
+				class = cpuClasses[1]
+			}
+		case b.Kafka != nil && b.Kafka.Dir != "":
+			if cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); bytes.Contains(cmd, []byte(b.Kafka.Dir)) {
+				class = cpuClasses[3]
+			}
+		}
+		if class != "" {
+			s.procs[pid] = procCPU{class: class, cpu: cpu}
+		}
+	}
+	return s
+}
+
+// procStat reads the parent pid and the user+system CPU time of pid.
+func procStat(pid int) (ppid int, cpu time.Duration, ok bool) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, false
+	}
+	// The command name (field 2) may hold spaces; the fields after its
+	// closing parenthesis are space-separated: state, ppid, ... utime is
+	// field 14 and stime 15 of the whole line.
+	i := bytes.LastIndexByte(raw, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(raw[i+1:]))
+	if len(f) < 13 {
+		return 0, 0, false
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return ppid, time.Duration(ut+st) * clockTick, true
+}
+
+// cpuUse is the CPU each class spent between two samples; a process
+// started after the first sample counts from zero, one gone by the second
+// is lost (a drain's walsender and backends outlive it).
+type cpuUse struct {
+	wall  time.Duration
+	class map[string]time.Duration
+}
+
+func cpuBetween(from, to cpuSample) cpuUse {
+	u := cpuUse{wall: to.at.Sub(from.at), class: map[string]time.Duration{}}
+	for pid, p := range to.procs {
+		d := p.cpu
+		if q, ok := from.procs[pid]; ok && q.class == p.class {
+			d -= q.cpu
+		}
+		u.class[p.class] += max(d, 0)
+	}
+	return u
+}
+
+// perRow formats the CPU µs per row of each class and their sum.
+func (u cpuUse) perRow(rows int) string {
+	if rows == 0 {
+		return ""
+	}
+	var parts []string
+	var total time.Duration
+	for _, c := range cpuClasses {
+		d := u.class[c]
+		total += d
+		parts = append(parts, fmt.Sprintf("%s %.1f", c, float64(d.Microseconds())/float64(rows)))
+	}
+	return fmt.Sprintf("CPU µs/row: %s; total %.1f (over %.2fs wall: %.2f cores)", strings.Join(parts, ", "),
+		float64(total.Microseconds())/float64(rows), u.wall.Seconds(), total.Seconds()/u.wall.Seconds())
+}
+
+// cpuTable prints the CPU per record of every run that measured it: the
+// ceiling's flat-out run and the backlog drains.
+func cpuTable(w io.Writer, rows []result) {
+	head := false
+	for _, r := range rows {
+		if r.cpu == nil || r.n == 0 {
+			continue
+		}
+		if !head {
+			head = true
+			fmt.Fprintln(w, "CPU per record (µs of CPU time per row, from /proc; the relaybench process holds the relay or the ceiling's producer, and the benchmark's consumer):")
+			fmt.Fprintln(w)
+			fmt.Fprintf(w, "| run | path | offered | records/s | %s | total | cores busy |\n", strings.Join(cpuClasses, " | "))
+			fmt.Fprintf(w, "|---:|---|---|---:|%s---:|---:|\n", strings.Repeat("---:|", len(cpuClasses)))
+		}
+		var total time.Duration
+		cols := make([]string, len(cpuClasses))
+		for i, c := range cpuClasses {
+			total += r.cpu.class[c]
+			cols[i] = fmt.Sprintf("%.1f", float64(r.cpu.class[c].Microseconds())/float64(r.n))
+		}
+		fmt.Fprintf(w, "| %d | %s | %s | %.0f | %s | %.1f | %.2f |\n", r.run+1, r.what, r.offered, r.throughput,
+			strings.Join(cols, " | "), float64(total.Microseconds())/float64(r.n), total.Seconds()/r.cpu.wall.Seconds())
+	}
+	if head {
+		fmt.Fprintln(w)
+	}
+}
+
+// profileOnce starts the CPU profile of -cpuprofile the first time it is
+// called and returns the function that stops it.
+func (b *bench) profileOnce() (func(), error) {
+	if b.o.cpuProfile == "" || b.profiled {
+		return func() {}, nil
+	}
+	b.profiled = true
+	f, err := os.Create(b.o.cpuProfile)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
