@@ -17,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/internal/testenv"
@@ -33,6 +34,10 @@ type Options struct {
 	Kafka bool
 	// Keep leaves the data directories behind for inspection.
 	Keep bool
+	// PGSettings are server settings applied with ALTER SYSTEM and a
+	// restart before anything connects (e.g. "shared_buffers": "1GB");
+	// nil keeps testenv's (shared_buffers 128MB, fsync on).
+	PGSettings map[string]string
 }
 
 // Stack is one section's real components, private to its run.
@@ -66,6 +71,12 @@ func Start(ctx context.Context, o Options, log io.Writer) (*Stack, error) {
 		s.Close()
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
+	if len(o.PGSettings) > 0 {
+		if err := s.applySettings(ctx, o.PGSettings); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
 	if o.Kafka {
 		s.Logf("starting Kafka")
 		if s.Kafka, err = testenv.StartKafka(ctx, ""); err != nil {
@@ -88,6 +99,32 @@ func Start(ctx context.Context, o Options, log io.Writer) (*Stack, error) {
 	}
 	return s, nil
 }
+
+// applySettings sets each server setting with ALTER SYSTEM and restarts
+// PostgreSQL, so postmaster-level ones (shared_buffers) take effect.
+func (s *Stack) applySettings(ctx context.Context, settings map[string]string) error {
+	conn, err := pgx.Connect(ctx, s.PG.AdminURL())
+	if err != nil {
+		return fmt.Errorf("connect to apply settings: %w", err)
+	}
+	for k, v := range settings {
+		if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER SYSTEM SET %s = %s", pgx.Identifier{k}.Sanitize(), quoteLiteral(v))); err != nil {
+			conn.Close(ctx)
+			return fmt.Errorf("set %s: %w", k, err)
+		}
+		s.Logf("PostgreSQL setting %s = %s", k, v)
+	}
+	conn.Close(ctx)
+	if err := s.PG.Stop(false); err != nil {
+		return fmt.Errorf("stop postgres to apply settings: %w", err)
+	}
+	if err := s.PG.Start(ctx); err != nil {
+		return fmt.Errorf("restart postgres with settings: %w", err)
+	}
+	return nil
+}
+
+func quoteLiteral(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") + "'" }
 
 // Logf writes one progress line, prefixed with the section's name.
 func (s *Stack) Logf(format string, args ...any) {

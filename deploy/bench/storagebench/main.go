@@ -52,6 +52,7 @@ type options struct {
 	passes      int
 	conns       int
 	apiSamples  int
+	sharedBuf   string
 }
 
 func main() { benchenv.Main("storagebench", run) }
@@ -80,6 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.passes, "passes", 3, "retention passes, each in its own closed-loop run after a steady one: odd ones drop the oldest inbox partition (daily with the defaults), even ones also the oldest key partition (weekly)")
 	fs.IntVar(&o.conns, "conns", 64, "concurrent deliveries")
 	fs.IntVar(&o.apiSamples, "api-samples", 20, "samples of each API page timing (0: skip the API timings)")
+	fs.StringVar(&o.sharedBuf, "shared-buffers", "", "PostgreSQL's shared_buffers (default: testenv's 128MB, PostgreSQL's own default)")
 	// -h and --help: the description, an example and the flags on stdout,
 	// exit 0; a bad flag: the same on stderr and an error.
 	fs.Usage = func() {}
@@ -98,7 +100,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		usage(stderr)
 		return err
 	}
-	st, err := benchenv.Start(ctx, benchenv.Options{Name: "storagebench"}, stderr)
+	bo := benchenv.Options{Name: "storagebench"}
+	if o.sharedBuf != "" {
+		bo.PGSettings = map[string]string{"shared_buffers": o.sharedBuf}
+	}
+	st, err := benchenv.Start(ctx, bo, stderr)
 	if err != nil {
 		return err
 	}

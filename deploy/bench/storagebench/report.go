@@ -22,8 +22,12 @@ type passPair struct {
 
 func report(w io.Writer, o options, l loaded, empty, hist []result, passes []passPair, load float64, pgVersion string) {
 	fmt.Fprintf(w, "## Storage: ingest against history, retention while ingesting\n\n")
-	fmt.Fprintf(w, "`go run ./deploy/bench/storagebench -history %d -days %d -key-interval %s -d %s -runs %d -passes %d -conns %d` (PostgreSQL %s, fsync on, shared_buffers 128 MB; load average %.1f at the end).\n\n",
-		o.history, o.days, o.keyInterval, o.duration, o.runs, len(passes), o.conns, pgVersion, load)
+	sb, flag := "128 MB", ""
+	if o.sharedBuf != "" {
+		sb, flag = o.sharedBuf, " -shared-buffers "+o.sharedBuf
+	}
+	fmt.Fprintf(w, "`go run ./deploy/bench/storagebench -history %d -days %d -key-interval %s -d %s -runs %d -passes %d -conns %d%s` (PostgreSQL %s, fsync on, shared_buffers %s; load average %.1f at the end).\n\n",
+		o.history, o.days, o.keyInterval, o.duration, o.runs, len(passes), o.conns, flag, pgVersion, sb, load)
 	fmt.Fprintf(w, "History store: %d earlier events over %d daily inbox partitions (loaded in %s with %d workers): inbox %s, dedupe_keys %s; key partitions %s wide, %d probed per new id (30-day key lifetime).\n\n",
 		o.history, o.days, l.took.Round(time.Second), o.loadWorkers, mib(l.bytes["inbox"]), mib(l.bytes["dedupe_keys"]), o.keyInterval, l.probes)
 	fmt.Fprintf(w, "| pair | empty events/s | history events/s | ratio | empty WAL B/event | history WAL B/event | WAL ratio | empty p50/p99 ms | history p50/p99 ms |\n|---|---|---|---|---|---|---|---|---|\n")
