@@ -34,8 +34,10 @@ type work struct {
 //  1. decode every record; records of an event already in the batch ride
 //     on its first record (counted as duplicates);
 //  2. claim every event's inbox row in one statement; a missing row is
-//     read once more after noInboxPause, and a record whose row is still
-//     missing goes straight to the first retry topic (no key slot held),
+//     read once more after noInboxPause, and up to noInboxRechecks times
+//     with doubling pauses while its record is younger than noInboxFresh
+//     (retry.go); a record whose row is still missing goes straight to
+//     the first retry topic (no key slot held),
 //     counted in gatehouse_consumer_records_rejected_total{reason="no_inbox_row"};
 //  3. run the handlers of all claimed events at once: their provider API
 //     calls are bounded and rate-limited per provider, and calls for the
@@ -60,7 +62,6 @@ func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record)
 	var ws []*work
 	for k, recs := range batches {
 		role := r.layout.roles[k.topic]
-		r.parts.head(k, recs[0].Timestamp)
 		for _, rec := range recs {
 			w := &work{rec: rec, k: k, role: role}
 			w.ctx, w.span = r.startEvent(ctx, rec)
@@ -156,12 +157,27 @@ func (s *session) claimAll(ctx context.Context, firsts []*work) {
 			todo = append(todo, w)
 		}
 	}
-	for round := 0; round < 2 && len(todo) > 0; round++ {
-		if round == 1 {
+	var gone []*work // still missing after their last re-read
+	for round := 0; round <= noInboxRechecks && len(todo) > 0; round++ {
+		if round > 0 {
+			if round > 1 {
+				// Beyond the first re-read only records the relay has just
+				// published: their row's commit may not be visible yet.
+				todo = slices.DeleteFunc(todo, func(w *work) bool {
+					if s.r.cfg.Now().Sub(w.rec.Timestamp) < noInboxFresh {
+						return false
+					}
+					gone = append(gone, w)
+					return true
+				})
+				if len(todo) == 0 {
+					break
+				}
+			}
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(noInboxPause):
+			case <-time.After(noInboxPause << (round - 1)):
 			}
 		}
 		slices.SortFunc(todo, func(a, b *work) int {
@@ -196,7 +212,7 @@ func (s *session) claimAll(ctx context.Context, firsts []*work) {
 		}
 		todo = missing
 	}
-	for _, w := range todo {
+	for _, w := range append(gone, todo...) {
 		w.err = errNoInbox
 		s.r.m.rejected.WithLabelValues(s.r.cfg.Group, w.rec.Topic, "no_inbox_row").Inc()
 	}
