@@ -176,6 +176,9 @@ func (s *session) claimAll(ctx context.Context, firsts []*work) {
 			}
 			select {
 			case <-ctx.Done():
+				for _, w := range append(gone, todo...) {
+					w.err = ctx.Err() // unclaimed: neither handled nor forwarded, left unmarked
+				}
 				return
 			case <-time.After(noInboxPause << (round - 1)):
 			}
@@ -195,7 +198,8 @@ func (s *session) claimAll(ctx context.Context, firsts []*work) {
 			for _, w := range todo {
 				w.err = err
 			}
-			return
+			todo = nil
+			break
 		}
 		var missing []*work
 		for i, w := range todo {
