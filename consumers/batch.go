@@ -24,6 +24,9 @@ type work struct {
 	first   *work   // the batch's first record of the same event; nil for a first
 	outcome string
 	done    bool // finished: the offset may be marked
+	// recovered: its row was missing, then found and the event applied
+	// by late (err is cleared once late has returned).
+	recovered bool
 	// ctx holds the record's span (trace.go); span is ended with the batch.
 	ctx  context.Context
 	span trace.Span
@@ -34,11 +37,12 @@ type work struct {
 //  1. decode every record; records of an event already in the batch ride
 //     on its first record (counted as duplicates);
 //  2. claim every event's inbox row in one statement; a missing row is
-//     read once more after noInboxPause, and up to noInboxRechecks times
-//     with doubling pauses while its record is younger than noInboxFresh
-//     (retry.go); a record whose row is still missing goes straight to
-//     the first retry topic (no key slot held),
-//     counted in gatehouse_consumer_records_rejected_total{reason="no_inbox_row"};
+//     read once more after noInboxPause; a record the relay has just
+//     published whose row is still missing is read again beside the batch
+//     (late.go), and handled and applied alone once found; any other
+//     record whose row is missing goes straight to the first retry topic
+//     (no key slot held), counted in
+//     gatehouse_consumer_records_rejected_total{reason="no_inbox_row"};
 //  3. run the handlers of all claimed events at once: their provider API
 //     calls are bounded and rate-limited per provider, and calls for the
 //     same object share one request (coalescing);
@@ -84,12 +88,22 @@ func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record)
 		}()
 	}
 	early := map[*work]bool{}
+	var late []*work
 	for _, w := range firsts {
-		if w.err != nil {
+		switch {
+		case w.err == nil:
+		case errors.Is(w.err, errNoInbox) && r.cfg.Now().Sub(w.rec.Timestamp) < noInboxFresh:
 			early[w] = true
+			late = append(late, w)
+		default:
+			early[w] = true
+			if errors.Is(w.err, errNoInbox) {
+				r.m.rejected.WithLabelValues(r.cfg.Group, w.rec.Topic, "no_inbox_row").Inc()
+			}
 			forward(w)
 		}
 	}
+	s.late(late, &wg)
 	s.handleAll(ctx, firsts)
 	return func() {
 		defer bspan.End()
@@ -110,6 +124,9 @@ func (s *session) finishMain(bctx context.Context, batches map[tp][]*kgo.Record,
 	}
 	wg.Wait()
 	for _, w := range ws {
+		if w.recovered {
+			w.err = nil // found by late: its error was the missing row
+		}
 		if w.first != nil && w.first.done {
 			w.outcome, w.done = OutcomeDuplicate, true
 		}
@@ -149,7 +166,8 @@ func (s *session) decodeAll(ws []*work) []*work {
 	return firsts
 }
 
-// claimAll claims the inbox rows of the decoded first records.
+// claimAll claims the inbox rows of the decoded first records; a record
+// whose row is missing, also after noInboxPause, gets errNoInbox.
 func (s *session) claimAll(ctx context.Context, firsts []*work) {
 	var todo []*work
 	for _, w := range firsts {
@@ -157,30 +175,15 @@ func (s *session) claimAll(ctx context.Context, firsts []*work) {
 			todo = append(todo, w)
 		}
 	}
-	var gone []*work // still missing after their last re-read
-	for round := 0; round <= noInboxRechecks && len(todo) > 0; round++ {
-		if round > 0 {
-			if round > 1 {
-				// Beyond the first re-read only records the relay has just
-				// published: their row's commit may not be visible yet.
-				todo = slices.DeleteFunc(todo, func(w *work) bool {
-					if s.r.cfg.Now().Sub(w.rec.Timestamp) < noInboxFresh {
-						return false
-					}
-					gone = append(gone, w)
-					return true
-				})
-				if len(todo) == 0 {
-					break
-				}
-			}
+	for round := 0; round < 2 && len(todo) > 0; round++ {
+		if round == 1 {
 			select {
 			case <-ctx.Done():
-				for _, w := range append(gone, todo...) {
+				for _, w := range todo {
 					w.err = ctx.Err() // unclaimed: neither handled nor forwarded, left unmarked
 				}
 				return
-			case <-time.After(noInboxPause << (round - 1)):
+			case <-time.After(noInboxPause):
 			}
 		}
 		slices.SortFunc(todo, func(a, b *work) int {
@@ -198,8 +201,7 @@ func (s *session) claimAll(ctx context.Context, firsts []*work) {
 			for _, w := range todo {
 				w.err = err
 			}
-			todo = nil
-			break
+			return
 		}
 		var missing []*work
 		for i, w := range todo {
@@ -216,9 +218,8 @@ func (s *session) claimAll(ctx context.Context, firsts []*work) {
 		}
 		todo = missing
 	}
-	for _, w := range append(gone, todo...) {
+	for _, w := range todo {
 		w.err = errNoInbox
-		s.r.m.rejected.WithLabelValues(s.r.cfg.Group, w.rec.Topic, "no_inbox_row").Inc()
 	}
 }
 

@@ -105,34 +105,7 @@ func (r *Runner) processEvent(ctx context.Context, ev *Event) (string, error) {
 	if schemas.Final(prev) {
 		return OutcomeDuplicate, nil
 	}
-	var eff *Effect
-	if h := r.cfg.Handlers.Lookup(ev.Provider, ev.Type); h != nil {
-		if eff, err = h.Handle(withForwardLedger(ctx, r.store), ev); err != nil {
-			return "", err
-		}
-	}
-	actx, span := r.startApply(ctx, 1)
-	outcome, err := r.store.apply(actx, ev, eff)
-	endSpan(span, err)
-	return outcome, err
+	return r.handleAndApply(ctx, ev)
 }
-
-// A record can reach the consumers before its inbox row is visible:
-// PostgreSQL flushes a transaction's commit record (from which logical
-// decoding streams it to the relay) before it removes the transaction from
-// the process array (which makes it visible to new snapshots), and a
-// receiver backend that loses the CPU between the two keeps a whole group
-// commit invisible for that long, while the relay, Kafka and the consumers
-// move on. So a main-topic batch reads its missing rows again after
-// noInboxPause, and records younger than noInboxFresh (their Kafka
-// timestamp, set by the relay when it publishes) up to noInboxRechecks
-// times in all, the pause doubling each time (10, 20, 40, 80 ms: 150 ms at
-// most) before they go down the retry ladder; an older record is read once
-// more only (a foreign record, a restored database: waiting cannot help).
-const (
-	noInboxPause    = 10 * time.Millisecond
-	noInboxRechecks = 4
-	noInboxFresh    = 5 * time.Second
-)
 
 func itoa(p int32) string { return strconv.Itoa(int(p)) }
