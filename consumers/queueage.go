@@ -76,7 +76,7 @@ func (p *partitions) fetched(k tp, hw, first, last int64, at time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.state(k)
-	s.hw = hw
+	s.hw = max(s.hw, hw)
 	if s.next < 0 {
 		s.next = first
 	}
@@ -119,6 +119,20 @@ func (p *partitions) done(k tp, offset int64, at time.Time) {
 		s.pending[0].first = offset + 1
 		if at.After(s.pending[0].at) {
 			s.pending[0].at = at
+		}
+	}
+}
+
+// ends raises the high watermark of each assigned partition that has
+// been polled to its end offset listed by the broker (listEnds): the
+// high watermark a poll returns stops moving while the loop waits for a
+// batch's commit.
+func (p *partitions) ends(ends map[tp]int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, end := range ends {
+		if s := p.m[k]; s != nil && end > s.hw {
+			s.hw = end
 		}
 	}
 }

@@ -70,7 +70,8 @@ func gauges(t *testing.T, reg *prometheus.Registry, name, topic string) map[int3
 // partition holding a record of the first batch must be that record's age
 // (about 60 s), not the fresh batch's (it read ~0: the age followed the
 // newest polled batch, and nothing bounded how far polls ran ahead of the
-// commits); once everything is applied it falls to 0.
+// commits); records written after the loop stopped polling count in the
+// lag; once everything is applied the age falls to 0.
 func TestQueueAgeIsTheOldestUnfinishedRecords(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
@@ -90,6 +91,12 @@ func TestQueueAgeIsTheOldestUnfinishedRecords(t *testing.T) {
 	// The fresh records are polled and handled beside the held commit (or
 	// wait in the client: at most one commit runs beside the loop).
 	time.Sleep(2 * time.Second)
+	// Records the loop has not polled (it waits for the held commit) count
+	// in the lag too: the end offsets are listed every endsEvery.
+	f.produceAt(time.Now(), ids("later-", 20)...)
+	waitFor(t, 3*endsEvery, "lag of every unfinished record", func() bool {
+		return counter(t, reg, "gatehouse_consumer_lag_records", map[string]string{"topic": f.topic}) == 12+30+20
+	})
 	ages := gauges(t, reg, "gatehouse_consumer_queue_age_seconds", f.topic)
 	lags := gauges(t, reg, "gatehouse_consumer_lag_records", f.topic)
 	for id, p := range old {
@@ -103,7 +110,7 @@ func TestQueueAgeIsTheOldestUnfinishedRecords(t *testing.T) {
 	if err := lock.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f.waitState(schemas.StateSucceeded, 30*time.Second, append(ids("old-", 12), ids("new-", 30)...)...)
+	f.waitState(schemas.StateSucceeded, 30*time.Second, append(append(ids("old-", 12), ids("new-", 30)...), ids("later-", 20)...)...)
 	waitFor(t, 10*time.Second, "queue age back to 0", func() bool {
 		for _, a := range gauges(t, reg, "gatehouse_consumer_queue_age_seconds", f.topic) {
 			if a != 0 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/internal/kafka"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -59,6 +60,10 @@ func (r *Runner) session(ctx context.Context) error {
 		}
 		cl.Close() // leaves the group; onRevoked commits again
 	}()
+	wctx, wstop := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { defer close(watched); s.watchEnds(wctx) }()
+	defer func() { wstop(); <-watched }() // before the client closes
 	// Records already polled are finished after ctx ends, within DrainTimeout.
 	pctx, pcancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer pcancel()
@@ -122,6 +127,40 @@ func (s *session) pipeline(finish func()) {
 func (s *session) waitFinished() {
 	if s.finishing != nil {
 		<-s.finishing
+	}
+}
+
+// endsEvery is how often a session lists its topics' end offsets for
+// gatehouse_consumer_lag_records.
+const endsEvery = 5 * time.Second
+
+// watchEnds lists the end offsets of the consumed topics every endsEvery
+// until ctx ends, so the lag counts records the loop has not polled yet
+// (it polls nothing while it waits for a commit). A failed listing is
+// skipped: the next one tries again.
+func (s *session) watchEnds(ctx context.Context) {
+	adm := kadm.NewClient(s.cl)
+	t := time.NewTicker(endsEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		lctx, cancel := context.WithTimeout(ctx, endsEvery)
+		listed, err := adm.ListEndOffsets(lctx, s.r.layout.consumed()...)
+		cancel()
+		if err != nil {
+			continue
+		}
+		ends := map[tp]int64{}
+		listed.Each(func(o kadm.ListedOffset) {
+			if o.Err == nil && o.Offset >= 0 {
+				ends[tp{o.Topic, o.Partition}] = o.Offset
+			}
+		})
+		s.r.parts.ends(ends)
 	}
 }
 

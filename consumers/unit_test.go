@@ -211,6 +211,13 @@ func TestLagAndQueueAgeGauges(t *testing.T) {
 	// Records written but not fetched yet: at most as young as the last finished one.
 	p.fetched(main, 30, 25, 24, now) // an empty range only moves the high watermark
 	check("not fetched", "t", 10, 1)
+	// The broker's end offset, listed while the loop polls nothing, raises
+	// the lag; a partition never polled is not reported.
+	p.ends(map[tp]int64{main: 35, {"t", 1}: 9})
+	check("end offset", "t", 15, 1)
+	if n := counter(t, reg, "gatehouse_consumer_lag_records", map[string]string{"topic": "t", "partition": "1"}); n != 0 {
+		t.Errorf("partition never polled reported a lag of %v", n)
+	}
 	// A retry record held until its due time in 10s: lag 1, age 0; 25s
 	// later it is 15s overdue.
 	p.fetched(retry, 1, 0, 0, now.Add(10*time.Second))
