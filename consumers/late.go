@@ -69,7 +69,8 @@ func (s *session) late(ws []*work, wg *sync.WaitGroup) {
 			claims, err := r.store.claimMany(ctx, keys)
 			if err != nil {
 				for _, w := range ws {
-					s.lateFail(w, err)
+					found.Add(1)
+					go func() { defer found.Done(); s.lateFail(w, err) }()
 				}
 				found.Wait()
 				return
@@ -98,7 +99,8 @@ func (s *session) late(ws []*work, wg *sync.WaitGroup) {
 		}
 		for _, w := range ws {
 			r.m.rejected.WithLabelValues(r.cfg.Group, w.rec.Topic, "no_inbox_row").Inc()
-			s.lateFail(w, errNoInbox)
+			found.Add(1)
+			go func() { defer found.Done(); s.lateFail(w, errNoInbox) }() // each forward waits for its ack
 		}
 		found.Wait()
 	}()
