@@ -24,6 +24,9 @@ type work struct {
 	first   *work   // the batch's first record of the same event; nil for a first
 	outcome string
 	done    bool // finished: the offset may be marked
+	// recovered: its row was missing, then found and the event applied
+	// by late (err is cleared once late has returned).
+	recovered bool
 	// ctx holds the record's span (trace.go); span is ended with the batch.
 	ctx  context.Context
 	span trace.Span
@@ -34,9 +37,12 @@ type work struct {
 //  1. decode every record; records of an event already in the batch ride
 //     on its first record (counted as duplicates);
 //  2. claim every event's inbox row in one statement; a missing row is
-//     read once more after noInboxPause, and a record whose row is still
-//     missing goes straight to the first retry topic (no key slot held),
-//     counted in gatehouse_consumer_records_rejected_total{reason="no_inbox_row"};
+//     read once more after noInboxPause; a record the relay has just
+//     published whose row is still missing is read again beside the batch
+//     (late.go), and handled and applied alone once found; any other
+//     record whose row is missing goes straight to the first retry topic
+//     (no key slot held), counted in
+//     gatehouse_consumer_records_rejected_total{reason="no_inbox_row"};
 //  3. run the handlers of all claimed events at once: their provider API
 //     calls are bounded and rate-limited per provider, and calls for the
 //     same object share one request (coalescing);
@@ -60,7 +66,6 @@ func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record)
 	var ws []*work
 	for k, recs := range batches {
 		role := r.layout.roles[k.topic]
-		r.parts.head(k, recs[0].Timestamp)
 		for _, rec := range recs {
 			w := &work{rec: rec, k: k, role: role}
 			w.ctx, w.span = r.startEvent(ctx, rec)
@@ -83,12 +88,22 @@ func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record)
 		}()
 	}
 	early := map[*work]bool{}
+	var late []*work
 	for _, w := range firsts {
-		if w.err != nil {
+		switch {
+		case w.err == nil:
+		case errors.Is(w.err, errNoInbox) && r.cfg.Now().Sub(w.rec.Timestamp) < noInboxFresh:
 			early[w] = true
+			late = append(late, w)
+		default:
+			early[w] = true
+			if errors.Is(w.err, errNoInbox) {
+				r.m.rejected.WithLabelValues(r.cfg.Group, w.rec.Topic, "no_inbox_row").Inc()
+			}
 			forward(w)
 		}
 	}
+	s.late(late, &wg)
 	s.handleAll(ctx, firsts)
 	return func() {
 		defer bspan.End()
@@ -109,6 +124,9 @@ func (s *session) finishMain(bctx context.Context, batches map[tp][]*kgo.Record,
 	}
 	wg.Wait()
 	for _, w := range ws {
+		if w.recovered {
+			w.err = nil // found by late: its error was the missing row
+		}
 		if w.first != nil && w.first.done {
 			w.outcome, w.done = OutcomeDuplicate, true
 		}
@@ -148,7 +166,8 @@ func (s *session) decodeAll(ws []*work) []*work {
 	return firsts
 }
 
-// claimAll claims the inbox rows of the decoded first records.
+// claimAll claims the inbox rows of the decoded first records; a record
+// whose row is missing, also after noInboxPause, gets errNoInbox.
 func (s *session) claimAll(ctx context.Context, firsts []*work) {
 	var todo []*work
 	for _, w := range firsts {
@@ -160,6 +179,9 @@ func (s *session) claimAll(ctx context.Context, firsts []*work) {
 		if round == 1 {
 			select {
 			case <-ctx.Done():
+				for _, w := range todo {
+					w.err = ctx.Err() // unclaimed: neither handled nor forwarded, left unmarked
+				}
 				return
 			case <-time.After(noInboxPause):
 			}
@@ -198,7 +220,6 @@ func (s *session) claimAll(ctx context.Context, firsts []*work) {
 	}
 	for _, w := range todo {
 		w.err = errNoInbox
-		s.r.m.rejected.WithLabelValues(s.r.cfg.Group, w.rec.Topic, "no_inbox_row").Inc()
 	}
 }
 

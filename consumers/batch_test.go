@@ -193,7 +193,8 @@ func maxInWindow(times []time.Time, w time.Duration) int {
 
 // Records with no inbox row (a shared topic, a restored database, forged
 // records) interleaved with genuine events: the genuine ones succeed, the
-// foreign ones go straight to the first retry topic after one re-read,
+// foreign ones go to the first retry topic after their re-reads (beside
+// the batch: late.go),
 // counted as no_inbox_row, and none is applied.
 func TestForeignRecordsDoNotStall(t *testing.T) {
 	f := newFixture(t)

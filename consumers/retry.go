@@ -105,21 +105,7 @@ func (r *Runner) processEvent(ctx context.Context, ev *Event) (string, error) {
 	if schemas.Final(prev) {
 		return OutcomeDuplicate, nil
 	}
-	var eff *Effect
-	if h := r.cfg.Handlers.Lookup(ev.Provider, ev.Type); h != nil {
-		if eff, err = h.Handle(withForwardLedger(ctx, r.store), ev); err != nil {
-			return "", err
-		}
-	}
-	actx, span := r.startApply(ctx, 1)
-	outcome, err := r.store.apply(actx, ev, eff)
-	endSpan(span, err)
-	return outcome, err
+	return r.handleAndApply(ctx, ev)
 }
-
-// noInboxPause is the wait before a main-topic batch looks its missing
-// inbox rows up again, once: long enough for a commit the relay streamed
-// an instant early to become visible.
-const noInboxPause = 10 * time.Millisecond
 
 func itoa(p int32) string { return strconv.Itoa(int(p)) }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/internal/kafka"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -59,6 +60,10 @@ func (r *Runner) session(ctx context.Context) error {
 		}
 		cl.Close() // leaves the group; onRevoked commits again
 	}()
+	wctx, wstop := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { defer close(watched); s.watchEnds(wctx) }()
+	defer func() { wstop(); <-watched }() // before the client closes
 	// Records already polled are finished after ctx ends, within DrainTimeout.
 	pctx, pcancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer pcancel()
@@ -97,20 +102,23 @@ func (r *Runner) session(ctx context.Context) error {
 	return nil
 }
 
-// pipeline runs finish, the commit half of a main batch, after the
-// previous batch's, while the loop polls and handles the next batch. The
-// caller's read hold of rebal passes to it: a rebalance callback waits until
-// the batch is marked, so no revoked partition's offset is committed before
-// its work, and none is marked after the revoke.
+// pipeline runs finish, the commit half of a main batch, while the loop
+// polls and handles the next batch. It first waits for the previous
+// batch's finish: at most one finish runs beside the loop, so when the
+// commits are slower than the handlers the loop waits, the records pile up
+// in the client and the next poll is a larger batch (one claim and one
+// commit for more records) instead of a queue of finishes growing without
+// bound ahead of the marked offsets. The caller's read hold of rebal
+// passes to finish: a rebalance callback waits until the batch is marked,
+// so no revoked partition's offset is committed before its work, and none
+// is marked after the revoke.
 func (s *session) pipeline(finish func()) {
-	prev, done := s.finishing, make(chan struct{})
+	s.waitFinished()
+	done := make(chan struct{})
 	s.finishing = done
 	go func() {
 		defer close(done)
 		defer s.rebal.RUnlock()
-		if prev != nil {
-			<-prev
-		}
 		finish()
 	}()
 }
@@ -119,6 +127,40 @@ func (s *session) pipeline(finish func()) {
 func (s *session) waitFinished() {
 	if s.finishing != nil {
 		<-s.finishing
+	}
+}
+
+// endsEvery is how often a session lists its topics' end offsets for
+// gatehouse_consumer_lag_records.
+const endsEvery = 5 * time.Second
+
+// watchEnds lists the end offsets of the consumed topics every endsEvery
+// until ctx ends, so the lag counts records the loop has not polled yet
+// (it polls nothing while it waits for a commit). A failed listing is
+// skipped: the next one tries again.
+func (s *session) watchEnds(ctx context.Context) {
+	adm := kadm.NewClient(s.cl)
+	t := time.NewTicker(endsEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		lctx, cancel := context.WithTimeout(ctx, endsEvery)
+		listed, err := adm.ListEndOffsets(lctx, s.r.layout.consumed()...)
+		cancel()
+		if err != nil {
+			continue
+		}
+		ends := map[tp]int64{}
+		listed.Each(func(o kadm.ListedOffset) {
+			if o.Err == nil && o.Offset >= 0 {
+				ends[tp{o.Topic, o.Partition}] = o.Offset
+			}
+		})
+		s.r.parts.ends(ends)
 	}
 }
 
@@ -163,7 +205,11 @@ func (s *session) collect(fetches kgo.Fetches) map[tp][]*kgo.Record {
 			return
 		}
 		k := tp{p.Topic, p.Partition}
-		s.r.parts.fetched(k, p.HighWatermark, p.Records[0].Offset)
+		first, at := p.Records[0], p.Records[0].Timestamp
+		if role := s.r.layout.roles[k.topic]; role.level > 0 {
+			at = s.r.layout.dueAt(first, role)
+		}
+		s.r.parts.fetched(k, p.HighWatermark, first.Offset, p.Records[len(p.Records)-1].Offset, at)
 		batches[k] = append(batches[k], p.Records...)
 	})
 	return batches
@@ -214,11 +260,11 @@ func (s *session) processPartition(ctx context.Context, k tp, recs []*kgo.Record
 				s.held[k] = recs[i:]
 				s.mu.Unlock()
 				s.cl.PauseFetchPartitions(map[string][]int32{k.topic: {k.partition}})
-				s.r.parts.head(k, at)
+				s.r.parts.head(k, rec.Offset, at)
 				return
 			}
 		}
-		s.r.parts.head(k, at)
+		s.r.parts.head(k, rec.Offset, at)
 		if !s.handle(ctx, rec, role) {
 			s.broken.Store(true)
 			return

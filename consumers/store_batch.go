@@ -38,7 +38,17 @@ func (s store) claimMany(ctx context.Context, keys []eventKey) ([]claim, error) 
 			ats[i] = &keys[i].receivedAt
 		}
 	}
-	rows, err := s.pool.Query(ctx, `SELECT o_ord, o_prev, o_attempts, o_received_at FROM consumers_claim_many($1, $2, $3)`, provs, ids, ats)
+	// One implicit transaction (a batch is sent with one Sync): the
+	// setting holds for the claim's statements.
+	b := &pgx.Batch{}
+	b.Queue(genericPlans)
+	b.Queue(`SELECT o_ord, o_prev, o_attempts, o_received_at FROM consumers_claim_many($1, $2, $3)`, provs, ids, ats)
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, fmt.Errorf("claim inbox rows: %w", err)
+	}
+	rows, err := br.Query()
 	if err != nil {
 		return nil, fmt.Errorf("claim inbox rows: %w", err)
 	}
@@ -66,6 +76,14 @@ func (s store) claimMany(ctx context.Context, keys []eventKey) ([]claim, error) 
 	return out, nil
 }
 
+// genericPlans makes the statements of the consumers' functions
+// (consumers_claim_many, consumers_apply and consumers_set_final) use
+// their cached generic plans for the rest of the transaction. By default
+// PostgreSQL planned the inbox updates anew on every call: a custom plan
+// prunes the partitioned inbox at plan time, so it always looked cheaper
+// than the generic plan, which prunes at execution.
+const genericPlans = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
+
 // applyItem is one event's effect to apply (eff nil: no effect, skipped).
 type applyItem struct {
 	ev  *Event
@@ -84,6 +102,7 @@ func (s store) applyMany(ctx context.Context, items []applyItem) ([]string, erro
 	for attempt := 1; attempt <= 3; attempt++ {
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			b := &pgx.Batch{}
+			b.Queue(genericPlans)
 			for _, it := range items {
 				var objID, objType *string
 				var version *int64
@@ -95,6 +114,10 @@ func (s store) applyMany(ctx context.Context, items []applyItem) ([]string, erro
 					objID, objType, version, data, receivedAt(it.ev))
 			}
 			br := tx.SendBatch(ctx, b)
+			if _, err := br.Exec(); err != nil {
+				_ = br.Close()
+				return fmt.Errorf("apply effects: %w", err)
+			}
 			for i, it := range items {
 				var state string
 				if err := br.QueryRow().Scan(&state); err != nil {

@@ -184,33 +184,47 @@ func TestLagAndQueueAgeGauges(t *testing.T) {
 	gauge := func(name, topic string) float64 {
 		return counter(t, reg, name, map[string]string{"topic": topic, "partition": "0", "group": "g"})
 	}
+	check := func(what, topic string, lag, age float64) {
+		t.Helper()
+		if l, a := gauge("gatehouse_consumer_lag_records", topic), gauge("gatehouse_consumer_queue_age_seconds", topic); l != lag || a != age {
+			t.Errorf("%s: lag %v age %v, want %v and %v", what, l, a, lag, age)
+		}
+	}
 	main, retry := tp{"t", 0}, tp{"t.retry.1", 0}
-	// Five records fetched from offset 10; the head (written 30s ago) is in progress.
-	p.fetched(main, 15, 10)
-	p.head(main, now.Add(-30*time.Second))
-	if lag, age := gauge("gatehouse_consumer_lag_records", "t"), gauge("gatehouse_consumer_queue_age_seconds", "t"); lag != 5 || age != 30 {
-		t.Errorf("in progress: lag %v age %v, want 5 and 30", lag, age)
+	// Five records polled from offset 10 (the first written 30s ago), in
+	// progress; the high watermark says 20 exist.
+	p.fetched(main, 20, 10, 14, now.Add(-30*time.Second))
+	check("in progress", "t", 10, 30)
+	// The next poll (written 1s ago) is handled while the first batch
+	// waits for its commit: the age stays the oldest unfinished record's.
+	p.fetched(main, 20, 15, 19, now.Add(-time.Second))
+	check("second batch polled", "t", 10, 30)
+	// The first batch is finished: the second batch's first record is the oldest.
+	for o := int64(10); o <= 14; o++ {
+		p.done(main, o, now.Add(-20*time.Second))
 	}
-	// Head done; four left, the next one is at most as old as the last done.
-	p.done(main, 10, now.Add(-30*time.Second))
-	if lag, age := gauge("gatehouse_consumer_lag_records", "t"), gauge("gatehouse_consumer_queue_age_seconds", "t"); lag != 4 || age != 30 {
-		t.Errorf("after one: lag %v age %v, want 4 and 30", lag, age)
-	}
-	p.done(main, 14, now.Add(-time.Second))
-	if lag, age := gauge("gatehouse_consumer_lag_records", "t"), gauge("gatehouse_consumer_queue_age_seconds", "t"); lag != 0 || age != 0 {
-		t.Errorf("caught up: lag %v age %v, want 0 and 0", lag, age)
+	check("first batch done", "t", 5, 1)
+	// A record polled again (a redelivery) is not counted twice.
+	p.fetched(main, 20, 15, 19, now)
+	p.done(main, 19, now.Add(-time.Second))
+	check("caught up", "t", 0, 0)
+	// Records written but not fetched yet: at most as young as the last finished one.
+	p.fetched(main, 30, 25, 24, now) // an empty range only moves the high watermark
+	check("not fetched", "t", 10, 1)
+	// The broker's end offset, listed while the loop polls nothing, raises
+	// the lag; a partition never polled is not reported.
+	p.ends(map[tp]int64{main: 35, {"t", 1}: 9})
+	check("end offset", "t", 15, 1)
+	if n := counter(t, reg, "gatehouse_consumer_lag_records", map[string]string{"topic": "t", "partition": "1"}); n != 0 {
+		t.Errorf("partition never polled reported a lag of %v", n)
 	}
 	// A retry record held until its due time in 10s: lag 1, age 0; 25s
 	// later it is 15s overdue.
-	p.fetched(retry, 1, 0)
-	p.head(retry, now.Add(10*time.Second))
-	if lag, age := gauge("gatehouse_consumer_lag_records", "t.retry.1"), gauge("gatehouse_consumer_queue_age_seconds", "t.retry.1"); lag != 1 || age != 0 {
-		t.Errorf("held: lag %v age %v, want 1 and 0", lag, age)
-	}
+	p.fetched(retry, 1, 0, 0, now.Add(10*time.Second))
+	p.head(retry, 0, now.Add(10*time.Second))
+	check("held", "t.retry.1", 1, 0)
 	now = now.Add(25 * time.Second)
-	if age := gauge("gatehouse_consumer_queue_age_seconds", "t.retry.1"); age != 15 {
-		t.Errorf("overdue: age %v, want 15", age)
-	}
+	check("overdue", "t.retry.1", 1, 15)
 	p.drop(map[string][]int32{"t.retry.1": {0}})
 	if n := counter(t, reg, "gatehouse_consumer_lag_records", map[string]string{"topic": "t.retry.1"}); n != 0 {
 		t.Errorf("revoked partition still exported")

@@ -66,6 +66,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.partitions, "partitions", 6, "partitions of each topic")
 	fs.BoolVar(&o.keep, "keep", false, "keep the PostgreSQL and Kafka directories")
 	fs.BoolVar(&o.forwardOnly, "forward-only", false, "run case 1 (the receiver's rate and its drain) and the forward cases 7 and 8 only")
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(stdout) // help is asked for: stdout, exit 0
+			fs.Usage()
+			return nil
+		}
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

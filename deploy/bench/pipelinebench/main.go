@@ -16,12 +16,15 @@
 // the answers, its ack latency measured from its due time. Every -every it
 // reads the processes' /metrics (accepted, published and processed counts,
 // the relay's oldest unsent outbox row, the consumers' queue age and lag,
-// partitions created and dropped) and the database (size of every table
-// the pipeline writes, partitions per table). It prints a Markdown section:
+// partitions created and dropped, each process's CPU time) and the
+// database (size of every table the pipeline writes, partitions per table,
+// the CPU time of each process's backends, found by the application_name
+// PGAPPNAME gives them). It prints a Markdown section:
 // each stage's rate and queue age in the first and the last minute,
-// storage bytes, partitions created and dropped, ack p50/p99 overall and
-// per minute, and errors. It exits non-zero only when the harness fails,
-// never on a figure. Usage (from the repository root):
+// CPU per 1 000 events of each stage, storage bytes, partitions created
+// and dropped, ack p50/p99 overall and per minute, and errors. It exits
+// non-zero only when the harness fails, never on a figure. Usage (from
+// the repository root):
 //
 //	go run ./deploy/bench/pipelinebench [-d 10m] [-gatehouse bin/gatehouse]
 package main

@@ -124,6 +124,8 @@ func startProc(ctx context.Context, bin, sub, cfg, dir string, exited func(*proc
 		return nil, err
 	}
 	p.cmd = exec.Command(bin, sub, "--config", cfg)
+	// Its PostgreSQL backends carry its name (cpu.go).
+	p.cmd.Env = append(os.Environ(), "PGAPPNAME=gatehouse-"+sub)
 	p.cmd.Stderr = logf
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {

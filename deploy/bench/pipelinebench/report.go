@@ -186,13 +186,14 @@ func (r *results) print(w io.Writer) {
 		perSecond(first, m1, pro), meanMax(firstWin, pending, " s"), meanMax(firstWin, cLag, " records"), meanMax(firstWin, cAge, " s"),
 		perSecond(lastFrom, last, pro), meanMax(lastWin, pending, " s"), meanMax(lastWin, cLag, " records"), meanMax(lastWin, cAge, " s"))
 
+	r.printCPU(w, first, last)
 	r.printStorage(w, first, m1, last)
 	fmt.Fprintf(w, "Ack latency of the open loop (2xx answers, from the due time, at the load generator): p50 %s, p99 **%s**, p99.9 %s, max %s. "+
 		"The receiver's own gatehouse_webhook_ack_seconds (handler start to 204, bucket-interpolated): p50 %s, p99 %s.\n\n",
 		ms(pct(all, 0.5)), ms(pct(all, 0.99)), ms(pct(all, 0.999)), ms(pct(all, 1)),
 		ms(last.ack.quantile(first.ack, 0.5)), ms(last.ack.quantile(first.ack, 0.99)))
-	fmt.Fprintf(w, "| minute | sent | non-2xx | ack p50 | ack p99 | p99 / run p99 | ack max | receiver's p99 | receiver/s | relay/s | consumers/s | outbox age max | unfinished inbox row age max | storage | load |\n")
-	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| minute | sent | non-2xx | ack p50 | ack p99 | p99 / run p99 | ack max | receiver's p99 | receiver/s | relay/s | consumers/s | outbox age max | unfinished inbox row age max | consumers' queue-age gauge max | storage | load |\n")
+	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	runP99 := pct(all, 0.99)
 	for i, m := range mins {
 		a, b := r.near(m.from), r.near(m.to)
@@ -201,11 +202,11 @@ func (r *results) print(w io.Writer) {
 		if runP99 > 0 {
 			spike = float64(pct(m.lats, 0.99)) / float64(runP99)
 		}
-		fmt.Fprintf(w, "| %d | %d | %d | %s | %s | %.2f | %s | %s | %.0f | %.0f | %.0f | %s | %s | %s | %.1f |\n",
+		fmt.Fprintf(w, "| %d | %d | %d | %s | %s | %.2f | %s | %s | %.0f | %.0f | %.0f | %s | %s | %s | %s | %.1f |\n",
 			i+1, m.sent, m.failed, ms(pct(m.lats, 0.5)), ms(pct(m.lats, 0.99)), spike, ms(pct(m.lats, 1)), ms(b.ack.quantile(a.ack, 0.99)),
 			perSecond(a, b, acc), perSecond(a, b, pub), perSecond(a, b, pro),
 			maxOf(win, func(s sample) float64 { return s.relayAge }, " s"),
-			maxOf(win, pending, " s"), mib(b.totalBytes()), b.load)
+			maxOf(win, pending, " s"), maxOf(win, cAge, " s"), mib(b.totalBytes()), b.load)
 	}
 	fmt.Fprintf(w, "\nDuring the open loop: events accepted %.0f; relay records published by path: %s; consumer records by outcome: %s. Samples that failed: %d.\n",
 		last.accepted-first.accepted, diff(first.paths, last.paths), diff(first.outcomes, last.outcomes), r.sampleErrs)
@@ -302,4 +303,29 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// printCPU prints each stage's CPU per 1 000 events over the open loop:
+// its process's and its PostgreSQL backends', and the consumers' mean
+// batch size.
+func (r *results) printCPU(w io.Writer, first, last sample) {
+	secs := (last.at - first.at).Seconds()
+	events := map[string]float64{"serve": last.accepted - first.accepted, "relay": last.published - first.published,
+		"consume": last.processed - first.processed}
+	var parts []string
+	for _, st := range stages {
+		n := events[st]
+		if n <= 0 || secs <= 0 {
+			continue
+		}
+		own, pg := last.cpu[st]-first.cpu[st], last.pgCPU[st]-first.pgCPU[st]
+		parts = append(parts, fmt.Sprintf("%s %.2f s in its process + %.2f s in its PostgreSQL backends (%.2f + %.2f cores)",
+			st, own/n*1000, pg/n*1000, own/secs, pg/secs))
+	}
+	batch := math.NaN()
+	if c := last.batch[1] - first.batch[1]; c > 0 {
+		batch = (last.batch[0] - first.batch[0]) / c
+	}
+	fmt.Fprintf(w, "CPU per 1 000 events during the open loop (process_cpu_seconds_total; the backends' utime + stime from /proc, by application_name): %s. "+
+		"The consumers' mean batch: %.0f records.\n\n", orNone(strings.Join(parts, "; ")), batch)
 }

@@ -40,6 +40,10 @@ type sample struct {
 	created, dropped float64 // gatehouse_storage_partitions_{created,dropped}_total, every process
 	ack              buckets // serve: gatehouse_webhook_ack_seconds{status="204"}
 
+	cpu   map[string]float64 // stage → CPU seconds of its process (process_cpu_seconds_total)
+	pgCPU map[string]float64 // stage → CPU seconds of its PostgreSQL backends (cpu.go)
+	batch [2]float64         // consume: gatehouse_consumer_batch_size_records sum and count
+
 	bytes map[string]int64 // table → bytes (with indexes, TOAST, partitions)
 	parts map[string]int64 // parent → partitions in storage_partitions
 	load  float64          // 1-minute load average
@@ -138,6 +142,7 @@ type sampler struct {
 	serve, relay, consume *proc
 	pool                  *pgxpool.Pool
 	start                 time.Time
+	backends              *backendCPU
 }
 
 // takeRetry is take, tried up to three times two seconds apart (a scrape
@@ -182,6 +187,21 @@ func (sm *sampler) take(ctx context.Context) (sample, error) {
 	s.slotLag = rl.max("gatehouse_relay_slot_lag_seconds")
 	s.consumerAge = co.max("gatehouse_consumer_queue_age_seconds")
 	s.consumerLag = co.sum("gatehouse_consumer_lag_records")
+	s.cpu = map[string]float64{}
+	for p, f := range fs {
+		s.cpu[p.name] = f.sum("process_cpu_seconds_total")
+	}
+	for _, m := range co["gatehouse_consumer_batch_size_records"].GetMetric() {
+		s.batch[0] += m.GetHistogram().GetSampleSum()
+		s.batch[1] += float64(m.GetHistogram().GetSampleCount())
+	}
+	if sm.backends == nil {
+		sm.backends = newBackendCPU()
+	}
+	var err error
+	if s.pgCPU, err = sm.backends.read(ctx, sm.pool); err != nil {
+		return s, err
+	}
 	for _, f := range fs {
 		s.created += f.sum("gatehouse_storage_partitions_created_total")
 		s.dropped += f.sum("gatehouse_storage_partitions_dropped_total")
@@ -189,7 +209,7 @@ func (sm *sampler) take(ctx context.Context) (sample, error) {
 	// The consumers' queue age measured in the database, whatever their
 	// own gauge says: the (processing_state, received_at) index of every
 	// inbox partition answers it.
-	err := sm.pool.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
+	err = sm.pool.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
 FROM inbox WHERE processing_state IN ('pending', 'processing')`).Scan(&s.pendingAge)
 	if err != nil {
 		return s, fmt.Errorf("oldest pending inbox row: %w", err)
