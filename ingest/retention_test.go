@@ -181,8 +181,15 @@ func TestConcurrentDuplicatesStraddlingAKeyBoundaryAreRecordedOnce(t *testing.T)
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if out := <-done; out.New {
+	out := <-done
+	if out.New {
 		t.Fatalf("second delivery across the boundary recorded as new: %+v", out)
+	}
+	// Its stored state is read after its own statement, so it sees the
+	// event that committed while it waited (inside the statement, whose
+	// snapshot predates that commit, it read as expired).
+	if out.State != "pending" {
+		t.Fatalf("second delivery's stored state %q, want the committed event's pending", out.State)
 	}
 	if n := count(t, base, `SELECT count(*) FROM inbox WHERE event_id = 'evt_x'`); n != 1 {
 		t.Fatalf("inbox rows of evt_x = %d, want 1", n)
