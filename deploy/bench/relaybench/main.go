@@ -28,7 +28,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -81,22 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.runs, "runs", 1, "repetitions of every measurement (each is a row)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (relay and benchmark consumer) during the first backlog drain to this file")
 	fs.StringVar(&o.pgDir, "pg-dir", "", "directory of the private PostgreSQL cluster (default: a temp dir)")
-	// -h and --help: the description, an example and the flags on stdout,
-	// exit 0; a bad flag: the same on stderr and an error.
-	fs.Usage = func() {}
-	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
-	usage := func(w io.Writer) {
-		fmt.Fprint(w, helpText)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-	}
-	if errors.Is(err, flag.ErrHelp) {
-		usage(stdout)
-		return nil
-	}
-	if err != nil {
-		usage(stderr)
+	if done, err := benchenv.ParseFlags(fs, helpText, args, stdout, stderr); done || err != nil {
 		return err
 	}
 	for _, s := range strings.Split(*rates, ",") {

@@ -29,7 +29,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -82,22 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.conns, "conns", 64, "concurrent deliveries")
 	fs.IntVar(&o.apiSamples, "api-samples", 20, "samples of each API page timing (0: skip the API timings)")
 	fs.StringVar(&o.sharedBuf, "shared-buffers", "", "PostgreSQL's shared_buffers (default: testenv's 128MB, PostgreSQL's own default)")
-	// -h and --help: the description, an example and the flags on stdout,
-	// exit 0; a bad flag: the same on stderr and an error.
-	fs.Usage = func() {}
-	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
-	usage := func(w io.Writer) {
-		fmt.Fprint(w, helpText)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-	}
-	if errors.Is(err, flag.ErrHelp) {
-		usage(stdout)
-		return nil
-	}
-	if err != nil {
-		usage(stderr)
+	if done, err := benchenv.ParseFlags(fs, helpText, args, stdout, stderr); done || err != nil {
 		return err
 	}
 	bo := benchenv.Options{Name: "storagebench"}
