@@ -18,11 +18,22 @@ const sweepBatch = 5000
 func DeleteOlder(ctx context.Context, conn *pgx.Conn, table, col string, keep time.Duration) (int64, error) {
 	t, c := pgx.Identifier{table}.Sanitize(), pgx.Identifier{col}.Sanitize()
 	q := `DELETE FROM ` + t + ` WHERE ctid = ANY (ARRAY(SELECT ctid FROM ` + t + ` WHERE ` + c + ` < now() - $1::interval ORDER BY ` + c + ` LIMIT $2))`
+	n, err := inBatches(ctx, conn, q, keep)
+	if err != nil {
+		return n, fmt.Errorf("delete old %s: %w", table, err)
+	}
+	return n, nil
+}
+
+// inBatches runs the batched delete q ($1 the age to keep, $2 the batch
+// size, then extra) until a batch deletes fewer rows than sweepBatch or
+// ctx ends, and returns how many rows it deleted.
+func inBatches(ctx context.Context, conn *pgx.Conn, q string, keep time.Duration, extra ...any) (int64, error) {
 	var total int64
 	for {
-		tag, err := conn.Exec(ctx, q, keep, sweepBatch)
+		tag, err := conn.Exec(ctx, q, append([]any{keep, sweepBatch}, extra...)...)
 		if err != nil {
-			return total, fmt.Errorf("delete old %s: %w", table, err)
+			return total, err
 		}
 		total += tag.RowsAffected()
 		if tag.RowsAffected() < sweepBatch || ctx.Err() != nil {
@@ -54,18 +65,13 @@ func DeleteOlderPerProvider(ctx context.Context, conn *pgx.Conn, table, col stri
 	q := `DELETE FROM ` + t + ` WHERE ctid = ANY (ARRAY(SELECT ctid FROM ` + t + ` WHERE provider = $3 AND ` + c + ` < now() - $1::interval ORDER BY ` + c + ` LIMIT $2))`
 	var total int64
 	for _, p := range providers {
-		for {
-			tag, err := conn.Exec(ctx, q, keep(p), sweepBatch, p)
-			if err != nil {
-				return total, fmt.Errorf("delete old %s of %q: %w", table, p, err)
-			}
-			total += tag.RowsAffected()
-			if tag.RowsAffected() < sweepBatch {
-				break
-			}
-			if ctx.Err() != nil {
-				return total, nil
-			}
+		n, err := inBatches(ctx, conn, q, keep(p), p)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("delete old %s of %q: %w", table, p, err)
+		}
+		if ctx.Err() != nil {
+			return total, nil
 		}
 	}
 	return total, nil
