@@ -158,7 +158,7 @@ func TestConcurrentDuplicatesStraddlingAKeyBoundaryAreRecordedOnce(t *testing.T)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // committed below; a failed test must not leak it
 	first := []*pending{{rec: rec("evt_x", 0)}}
-	if err := execOn(ctx, tx, first); err != nil {
+	if err := execOn(ctx, tx, first, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !first[0].out.New {

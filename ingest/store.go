@@ -74,6 +74,7 @@ type Writer struct {
 	stop     sync.Once
 	tracer   trace.Tracer // SetTracer
 	tracing  bool
+	filters  filterStore // keyfilter.go
 }
 
 type pending struct {
@@ -120,6 +121,7 @@ func NewWriter(base *pgxpool.Pool, workers, maxBatch int) (*Writer, error) {
 	for range workers {
 		go w.loop()
 	}
+	go w.refreshLoop()
 	return w, nil
 }
 
@@ -273,7 +275,7 @@ func refused(err error) bool {
 }
 
 func (w *Writer) exec(ctx context.Context, uniq []*pending) error {
-	return execOn(ctx, w.pool, uniq)
+	return execOn(ctx, w.pool, uniq, w.filters.cur.Load())
 }
 
 // querier runs the write statement: the Writer's pool, or a test's transaction.
@@ -281,7 +283,9 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-func execOn(ctx context.Context, q querier, uniq []*pending) error {
+// execOn writes uniq; filters (nil: none) say where each new id's probe
+// of the key partitions starts (keyfilter.go).
+func execOn(ctx context.Context, q querier, uniq []*pending, filters *keyFilters) error {
 	n := len(uniq)
 	var (
 		provs, ids, types, secrets, aggs, topics = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -293,6 +297,8 @@ func execOn(ctx context.Context, q querier, uniq []*pending) error {
 		outbox  = make([]pgtype.UUID, n)
 		ord     = make([]int32, n)
 		life    = make([]float64, n)
+		probe   = make([]pgtype.Timestamptz, n)
+		key     []byte
 		maxLife float64
 	)
 	for i, p := range uniq {
@@ -305,6 +311,8 @@ func execOn(ctx context.Context, q querier, uniq []*pending) error {
 		}
 		maxLife = max(maxLife, life[i])
 		tps[i] = pgtype.Text{String: r.Traceparent, Valid: r.Traceparent != ""}
+		key = filterKey(key, r.Provider, r.EventID)
+		probe[i] = filters.probeFrom(key)
 		if r.CreatedAt != nil {
 			created[i] = pgtype.Timestamptz{Time: *r.CreatedAt, Valid: true}
 		}
@@ -320,7 +328,7 @@ func execOn(ctx context.Context, q querier, uniq []*pending) error {
 		}
 		outbox[i] = pgtype.UUID{Bytes: id, Valid: true}
 	}
-	rows, err := q.Query(ctx, insertSQL, provs, ids, types, payloads, created, secrets, outbox, aggs, topics, ord, times, life, maxLife, tps)
+	rows, err := q.Query(ctx, insertSQL, provs, ids, types, payloads, created, secrets, outbox, aggs, topics, ord, times, life, maxLife, tps, probe)
 	if err != nil {
 		return fmt.Errorf("insert inbox and outbox: %w", err)
 	}

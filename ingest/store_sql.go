@@ -32,7 +32,9 @@ const (
 //     keep their width when storage.key_partition_interval changes; the
 //     legacy partition's keys carry their received_at). The bound on gen
 //     prunes the key partitions that cannot hold a live key: a new key is
-//     probed in about lifetime / width + 1 of them;
+//     probed in about lifetime / width + 1 of them, less those whose key
+//     filter excludes it: probe_from, the row's lower bound on gen, is
+//     where its probe starts (keyfilter.go);
 //   - ins, ob: the inbox row and the outbox row of each new event.
 //
 // Two concurrent deliveries of one key whose now() fall on either side of
@@ -52,8 +54,8 @@ const (
 // created or dropped shrank by as much.
 const insertSQL = `
 WITH input AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[], $6::text[], $7::uuid[], $8::text[], $9::text[], $10::int[], $11::text[], $12::float8[], $14::text[])
-    AS t(provider, event_id, event_type, payload, created_at, secret_id, outbox_id, aggregate_id, topic, ord, event_time, lifetime_s, traceparent)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[], $6::text[], $7::uuid[], $8::text[], $9::text[], $10::int[], $11::text[], $12::float8[], $14::text[], $15::timestamptz[])
+    AS t(provider, event_id, event_type, payload, created_at, secret_id, outbox_id, aggregate_id, topic, ord, event_time, lifetime_s, traceparent, probe_from)
 ), gen AS (
   SELECT starts FROM storage_partitions
   WHERE parent = 'dedupe_keys' AND starts <= now() + interval '` + keyOverlap + `' AND ends > now() - interval '` + keyOverlap + `'
@@ -76,7 +78,10 @@ WITH input AS (
         AND o.gen > now() - make_interval(secs => i.lifetime_s) - (SELECT w FROM width)
         -- the same bound for the whole batch: PostgreSQL prunes the
         -- partitions outside it instead of probing each
-        AND o.gen > now() - make_interval(secs => $13::float8) - (SELECT w FROM width) AND o.gen < now() + interval '` + keyOverlap + `')
+        AND o.gen > now() - make_interval(secs => $13::float8) - (SELECT w FROM width) AND o.gen < now() + interval '` + keyOverlap + `'
+        -- the sealed partitions whose key filters exclude the id are
+        -- pruned for this row (keyfilter.go)
+        AND o.gen >= i.probe_from)
 ), ins AS (
   INSERT INTO inbox (provider, event_id, event_type, payload, event_created_at, verified, secret_id, traceparent)
   SELECT provider, event_id, event_type, payload, created_at, true, secret_id, traceparent FROM fresh ORDER BY ord

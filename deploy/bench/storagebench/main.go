@@ -24,7 +24,7 @@
 // PostgreSQL starts privately with fsync on and default shared_buffers
 // (128 MB) through deploy/bench/benchenv. Usage:
 //
-//	go run ./deploy/bench/storagebench [-history 5000000] [-days 30] [-key-interval 168h] [-d 15s] [-runs 3] [-conns 64] [-api-samples 20]
+//	go run ./deploy/bench/storagebench [-history 5000000] [-days 30] [-key-interval 24h] [-key-filters 0.01] [-d 15s] [-runs 3] [-conns 64] [-api-samples 20]
 package main
 
 import (
@@ -38,6 +38,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/internal/storage"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
@@ -52,6 +53,7 @@ type options struct {
 	conns       int
 	apiSamples  int
 	sharedBuf   string
+	keyFilterFP float64
 }
 
 func main() { benchenv.Main("storagebench", run) }
@@ -80,6 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.passes, "passes", 3, "retention passes, each in its own closed-loop run after a steady one: odd ones drop the oldest inbox partition (daily with the defaults), even ones also the oldest key partition (weekly)")
 	fs.IntVar(&o.conns, "conns", 64, "concurrent deliveries")
 	fs.IntVar(&o.apiSamples, "api-samples", 20, "samples of each API page timing (0: skip the API timings)")
+	fs.Float64Var(&o.keyFilterFP, "key-filters", 0.01, "false positive rate of the key filters built for the history's sealed key partitions (storage.key_filter_false_positives; 0: none)")
 	fs.StringVar(&o.sharedBuf, "shared-buffers", "", "PostgreSQL's shared_buffers (default: testenv's 128MB, PostgreSQL's own default)")
 	if done, err := benchenv.ParseFlags(fs, helpText, args, stdout, stderr); done || err != nil {
 		return err
@@ -117,10 +120,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	loadTook := time.Since(t0)
 	bytes := tableBytes(ctx, hist)
 	st.Logf("loaded in %s: inbox %s, dedupe_keys %s", loadTook.Round(time.Second), mib(bytes["inbox"]), mib(bytes["dedupe_keys"]))
+	t0 = time.Now()
+	filters, err := buildFilters(ctx, hist, o)
+	if err != nil {
+		return err
+	}
+	// The empty store's sealed partitions (empty) get theirs too: the
+	// stores differ by their history only.
+	if _, err := buildFilters(ctx, empty, o); err != nil {
+		return err
+	}
+	filterTook := time.Since(t0)
+	bytes["dedupe_key_filters"], _ = storage.TableBytes(ctx, hist, "dedupe_key_filters")
+	st.Logf("key filters of %d sealed key partitions built in %s", len(filters), filterTook.Round(time.Second))
 	probes, err := keyProbes(ctx, hist)
 	if err != nil {
 		return err
 	}
+	l := loaded{bytes: bytes, took: loadTook, probes: probes, filtered: len(filters), filterTook: filterTook}
 
 	var emptyRuns, histRuns []result
 	for i := range o.runs {
@@ -152,7 +169,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		passes = append(passes, passPair{steady, during, pass})
 	}
-	report(stdout, o, loaded{bytes, loadTook, probes}, emptyRuns, histRuns, passes, benchenv.LoadAvg(), st.PGVersion)
+	report(stdout, o, l, emptyRuns, histRuns, passes, benchenv.LoadAvg(), st.PGVersion)
 	if o.apiSamples > 0 {
 		st.Logf("API pages on the history store")
 		ts, err := apiBench(ctx, hist, o)
@@ -176,6 +193,21 @@ func keyProbes(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 		return 0, fmt.Errorf("count key partitions probed: %w", err)
 	}
 	return n, nil
+}
+
+// buildFilters builds the key filters of the history's sealed key
+// partitions as ingest's maintenance would (ingest.BuildKeyFilters).
+func buildFilters(ctx context.Context, pool *pgxpool.Pool, o options) ([]string, error) {
+	c, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Release()
+	built, err := ingest.BuildKeyFilters(ctx, c.Conn(), o.keyFilterFP)
+	if err != nil {
+		return nil, fmt.Errorf("key filters: %w", err)
+	}
+	return built, nil
 }
 
 func openPool(ctx context.Context, url string) *pgxpool.Pool {

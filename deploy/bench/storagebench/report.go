@@ -9,9 +9,11 @@ import (
 
 // loaded describes the history store.
 type loaded struct {
-	bytes  map[string]int64
-	took   time.Duration
-	probes int
+	bytes      map[string]int64
+	took       time.Duration
+	probes     int
+	filtered   int           // sealed key partitions with a key filter
+	filterTook time.Duration // to build their filters
 }
 
 // passPair is a steady run and the run with a retention pass in its middle.
@@ -26,10 +28,11 @@ func report(w io.Writer, o options, l loaded, empty, hist []result, passes []pas
 	if o.sharedBuf != "" {
 		sb, flag = o.sharedBuf, " -shared-buffers "+o.sharedBuf
 	}
-	fmt.Fprintf(w, "`go run ./deploy/bench/storagebench -history %d -days %d -key-interval %s -d %s -runs %d -passes %d -conns %d%s` (PostgreSQL %s, fsync on, shared_buffers %s; load average %.1f at the end).\n\n",
-		o.history, o.days, o.keyInterval, o.duration, o.runs, len(passes), o.conns, flag, pgVersion, sb, load)
-	fmt.Fprintf(w, "History store: %d earlier events over %d daily inbox partitions (loaded in %s with %d workers): inbox %s, dedupe_keys %s; key partitions %s wide, %d probed per new id (30-day key lifetime).\n\n",
-		o.history, o.days, l.took.Round(time.Second), o.loadWorkers, mib(l.bytes["inbox"]), mib(l.bytes["dedupe_keys"]), o.keyInterval, l.probes)
+	fmt.Fprintf(w, "`go run ./deploy/bench/storagebench -history %d -days %d -key-interval %s -key-filters %g -d %s -runs %d -passes %d -conns %d%s` (PostgreSQL %s, fsync on, shared_buffers %s; load average %.1f at the end).\n\n",
+		o.history, o.days, o.keyInterval, o.keyFilterFP, o.duration, o.runs, len(passes), o.conns, flag, pgVersion, sb, load)
+	fmt.Fprintf(w, "History store: %d earlier events over %d daily inbox partitions (loaded in %s with %d workers): inbox %s, dedupe_keys %s; key partitions %s wide, %d within a new id's 30-day key lifetime, of which %d sealed ones have a key filter at %g false positives (built in %s; %s), probed only when it may hold the id.\n\n",
+		o.history, o.days, l.took.Round(time.Second), o.loadWorkers, mib(l.bytes["inbox"]), mib(l.bytes["dedupe_keys"]), o.keyInterval, l.probes,
+		l.filtered, o.keyFilterFP, l.filterTook.Round(time.Second), mib(l.bytes["dedupe_key_filters"]))
 	fmt.Fprintf(w, "| pair | empty events/s | history events/s | ratio | empty WAL B/event | history WAL B/event | WAL ratio | empty p50/p99 ms | history p50/p99 ms |\n|---|---|---|---|---|---|---|---|---|\n")
 	var ratios, walRatios []float64
 	for i := range empty {

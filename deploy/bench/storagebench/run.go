@@ -54,6 +54,11 @@ func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(con
 		return result{}, err
 	}
 	defer w.Close()
+	// The key filters the history's sealed partitions got at load, in
+	// memory before the first delivery (serve loads them in the background).
+	if _, _, err := w.RefreshKeyFilters(ctx); err != nil {
+		return result{}, err
+	}
 	var lsn0, lsn1 int64
 	walLSN := `SELECT pg_current_wal_lsn() - '0/0'`
 	if err := pool.QueryRow(ctx, walLSN).Scan(&lsn0); err != nil {

@@ -1,0 +1,258 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/bits-and-blooms/bloom/v3"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// Key filters (README "Retention"). A new event id must be shown absent
+// from every dedupe key partition that can hold a live key. Probing a
+// partition is a random read in its primary key, and those indexes
+// outgrow memory as history accumulates (about 60 bytes a key), so a new
+// id came to cost one buffer miss per partition probed. A partition that
+// no write can reach any more (sealed: it ended longer ago than
+// keyFilterSeal) never changes again, so ingest's maintenance builds a
+// Bloom filter of its keys once (dedupe_key_filters, about 1.2 bytes a
+// key at 1 % false positives), and each Writer holds them in memory: a
+// sealed partition is probed only when its filter says the id may be
+// there. A filter has no false negatives, so a duplicate is still found.
+
+// keyFilterSeal is how long after its end a key partition is sealed: the
+// Writer writes a key into a partition only while now() is within
+// keyOverlap of it, and its statements end within writerStatementTimeout.
+const keyFilterSeal = 10 * time.Minute
+
+// keyFilterRefresh is how often a Writer reloads the partition list and
+// any filter built since.
+const keyFilterRefresh = 30 * time.Second
+
+// keyPartition is one dedupe key partition as a Writer last saw it.
+type keyPartition struct {
+	name         string
+	starts, ends pgtype.Timestamptz
+	filter       *bloom.BloomFilter // nil: no filter (not sealed or not built yet), always probed
+}
+
+// keyFilters is the Writer's view of the key partitions, oldest first,
+// swapped whole on refresh.
+type keyFilters struct {
+	parts []keyPartition
+	n     int // partitions with a filter
+}
+
+var probeEverything = pgtype.Timestamptz{InfinityModifier: pgtype.NegativeInfinity, Valid: true}
+
+// filterKey is the bytes a filter holds for an event id.
+func filterKey(buf []byte, provider, eventID string) []byte {
+	buf = append(buf[:0], provider...)
+	buf = append(buf, 0)
+	return append(buf, eventID...)
+}
+
+// probeFrom is where insertSQL starts probing for key: every partition
+// from the oldest up to it either has a filter that excludes key, and the
+// partitions are contiguous; the first one that has no filter, or whose
+// filter may hold key, is probed with everything after it. Without
+// filters, everything is probed.
+func (f *keyFilters) probeFrom(buf []byte) pgtype.Timestamptz {
+	if f == nil || f.n == 0 {
+		return probeEverything
+	}
+	from := probeEverything
+	for i, p := range f.parts {
+		if i > 0 && p.starts != f.parts[i-1].ends {
+			return from // a gap: nothing is known of what follows
+		}
+		if p.filter == nil || p.filter.Test(buf) {
+			return p.starts
+		}
+		from = p.ends
+	}
+	return from
+}
+
+// bytes is the memory the filters hold.
+func (f *keyFilters) bytes() int {
+	n := 0
+	for _, p := range f.parts {
+		if p.filter != nil {
+			n += int(p.filter.Cap() / 8)
+		}
+	}
+	return n
+}
+
+// loadKeyFilters reads the key partitions and the filters built for them,
+// reusing those prev already holds (a filter never changes).
+func loadKeyFilters(ctx context.Context, q rowQuerier, prev *keyFilters) (*keyFilters, error) {
+	rows, err := q.Query(ctx, `SELECT p.name, p.starts, p.ends, f.name IS NOT NULL
+FROM storage_partitions p LEFT JOIN dedupe_key_filters f ON f.name = p.name
+WHERE p.parent = 'dedupe_keys' ORDER BY p.starts`)
+	if err != nil {
+		return nil, fmt.Errorf("key partitions: %w", err)
+	}
+	var (
+		parts []keyPartition
+		built []bool
+	)
+	for rows.Next() {
+		var (
+			p   keyPartition
+			has bool
+		)
+		if err := rows.Scan(&p.name, &p.starts, &p.ends, &has); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("key partitions: %w", err)
+		}
+		parts, built = append(parts, p), append(built, has)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("key partitions: %w", err)
+	}
+	known := map[string]*bloom.BloomFilter{}
+	if prev != nil {
+		for _, p := range prev.parts {
+			known[p.name] = p.filter
+		}
+	}
+	out := &keyFilters{parts: parts}
+	for i := range out.parts {
+		p := &out.parts[i]
+		if !built[i] {
+			continue
+		}
+		if p.filter = known[p.name]; p.filter == nil {
+			var bits []byte
+			if err := q.QueryRow(ctx, `SELECT bits FROM dedupe_key_filters WHERE name = $1`, p.name).Scan(&bits); err != nil {
+				return nil, fmt.Errorf("key filter of %s: %w", p.name, err)
+			}
+			p.filter = new(bloom.BloomFilter)
+			if err := p.filter.UnmarshalBinary(bits); err != nil {
+				return nil, fmt.Errorf("key filter of %s: %w", p.name, err)
+			}
+		}
+		out.n++
+	}
+	return out, nil
+}
+
+// rowQuerier reads the filters: the Writer's pool, or a test's transaction.
+type rowQuerier interface {
+	querier
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// filterStore is a Writer's current filters.
+type filterStore struct{ cur atomic.Pointer[keyFilters] }
+
+// RefreshKeyFilters reloads the key partitions and their filters now; the
+// Writer also does it every keyFilterRefresh. It returns how many
+// partitions have a filter and the bytes they hold.
+func (w *Writer) RefreshKeyFilters(ctx context.Context) (partitions, bytes int, err error) {
+	f, err := loadKeyFilters(ctx, w.pool, w.filters.cur.Load())
+	if err != nil {
+		return 0, 0, err
+	}
+	w.filters.cur.Store(f)
+	return f.n, f.bytes(), nil
+}
+
+func (w *Writer) refreshLoop() {
+	t := time.NewTicker(keyFilterRefresh)
+	defer t.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), keyFilterRefresh)
+		if _, _, err := w.RefreshKeyFilters(ctx); err != nil {
+			slog.Warn("key filters not refreshed: new event ids are probed in every key partition until they are", "err", err)
+		}
+		cancel()
+		select {
+		case <-t.C:
+		case <-w.quit:
+			return
+		}
+	}
+}
+
+// BuildKeyFilters builds the filter of every sealed dedupe key partition
+// that has none, at false positive rate fp; with fp 0 it deletes every
+// filter instead (storage.key_filter_false_positives: 0 turns them off).
+// It returns the partitions it built. Ingest's maintenance runs it in each
+// pass; storagebench runs it after loading history.
+func BuildKeyFilters(ctx context.Context, conn *pgx.Conn, fp float64) ([]string, error) {
+	if fp <= 0 {
+		_, err := conn.Exec(ctx, `DELETE FROM dedupe_key_filters`)
+		return nil, err
+	}
+	rows, err := conn.Query(ctx, `SELECT p.name FROM storage_partitions p
+WHERE p.parent = 'dedupe_keys' AND p.ends < now() - $1::interval
+  AND NOT EXISTS (SELECT 1 FROM dedupe_key_filters f WHERE f.name = p.name)
+ORDER BY p.starts DESC`, keyFilterSeal)
+	if err != nil {
+		return nil, fmt.Errorf("sealed key partitions: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("sealed key partitions: %w", err)
+	}
+	var built []string
+	for _, name := range names {
+		if err := buildKeyFilter(ctx, conn, name, fp); err != nil {
+			return built, err
+		}
+		built = append(built, name)
+	}
+	return built, nil
+}
+
+// buildKeyFilter reads every key of the sealed partition name in one
+// snapshot (a repeatable-read transaction: the count sizes the filter)
+// and stores the filter.
+func buildKeyFilter(ctx context.Context, conn *pgx.Conn, name string, fp float64) error {
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("key filter of %s: %w", name, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read-only; ends either way
+	table := pgx.Identifier{name}.Sanitize()
+	var n int64
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+table).Scan(&n); err != nil {
+		return fmt.Errorf("key filter of %s: count keys: %w", name, err)
+	}
+	f := bloom.NewWithEstimates(uint(max(n, 1)), fp)
+	rows, err := tx.Query(ctx, `SELECT provider, event_id FROM `+table)
+	if err != nil {
+		return fmt.Errorf("key filter of %s: read keys: %w", name, err)
+	}
+	var buf []byte
+	for rows.Next() {
+		v := rows.RawValues()
+		buf = append(append(append(buf[:0], v[0]...), 0), v[1]...)
+		f.Add(buf)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("key filter of %s: read keys: %w", name, err)
+	}
+	bits, err := f.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("key filter of %s: %w", name, err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		return fmt.Errorf("key filter of %s: %w", name, err)
+	}
+	_, err = conn.Exec(ctx, `INSERT INTO dedupe_key_filters (name, keys, fp_rate, bits) VALUES ($1, $2, $3, $4)
+ON CONFLICT (name) DO NOTHING`, name, n, fp, bits)
+	if err != nil {
+		return fmt.Errorf("key filter of %s: store: %w", name, err)
+	}
+	return nil
+}

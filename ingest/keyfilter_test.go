@@ -1,0 +1,203 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bits-and-blooms/bloom/v3"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+func TestProbeFromStopsAtTheFirstPartitionThatMayHoldTheKey(t *testing.T) {
+	day := func(d int) pgtype.Timestamptz {
+		return pgtype.Timestamptz{Time: time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC), Valid: true}
+	}
+	holding := func(keys ...string) *bloom.BloomFilter {
+		f := bloom.NewWithEstimates(1000, 0.0001)
+		for _, k := range keys {
+			f.Add(filterKey(nil, "p", k))
+		}
+		return f
+	}
+	f := &keyFilters{parts: []keyPartition{
+		{name: "a", starts: day(1), ends: day(2), filter: holding("in_a")},
+		{name: "b", starts: day(2), ends: day(3), filter: holding("in_b")},
+		{name: "c", starts: day(3), ends: day(4)}, // not sealed
+		{name: "d", starts: day(4), ends: day(5), filter: holding()},
+	}, n: 3}
+	for _, c := range []struct {
+		key  string
+		want pgtype.Timestamptz
+	}{
+		{"in_a", day(1)},
+		{"in_b", day(2)},
+		{"elsewhere", day(3)}, // c has no filter: probed, with all after it
+	} {
+		if got := f.probeFrom(filterKey(nil, "p", c.key)); got != c.want {
+			t.Errorf("probeFrom(%s) = %v, want %v", c.key, got.Time, c.want.Time)
+		}
+	}
+	// All filtered: a new id probes nothing before the last one's end.
+	all := &keyFilters{parts: []keyPartition{f.parts[0], f.parts[1]}, n: 2}
+	if got := all.probeFrom(filterKey(nil, "p", "elsewhere")); got != day(3) {
+		t.Errorf("every partition filtered: probeFrom = %v, want the end of the last (%v)", got.Time, day(3).Time)
+	}
+	// A gap: nothing after it is known, so the probe starts there.
+	gap := &keyFilters{parts: []keyPartition{f.parts[0], f.parts[3]}, n: 2}
+	if got := gap.probeFrom(filterKey(nil, "p", "elsewhere")); got != day(2) {
+		t.Errorf("a gap after the first partition: probeFrom = %v, want its end (%v)", got.Time, day(2).Time)
+	}
+	// Another provider's id of the same text is another key.
+	if got := f.probeFrom(filterKey(nil, "q", "in_a")); got != day(3) {
+		t.Errorf("provider q's in_a: probeFrom = %v, want %v", got.Time, day(3).Time)
+	}
+	var none *keyFilters
+	if got := none.probeFrom(filterKey(nil, "p", "x")); got != probeEverything {
+		t.Errorf("no filters: probeFrom = %v, want -infinity", got)
+	}
+}
+
+// explaining runs each insertSQL through EXPLAIN ANALYZE first (rolled
+// back to a savepoint), keeping the key partitions the probe read, then
+// for real.
+type explaining struct {
+	pgx.Tx
+	t      *testing.T
+	probed []string
+}
+
+func (e *explaining) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if sql != insertSQL {
+		return e.Tx.Query(ctx, sql, args...)
+	}
+	if _, err := e.Exec(ctx, `SAVEPOINT explain`); err != nil {
+		return nil, err
+	}
+	var plan []byte
+	if err := e.Tx.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+sql, args...).Scan(&plan); err != nil {
+		return nil, fmt.Errorf("explain: %w", err)
+	}
+	if _, err := e.Exec(ctx, `ROLLBACK TO SAVEPOINT explain`); err != nil {
+		return nil, err
+	}
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		if rel, _ := n["Relation Name"].(string); strings.HasPrefix(rel, "dedupe_keys_p") && n["Node Type"] != "ModifyTable" {
+			if loops, _ := n["Actual Loops"].(float64); loops > 0 && !slices.Contains(e.probed, rel) {
+				e.probed = append(e.probed, rel)
+			}
+		}
+		children, _ := n["Plans"].([]any)
+		for _, c := range children {
+			walk(c.(map[string]any))
+		}
+	}
+	var doc []map[string]any
+	if err := json.Unmarshal(plan, &doc); err != nil {
+		return nil, err
+	}
+	walk(doc[0]["Plan"].(map[string]any))
+	return e.Tx.Query(ctx, sql, args...)
+}
+
+// TestSealedKeyPartitionsAreProbedOnlyWhenTheirFilterMayHoldTheID: with
+// their key filters built, the sealed key partitions are not read for a
+// new id (the statement's plan says so), while a redelivery of an id kept
+// in one of them is still refused; a partition sealed too recently gets
+// no filter and is always read.
+func TestSealedKeyPartitionsAreProbedOnlyWhenTheirFilterMayHoldTheID(t *testing.T) {
+	ctx := context.Background()
+	base, w := newTestWriter(t, 0)
+	resetKeyPartitions(t, base,
+		[2]time.Duration{-72 * time.Hour, -48 * time.Hour}, [2]time.Duration{-48 * time.Hour, -24 * time.Hour},
+		[2]time.Duration{-24 * time.Hour, -5 * time.Minute}, [2]time.Duration{-5 * time.Minute, time.Hour})
+	var names []string // oldest first
+	rows, _ := base.Query(ctx, `SELECT name FROM storage_partitions WHERE parent = 'dedupe_keys' ORDER BY starts`)
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(names) != 4 {
+		t.Fatalf("key partitions %v: %v", names, err)
+	}
+	mustExec(t, base, `INSERT INTO dedupe_keys (provider, event_id, gen) SELECT 'p', 'evt_old_' || i, date_trunc('second', now()) - interval '72 hours' FROM generate_series(1, 2000) i`)
+	mustExec(t, base, `INSERT INTO dedupe_keys (provider, event_id, gen) VALUES ('p', 'evt_b', date_trunc('second', now()) - interval '48 hours'), ('p', 'evt_c', now() - interval '1 hour')`)
+
+	c, err := base.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := BuildKeyFilters(ctx, c.Conn(), 0.01)
+	c.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{names[1], names[0]}; !slices.Equal(built, want) {
+		t.Fatalf("filters built for %v; want the two sealed partitions %v", built, want)
+	}
+	n, bytes, err := w.RefreshKeyFilters(ctx)
+	if err != nil || n != 2 || bytes == 0 {
+		t.Fatalf("RefreshKeyFilters = %d partitions, %d bytes, %v; want 2 filters", n, bytes, err)
+	}
+
+	probedBy := func(filters *keyFilters, ids ...string) []string {
+		t.Helper()
+		tx, err := base.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx) //nolint:errcheck
+		e := &explaining{Tx: tx, t: t}
+		batch := make([]*pending, len(ids))
+		for i, id := range ids {
+			batch[i] = &pending{rec: rec(id, 0)}
+		}
+		if err := execOn(ctx, e, batch, filters); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(e.probed)
+		return e.probed
+	}
+	fresh := []string{"evt_new_1", "evt_new_2", "evt_new_3"}
+	if got, want := probedBy(w.filters.cur.Load(), fresh...), names[2:]; !slices.Equal(got, want) {
+		t.Errorf("new ids with the filters: key partitions read %v; want only the unsealed %v", got, want)
+	}
+	if got := probedBy(nil, fresh...); !slices.Equal(got, names) {
+		t.Errorf("new ids without filters: key partitions read %v; want all %v", got, names)
+	}
+
+	// Redeliveries of ids kept in each partition are duplicates.
+	for _, id := range []string{"evt_old_1", "evt_old_2000", "evt_b", "evt_c"} {
+		if out := writeOne(t, w, rec(id, 0)); out.New {
+			t.Errorf("redelivery of %s: recorded as new", id)
+		}
+	}
+	if out := writeOne(t, w, rec("evt_new_1", 0)); !out.New {
+		t.Error("a new id was refused")
+	}
+
+	// storage.key_filter_false_positives 0 deletes them; a dropped
+	// partition's filter goes with it.
+	c, _ = base.Acquire(ctx)
+	defer c.Release()
+	if _, err := BuildKeyFilters(ctx, c.Conn(), 0.01); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, base, `DROP TABLE `+names[0])
+	mustExec(t, base, `DELETE FROM storage_partitions WHERE name = $1`, names[0])
+	if n := count(t, base, `SELECT count(*) FROM dedupe_key_filters`); n != 1 {
+		t.Errorf("filters after a partition was dropped: %d, want 1", n)
+	}
+	if _, err := BuildKeyFilters(ctx, c.Conn(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, base, `SELECT count(*) FROM dedupe_key_filters`); n != 0 {
+		t.Errorf("filters with the false positive rate 0: %d, want none", n)
+	}
+	if n, _, err := w.RefreshKeyFilters(ctx); err != nil || n != 0 {
+		t.Errorf("RefreshKeyFilters after the filters were deleted = %d, %v; want 0", n, err)
+	}
+}
