@@ -12,6 +12,8 @@ import (
 	"github.com/bits-and-blooms/bloom/v3"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestProbeFromStopsAtTheFirstPartitionThatMayHoldTheKey(t *testing.T) {
@@ -117,26 +119,47 @@ func TestSealedKeyPartitionsAreProbedOnlyWhenTheirFilterMayHoldTheID(t *testing.
 	resetKeyPartitions(t, base,
 		[2]time.Duration{-72 * time.Hour, -48 * time.Hour}, [2]time.Duration{-48 * time.Hour, -24 * time.Hour},
 		[2]time.Duration{-24 * time.Hour, -5 * time.Minute}, [2]time.Duration{-5 * time.Minute, time.Hour})
-	var names []string // oldest first
-	rows, _ := base.Query(ctx, `SELECT name FROM storage_partitions WHERE parent = 'dedupe_keys' ORDER BY starts`)
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(names) != 4 {
-		t.Fatalf("key partitions %v: %v", names, err)
+	names := pgxCollect(t, base, `SELECT name FROM storage_partitions WHERE parent = 'dedupe_keys' ORDER BY starts`) // oldest first
+	if len(names) != 4 {
+		t.Fatalf("key partitions %v", names)
 	}
 	mustExec(t, base, `INSERT INTO dedupe_keys (provider, event_id, gen) SELECT 'p', 'evt_old_' || i, date_trunc('second', now()) - interval '72 hours' FROM generate_series(1, 2000) i`)
 	mustExec(t, base, `INSERT INTO dedupe_keys (provider, event_id, gen) VALUES ('p', 'evt_b', date_trunc('second', now()) - interval '48 hours'), ('p', 'evt_c', now() - interval '1 hour')`)
 
-	c, err := base.Acquire(ctx)
+	reg := prometheus.NewRegistry()
+	kb := &KeyFilterBuilder{Pool: base, FalsePositives: 0.01, Registerer: reg}
+	missing := func() float64 {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil || len(mfs) != 1 {
+			t.Fatalf("gather: %v, %d families", err, len(mfs))
+		}
+		return mfs[0].GetMetric()[0].GetGauge().GetValue()
+	}
+	// Another process holds the lock: nothing is built, two are missing.
+	hold, err := base.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	built, err := BuildKeyFilters(ctx, c.Conn(), 0.01)
-	c.Release()
-	if err != nil {
+	if _, err := hold.Exec(ctx, `SELECT pg_advisory_lock(hashtextextended($1, 0))`, keyFilterLock); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{names[1], names[0]}; !slices.Equal(built, want) {
-		t.Fatalf("filters built for %v; want the two sealed partitions %v", built, want)
+	if err := kb.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, base, `SELECT count(*) FROM dedupe_key_filters`); n != 0 || missing() != 2 {
+		t.Fatalf("lock held elsewhere: %d filters built, %g missing; want 0 and 2", n, missing())
+	}
+	if _, err := hold.Exec(ctx, `SELECT pg_advisory_unlock(hashtextextended($1, 0))`, keyFilterLock); err != nil {
+		t.Fatal(err)
+	}
+	hold.Release()
+	if err := kb.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	built := pgxCollect(t, base, `SELECT name FROM dedupe_key_filters ORDER BY name DESC`)
+	if want := []string{names[1], names[0]}; !slices.Equal(built, want) || missing() != 0 {
+		t.Fatalf("filters built for %v, %g missing; want the two sealed partitions %v, none missing", built, missing(), want)
 	}
 	n, bytes, err := w.RefreshKeyFilters(ctx)
 	if err != nil || n != 2 || bytes == 0 {
@@ -181,11 +204,11 @@ func TestSealedKeyPartitionsAreProbedOnlyWhenTheirFilterMayHoldTheID(t *testing.
 
 	// storage.key_filter_false_positives 0 deletes them; a dropped
 	// partition's filter goes with it.
-	c, _ = base.Acquire(ctx)
-	defer c.Release()
-	if _, err := BuildKeyFilters(ctx, c.Conn(), 0.01); err != nil {
+	c, err := base.Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer c.Release()
 	mustExec(t, base, `DROP TABLE `+names[0])
 	mustExec(t, base, `DELETE FROM storage_partitions WHERE name = $1`, names[0])
 	if n := count(t, base, `SELECT count(*) FROM dedupe_key_filters`); n != 1 {
@@ -200,4 +223,17 @@ func TestSealedKeyPartitionsAreProbedOnlyWhenTheirFilterMayHoldTheID(t *testing.
 	if n, _, err := w.RefreshKeyFilters(ctx); err != nil || n != 0 {
 		t.Errorf("RefreshKeyFilters after the filters were deleted = %d, %v; want 0", n, err)
 	}
+}
+
+func pgxCollect(t *testing.T, pool *pgxpool.Pool, sql string) []string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -38,8 +38,8 @@ type MaintenanceConfig struct {
 //     storage.key_partition_interval, dropped once the longest key
 //     lifetime (the longer of dedupe window and retention) plus one key
 //     partition width has passed;
-//     Each sealed key partition gets a Bloom filter of its keys
-//     (storage.key_filter_false_positives, keyfilter.go);
+//     Each sealed key partition gets a Bloom filter of its keys, built
+//     by KeyFilterBuilder beside the passes;
 //   - replays and erasures (the audit), deleted row by row by age;
 //   - outbox, an append-only log partitioned by created_at, dropped once
 //     storage.outbox_retention has passed and every relay's cursor is past
@@ -58,12 +58,7 @@ func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
 	if s.Retention < payloadMax {
 		short[""] = s.Retention // events of providers no longer configured
 	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	sw := &sweeper{short: short, payloadMax: payloadMax, audit: s.AuditRetention, known: slices.Sorted(mapKeys(c.Providers)),
-		keyFilterFP: *s.KeyFilterFalsePositives, logger: logger}
+	sw := &sweeper{short: short, payloadMax: payloadMax, audit: s.AuditRetention, known: slices.Sorted(mapKeys(c.Providers))}
 	return storage.New(storage.Config{
 		Pool:  cfg.Pool,
 		Stage: "ingest",
@@ -90,12 +85,10 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 }
 
 type sweeper struct {
-	short       map[string]time.Duration // "" = providers not in known
-	known       []string
-	payloadMax  time.Duration
-	audit       time.Duration
-	keyFilterFP float64 // storage.key_filter_false_positives
-	logger      *slog.Logger
+	short      map[string]time.Duration // "" = providers not in known
+	known      []string
+	payloadMax time.Duration
+	audit      time.Duration
 }
 
 func (sw *sweeper) sweep(ctx context.Context, conn *pgx.Conn) (map[string]int64, error) {
@@ -117,14 +110,7 @@ func (sw *sweeper) sweep(ctx context.Context, conn *pgx.Conn) (map[string]int64,
 			return n, err
 		}
 	}
-	// Not a deletion, but work for the process holding the lock: the key
-	// filters of the partitions sealed since the last pass (keyfilter.go).
-	t := time.Now()
-	built, err := BuildKeyFilters(ctx, conn, sw.keyFilterFP)
-	if len(built) > 0 {
-		sw.logger.Info("key filters built", "partitions", built, "false_positives", sw.keyFilterFP, "took", time.Since(t).Round(time.Millisecond))
-	}
-	return n, err
+	return n, nil
 }
 
 // purge deletes provider's rows from each inbox partition whose whole

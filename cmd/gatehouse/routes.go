@@ -92,6 +92,11 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	}
 	cancel()
 	s.background = append(s.background, mt.Run)
+	// The key filters of sealed key partitions, beside the passes (a
+	// first build after an upgrade may take minutes).
+	kf := &ingest.KeyFilterBuilder{Pool: b.pool, FalsePositives: b.cfg.Storage.KeyFilterRate(),
+		Every: b.cfg.Storage.CheckInterval, Logger: b.log, Registerer: b.reg}
+	s.background = append(s.background, kf.Run)
 	var store *auth.Store
 	if b.cfg.Auth.Enabled() {
 		if store, err = auth.NewStore(auth.StoreConfig{Pool: b.pool, Auth: b.cfg.Auth, Logger: b.log}); err != nil {

@@ -62,6 +62,15 @@ type Storage struct {
 // DefaultKeyFilterFalsePositives is storage.key_filter_false_positives' default.
 const DefaultKeyFilterFalsePositives = 0.01
 
+// KeyFilterRate is storage.key_filter_false_positives, its default when
+// unset.
+func (s *Storage) KeyFilterRate() float64 {
+	if s.KeyFilterFalsePositives == nil {
+		return DefaultKeyFilterFalsePositives
+	}
+	return *s.KeyFilterFalsePositives
+}
+
 func (s *Storage) applyDefaults() {
 	if s.PartitionInterval == 0 {
 		s.PartitionInterval = 24 * time.Hour

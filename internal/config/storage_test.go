@@ -19,6 +19,12 @@ func TestRetentionSettings(t *testing.T) {
 	if k := cfg.Storage.KeyPartitionInterval; k != 7*24*time.Hour {
 		t.Errorf("default key_partition_interval %s, want 168h", k)
 	}
+	if r := cfg.Storage.KeyFilterRate(); r != 0.01 {
+		t.Errorf("default key_filter_false_positives %g, want 0.01", r)
+	}
+	if off, err := Parse([]byte("storage: {key_filter_false_positives: 0}\n"), env); err != nil || off.Storage.KeyFilterRate() != 0 {
+		t.Errorf("key_filter_false_positives: 0 is off: %v", err)
+	}
 	if l := cfg.KeyLifetime("s"); l != 30*24*time.Hour {
 		t.Errorf("key lifetime %s, want the longer of the two (720h)", l)
 	}
@@ -44,6 +50,8 @@ func TestRetentionSettings(t *testing.T) {
 		{stripe + "    retention: 1h\n", "providers.s.retention: 1h0m0s is shorter than storage.partition_interval"},
 		{"storage: {partition_interval: 30s}\n", "storage.partition_interval: 30s is below 1m"},
 		{"storage: {key_partition_interval: 10s}\n", "storage.key_partition_interval: 10s is below 1m"},
+		{"storage: {key_filter_false_positives: 0.5}\n", "storage.key_filter_false_positives: 0.5; want 0 (off) or a rate below 0.5"},
+		{"storage: {key_filter_false_positives: -0.01}\n", "storage.key_filter_false_positives: -0.01; want 0 (off)"},
 		{"storage: {retention: 1h}\n", "storage.retention: 1h0m0s is shorter than storage.partition_interval"},
 		{"storage: {object_retention: 24h}\n", "storage.object_retention: 24h0m0s is shorter than storage.dedupe_window (168h0m0s)"},
 		{"storage: {object_retention: -1h}\n", "storage.object_retention: -1h0m0s must not be negative"},
