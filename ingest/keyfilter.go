@@ -67,7 +67,7 @@ func (f *keyFilters) probeFrom(buf []byte) pgtype.Timestamptz {
 	}
 	from := probeEverything
 	for i, p := range f.parts {
-		if i > 0 && p.starts != f.parts[i-1].ends {
+		if i > 0 && !sameInstant(p.starts, f.parts[i-1].ends) {
 			return from // a gap: nothing is known of what follows
 		}
 		if p.filter == nil || p.filter.Test(buf) {
@@ -76,6 +76,10 @@ func (f *keyFilters) probeFrom(buf []byte) pgtype.Timestamptz {
 		from = p.ends
 	}
 	return from
+}
+
+func sameInstant(a, b pgtype.Timestamptz) bool {
+	return a.Valid == b.Valid && a.InfinityModifier == b.InfinityModifier && a.Time.Equal(b.Time)
 }
 
 // bytes is the memory the filters hold.
