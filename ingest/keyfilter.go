@@ -66,11 +66,18 @@ func (f *keyFilters) probeFrom(buf []byte) pgtype.Timestamptz {
 		return probeEverything
 	}
 	from := probeEverything
+	var locs []uint64 // the key's bit locations, hashed once for every filter
 	for i, p := range f.parts {
 		if i > 0 && !sameInstant(p.starts, f.parts[i-1].ends) {
 			return from // a gap: nothing is known of what follows
 		}
-		if p.filter == nil || p.filter.Test(buf) {
+		if p.filter == nil {
+			return p.starts
+		}
+		if k := p.filter.K(); uint(len(locs)) != k {
+			locs = bloom.Locations(buf, k)
+		}
+		if p.filter.TestLocations(locs) {
 			return p.starts
 		}
 		from = p.ends
@@ -161,7 +168,7 @@ type filterStore struct{ cur atomic.Pointer[keyFilters] }
 // Writer also does it every keyFilterRefresh. It returns how many
 // partitions have a filter and the bytes they hold.
 func (w *Writer) RefreshKeyFilters(ctx context.Context) (partitions, bytes int, err error) {
-	f, err := loadKeyFilters(ctx, w.pool, w.filters.cur.Load())
+	f, err := loadKeyFilters(ctx, w.base, w.filters.cur.Load())
 	if err != nil {
 		return 0, 0, err
 	}

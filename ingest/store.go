@@ -68,6 +68,7 @@ type Outcome struct {
 // deliveries; every caller returns only after the commit of its own event.
 type Writer struct {
 	pool     *pgxpool.Pool
+	base     *pgxpool.Pool // the caller's: key filters are read through it
 	queue    chan *pending
 	quit     chan struct{}
 	maxBatch int
@@ -116,7 +117,7 @@ func NewWriter(base *pgxpool.Pool, workers, maxBatch int) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("writer pool: %w", err)
 	}
-	w := &Writer{pool: pool, queue: make(chan *pending, workers*maxBatch), quit: make(chan struct{}), maxBatch: maxBatch}
+	w := &Writer{pool: pool, base: base, queue: make(chan *pending, workers*maxBatch), quit: make(chan struct{}), maxBatch: maxBatch}
 	w.SetTracer(nil)
 	for range workers {
 		go w.loop()
