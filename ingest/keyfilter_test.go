@@ -14,9 +14,11 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/internal/config"
 )
 
-func TestProbeFromStopsAtTheFirstPartitionThatMayHoldTheKey(t *testing.T) {
+func TestProbeOfSkipsWhatTheFiltersExclude(t *testing.T) {
 	day := func(d int) pgtype.Timestamptz {
 		return pgtype.Timestamptz{Time: time.Date(2026, 11, d, 0, 0, 0, 0, time.UTC), Valid: true}
 	}
@@ -27,41 +29,50 @@ func TestProbeFromStopsAtTheFirstPartitionThatMayHoldTheKey(t *testing.T) {
 		}
 		return f
 	}
-	f := &keyFilters{parts: []keyPartition{
-		{name: "a", starts: day(1), ends: day(2), filter: holding("in_a")},
-		{name: "b", starts: day(2), ends: day(3), filter: holding("in_b")},
-		{name: "c", starts: day(3), ends: day(4)}, // not sealed
-		{name: "d", starts: day(4), ends: day(5), filter: holding()},
-	}, n: 3}
-	for _, c := range []struct {
-		key  string
-		want pgtype.Timestamptz
+	part := func(d int, f *bloom.BloomFilter) keyPartition {
+		return keyPartition{name: fmt.Sprint("d", d), starts: day(d), ends: day(d + 1), filter: f}
+	}
+	win := func(d int) [2]pgtype.Timestamptz { return [2]pgtype.Timestamptz{day(d), day(d + 1)} }
+	filters := func(parts ...keyPartition) *keyFilters {
+		f := &keyFilters{parts: parts}
+		for _, p := range parts {
+			if p.filter != nil {
+				f.n++
+			}
+		}
+		return f
+	}
+	a, b, c, d := part(1, holding("in_a", "in_abx")), part(2, holding("in_b", "in_abx")), part(3, nil), part(4, holding())
+	x := part(3, holding("in_abx"))
+	for _, tc := range []struct {
+		name    string
+		f       *keyFilters
+		key     string
+		from    pgtype.Timestamptz
+		windows [][2]pgtype.Timestamptz
 	}{
-		{"in_a", day(1)},
-		{"in_b", day(2)},
-		{"elsewhere", day(3)}, // c has no filter: probed, with all after it
+		{"in the first", filters(a, b, c, d), "in_a", day(3), [][2]pgtype.Timestamptz{win(1)}},
+		{"in the second", filters(a, b, c, d), "in_b", day(3), [][2]pgtype.Timestamptz{win(2)}},
+		{"in none: from the first unfiltered", filters(a, b, c, d), "elsewhere", day(3), nil},
+		{"another provider's id of the same text", filters(a, b, c, d), "q:in_a", day(3), nil},
+		{"every partition filtered: from the end of the last", filters(a, b), "elsewhere", day(3), nil},
+		{"a gap: from its start", filters(a, d), "elsewhere", day(2), nil},
+		{"more windows than maxProbeWindows: from the third", filters(a, b, x, part(4, holding())), "in_abx", day(3), [][2]pgtype.Timestamptz{win(1), win(2)}},
 	} {
-		if got := f.probeFrom(filterKey(nil, "p", c.key)); got != c.want {
-			t.Errorf("probeFrom(%s) = %v, want %v", c.key, got.Time, c.want.Time)
+		key := filterKey(nil, "p", tc.key)
+		if rest, ok := strings.CutPrefix(tc.key, "q:"); ok {
+			key = filterKey(nil, "q", rest)
+		}
+		got := tc.f.probeOf(key)
+		want := probe{from: tc.from, windows: [maxProbeWindows][2]pgtype.Timestamptz{noWindow, noWindow}}
+		copy(want.windows[:], tc.windows)
+		if got != want {
+			t.Errorf("%s: probeOf(%s) = %+v, want %+v", tc.name, tc.key, got, want)
 		}
 	}
-	// All filtered: a new id probes nothing before the last one's end.
-	all := &keyFilters{parts: []keyPartition{f.parts[0], f.parts[1]}, n: 2}
-	if got := all.probeFrom(filterKey(nil, "p", "elsewhere")); got != day(3) {
-		t.Errorf("every partition filtered: probeFrom = %v, want the end of the last (%v)", got.Time, day(3).Time)
-	}
-	// A gap: nothing after it is known, so the probe starts there.
-	gap := &keyFilters{parts: []keyPartition{f.parts[0], f.parts[3]}, n: 2}
-	if got := gap.probeFrom(filterKey(nil, "p", "elsewhere")); got != day(2) {
-		t.Errorf("a gap after the first partition: probeFrom = %v, want its end (%v)", got.Time, day(2).Time)
-	}
-	// Another provider's id of the same text is another key.
-	if got := f.probeFrom(filterKey(nil, "q", "in_a")); got != day(3) {
-		t.Errorf("provider q's in_a: probeFrom = %v, want %v", got.Time, day(3).Time)
-	}
 	var none *keyFilters
-	if got := none.probeFrom(filterKey(nil, "p", "x")); got != probeEverything {
-		t.Errorf("no filters: probeFrom = %v, want -infinity", got)
+	if got := none.probeOf(filterKey(nil, "p", "x")); got.from != probeEverything || got.windows[0] != noWindow {
+		t.Errorf("no filters: probeOf = %+v, want everything", got)
 	}
 }
 
@@ -185,8 +196,17 @@ func TestSealedKeyPartitionsAreProbedOnlyWhenTheirFilterMayHoldTheID(t *testing.
 		return e.probed
 	}
 	fresh := []string{"evt_new_1", "evt_new_2", "evt_new_3"}
-	if got, want := probedBy(w.filters.cur.Load(), fresh...), names[2:]; !slices.Equal(got, want) {
+	loaded := w.filters.cur.Load()
+	if got, want := probedBy(loaded, fresh...), names[2:]; !slices.Equal(got, want) {
 		t.Errorf("new ids with the filters: key partitions read %v; want only the unsealed %v", got, want)
+	}
+	// A false positive of the oldest partition's filter: that partition
+	// is read, not the one between it and the unsealed ones.
+	fp := *loaded
+	fp.parts = slices.Clone(loaded.parts)
+	fp.parts[0].filter = bloom.NewWithEstimates(10, 0.01).Add(filterKey(nil, "p", "evt_new_2"))
+	if got, want := probedBy(&fp, "evt_new_2"), []string{names[0], names[2], names[3]}; !slices.Equal(got, want) {
+		t.Errorf("a false positive in %s: key partitions read %v; want %v", names[0], got, want)
 	}
 	if got := probedBy(nil, fresh...); !slices.Equal(got, names) {
 		t.Errorf("new ids without filters: key partitions read %v; want all %v", got, names)
@@ -240,14 +260,14 @@ func pgxCollect(t *testing.T, pool *pgxpool.Pool, sql string) []string {
 
 // BenchmarkProbeFrom is the receiver's CPU per new event id for the key
 // filters: 30 sealed daily partitions of 1.67 M keys each (50 M events
-// over 30 days) at 1 % false positives, each filter ~2 MB.
+// over 30 days) at the default false positive rate.
 func BenchmarkProbeFrom(b *testing.B) {
 	const parts, perPart = 30, 1_670_000
 	f := &keyFilters{n: parts}
 	day0 := time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
 	var buf []byte
 	for d := range parts {
-		bf := bloom.NewWithEstimates(perPart, 0.01)
+		bf := bloom.NewWithEstimates(perPart, config.DefaultKeyFilterFalsePositives)
 		for i := range perPart {
 			bf.Add(filterKey(buf, "stripe", fmt.Sprintf("evt_%d_%d", d, i)))
 		}
@@ -259,7 +279,7 @@ func BenchmarkProbeFrom(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		buf = filterKey(buf, "stripe", fmt.Sprintf("evt_new_%d", i))
-		if f.probeFrom(buf) != f.parts[parts-1].ends {
+		if pr := f.probeOf(buf); pr.windows[0] != noWindow || pr.from != f.parts[parts-1].ends {
 			probed++
 		}
 	}

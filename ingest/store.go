@@ -298,7 +298,7 @@ func execOn(ctx context.Context, q querier, uniq []*pending, filters *keyFilters
 		outbox  = make([]pgtype.UUID, n)
 		ord     = make([]int32, n)
 		life    = make([]float64, n)
-		probe   = make([]pgtype.Timestamptz, n)
+		probes  = newProbeArgs(n)
 		key     []byte
 		maxLife float64
 	)
@@ -313,7 +313,7 @@ func execOn(ctx context.Context, q querier, uniq []*pending, filters *keyFilters
 		maxLife = max(maxLife, life[i])
 		tps[i] = pgtype.Text{String: r.Traceparent, Valid: r.Traceparent != ""}
 		key = filterKey(key, r.Provider, r.EventID)
-		probe[i] = filters.probeFrom(key)
+		probes.set(i, filters.probeOf(key))
 		if r.CreatedAt != nil {
 			created[i] = pgtype.Timestamptz{Time: *r.CreatedAt, Valid: true}
 		}
@@ -329,7 +329,8 @@ func execOn(ctx context.Context, q querier, uniq []*pending, filters *keyFilters
 		}
 		outbox[i] = pgtype.UUID{Bytes: id, Valid: true}
 	}
-	rows, err := q.Query(ctx, insertSQL, provs, ids, types, payloads, created, secrets, outbox, aggs, topics, ord, times, life, maxLife, tps, probe)
+	args := append([]any{provs, ids, types, payloads, created, secrets, outbox, aggs, topics, ord, times, life, maxLife, tps}, probes.args()...)
+	rows, err := q.Query(ctx, insertSQL, args...)
 	if err != nil {
 		return fmt.Errorf("insert inbox and outbox: %w", err)
 	}

@@ -33,8 +33,9 @@ const (
 //     legacy partition's keys carry their received_at). The bound on gen
 //     prunes the key partitions that cannot hold a live key: a new key is
 //     probed in about lifetime / width + 1 of them, less those whose key
-//     filter excludes it: probe_from, the row's lower bound on gen, is
-//     where its probe starts (keyfilter.go);
+//     filter excludes it: the row reads the partitions from probe_from on
+//     and those of its windows w1, w2, sealed partitions whose filter may
+//     hold it (keyfilter.go);
 //   - ins, ob: the inbox row and the outbox row of each new event.
 //
 // Two concurrent deliveries of one key whose now() fall on either side of
@@ -54,8 +55,10 @@ const (
 // created or dropped shrank by as much.
 const insertSQL = `
 WITH input AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[], $6::text[], $7::uuid[], $8::text[], $9::text[], $10::int[], $11::text[], $12::float8[], $14::text[], $15::timestamptz[])
-    AS t(provider, event_id, event_type, payload, created_at, secret_id, outbox_id, aggregate_id, topic, ord, event_time, lifetime_s, traceparent, probe_from)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[], $6::text[], $7::uuid[], $8::text[], $9::text[], $10::int[], $11::text[], $12::float8[], $14::text[],
+      $15::timestamptz[], $16::timestamptz[], $17::timestamptz[], $18::timestamptz[], $19::timestamptz[])
+    AS t(provider, event_id, event_type, payload, created_at, secret_id, outbox_id, aggregate_id, topic, ord, event_time, lifetime_s, traceparent,
+      probe_from, w1_starts, w1_ends, w2_starts, w2_ends)
 ), gen AS (
   SELECT starts FROM storage_partitions
   WHERE parent = 'dedupe_keys' AND starts <= now() + interval '` + keyOverlap + `' AND ends > now() - interval '` + keyOverlap + `'
@@ -81,7 +84,7 @@ WITH input AS (
         AND o.gen > now() - make_interval(secs => $13::float8) - (SELECT w FROM width) AND o.gen < now() + interval '` + keyOverlap + `'
         -- the sealed partitions whose key filters exclude the id are
         -- pruned for this row (keyfilter.go)
-        AND o.gen >= i.probe_from)
+        AND (o.gen >= i.probe_from OR (o.gen >= i.w1_starts AND o.gen < i.w1_ends) OR (o.gen >= i.w2_starts AND o.gen < i.w2_ends)))
 ), ins AS (
   INSERT INTO inbox (provider, event_id, event_type, payload, event_created_at, verified, secret_id, traceparent)
   SELECT provider, event_id, event_type, payload, created_at, true, secret_id, traceparent FROM fresh ORDER BY ord

@@ -11,9 +11,10 @@ type Storage struct {
 	// partitions created afterwards.
 	PartitionInterval time.Duration `yaml:"partition_interval"`
 	// KeyPartitionInterval is the width of each partition of the dedupe
-	// keys. Every new event id is probed in each key partition that can
-	// hold a live key (about key lifetime / width + 1 of them), so keys
-	// live in few wide partitions. Default 168h (7 days; README
+	// keys. A new event id goes into the current one and is probed in the
+	// partitions that can hold a live key, the sealed ones only when
+	// their key filter may hold it; a narrow current partition keeps the
+	// index every new key goes into small. Default 24h (README
 	// "Retention" for the measurement); at least 1m. A change applies to
 	// partitions created afterwards.
 	KeyPartitionInterval time.Duration `yaml:"key_partition_interval"`
@@ -22,9 +23,10 @@ type Storage struct {
 	// that ended more than 10 minutes ago): the receiver probes such a
 	// partition for a new event id only when its filter may hold the id,
 	// so a new id's cost does not grow with the history kept. A filter
-	// takes about 1.2 bytes a key at 0.01 in every receiver's memory (9.6
-	// bits × ln(1/rate)/ln(100)). Default 0.01; 0 turns the filters off
-	// (the existing ones are deleted); below 0.5.
+	// takes about 1.8 bytes a key at 0.001 in every receiver's memory
+	// (1.2 at 0.01, 0.6 at 0.1), and a new id is probed in about rate ×
+	// sealed partitions of them needlessly. Default 0.001; 0 turns the
+	// filters off (the existing ones are deleted); below 0.5.
 	KeyFilterFalsePositives *float64 `yaml:"key_filter_false_positives"`
 	// Ahead is how many partitions exist beyond the current one. Default 3.
 	Ahead int `yaml:"ahead"`
@@ -60,7 +62,7 @@ type Storage struct {
 }
 
 // DefaultKeyFilterFalsePositives is storage.key_filter_false_positives' default.
-const DefaultKeyFilterFalsePositives = 0.01
+const DefaultKeyFilterFalsePositives = 0.001
 
 // KeyFilterRate is storage.key_filter_false_positives, its default when
 // unset.
@@ -76,7 +78,7 @@ func (s *Storage) applyDefaults() {
 		s.PartitionInterval = 24 * time.Hour
 	}
 	if s.KeyPartitionInterval == 0 {
-		s.KeyPartitionInterval = 7 * 24 * time.Hour
+		s.KeyPartitionInterval = 24 * time.Hour
 	}
 	if s.Ahead == 0 {
 		s.Ahead = 3

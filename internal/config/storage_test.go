@@ -16,11 +16,11 @@ func TestRetentionSettings(t *testing.T) {
 	if p, d := cfg.Retention("s"); p != 30*24*time.Hour || d != 7*24*time.Hour {
 		t.Errorf("defaults: retention %s, dedupe window %s; want 720h, 168h", p, d)
 	}
-	if k := cfg.Storage.KeyPartitionInterval; k != 7*24*time.Hour {
-		t.Errorf("default key_partition_interval %s, want 168h", k)
+	if k := cfg.Storage.KeyPartitionInterval; k != 24*time.Hour {
+		t.Errorf("default key_partition_interval %s, want 24h", k)
 	}
-	if r := cfg.Storage.KeyFilterRate(); r != 0.01 {
-		t.Errorf("default key_filter_false_positives %g, want 0.01", r)
+	if r := cfg.Storage.KeyFilterRate(); r != 0.001 {
+		t.Errorf("default key_filter_false_positives %g, want 0.001", r)
 	}
 	if off, err := Parse([]byte("storage: {key_filter_false_positives: 0}\n"), env); err != nil || off.Storage.KeyFilterRate() != 0 {
 		t.Errorf("key_filter_false_positives: 0 is off: %v", err)

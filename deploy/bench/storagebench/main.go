@@ -38,6 +38,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/storage"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
@@ -75,14 +76,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("storagebench", flag.ContinueOnError)
 	fs.IntVar(&o.history, "history", 5_000_000, "earlier events loaded into the history store")
 	fs.IntVar(&o.days, "days", 30, "days of history (one inbox partition a day; the default retention is 30 days)")
-	fs.DurationVar(&o.keyInterval, "key-interval", 7*24*time.Hour, "width of the dedupe key partitions (storage.key_partition_interval)")
+	fs.DurationVar(&o.keyInterval, "key-interval", 24*time.Hour, "width of the dedupe key partitions (storage.key_partition_interval)")
 	fs.IntVar(&o.loadWorkers, "load-workers", 2, "partitions loaded at once")
 	fs.DurationVar(&o.duration, "d", 15*time.Second, "length of each closed-loop run")
 	fs.IntVar(&o.runs, "runs", 3, "interleaved pairs of runs (empty, history)")
 	fs.IntVar(&o.passes, "passes", 3, "retention passes, each in its own closed-loop run after a steady one: odd ones drop the oldest inbox partition (daily with the defaults), even ones also the oldest key partition (weekly)")
 	fs.IntVar(&o.conns, "conns", 64, "concurrent deliveries")
 	fs.IntVar(&o.apiSamples, "api-samples", 20, "samples of each API page timing (0: skip the API timings)")
-	fs.Float64Var(&o.keyFilterFP, "key-filters", 0.01, "false positive rate of the key filters built for the history's sealed key partitions (storage.key_filter_false_positives; 0: none)")
+	fs.Float64Var(&o.keyFilterFP, "key-filters", config.DefaultKeyFilterFalsePositives, "false positive rate of the key filters built for the history's sealed key partitions (storage.key_filter_false_positives; 0: none)")
 	fs.StringVar(&o.sharedBuf, "shared-buffers", "", "PostgreSQL's shared_buffers (default: testenv's 128MB, PostgreSQL's own default)")
 	if done, err := benchenv.ParseFlags(fs, helpText, args, stdout, stderr); done || err != nil {
 		return err

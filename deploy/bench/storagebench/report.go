@@ -33,14 +33,14 @@ func report(w io.Writer, o options, l loaded, empty, hist []result, passes []pas
 	fmt.Fprintf(w, "History store: %d earlier events over %d daily inbox partitions (loaded in %s with %d workers): inbox %s, dedupe_keys %s; key partitions %s wide, %d within a new id's 30-day key lifetime, of which %d sealed ones have a key filter at %g false positives (built in %s; %s), probed only when it may hold the id.\n\n",
 		o.history, o.days, l.took.Round(time.Second), o.loadWorkers, mib(l.bytes["inbox"]), mib(l.bytes["dedupe_keys"]), o.keyInterval, l.probes,
 		l.filtered, o.keyFilterFP, l.filterTook.Round(time.Second), mib(l.bytes["dedupe_key_filters"]))
-	fmt.Fprintf(w, "| pair | empty events/s | history events/s | ratio | empty WAL B/event | history WAL B/event | WAL ratio | empty p50/p99 ms | history p50/p99 ms |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| pair | empty events/s | history events/s | ratio | empty WAL B/event | history WAL B/event | WAL ratio | empty p50/p99 ms | history p50/p99 ms | key index scans/event empty, history |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	var ratios, walRatios []float64
 	for i := range empty {
 		e, h := empty[i], hist[i]
 		r, wr := h.rate()/e.rate(), h.walPerEvent()/e.walPerEvent()
 		ratios, walRatios = append(ratios, r), append(walRatios, wr)
-		fmt.Fprintf(w, "| %d | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %s / %s | %s / %s |\n", i+1, e.rate(), h.rate(), r,
-			e.walPerEvent(), h.walPerEvent(), wr, ms(e.p(0.5)), ms(e.p(0.99)), ms(h.p(0.5)), ms(h.p(0.99)))
+		fmt.Fprintf(w, "| %d | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %s / %s | %s / %s | %.2f, %.2f |\n", i+1, e.rate(), h.rate(), r,
+			e.walPerEvent(), h.walPerEvent(), wr, ms(e.p(0.5)), ms(e.p(0.99)), ms(h.p(0.5)), ms(h.p(0.99)), e.scansPerEvent(), h.scansPerEvent())
 	}
 	fmt.Fprintf(w, "\nMedian throughput ratio (history / empty): **%.2f**; median WAL-per-event ratio: **%.2f** (targets ≥ 0.9 and ≤ 1.2).\n\n", median(ratios), median(walRatios))
 	fmt.Fprintf(w, "Retention passes, each in the middle of a %s closed-loop run on the history store, after a steady run of the same length:\n\n", o.duration)

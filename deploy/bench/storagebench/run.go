@@ -28,12 +28,14 @@ type result struct {
 	events   int
 	elapsed  time.Duration
 	walBytes int64
+	keyScans int64 // index scans of the key partitions (keyScans)
 	lat      []time.Duration
 	perSec   [][]time.Duration // latencies by second of the run
 }
 
 func (r result) rate() float64             { return float64(r.events) / r.elapsed.Seconds() }
 func (r result) walPerEvent() float64      { return float64(r.walBytes) / float64(max(1, r.events)) }
+func (r result) scansPerEvent() float64    { return float64(r.keyScans) / float64(max(1, r.events)) }
 func (r result) p(q float64) time.Duration { return quantile(r.lat, q) }
 
 func quantile(d []time.Duration, q float64) time.Duration {
@@ -59,9 +61,12 @@ func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(con
 	if _, _, err := w.RefreshKeyFilters(ctx); err != nil {
 		return result{}, err
 	}
-	var lsn0, lsn1 int64
+	var lsn0, lsn1, scans0, scans1 int64
 	walLSN := `SELECT pg_current_wal_lsn() - '0/0'`
 	if err := pool.QueryRow(ctx, walLSN).Scan(&lsn0); err != nil {
+		return result{}, err
+	}
+	if err := pool.QueryRow(ctx, keyScans).Scan(&scans0); err != nil {
 		return result{}, err
 	}
 	secs := int(o.duration/time.Second) + 2
@@ -123,8 +128,24 @@ func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(con
 		return res, err
 	}
 	res.walBytes = lsn1 - lsn0
+	w.Close() // its backend's statistics are flushed as it exits
+	for range 50 {
+		if err := pool.QueryRow(ctx, keyScans).Scan(&scans1); err != nil {
+			return res, err
+		}
+		if scans1 > scans0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	res.keyScans = scans1 - scans0
 	return res, nil
 }
+
+// keyScans counts the index scans of the dedupe key partitions: a new
+// id's probes of the partitions that may hold it, plus the unique check
+// of its insert into the current one.
+const keyScans = `SELECT coalesce(sum(idx_scan), 0)::bigint FROM pg_stat_user_indexes WHERE relname LIKE 'dedupe\_keys\_%'`
 
 type passResult struct {
 	took    time.Duration
