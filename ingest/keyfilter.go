@@ -221,7 +221,16 @@ type filterStore struct{ cur atomic.Pointer[keyFilters] }
 // Writer also does it every keyFilterRefresh. It returns how many
 // partitions have a filter and the bytes they hold.
 func (w *Writer) RefreshKeyFilters(ctx context.Context) (partitions, bytes int, err error) {
-	f, err := loadKeyFilters(ctx, w.base, w.filters.cur.Load())
+	// A connection of its own for each refresh: the Writer's one
+	// connection keeps writing, and no idle connection is left in the
+	// caller's pool (one that outlives a database restart fails the
+	// caller's next query).
+	conn, err := pgx.ConnectConfig(ctx, w.connConfig.Copy())
+	if err != nil {
+		return 0, 0, fmt.Errorf("key filters: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx)) //nolint:errcheck // read-only; the session ends either way
+	f, err := loadKeyFilters(ctx, conn, w.filters.cur.Load())
 	if err != nil {
 		return 0, 0, err
 	}

@@ -67,15 +67,15 @@ type Outcome struct {
 // to MaxBatch) and writes them in one statement, so one commit serves many
 // deliveries; every caller returns only after the commit of its own event.
 type Writer struct {
-	pool     *pgxpool.Pool
-	base     *pgxpool.Pool // the caller's: key filters are read through it
-	queue    chan *pending
-	quit     chan struct{}
-	maxBatch int
-	stop     sync.Once
-	tracer   trace.Tracer // SetTracer
-	tracing  bool
-	filters  filterStore // keyfilter.go
+	pool       *pgxpool.Pool
+	connConfig *pgx.ConnConfig // of the Writer's pool: key filters are read through a connection of their own
+	queue      chan *pending
+	quit       chan struct{}
+	maxBatch   int
+	stop       sync.Once
+	tracer     trace.Tracer // SetTracer
+	tracing    bool
+	filters    filterStore // keyfilter.go
 }
 
 type pending struct {
@@ -117,7 +117,7 @@ func NewWriter(base *pgxpool.Pool, workers, maxBatch int) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("writer pool: %w", err)
 	}
-	w := &Writer{pool: pool, base: base, queue: make(chan *pending, workers*maxBatch), quit: make(chan struct{}), maxBatch: maxBatch}
+	w := &Writer{pool: pool, connConfig: cfg.ConnConfig, queue: make(chan *pending, workers*maxBatch), quit: make(chan struct{}), maxBatch: maxBatch}
 	w.SetTracer(nil)
 	for range workers {
 		go w.loop()
