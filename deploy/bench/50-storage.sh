@@ -4,8 +4,8 @@
 # retention pass during a closed-loop run, and the API's list pages on the
 # history store (deploy/bench/storagebench; see
 # `go run ./deploy/bench/storagebench -h`), e.g.
-# `-history 5000000 -days 30 -key-interval 168h -d 15s` (50 M events take
-# ~40 GB of disk and most of an hour to load on this machine).
+# `-history 5000000 -days 30 -d 15s` (50 M events take
+# ~45 GB of disk and 15–40 minutes to load on this machine).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p bin

@@ -29,6 +29,8 @@ type result struct {
 	elapsed  time.Duration
 	walBytes int64
 	keyScans int64 // index scans of the key partitions (keyScans)
+	// midFrom, midTo: when mid ran, from the start of the run.
+	midFrom, midTo time.Duration
 	lat      []time.Duration
 	perSec   [][]time.Duration // latencies by second of the run
 }
@@ -113,7 +115,9 @@ func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(con
 	}
 	if mid != nil {
 		time.Sleep(o.duration / 2)
+		res.midFrom = time.Since(start)
 		mid(ctx)
+		res.midTo = time.Since(start)
 		time.Sleep(o.duration - time.Since(start))
 	} else {
 		time.Sleep(o.duration)
@@ -156,7 +160,7 @@ type passResult struct {
 // dropOldest runs ingest's maintenance pass with retentions that expire
 // the oldest partition of the inbox (one day) and, with keys, of the
 // dedupe keys, and nothing younger. With the defaults an inbox partition
-// goes every day and a key partition every week.
+// goes every day, and so does a key partition.
 func dropOldest(ctx context.Context, pool *pgxpool.Pool, o options, keys bool) passResult {
 	var r passResult
 	t := time.Now()
