@@ -31,8 +31,8 @@ type result struct {
 	keyScans int64 // index scans of the key partitions (keyScans)
 	// midFrom, midTo: when mid ran, from the start of the run.
 	midFrom, midTo time.Duration
-	lat      []time.Duration
-	perSec   [][]time.Duration // latencies by second of the run
+	lat            []time.Duration
+	perSec         [][]time.Duration // latencies by second of the run
 }
 
 func (r result) rate() float64             { return float64(r.events) / r.elapsed.Seconds() }
