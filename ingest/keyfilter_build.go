@@ -11,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/internal/storage"
 )
 
 // KeyFilterBuilder builds the key filters of the sealed dedupe key
@@ -34,7 +36,8 @@ type KeyFilterBuilder struct {
 	missing prometheus.Gauge
 }
 
-const keyFilterLock = `gatehouse.storage:ingest.key_filters`
+// keyFilterLock names the builder's advisory lock (storage.Locked).
+const keyFilterLock = "ingest.key_filters"
 
 // unfiltered selects the sealed key partitions p without a filter
 // ($1: keyFilterSeal).
@@ -86,29 +89,16 @@ func (b *KeyFilterBuilder) Pass(ctx context.Context) error {
 	if err := b.setup(); err != nil {
 		return err
 	}
-	c, err := b.Pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("acquire connection: %w", err)
-	}
-	defer c.Release()
-	conn := c.Conn()
-	var held bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended($1, 0))`, keyFilterLock).Scan(&held); err != nil {
-		return fmt.Errorf("key filter lock: %w", err)
-	}
-	if held {
+	_, err := storage.Locked(ctx, b.Pool, keyFilterLock, func(ctx context.Context, conn *pgx.Conn) error {
 		t := time.Now()
 		built, err := BuildKeyFilters(ctx, conn, b.FalsePositives)
 		if len(built) > 0 {
 			b.Logger.Info("key filters built", "partitions", built, "false_positives", b.FalsePositives, "took", time.Since(t).Round(time.Millisecond))
 		}
-		if _, uerr := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtextextended($1, 0))`, keyFilterLock); uerr != nil {
-			c.Hijack().Close(context.Background()) //nolint:errcheck // the session ends, and its lock with it
-			return fmt.Errorf("key filter unlock: %w", uerr)
-		}
-		if err != nil {
-			return err
-		}
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if b.FalsePositives > 0 {
 		var n int

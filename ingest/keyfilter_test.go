@@ -152,7 +152,7 @@ func TestSealedKeyPartitionsAreProbedOnlyWhenTheirFilterMayHoldTheID(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := hold.Exec(ctx, `SELECT pg_advisory_lock(hashtextextended($1, 0))`, keyFilterLock); err != nil {
+	if _, err := hold.Exec(ctx, `SELECT pg_advisory_lock(hashtextextended('gatehouse.storage:' || $1, 0))`, keyFilterLock); err != nil {
 		t.Fatal(err)
 	}
 	if err := kb.Pass(ctx); err != nil {
@@ -161,7 +161,7 @@ func TestSealedKeyPartitionsAreProbedOnlyWhenTheirFilterMayHoldTheID(t *testing.
 	if n := count(t, base, `SELECT count(*) FROM dedupe_key_filters`); n != 0 || missing() != 2 {
 		t.Fatalf("lock held elsewhere: %d filters built, %g missing; want 0 and 2", n, missing())
 	}
-	if _, err := hold.Exec(ctx, `SELECT pg_advisory_unlock(hashtextextended($1, 0))`, keyFilterLock); err != nil {
+	if _, err := hold.Exec(ctx, `SELECT pg_advisory_unlock(hashtextextended('gatehouse.storage:' || $1, 0))`, keyFilterLock); err != nil {
 		t.Fatal(err)
 	}
 	hold.Release()

@@ -131,30 +131,46 @@ func (m *Maintainer) Run(ctx context.Context) error {
 const lockSQL = `SELECT pg_try_advisory_lock(hashtextextended('gatehouse.storage:' || $1, 0))`
 const unlockSQL = `SELECT pg_advisory_unlock(hashtextextended('gatehouse.storage:' || $1, 0))`
 
+// Locked runs fn on a connection of pool that holds the session advisory
+// lock of name ("gatehouse.storage:" + name), when the lock is free; held
+// reports whether it was (else another process holds it and fn did not
+// run). The lock is released after fn, or, when the release fails, the
+// connection is closed, which ends its session and the lock with it.
+func Locked(ctx context.Context, pool *pgxpool.Pool, name string, fn func(ctx context.Context, conn *pgx.Conn) error) (held bool, err error) {
+	c, err := pool.Acquire(ctx)
+	if err != nil {
+		return false, fmt.Errorf("acquire connection: %w", err)
+	}
+	defer c.Release()
+	conn := c.Conn()
+	if err := conn.QueryRow(ctx, lockSQL, name).Scan(&held); err != nil {
+		return false, fmt.Errorf("storage lock %s: %w", name, err)
+	}
+	if !held {
+		return false, nil
+	}
+	err = fn(ctx, conn)
+	if _, uerr := conn.Exec(context.WithoutCancel(ctx), unlockSQL, name); uerr != nil {
+		c.Hijack().Close(context.Background()) //nolint:errcheck // the session ends, and its lock with it
+	}
+	return true, err
+}
+
 // Pass creates the missing partitions, drops the expired ones and runs the
 // sweep when it gets the stage's advisory lock (else another process is
 // doing it), then refreshes the metrics. Errors are wrapped with what
 // failed; a drop that cannot get its lock within a second is left for the
 // next pass.
 func (m *Maintainer) Pass(ctx context.Context) (Result, error) {
-	var res Result
-	c, err := m.cfg.Pool.Acquire(ctx)
+	var (
+		res Result
+		err error
+	)
+	res.Held, err = Locked(ctx, m.cfg.Pool, m.cfg.Stage, func(ctx context.Context, conn *pgx.Conn) error {
+		return m.maintain(ctx, conn, &res)
+	})
 	if err != nil {
-		return res, fmt.Errorf("acquire connection: %w", err)
-	}
-	defer c.Release()
-	conn := c.Conn()
-	if err := conn.QueryRow(ctx, lockSQL, m.cfg.Stage).Scan(&res.Held); err != nil {
-		return res, fmt.Errorf("storage lock: %w", err)
-	}
-	if res.Held {
-		err = m.maintain(ctx, conn, &res)
-		if _, uerr := conn.Exec(context.WithoutCancel(ctx), unlockSQL, m.cfg.Stage); uerr != nil {
-			c.Hijack().Close(context.Background()) //nolint:errcheck // the session ends, and its lock with it
-		}
-		if err != nil {
-			return res, err
-		}
+		return res, err
 	}
 	if err := m.observe(ctx); err != nil {
 		return res, err
