@@ -37,9 +37,8 @@ type MaintenanceConfig struct {
 //   - dedupe_keys, partitioned by generation in partitions of
 //     storage.key_partition_interval, dropped once the longest key
 //     lifetime (the longer of dedupe window and retention) plus one key
-//     partition width has passed;
-//     Each sealed key partition gets a Bloom filter of its keys, built
-//     by KeyFilterBuilder beside the passes;
+//     partition width has passed. Each sealed key partition gets a Bloom
+//     filter of its keys, built by KeyFilterBuilder beside the passes;
 //   - replays and erasures (the audit), deleted row by row by age;
 //   - outbox, an append-only log partitioned by created_at, dropped once
 //     storage.outbox_retention has passed and every relay's cursor is past

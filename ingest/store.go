@@ -284,8 +284,8 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-// execOn writes uniq; filters (nil: none) say where each new id's probe
-// of the key partitions starts (keyfilter.go).
+// execOn writes uniq; filters (nil: none) say which key partitions each
+// new id is probed in (keyfilter.go).
 func execOn(ctx context.Context, q querier, uniq []*pending, filters *keyFilters) error {
 	n := len(uniq)
 	var (
