@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/bits-and-blooms/bloom/v3"
@@ -214,9 +213,6 @@ type rowQuerier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// filterStore is a Writer's current filters.
-type filterStore struct{ cur atomic.Pointer[keyFilters] }
-
 // RefreshKeyFilters reloads the key partitions and their filters now; the
 // Writer also does it every keyFilterRefresh. It returns how many
 // partitions have a filter and the bytes they hold.
@@ -230,11 +226,11 @@ func (w *Writer) RefreshKeyFilters(ctx context.Context) (partitions, bytes int, 
 		return 0, 0, fmt.Errorf("key filters: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx)) //nolint:errcheck // read-only; the session ends either way
-	f, err := loadKeyFilters(ctx, conn, w.filters.cur.Load())
+	f, err := loadKeyFilters(ctx, conn, w.filters.Load())
 	if err != nil {
 		return 0, 0, err
 	}
-	w.filters.cur.Store(f)
+	w.filters.Store(f)
 	return f.n, f.bytes(), nil
 }
 

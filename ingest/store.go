@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -75,7 +76,7 @@ type Writer struct {
 	stop       sync.Once
 	tracer     trace.Tracer // SetTracer
 	tracing    bool
-	filters    filterStore // keyfilter.go
+	filters    atomic.Pointer[keyFilters] // keyfilter.go; nil until first loaded
 }
 
 type pending struct {
@@ -276,7 +277,7 @@ func refused(err error) bool {
 }
 
 func (w *Writer) exec(ctx context.Context, uniq []*pending) error {
-	return execOn(ctx, w.pool, uniq, w.filters.cur.Load())
+	return execOn(ctx, w.pool, uniq, w.filters.Load())
 }
 
 // querier runs the write statement: the Writer's pool, or a test's transaction.
