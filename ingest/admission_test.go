@@ -160,7 +160,7 @@ func holdWrites() (opt harnessOpt, release func()) {
 	var once sync.Once
 	return func(c *ingest.Config) {
 		w := c.Store.(*ingest.Writer)
-		c.Store, c.Guard, c.WriteTimeout = heldStore{inner: w, release: ch}, w, time.Minute
+		c.Store, c.WriteTimeout = heldStore{inner: w, release: ch}, time.Minute
 	}, func() { once.Do(func() { close(ch) }) }
 }
 

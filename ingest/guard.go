@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
@@ -31,15 +30,21 @@ import (
 //     token): a token seen before with another event id is refused (400,
 //     reason replayed): the event data beside it is not the signer's.
 //
-// The same key with the same event id passes (a provider's retry, or a
-// retry after a failed write): the guard row is written before the inbox
-// row and never decides alone that an event is stored.
+// The same key with the same event id passes (a provider's retry). The
+// guard's record is written by the Writer in the statement that writes the
+// event (insertSQL), so one commit holds both: a delivery is answered as a
+// duplicate only of an event that is durably stored, and the guard costs
+// no round trip of its own.
 
-// Guard is the replay guard's store (the Writer implements it).
-type Guard interface {
-	// Guard records key for eventID until expires, unless a live record
-	// exists, and returns the event id the key is recorded for.
-	Guard(ctx context.Context, key []byte, eventID string, now, expires time.Time) (string, error)
+// GuardKey is the replay guard's record of a Record (Record.Guard).
+type GuardKey struct {
+	// Key is the digest of what was signed (guardKey); nil: no guard.
+	Key []byte
+	// TTL is how long the record counts, from the database's clock.
+	TTL time.Duration
+	// Token: a reuse under another id is refused (GuardToken), not a
+	// duplicate (GuardContent).
+	Token bool
 }
 
 // DefaultReplayGuardTTL is the guard's lifetime for a scheme that signs no
@@ -51,62 +56,31 @@ const DefaultReplayGuardTTL = 72 * time.Hour
 
 var errReplayed = errors.New("signature already used for another event")
 
-// guardKey is the digest the guard records for a verified delivery of ep,
-// nil when its kind keeps no guard.
-func guardKey(ep *endpoint, query string, body []byte, res signature.Result) []byte {
+// guardKey is the guard's record for a verified delivery of ep, with no
+// Key when its kind keeps no guard. The query string is part of the
+// content only where the scheme signs the URL (Twilio, an hmac definition
+// using {url}): elsewhere it is not the signer's, and a captured delivery
+// resent with ?x=1 is the same content.
+func guardKey(ep *endpoint, query string, body []byte, res signature.Result) GuardKey {
 	h := sha256.New()
 	h.Write([]byte(ep.name))
 	h.Write([]byte{0})
 	switch ep.guard {
 	case providers.GuardToken:
 		if res.Nonce == "" {
-			return nil
+			return GuardKey{}
 		}
 		h.Write([]byte("token\x00" + res.Nonce))
 	case providers.GuardContent:
+		if !ep.signsURL {
+			query = ""
+		}
 		h.Write([]byte("content\x00" + query + "\x00"))
 		h.Write(body)
 	default:
-		return nil
+		return GuardKey{}
 	}
-	return h.Sum(nil)
-}
-
-// checkGuard applies ep's guard to a verified delivery of eventID:
-// (false, nil) to go on, (true, nil) for a duplicate of another id's
-// delivery, errReplayed for a token reused.
-func (r *Receiver) checkGuard(ctx context.Context, ep *endpoint, key []byte, eventID string) (dup bool, err error) {
-	if key == nil {
-		return false, nil
-	}
-	now := r.cfg.Now()
-	first, err := r.guard.Guard(ctx, key, eventID, now, now.Add(ep.guardTTL))
-	if err != nil || first == eventID {
-		return false, err
-	}
-	if ep.guard == providers.GuardToken {
-		return false, errReplayed
-	}
-	return true, nil
-}
-
-// Guard implements Guard on the Writer's pool: an insert that takes the
-// key over only from an expired record, then, when a live record was
-// there, a read of it (a statement of its own, so that it sees a record
-// committed concurrently).
-func (w *Writer) Guard(ctx context.Context, key []byte, eventID string, now, expires time.Time) (string, error) {
-	var first string
-	err := w.pool.QueryRow(ctx, `INSERT INTO ingest_replay_guard AS g (key, event_id, expires_at) VALUES ($1, $2, $3)
-		ON CONFLICT (key) DO UPDATE SET event_id = excluded.event_id, expires_at = excluded.expires_at
-		WHERE g.expires_at <= $4
-		RETURNING event_id`, key, eventID, expires, now).Scan(&first)
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = w.pool.QueryRow(ctx, `SELECT event_id FROM ingest_replay_guard WHERE key = $1`, key).Scan(&first)
-	}
-	if err != nil {
-		return "", fmt.Errorf("replay guard: %w", err)
-	}
-	return first, nil
+	return GuardKey{Key: h.Sum(nil), TTL: ep.guardTTL, Token: ep.guard == providers.GuardToken}
 }
 
 // SweepReplayGuard deletes expired replay-guard records until ctx ends,
@@ -155,10 +129,8 @@ func sweepReplayGuard(ctx context.Context, pool *pgxpool.Pool, now time.Time, ba
 func guardOf(p *config.Provider, k providers.Kind) (string, time.Duration) {
 	g := k.Guard
 	if p.Scheme == "hmac" && p.HMAC != nil {
-		for _, f := range k.EventID {
-			if f.Header != "" && (!p.HMAC.Uses(providers.PartID) || !strings.EqualFold(f.Header, p.HMAC.IDHeader)) {
-				g = providers.GuardContent
-			}
+		if unsignedHeader(k.EventID, p.HMAC) {
+			g = providers.GuardContent
 		}
 	}
 	if g == "" {
@@ -172,4 +144,18 @@ func guardOf(p *config.Provider, k providers.Kind) (string, time.Duration) {
 		}
 	}
 	return g, ttl
+}
+
+// unsignedHeader reports whether any of fs, or of the fields they join,
+// reads a header that h does not sign as {id}.
+func unsignedHeader(fs providers.Fields, h *providers.HMAC) bool {
+	for _, f := range fs {
+		if f.Header != "" && (!h.Uses(providers.PartID) || !strings.EqualFold(f.Header, h.IDHeader)) {
+			return true
+		}
+		if unsignedHeader(f.Join, h) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,9 +2,12 @@ package ingest_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,14 +103,17 @@ func TestReplayGuardExpires(t *testing.T) {
 	body := []byte(`{"repository":{"full_name":"team/repo"}}`)
 	d := h.signed(t, "bitbucket", h.sign["bitbucket"], body, map[string]string{"X-Request-UUID": "u-1", "X-Event-Key": "repo:push"}, "u-1")
 	expectStatus(t, h.deliver(t, "bitbucket", d), http.StatusNoContent)
-	var expires time.Time
-	if err := h.pool.QueryRow(context.Background(), `SELECT expires_at FROM ingest_replay_guard`).Scan(&expires); err != nil {
+	// The lifetime runs on the database's clock, as the dedupe keys' do.
+	var left time.Duration
+	if err := h.pool.QueryRow(context.Background(), `SELECT extract(epoch FROM expires_at - now())::float8 * 1e9 FROM ingest_replay_guard`).Scan(&left); err != nil {
 		t.Fatal(err)
 	}
-	if got := expires.Sub(h.now); got != ingest.DefaultReplayGuardTTL {
-		t.Errorf("bitbucket (no signed timestamp): guard lifetime %v, want %v", got, ingest.DefaultReplayGuardTTL)
+	if d := ingest.DefaultReplayGuardTTL - left; d < 0 || d > 5*time.Second {
+		t.Errorf("bitbucket (no signed timestamp): guard lifetime %v left, want %v", left, ingest.DefaultReplayGuardTTL)
 	}
-	h.now = h.now.Add(ingest.DefaultReplayGuardTTL + time.Second)
+	if _, err := h.pool.Exec(context.Background(), `UPDATE ingest_replay_guard SET expires_at = now() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
 	d.header.Set("X-Request-UUID", "u-2")
 	expectStatus(t, h.deliver(t, "bitbucket", d), http.StatusNoContent)
 	if n := h.count("inbox", "provider = 'bitbucket'"); n != 2 {
@@ -143,4 +149,119 @@ func changed(body string) []byte {
 		return []byte(`{"n":2,` + body[1:])
 	}
 	return []byte(body + "&n=2")
+}
+
+// Finding 1 of issue 39: the content key hashed the raw query string
+// with the body, and GitHub, Shopify, Bitbucket and Linear sign only the
+// body, so a captured delivery resent with a new id and any ?x=1 was a new
+// verified event. The query string is part of the key only where the
+// scheme signs the URL.
+func TestQueryStringDoesNotBypassGuard(t *testing.T) {
+	h := newCatalogHarness(t)
+	for _, c := range []struct {
+		provider, idHeader, body string
+		headers                  map[string]string
+	}{
+		{"github", "X-GitHub-Delivery", `{"action":"opened","repository":{"full_name":"o/r"}}`, map[string]string{"X-GitHub-Event": "issues", "X-GitHub-Hook-ID": "7"}},
+		{"shopify", "X-Shopify-Webhook-Id", `{"id":820982911946154508}`, map[string]string{"X-Shopify-Topic": "orders/create"}},
+		{"bitbucket", "X-Request-UUID", `{"repository":{"full_name":"team/repo"}}`, map[string]string{"X-Event-Key": "repo:push"}},
+		{"linear", "Linear-Delivery", `{"action":"create","type":"Issue","data":{"id":"i1"},"webhookTimestamp":` + ms(h.harness) + `}`, nil},
+	} {
+		t.Run(c.provider, func(t *testing.T) {
+			extra := map[string]string{c.idHeader: "id-1"}
+			for k, v := range c.headers {
+				extra[k] = v
+			}
+			d := h.signed(t, c.provider, h.sign[c.provider], []byte(c.body), extra, "id-1")
+			for _, q := range []struct{ id, query string }{{"id-1", ""}, {"id-2", "replay=a"}, {"id-3", "replay=b"}} {
+				d.header = d.header.Clone()
+				d.header.Set(c.idHeader, q.id)
+				d.query = q.query
+				expectStatus(t, h.deliver(t, c.provider, d), http.StatusNoContent)
+			}
+			if n, m := h.count("inbox", "provider = $1", c.provider), h.count("outbox", "aggregatetype = $1", c.provider); n != 1 || m != 1 {
+				t.Errorf("inbox %d, outbox %d rows; want 1 and 1", n, m)
+			}
+		})
+	}
+}
+
+// failFirst fails the first write of each event id (the database refused
+// it, say), and passes the rest to the Writer.
+type failFirst struct {
+	inner *ingest.Writer
+	mu    sync.Mutex
+	seen  map[string]bool
+}
+
+func (s *failFirst) Write(ctx context.Context, rec ingest.Record) (ingest.Outcome, error) {
+	s.mu.Lock()
+	first := !s.seen[rec.EventID]
+	s.seen[rec.EventID] = true
+	s.mu.Unlock()
+	if first {
+		return ingest.Outcome{}, errors.New("database refused the write")
+	}
+	return s.inner.Write(ctx, rec)
+}
+
+// Finding 2 of issue 39: the guard's row was written before the inbox
+// write and not undone when that write failed, so the provider's retry
+// (Bitbucket retries with a new X-Request-UUID) was answered as a
+// duplicate of an event that was never stored. The guard's row is now
+// written in the event's own transaction.
+func TestGuardNeverAcknowledgesAnUnstoredEvent(t *testing.T) {
+	h := newCatalogHarness(t)
+	h2 := newHarnessDB(t, h.dbURL, func(c *ingest.Config) {
+		c.Providers = h.cat.Providers
+		w := c.Store.(*ingest.Writer)
+		c.Store = &failFirst{inner: w, seen: map[string]bool{}}
+	})
+	body := []byte(`{"repository":{"full_name":"team/repo"},"push":{"n":1}}`)
+	d := h.signed(t, "bitbucket", h.sign["bitbucket"], body, map[string]string{"X-Request-UUID": "u-1", "X-Event-Key": "repo:push"}, "u-1")
+	r := h2.post("bitbucket", d.header, d.body)
+	expectStatus(t, r, http.StatusServiceUnavailable)
+	d.header = d.header.Clone()
+	d.header.Set("X-Request-UUID", "u-2") // Bitbucket's retry
+	expectStatus(t, h2.post("bitbucket", d.header, d.body), http.StatusServiceUnavailable)
+	d.header.Set("X-Request-UUID", "u-3")
+	expectStatus(t, h2.post("bitbucket", d.header, d.body), http.StatusServiceUnavailable)
+	d.header.Set("X-Request-UUID", "u-2") // u-2's retry: the write passes
+	expectStatus(t, h2.post("bitbucket", d.header, d.body), http.StatusNoContent)
+	if n := h.count("inbox", "provider = 'bitbucket'"); n != 1 {
+		t.Fatalf("inbox %d rows after a 204, want 1", n)
+	}
+}
+
+// The same signed content under two ids at once (a replay racing the
+// genuine delivery, or two redeliveries) stores one event, whether the
+// two meet in one coalesced batch or in two concurrent ones.
+func TestSameContentUnderTwoIDsAtOnceStoresOne(t *testing.T) {
+	h := newCatalogHarness(t)
+	const n = 25 // 50 deliveries at once, within the provider's share of 64
+	var wg sync.WaitGroup
+	statuses := make(chan int, 2*n)
+	for i := range n {
+		body := []byte(`{"action":"opened","number":` + strconv.Itoa(i) + `,"repository":{"full_name":"o/r"}}`)
+		d := h.signed(t, "github", h.sign["github"], body, map[string]string{"X-GitHub-Event": "issues", "X-GitHub-Hook-ID": "7", "X-GitHub-Delivery": "a-" + strconv.Itoa(i)}, "a-"+strconv.Itoa(i))
+		for _, id := range []string{"a-", "b-"} {
+			hdr := d.header.Clone()
+			hdr.Set("X-GitHub-Delivery", id+strconv.Itoa(i))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				statuses <- h.post("github", hdr, d.body).status
+			}()
+		}
+	}
+	wg.Wait()
+	close(statuses)
+	for s := range statuses {
+		if s != http.StatusNoContent {
+			t.Errorf("status %d, want 204", s)
+		}
+	}
+	if got, out := h.count("inbox", "provider = 'github'"), h.count("outbox", "aggregatetype = 'github'"); got != n || out != n {
+		t.Errorf("inbox %d, outbox %d rows; want %d and %d", got, out, n, n)
+	}
 }

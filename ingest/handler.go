@@ -67,10 +67,6 @@ type Config struct {
 	RetryAfter time.Duration
 	// Tracer records a span per delivery (internal/tracing); nil: none.
 	Tracer trace.TracerProvider
-	// Guard keeps the replay guard (guard.go) of the providers whose event
-	// id is not signed. Default: Store, when it implements Guard (the
-	// Writer does); New fails when such a provider is configured without one.
-	Guard Guard
 	// KeyLifetime is how long a provider's event ids are remembered as
 	// duplicates (config's KeyLifetime: the longer of its dedupe window
 	// and retention). Nil or 0: DefaultKeyLifetime.
@@ -84,7 +80,6 @@ type Receiver struct {
 	m         *metrics
 	adm       admission
 	refusals  refusalLog
-	guard     Guard
 	tracer    trace.Tracer
 	tracing   bool
 }
@@ -97,6 +92,7 @@ type endpoint struct {
 	share    *share // guarded by the Receiver's admission
 	guard    string // providers.GuardContent, GuardToken or ""
 	guardTTL time.Duration
+	signsURL bool // the scheme signs the URL, query string included
 	keyLife  time.Duration
 }
 
@@ -145,14 +141,7 @@ func New(cfg Config) (*Receiver, error) {
 		}
 		ep := &endpoint{name: name, p: p, kind: p.Kind(), verifier: v, share: newShare(p, cfg.MaxInFlight)}
 		ep.guard, ep.guardTTL = guardOf(p, ep.kind)
-		if ep.guard != "" && r.guard == nil {
-			if r.guard, _ = cfg.Store.(Guard); cfg.Guard != nil {
-				r.guard = cfg.Guard
-			}
-			if r.guard == nil {
-				return nil, fmt.Errorf("providers.%s: its event id is not signed, and the receiver has no replay guard store", name)
-			}
-		}
+		ep.signsURL = signature.NeedsPublicURL(ep.kind.Scheme, p.HMAC)
 		if cfg.KeyLifetime != nil {
 			ep.keyLife = cfg.KeyLifetime(name)
 		}
@@ -307,24 +296,8 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	}
 	wctx, cancel := context.WithTimeout(ctx, r.cfg.WriteTimeout)
 	defer cancel()
-	if key := guardKey(ep, req.URL.RawQuery, body, res); key != nil && len(recs) == 1 {
-		dup, err := r.checkGuard(wctx, ep, key, recs[0].EventID)
-		switch {
-		case errors.Is(err, errReplayed):
-			d.reason, d.verified = "replayed", false
-			r.m.verifyFails.WithLabelValues(ep.name, d.reason).Inc()
-			fail(StatusVerificationFailed, "rejected_signature", VerificationFailed)
-			return
-		case err != nil:
-			d.err = err
-			fail(http.StatusServiceUnavailable, "unavailable", "event not recorded; retry later")
-			return
-		case dup: // the same signed content under another id: a redelivery
-			r.m.duplicates.WithLabelValues(ep.name).Inc()
-			d.outcome, d.reason = "duplicate", "signed content already recorded under another id"
-			d.status = acknowledge(w, ep.kind, body)
-			return
-		}
+	if len(recs) == 1 { // a Batch kind keeps no guard
+		recs[0].Guard = guardKey(ep, req.URL.RawQuery, body, res)
 	}
 	// 4–6. One atomic write per event; the outbox job only when the inbox
 	// row is new. A batch's events are written together and acknowledged
@@ -340,6 +313,12 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		fail(http.StatusServiceUnavailable, "unavailable", "event not recorded; retry later")
 		return
 	}
+	if len(outs) == 1 && outs[0].Replayed {
+		d.reason, d.verified = "replayed", false
+		r.m.verifyFails.WithLabelValues(ep.name, d.reason).Inc()
+		fail(StatusVerificationFailed, "rejected_signature", VerificationFailed)
+		return
+	}
 	d.outcome = "duplicate"
 	for i, out := range outs {
 		if i == 0 {
@@ -350,6 +329,9 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		}
 		if !out.New {
 			r.m.duplicates.WithLabelValues(ep.name).Inc()
+			if out.DuplicateOf != "" {
+				d.reason = "signed content already recorded under another id"
+			}
 			continue
 		}
 		if d.outcome != "accepted" {

@@ -41,6 +41,9 @@ type Record struct {
 	// Traceparent is the delivery span's W3C trace context, stored in
 	// inbox.traceparent and outbox.traceparent ("" : NULL, tracing off).
 	Traceparent string
+	// Guard is the replay guard's record of the delivery (guard.go),
+	// written in the same statement as the event; no Key: none.
+	Guard GuardKey
 }
 
 // DefaultKeyLifetime is the key lifetime of a Record that sets none: the
@@ -61,6 +64,13 @@ type Outcome struct {
 	// WriteSpan is the span of the statement that wrote the row (tracing
 	// on; invalid otherwise): the delivery's span links to it.
 	WriteSpan trace.SpanContext
+	// DuplicateOf is the event id the same signed content was stored
+	// under, when the replay guard made this delivery a duplicate of
+	// another id's (State and Attempts are then that event's).
+	DuplicateOf string
+	// Replayed: the guard's token was used before with another event id
+	// (GuardToken); nothing was written, and the delivery is refused.
+	Replayed bool
 }
 
 // Writer performs the atomic inbox+outbox write. Concurrent calls are
@@ -184,25 +194,7 @@ func (w *Writer) loop() {
 func (w *Writer) flush(batch []*pending) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	// Deduplicate inside the batch; the first occurrence of a key is written,
-	// later ones are duplicates of it.
-	uniq := make([]*pending, 0, len(batch))
-	firstOf := map[[2]string]*pending{}
-	for _, p := range batch {
-		k := [2]string{p.rec.Provider, p.rec.EventID}
-		if _, ok := firstOf[k]; ok {
-			continue
-		}
-		firstOf[k] = p
-		uniq = append(uniq, p)
-	}
-	// A stable key order makes concurrent batches lock in the same order.
-	slices.SortFunc(uniq, func(a, b *pending) int {
-		if c := strings.Compare(a.rec.Provider, b.rec.Provider); c != 0 {
-			return c
-		}
-		return strings.Compare(a.rec.EventID, b.rec.EventID)
-	})
+	uniq, firstOf := dedupeBatch(batch)
 	_, span := w.startWrite(uniq)
 	err := w.write(ctx, uniq)
 	if err != nil && span.IsRecording() {
@@ -224,15 +216,67 @@ func (w *Writer) flush(batch []*pending) {
 	}
 	for _, p := range batch {
 		p.out.WriteSpan = ws
-		if first := firstOf[[2]string{p.rec.Provider, p.rec.EventID}]; first != p {
-			p.err = first.err
-			p.out = Outcome{New: false, State: first.out.State, Attempts: first.out.Attempts, WriteSpan: ws}
+		if first := firstOf[p]; first != nil {
+			p.err, p.out = first.err, Outcome{State: first.out.State, Attempts: first.out.Attempts, WriteSpan: ws,
+				DuplicateOf: first.out.DuplicateOf, Replayed: first.out.Replayed}
+			if first.rec.EventID != p.rec.EventID { // the same guarded content under another id
+				if p.rec.Guard.Token {
+					p.out = Outcome{Replayed: true, WriteSpan: ws}
+				} else if p.out.DuplicateOf == "" && !first.out.Replayed {
+					p.out.DuplicateOf = first.rec.EventID
+				}
+			}
 		}
 		if refused(p.err) {
 			p.err = fmt.Errorf("%w: PostgreSQL cannot store the payload: %w", errBadEnvelope, p.err)
 		}
 		close(p.done)
 	}
+}
+
+// dedupeBatch returns the deliveries of batch to write, in a stable key
+// order (concurrent batches lock in the same order), and for each other
+// delivery the one written in its place: the first of the same (provider,
+// event id), or of the same replay guard key, whose record a statement
+// may hold only once.
+func dedupeBatch(batch []*pending) (uniq []*pending, firstOf map[*pending]*pending) {
+	uniq = make([]*pending, 0, len(batch))
+	byID := make(map[[2]string]*pending, len(batch))
+	var byGuard map[string]*pending
+	for _, p := range batch {
+		k := [2]string{p.rec.Provider, p.rec.EventID}
+		if f, ok := byID[k]; ok {
+			firstOf = addFirst(firstOf, p, f)
+			continue
+		}
+		if g := p.rec.Guard.Key; g != nil {
+			if f, ok := byGuard[string(g)]; ok {
+				firstOf = addFirst(firstOf, p, f)
+				continue
+			}
+			if byGuard == nil {
+				byGuard = map[string]*pending{}
+			}
+			byGuard[string(g)] = p
+		}
+		byID[k] = p
+		uniq = append(uniq, p)
+	}
+	slices.SortFunc(uniq, func(a, b *pending) int {
+		if c := strings.Compare(a.rec.Provider, b.rec.Provider); c != 0 {
+			return c
+		}
+		return strings.Compare(a.rec.EventID, b.rec.EventID)
+	})
+	return uniq, firstOf
+}
+
+func addFirst(m map[*pending]*pending, p, first *pending) map[*pending]*pending {
+	if m == nil {
+		m = map[*pending]*pending{}
+	}
+	m[p] = first
+	return m
 }
 
 // write runs the statement for rows, retrying deadlocks and serialization
@@ -302,6 +346,8 @@ func execOn(ctx context.Context, q querier, uniq []*pending, filters *keyFilters
 		probes  = newProbeArgs(n)
 		key     []byte
 		maxLife float64
+		gKeys   = make([][]byte, n)
+		gTTL    = make([]float64, n)
 	)
 	for i, p := range uniq {
 		r := p.rec
@@ -312,6 +358,7 @@ func execOn(ctx context.Context, q querier, uniq []*pending, filters *keyFilters
 			life[i] = r.KeyLifetime.Seconds()
 		}
 		maxLife = max(maxLife, life[i])
+		gKeys[i], gTTL[i] = r.Guard.Key, r.Guard.TTL.Seconds()
 		tps[i] = pgtype.Text{String: r.Traceparent, Valid: r.Traceparent != ""}
 		key = filterKey(key, r.Provider, r.EventID)
 		probes.set(i, filters.probeOf(key))
@@ -331,6 +378,7 @@ func execOn(ctx context.Context, q querier, uniq []*pending, filters *keyFilters
 		outbox[i] = pgtype.UUID{Bytes: id, Valid: true}
 	}
 	args := append([]any{provs, ids, types, payloads, created, secrets, outbox, aggs, topics, ord, times, life, maxLife, tps}, probes.args()...)
+	args = append(args, gKeys, gTTL)
 	rows, err := q.Query(ctx, insertSQL, args...)
 	if err != nil {
 		return fmt.Errorf("insert inbox and outbox: %w", err)
@@ -342,16 +390,24 @@ func execOn(ctx context.Context, q querier, uniq []*pending, filters *keyFilters
 		var (
 			i     int32
 			isNew bool
+			first pgtype.Text // the event id the guard's record holds
 		)
-		if err := rows.Scan(&i, &isNew); err != nil {
+		if err := rows.Scan(&i, &isNew, &first); err != nil {
 			return fmt.Errorf("scan outcome: %w", err)
 		}
 		o := Outcome{New: isNew, State: "pending"}
-		if isNew {
+		switch {
+		case isNew:
 			o.OutboxID = outbox[i].Bytes
-		} else {
+		case first.Valid && first.String != ids[i] && uniq[i].rec.Guard.Token:
+			o = Outcome{Replayed: true}
+		default:
+			id := ids[i]
+			if first.Valid && first.String != id {
+				id, o.DuplicateOf = first.String, first.String
+			}
 			o.State = StateExpired // unless duplicateStateSQL finds its row
-			dupProvs, dupIDs, dupOrd = append(dupProvs, provs[i]), append(dupIDs, ids[i]), append(dupOrd, i)
+			dupProvs, dupIDs, dupOrd = append(dupProvs, provs[i]), append(dupIDs, id), append(dupOrd, i)
 		}
 		uniq[i].out = o
 	}

@@ -21,7 +21,19 @@ const (
 //     a row with gen now() when no partition covers now() makes the insert
 //     fail (no partition for the row), so a missing partition is an error,
 //     never a silent duplicate;
-//   - keys: the key inserted into each of them ON CONFLICT DO NOTHING, in
+//   - seen: the rows whose key was committed before the statement within
+//     its lifetime (lifetime_s, see fresh): duplicates by id;
+//   - guard: the replay guard's record (guard.go) of each other row that
+//     has one, in key order: inserted, taken over from an expired record,
+//     or, when a live record is there, locked and read as it is (DO
+//     UPDATE sees a record committed after the statement's snapshot, and
+//     waits for one being written), so RETURNING gives the event id the
+//     content was first stored under, in the transaction that stores it;
+//   - admitted: the rows the guard lets through: no record, or a record of
+//     their own event id. A row of the same content under another id
+//     writes nothing; the caller answers it as a duplicate of that id (or
+//     refuses a reused token);
+//   - keys: the key of each admitted row inserted into each of them ON CONFLICT DO NOTHING, in
 //     key order (concurrent batches lock in the same order). A concurrent
 //     delivery of the same key waits on the unique index and then sees the
 //     conflict;
@@ -44,7 +56,8 @@ const (
 // they meet on the same partition's unique index, or the later one's
 // snapshot sees the earlier one committed.
 //
-// It answers each input row's ord and whether it was new; the stored state
+// It answers each input row's ord, whether it was new and the event id its
+// guard record holds (NULL: no guard consulted); the stored state
 // of the duplicates is read afterwards by duplicateStateSQL, so this
 // statement, the hot path, reads no inbox partition: a lookup of the
 // stored state inside it cost every execution the planning, locking and
@@ -56,9 +69,9 @@ const (
 const insertSQL = `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[], $6::text[], $7::uuid[], $8::text[], $9::text[], $10::int[], $11::text[], $12::float8[], $14::text[],
-      $15::timestamptz[], $16::timestamptz[], $17::timestamptz[], $18::timestamptz[], $19::timestamptz[])
+      $15::timestamptz[], $16::timestamptz[], $17::timestamptz[], $18::timestamptz[], $19::timestamptz[], $20::bytea[], $21::float8[])
     AS t(provider, event_id, event_type, payload, created_at, secret_id, outbox_id, aggregate_id, topic, ord, event_time, lifetime_s, traceparent,
-      probe_from, w1_starts, w1_ends, w2_starts, w2_ends)
+      probe_from, w1_starts, w1_ends, w2_starts, w2_ends, guard_key, guard_ttl_s)
 ), gen AS (
   SELECT starts FROM storage_partitions
   WHERE parent = 'dedupe_keys' AND starts <= now() + interval '` + keyOverlap + `' AND ends > now() - interval '` + keyOverlap + `'
@@ -67,15 +80,9 @@ WITH input AS (
 ), width AS (
   SELECT coalesce(max(ends - starts), interval '0') AS w FROM storage_partitions
   WHERE parent = 'dedupe_keys' AND starts > '-infinity' AND starts <= now() + interval '` + keyOverlap + `'
-), keys AS (
-  INSERT INTO dedupe_keys (provider, event_id, gen)
-  SELECT i.provider, i.event_id, g.starts FROM input i CROSS JOIN gen g ORDER BY 1, 2, 3
-  ON CONFLICT (provider, event_id, gen) DO NOTHING
-  RETURNING provider, event_id
-), fresh AS (
-  SELECT i.* FROM input i
-  WHERE (SELECT count(*) FROM keys k WHERE k.provider = i.provider AND k.event_id = i.event_id) = (SELECT count(*) FROM gen)
-    AND NOT EXISTS (
+), seen AS (
+  SELECT i.ord FROM input i
+  WHERE EXISTS (
       SELECT 1 FROM dedupe_keys o
       WHERE o.provider = i.provider AND o.event_id = i.event_id
         AND o.gen > now() - make_interval(secs => i.lifetime_s) - (SELECT w FROM width)
@@ -85,6 +92,27 @@ WITH input AS (
         -- the sealed partitions whose key filters exclude the id are
         -- pruned for this row (keyfilter.go)
         AND (o.gen >= i.probe_from OR (o.gen >= i.w1_starts AND o.gen < i.w1_ends) OR (o.gen >= i.w2_starts AND o.gen < i.w2_ends)))
+), guard AS (
+  INSERT INTO ingest_replay_guard AS g (key, event_id, expires_at)
+  SELECT i.guard_key, i.event_id, now() + make_interval(secs => i.guard_ttl_s) FROM input i
+  WHERE i.guard_key IS NOT NULL AND i.ord NOT IN (SELECT ord FROM seen)
+  ORDER BY 1
+  ON CONFLICT (key) DO UPDATE SET
+    event_id = CASE WHEN g.expires_at <= now() THEN excluded.event_id ELSE g.event_id END,
+    expires_at = CASE WHEN g.expires_at <= now() THEN excluded.expires_at ELSE g.expires_at END
+  RETURNING key, event_id
+), admitted AS (
+  SELECT i.* FROM input i
+  WHERE i.guard_key IS NULL OR NOT EXISTS (SELECT 1 FROM guard g WHERE g.key = i.guard_key AND g.event_id <> i.event_id)
+), keys AS (
+  INSERT INTO dedupe_keys (provider, event_id, gen)
+  SELECT a.provider, a.event_id, g.starts FROM admitted a CROSS JOIN gen g ORDER BY 1, 2, 3
+  ON CONFLICT (provider, event_id, gen) DO NOTHING
+  RETURNING provider, event_id
+), fresh AS (
+  SELECT a.* FROM admitted a
+  WHERE (SELECT count(*) FROM keys k WHERE k.provider = a.provider AND k.event_id = a.event_id) = (SELECT count(*) FROM gen)
+    AND a.ord NOT IN (SELECT ord FROM seen)
 ), ins AS (
   INSERT INTO inbox (provider, event_id, event_type, payload, event_created_at, verified, secret_id, traceparent)
   SELECT provider, event_id, event_type, payload, created_at, true, secret_id, traceparent FROM fresh ORDER BY ord
@@ -95,7 +123,7 @@ WITH input AS (
   FROM input i JOIN ins ON ins.provider = i.provider AND ins.event_id = i.event_id ORDER BY i.ord
   RETURNING id
 )
-SELECT i.ord, ob.id IS NOT NULL FROM input i LEFT JOIN ob ON ob.id = i.outbox_id`
+SELECT i.ord, ob.id IS NOT NULL, g.event_id FROM input i LEFT JOIN ob ON ob.id = i.outbox_id LEFT JOIN guard g ON g.key = i.guard_key`
 
 // duplicateStateSQL reads the stored state of the duplicates of a batch,
 // after its insert committed, so a duplicate of a delivery that committed
