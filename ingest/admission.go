@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,9 @@ const (
 	reasonSaturated = "saturated"  // the shared pool is empty: the write path is behind
 	reasonTooLarge  = "too_large"  // Content-Length or the body past max_body_bytes (413)
 	reasonSlowBody  = "slow_body"  // the body came slower than min_body_rate (408)
+	// reasonBodyBudget: the unverified bodies being read hold
+	// max_unverified_bytes (503, bodyBudget).
+	reasonBodyBudget = "unverified_bytes"
 )
 
 // check says why a delivery of s would be refused now ("" when it would
@@ -164,7 +168,11 @@ var errSlowBody = errors.New("request body slower than the minimum rate")
 // once it falls behind, not after the server's whole read timeout. Where
 // the connection cannot take a deadline (HTTP/2 through some wrappers),
 // the server's read timeout still bounds it.
-func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, limit int64) ([]byte, error) {
+//
+// The buffer is charged to the unverified-bytes budget (bodyBudget) before
+// it grows; on success the caller gives back cap(body) once the signature
+// is checked, on failure readBody has given it back.
+func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, limit int64) (_ []byte, err error) {
 	rc := http.NewResponseController(w)
 	start := time.Now()
 	// The buffer grows with what arrives: a Content-Length alone (a
@@ -174,7 +182,17 @@ func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, limit int6
 	if req.ContentLength > 0 {
 		size = int(min(req.ContentLength+1, 16<<10))
 	}
+	if !r.bodies.take(int64(size)) {
+		return nil, errBodyBudget
+	}
 	buf := make([]byte, 0, size)
+	charged := int64(cap(buf))
+	r.bodies.give(int64(size) - charged)
+	defer func() {
+		if err != nil {
+			r.bodies.give(charged)
+		}
+	}()
 	body := http.MaxBytesReader(w, req.Body, limit)
 	deadlines := true
 	for {
@@ -185,7 +203,13 @@ func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, limit int6
 			}
 		}
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			grow := int64(max(1, min(cap(buf), int(limit)+1-len(buf))))
+			if !r.bodies.take(grow) {
+				return nil, errBodyBudget
+			}
+			buf = slices.Grow(buf, int(grow))
+			r.bodies.give(grow - (int64(cap(buf)) - charged)) // the allocator's rounding
+			charged = int64(cap(buf))
 		}
 		n, err := body.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]

@@ -28,6 +28,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
+// DefaultMaxUnverifiedBytes is Config.MaxUnverifiedBytes's default.
+const DefaultMaxUnverifiedBytes = 64 << 20
+
 // VerificationFailed is the body of every signature rejection (SPEC.md).
 const VerificationFailed = "Webhook signature verification failed"
 
@@ -63,6 +66,10 @@ type Config struct {
 	// body slower than the rate after the grace is cut with 408.
 	MinBodyRate int64
 	BodyGrace   time.Duration
+	// MaxUnverifiedBytes bounds the bytes held for bodies being read whose
+	// signature is not checked yet, over all providers (bodyBudget).
+	// Default 64 MiB.
+	MaxUnverifiedBytes int64
 	// RetryAfter is the Retry-After of every 503 and 429. Default 5s.
 	RetryAfter time.Duration
 	// Tracer records a span per delivery (internal/tracing); nil: none.
@@ -80,6 +87,7 @@ type Receiver struct {
 	m         *metrics
 	adm       admission
 	refusals  refusalLog
+	bodies    bodyBudget
 	tracer    trace.Tracer
 	tracing   bool
 }
@@ -129,11 +137,15 @@ func New(cfg Config) (*Receiver, error) {
 	if cfg.BodyGrace <= 0 {
 		cfg.BodyGrace = 2 * time.Second
 	}
+	if cfg.MaxUnverifiedBytes <= 0 {
+		cfg.MaxUnverifiedBytes = DefaultMaxUnverifiedBytes
+	}
 	if cfg.RetryAfter < time.Second {
 		cfg.RetryAfter = 5 * time.Second
 	}
 	r := &Receiver{cfg: cfg, endpoints: map[string]*endpoint{}, m: newMetrics(cfg.Registerer),
 		tracer: tracing.Tracer(cfg.Tracer, "ingest"), tracing: tracing.Recording(cfg.Tracer)}
+	r.bodies.max = cfg.MaxUnverifiedBytes
 	for name, p := range cfg.Providers {
 		v, err := signature.New(SignatureConfig(p))
 		if err != nil {
@@ -153,6 +165,9 @@ func New(cfg Config) (*Receiver, error) {
 	}
 	r.adm.sharedSize = max(0, cfg.MaxInFlight-reserved)
 	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "gatehouse_webhook_unverified_bytes", Help: "Bytes held by request bodies being read before their signature is checked (bounded by ingest.max_unverified_bytes).",
+		}, func() float64 { return float64(r.bodies.used.Load()) }))
 		for name, ep := range r.endpoints {
 			cfg.Registerer.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name: "gatehouse_webhook_in_flight", Help: "Deliveries being served (admitted, not yet answered), by provider.",
@@ -243,6 +258,11 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 			r.m.refused.WithLabelValues(ep.name, reasonTooLarge).Inc()
 			w.Header().Set("Connection", "close")
 			fail(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("body exceeds %d bytes", ep.p.MaxBodyBytes))
+		case errors.Is(err, errBodyBudget):
+			r.m.refused.WithLabelValues(ep.name, reasonBodyBudget).Inc()
+			d.reason = reasonBodyBudget
+			w.Header().Set("Connection", "close")
+			fail(http.StatusServiceUnavailable, "refused", "overloaded: retry later")
 		case errors.Is(err, errSlowBody):
 			r.m.refused.WithLabelValues(ep.name, reasonSlowBody).Inc()
 			d.reason = reasonSlowBody
@@ -256,6 +276,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	}
 	// 2. Verify over the raw bytes.
 	res, err := ep.verifier.Verify(&signature.Request{Method: req.Method, RawQuery: req.URL.RawQuery, Header: req.Header, Body: body}, r.cfg.Now())
+	r.bodies.give(int64(cap(body))) // checked: past here a slot bounds it, or it is refused
 	if err != nil {
 		d.reason = signature.Reason(err)
 		r.m.verifyFails.WithLabelValues(ep.name, d.reason).Inc()

@@ -230,6 +230,9 @@ func (h *harness) metric(name string, labels ...string) float64 {
 				if m.GetCounter() != nil {
 					return m.GetCounter().GetValue()
 				}
+				if m.GetGauge() != nil {
+					return m.GetGauge().GetValue()
+				}
 				return float64(m.GetHistogram().GetSampleCount())
 			}
 		}

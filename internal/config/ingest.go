@@ -10,13 +10,22 @@ import (
 // Every refusal is immediate, counted in gatehouse_webhook_refused_total
 // {provider,reason} and answered with Retry-After where a retry can help.
 type Ingest struct {
-	// MaxInFlight bounds webhook requests being served at once (reading
-	// their body, verifying, writing) over all providers. Past it a
-	// delivery is refused at once with 503 and Retry-After (reason
-	// saturated): the database cannot keep up, and waiting would only move
-	// the refusal into the provider's own timeout. Default 256 (about 4x
-	// what one process holds at its measured ceiling: docs/BENCHMARKS.md).
+	// MaxInFlight bounds verified deliveries being served at once
+	// (parsed, written, answered) over all providers: a delivery takes a
+	// slot once its signature verified, so a client without the secret
+	// never holds one (the bodies still being read are bounded by
+	// MaxUnverifiedBytes). Past it a delivery is refused at once with 503
+	// and Retry-After (reason saturated): the database cannot keep up, and
+	// waiting would only move the refusal into the provider's own timeout.
+	// Default 256 (about 4x what one process holds at its measured
+	// ceiling: docs/BENCHMARKS.md).
 	MaxInFlight int `yaml:"max_in_flight"`
+	// MaxUnverifiedBytes bounds the memory held by request bodies being
+	// read before their signature is checked, over all providers and
+	// connections. A body that would pass it is refused with 503 and
+	// Retry-After (reason unverified_bytes). Default 67108864 (64 MiB:
+	// 64 bodies of the default max_body_bytes at once).
+	MaxUnverifiedBytes int64 `yaml:"max_unverified_bytes"`
 	// MaxConnections bounds the public listener's open connections; past
 	// it new connections wait in the kernel's accept queue. Default 4096.
 	MaxConnections int `yaml:"max_connections"`
@@ -41,6 +50,9 @@ func (in *Ingest) applyDefaults() {
 	if in.MaxInFlight == 0 {
 		in.MaxInFlight = 256
 	}
+	if in.MaxUnverifiedBytes == 0 {
+		in.MaxUnverifiedBytes = 64 << 20
+	}
 	if in.MaxConnections == 0 {
 		in.MaxConnections = 4096
 	}
@@ -61,6 +73,9 @@ func (in *Ingest) applyDefaults() {
 func (in *Ingest) validate() error {
 	if in.MaxInFlight < 1 || in.MaxConnections < 1 || in.MaxHeaderBytes < 4096 {
 		return errorf("ingest: max_in_flight and max_connections must be at least 1, max_header_bytes at least 4096")
+	}
+	if in.MaxUnverifiedBytes < 1<<16 {
+		return errorf("ingest.max_unverified_bytes: must be at least 65536")
 	}
 	if in.ReadHeaderTimeout <= 0 || in.BodyGrace <= 0 || in.MinBodyRate <= 0 {
 		return errorf("ingest: read_header_timeout, body_grace and min_body_rate must be positive")

@@ -1,0 +1,86 @@
+package ingest_test
+
+import (
+	"bytes"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/ingest"
+)
+
+// Finding 4 of issue 39: a slot of max_in_flight is taken only after the
+// signature verified, so bodies of clients without the secret were not
+// bounded at all: connections × max_body_bytes could be held. The bytes
+// of unverified bodies being read are now bounded over all providers: past
+// the bound a delivery is refused at once (503, Retry-After, reason
+// unverified_bytes), and what the slow clients held is given back when
+// their connections end.
+func TestUnverifiedBodiesAreBounded(t *testing.T) {
+	h := newHarness(t, func(c *ingest.Config) {
+		c.MaxUnverifiedBytes = 64 << 10
+		c.BodyGrace = time.Minute // the slow clients are not cut during the test
+	})
+	u, _ := url.Parse(h.url)
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	// Two clients without the secret declare 1 MiB, send 20 000 bytes and
+	// stall.
+	for range 2 {
+		c, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		head := "POST /webhooks/demo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1048000\r\n\r\n"
+		if _, err := c.Write(append([]byte(head), bytes.Repeat([]byte("a"), 20000)...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Wait until both bodies are buffered and the bytes held are steady.
+	var held float64
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		now := h.metric("gatehouse_webhook_unverified_bytes")
+		if now >= 2*20000 && now == held {
+			break
+		}
+		held = now
+	}
+	if held < 2*20000 || held > 64<<10 {
+		t.Fatalf("unverified bytes held %v, want 40000..65536", held)
+	}
+	// A genuine delivery whose body does not fit in what is left.
+	pad := map[string]any{"pad": strings.Repeat("x", 64<<10-int(held)+1000)}
+	r := h.send("evt_budget_1", pad)
+	expectStatus(t, r, http.StatusServiceUnavailable)
+	if r.header.Get("Retry-After") == "" || !strings.Contains(r.body, "overloaded") {
+		t.Errorf("refusal: Retry-After %q, body %q", r.header.Get("Retry-After"), r.body)
+	}
+	if got := h.metric("gatehouse_webhook_refused_total", "provider=demo", "reason=unverified_bytes"); got < 1 {
+		t.Errorf("refused{unverified_bytes} = %v, want at least 1", got)
+	}
+	// The slow clients leave: what they held is given back, and the
+	// provider's retry is stored.
+	for _, c := range conns {
+		c.Close()
+	}
+	conns = nil
+	deadline := time.Now().Add(10 * time.Second)
+	for h.metric("gatehouse_webhook_unverified_bytes") > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	expectStatus(t, h.send("evt_budget_1", pad), http.StatusNoContent)
+	if got := h.metric("gatehouse_webhook_unverified_bytes"); got != 0 {
+		t.Errorf("unverified bytes held after every body was checked: %v", got)
+	}
+	if n := h.count("inbox", "event_id = 'evt_budget_1'"); n != 1 {
+		t.Errorf("inbox rows %d, want 1", n)
+	}
+}
