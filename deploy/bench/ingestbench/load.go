@@ -13,19 +13,17 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // requests hands out pre-signed requests, signing more inline when the
 // pre-signed ones run out.
 type requests struct {
-	gen  *benchenv.Deliveries
+	gen  source
 	reqs [][]byte
 	i    atomic.Int64
 }
 
-func presign(g *benchenv.Deliveries, n int) *requests {
+func presign(g source, n int) *requests {
 	r := &requests{gen: g, reqs: make([][]byte, n)}
 	now := time.Now()
 	for i := range r.reqs {

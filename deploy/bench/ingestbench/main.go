@@ -53,6 +53,9 @@ type options struct {
 	tracing     bool          // compare tracing off and on (tracecmp.go) instead of the benchmark
 	baseline    string        // with tracing: a third receiver binary (the receiver before tracing)
 	extraEnv    []string      // added to the receiver binary's environment
+	mix         []string      // catalogue schemes of the mix section (mix.go); none: no mix section
+	mixConns    int           // the mix section's closed-loop connections
+	mixRuns     int           // the mix section's rounds
 }
 
 func main() { benchenv.Main("ingestbench", run) }
@@ -88,7 +91,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var mix *mixResult
+	if len(o.mix) > 0 && o.mixRuns > 0 {
+		if mix, err = b.mix(ctx); err != nil {
+			return err
+		}
+	}
 	res.print(stdout)
+	if mix != nil {
+		mix.print(stdout, b)
+	}
 	return nil
 }
 
@@ -114,6 +126,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (load generator, plus the receiver with -gatehouse '') to this file")
 	fs.BoolVar(&o.tracing, "tracing", false, "compare the receiver with tracing off and on (100 % sampling to a local Jaeger), interleaved with pgbench, instead of the benchmark")
 	fs.StringVar(&o.baseline, "baseline", "", "with -tracing: also run this gatehouse binary (e.g. built from the commit before tracing)")
+	mix := fs.String("mix", strings.Join(benchenv.MixSchemes, ","), "catalogue schemes of the mix section (comma-separated; \"\" for none)")
+	fs.IntVar(&o.mixConns, "mix-c", 64, "closed-loop connections of the mix section")
+	fs.IntVar(&o.mixRuns, "mix-runs", 2, "rounds of the mix section (each scheme once a round)")
 	tune := fs.String("tune", "", "compare these Writer worker counts (comma-separated) with in-process receivers, interleaved with pgbench, instead of the benchmark")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -121,6 +136,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	var err error
 	if o.conc, err = intList("-c", *conc); err != nil {
 		return nil, err
+	}
+	for _, m := range strings.Split(*mix, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			o.mix = append(o.mix, m)
+		}
 	}
 	if *tune != "" {
 		if o.tune, err = intList("-tune", *tune); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -61,6 +62,12 @@ func buildScript(dir, stmt string, args []any) (*pgScript, error) {
 			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d={%s}", n, strconv.FormatFloat(v[0], 'g', -1, 64)))
 		case float64:
 			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, strconv.FormatFloat(v, 'g', -1, 64)))
+		case [][]byte: // the replay guard's key: none for the reference scheme
+			lit := "{NULL}"
+			if v[0] != nil {
+				lit = arrayLit(`\x` + hex.EncodeToString(v[0]))
+			}
+			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, lit))
 		case []pgtype.UUID:
 			repl[n] = "ARRAY[lpad(to_hex(:eid::bigint), 32, '0')::uuid]"
 			uuidSeen = true

@@ -52,7 +52,7 @@ providers:
       - id: bench
         value: %q
     aggregate_id_path: [data.payment_id]
-`, b.DBURL, provider, benchenv.TimestampHeader, benchenv.SignatureHeader, string(b.secret))
+`, b.DBURL, provider, benchenv.TimestampHeader, benchenv.SignatureHeader, string(b.secret)) + mixYAML(b.o.mix, b.mixSecret)
 	if b.o.gatehouse == "" {
 		return startInProcess(ctx, b, cfgText)
 	}

@@ -32,6 +32,7 @@ type bench struct {
 	gen             *benchenv.Deliveries
 	script          *pgScript // the Writer's statement, captured from the wire, as a pgbench script
 	settings        string    // the PostgreSQL settings quoted in the table
+	mixSecret       []byte    // the mix section's providers' secret
 }
 
 func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
@@ -57,6 +58,7 @@ func (b *bench) init(ctx context.Context) error {
 	_, _ = rand.Read(b.secret)
 	b.secret = []byte("whsec_bench_" + hex.EncodeToString(b.secret))
 	b.gen = benchenv.NewDeliveries(provider, "", b.secret, b.o.bodyBytes)
+	b.mixSecret = mixSecret()
 	now := time.Now()
 	stmt, args, err := captureStatement(ctx, b.DBURL, ingest.Record{
 		Provider: provider, EventID: captureEventID, Type: benchenv.EventType, CreatedAt: &now,
@@ -95,7 +97,7 @@ func (b *bench) readSettings(ctx context.Context) (string, error) {
 // reset empties the tables and checkpoints, so every run starts from the
 // same state and no run pays for the previous run's dirty pages.
 func (b *bench) reset(ctx context.Context) error {
-	if _, err := b.Pool.Exec(ctx, "TRUNCATE inbox, outbox, dedupe_keys"); err != nil {
+	if _, err := b.Pool.Exec(ctx, "TRUNCATE inbox, outbox, dedupe_keys, ingest_replay_guard"); err != nil {
 		return fmt.Errorf("truncate: %w", err)
 	}
 	if _, err := b.Pool.Exec(ctx, "CHECKPOINT"); err != nil {
