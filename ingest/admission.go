@@ -16,35 +16,48 @@ import (
 	"github.com/gatehouse/gatehouse/internal/config"
 )
 
-// Admission control: a delivery is refused at once, before any of its body
-// is read, when its provider's share is full; it takes a slot only once
-// its signature verified, so a client without the secret (a slow body, a
-// forgery) never holds one. Each provider has a share of the global bound
-// on deliveries in flight: ReservedInFlight slots that are always its own,
-// and up to MaxInFlight in all, the slots past its reserve taken from a
-// pool shared by every provider (the global bound less all reserves). A
-// provider at its MaxInFlight is refused (over_share) even when the pool
-// has room, and any provider finding the pool empty past its reserve is
-// refused (saturated: the write path is not keeping up). Either way the
-// answer is immediate, 503 (or the provider's 429) with Retry-After: one
-// provider's storm is refused at the cost of a counter, and the others'
-// reserved slots stay free for them.
+// Admission control. Each provider has a share of the bound on deliveries
+// in flight: ReservedInFlight slots that are always its own, and up to
+// MaxInFlight in all (admitted or waiting), the slots past its reserve
+// taken from a pool shared by every provider. The pool's size is the
+// adaptive limit (gradient, limiter.go) less every reserve: what the write
+// path carries at the latency it has when not saturated, never more than
+// the global bound.
+//
+//   - A delivery of a provider at its MaxInFlight is refused (over_share),
+//     before its body is read; the refusal is held on a timer (RefusalHold)
+//     before it is answered, as nginx's limit_req delays excess requests,
+//     so a closed-loop flood waits instead of spinning on refusals: each
+//     of its connections costs a timer, not a request a millisecond.
+//   - A verified delivery within its share that finds the pool empty waits
+//     for a slot, at most QueueWait; freed slots go to the waiting
+//     providers in turn (round robin), so a provider's wait does not grow
+//     with another's flood, and a latency spike makes deliveries wait
+//     rather than be refused. Past QueueWait it is refused (saturated).
+//
+// Every refusal is 503 (or the provider's 429) with Retry-After.
 type admission struct {
 	mu         sync.Mutex
 	shared     int // slots of the shared pool in use
-	sharedSize int
+	sharedSize int // its size now: the adaptive limit less the reserves
+	reserved   int // every provider's reserve
+	total      int // deliveries admitted, all providers
+	limit      gradient
+	waiting    []*share // shares with waiters, served in turn
+	turn       int
 }
 
 // share is one provider's part of the admission bound.
 type share struct {
 	inFlight, max, reserved int
-	status                  int // 503 or 429
+	status                  int             // 503 or 429
+	queue                   []chan struct{} // waiters for a slot, oldest first
 }
 
 // Refusal reasons (the reason label of gatehouse_webhook_refused_total).
 const (
 	reasonOverShare = "over_share" // the provider is at its max_in_flight
-	reasonSaturated = "saturated"  // the shared pool is empty: the write path is behind
+	reasonSaturated = "saturated"  // no slot freed within queue_wait: the write path is behind
 	reasonTooLarge  = "too_large"  // Content-Length or the body past max_body_bytes (413)
 	reasonSlowBody  = "slow_body"  // the body came slower than min_body_rate (408)
 	// reasonBodyBudget: the unverified bodies being read hold
@@ -52,34 +65,66 @@ const (
 	reasonBodyBudget = "unverified_bytes"
 )
 
-// check says why a delivery of s would be refused now ("" when it would
-// be admitted), without taking a slot: the refusal before the body is read.
+// setLimits sets the global bound and the reserves (New).
+func (a *admission) setLimits(maxInFlight, reserved int) {
+	a.reserved = reserved
+	a.limit = newGradient(min(maxInFlight, reserved+max(8, maxInFlight/16)), maxInFlight)
+	a.sharedSize = max(0, maxInFlight-reserved)
+}
+
+// check says why a delivery of s would be refused now ("" when it may go
+// on), without taking a slot: the refusal before the body is read.
 func (a *admission) check(s *share) (reason string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	switch {
-	case s.inFlight >= s.max:
+	if s.inFlight+len(s.queue) >= s.max {
 		return reasonOverShare
-	case s.inFlight < s.reserved, a.shared < a.sharedSize:
-		return ""
 	}
-	return reasonSaturated
+	return ""
 }
 
-// acquire admits one delivery of s, or says why not.
-func (a *admission) acquire(s *share) (reason string) {
+// acquire admits one delivery of s, waiting at most wait for a slot, or
+// says why not.
+func (a *admission) acquire(ctx context.Context, s *share, wait time.Duration) (reason string) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	switch {
-	case s.inFlight >= s.max:
+	case s.inFlight+len(s.queue) >= s.max:
+		a.mu.Unlock()
 		return reasonOverShare
-	case s.inFlight < s.reserved:
-	case a.shared < a.sharedSize:
+	case s.inFlight < s.reserved && len(s.queue) == 0:
+	case a.shared < a.sharedSize && len(a.waiting) == 0:
 		a.shared++
 	default:
+		ch := make(chan struct{})
+		s.queue = append(s.queue, ch)
+		if len(s.queue) == 1 {
+			a.waiting = append(a.waiting, s)
+		}
+		a.mu.Unlock()
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-ch:
+			return ""
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		select {
+		case <-ch: // granted while the timer fired
+			return ""
+		default:
+		}
+		s.queue = slices.DeleteFunc(s.queue, func(c chan struct{}) bool { return c == ch })
+		if len(s.queue) == 0 {
+			a.dropWaiting(s)
+		}
 		return reasonSaturated
 	}
 	s.inFlight++
+	a.total++
+	a.mu.Unlock()
 	return ""
 }
 
@@ -90,14 +135,54 @@ func (a *admission) inFlight(s *share) int {
 	return s.inFlight
 }
 
-// release gives back the slot of a delivery of s that acquire admitted.
-func (a *admission) release(s *share) {
+// release gives back the slot of a delivery of s that acquire admitted,
+// with the latency of its write (0: none measured), and hands freed slots
+// to waiters.
+func (a *admission) release(s *share, write time.Duration) {
 	a.mu.Lock()
+	defer a.mu.Unlock()
+	if write > 0 {
+		lim := a.limit.observe(write, a.total)
+		a.sharedSize = max(0, lim-a.reserved)
+	}
 	if s.inFlight > s.reserved {
 		a.shared--
 	}
 	s.inFlight--
-	a.mu.Unlock()
+	a.total--
+	if len(s.queue) > 0 && s.inFlight < s.reserved { // its own reserved slot
+		a.grant(s)
+	}
+	for a.shared < a.sharedSize && len(a.waiting) > 0 {
+		a.turn %= len(a.waiting)
+		w := a.waiting[a.turn]
+		if w.inFlight >= w.reserved {
+			a.shared++
+		}
+		a.grant(w)
+		a.turn++
+	}
+}
+
+// grant gives s's oldest waiter a slot (a.mu held).
+func (a *admission) grant(s *share) {
+	ch := s.queue[0]
+	s.queue = s.queue[1:]
+	s.inFlight++
+	a.total++
+	close(ch)
+	if len(s.queue) == 0 {
+		a.dropWaiting(s)
+	}
+}
+
+func (a *admission) dropWaiting(s *share) {
+	if i := slices.Index(a.waiting, s); i >= 0 {
+		a.waiting = slices.Delete(a.waiting, i, i+1)
+		if a.turn > i {
+			a.turn--
+		}
+	}
 }
 
 // refusalLog logs refusals at most once per second per provider and
@@ -139,6 +224,9 @@ func (l *refusalLog) log(ctx context.Context, logger *slog.Logger, provider, rea
 // Retry-After when a retry can succeed, counted and (sampled) logged.
 func (r *Receiver) refuse(w http.ResponseWriter, req *http.Request, ep *endpoint, reason string, status int, msg string) {
 	r.m.refused.WithLabelValues(ep.name, reason).Inc()
+	if reason == reasonOverShare && !r.hold(req.Context()) {
+		w.Header().Set("Connection", "close")
+	}
 	if status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", strconv.Itoa(int(r.cfg.RetryAfter/time.Second)))
 	}
@@ -153,6 +241,27 @@ func (r *Receiver) refuse(w http.ResponseWriter, req *http.Request, ep *endpoint
 	}
 	http.Error(w, msg, status)
 	r.refusals.log(req.Context(), r.cfg.Logger, ep.name, reason, status)
+}
+
+// hold holds an over-share refusal for RefusalHold before it is answered
+// (admission), or until ctx ends. It reports false, without waiting, when
+// MaxHeldRefusals are held already: that refusal is answered at once and
+// its connection closed.
+func (r *Receiver) hold(ctx context.Context) bool {
+	if r.cfg.RefusalHold <= 0 {
+		return true
+	}
+	defer r.held.Add(-1)
+	if r.held.Add(1) > int64(r.cfg.MaxHeldRefusals) {
+		return false
+	}
+	t := time.NewTimer(r.cfg.RefusalHold)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return true
 }
 
 // refuseDrain bounds how long a refusal waits for the rest of a body the

@@ -184,15 +184,18 @@ func (h *harness) holdSlot(t *testing.T, provider string) {
 	}()
 }
 
-// A provider over its max_in_flight is refused at once with 503 and
-// Retry-After (429 where configured), while another provider's reserved
-// slots stay its own; past the reserves, an empty shared pool refuses
-// anyone at once (saturated). On main nothing bounded requests in flight:
-// every one of them waited.
+// A provider over its max_in_flight is refused with 503 and Retry-After
+// (429 where configured) after the refusal was held for RefusalHold (so a
+// flood waits on a timer instead of spinning), while another provider's
+// reserved slots stay its own; past the reserves, a delivery that finds
+// the shared pool empty waits QueueWait for a slot and is then refused
+// (saturated). Before issue 25 nothing bounded requests in flight.
 func TestAdmissionSharesAndReserves(t *testing.T) {
 	hold, release := holdWrites()
 	defer release()
+	const holdFor, wait = 300 * time.Millisecond, 300 * time.Millisecond
 	h := newHarness(t, hold, func(c *ingest.Config) {
+		c.RefusalHold, c.QueueWait = holdFor, wait
 		// 7 providers with 1 reserved slot each; 12 in all: 5 shared.
 		c.MaxInFlight = 12
 		for name, p := range c.Providers {
@@ -212,7 +215,9 @@ func TestAdmissionSharesAndReserves(t *testing.T) {
 	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
 		t.Fatalf("demo over its share: %d Retry-After %q, want 503 with Retry-After", r.status, r.header.Get("Retry-After"))
 	}
-	t.Logf("over_share refusal in %v", time.Since(start))
+	if d := time.Since(start); d < holdFor || d > holdFor+time.Second {
+		t.Errorf("over_share refusal answered after %v, want it held %v", d, holdFor)
+	}
 	if got := h.metric("gatehouse_webhook_refused_total", "provider=demo", "reason=over_share"); got != 1 {
 		t.Errorf("refused{over_share} = %v", got)
 	}
@@ -233,7 +238,11 @@ func TestAdmissionSharesAndReserves(t *testing.T) {
 	h.holdSlot(t, "stripe")
 	h.waitInFlight(t, "stripe", 1)
 	body = envelope("evt_stripe_2", "payment.succeeded", nil)
+	start = time.Now()
 	r = h.post("stripe", h.sign("stripe", stripeSecret, body, h.now, ""), body)
+	if d := time.Since(start); d < wait {
+		t.Errorf("saturated: refused after %v, before queue_wait %v", d, wait)
+	}
 	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
 		t.Fatalf("saturated: %d Retry-After %q, want 503 with Retry-After", r.status, r.header.Get("Retry-After"))
 	}
@@ -252,6 +261,48 @@ func TestAdmissionSharesAndReserves(t *testing.T) {
 	}
 	if n := h.count("inbox", "event_id IN ('evt_over', 'evt_stripe_2')"); n != 0 {
 		t.Errorf("refused deliveries stored: %d", n)
+	}
+}
+
+// Issue 39: a fixed bound turned any latency spike into refusals of a
+// provider within its share. Such a delivery now waits for a slot, and
+// freed slots go to the waiting providers in turn: with the shared pool
+// and stripe's reserve held, stripe's delivery waits instead of being
+// refused, and is stored once the held writes end.
+func TestWithinItsShareADeliveryWaitsForASlot(t *testing.T) {
+	hold, release := holdWrites()
+	defer release()
+	h := newHarness(t, hold, func(c *ingest.Config) {
+		c.MaxInFlight, c.QueueWait = 12, 10*time.Second
+		for _, p := range c.Providers {
+			p.ReservedInFlight, p.MaxInFlight = 1, 6
+		}
+	})
+	for range 6 {
+		h.holdSlot(t, "demo")
+	}
+	h.waitInFlight(t, "demo", 6)
+	h.holdSlot(t, "stripe")
+	h.waitInFlight(t, "stripe", 1)
+	done := make(chan response, 1)
+	go func() {
+		body := envelope("evt_waits", "payment.succeeded", nil)
+		done <- h.post("stripe", h.sign("stripe", stripeSecret, body, h.now, ""), body)
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("answered %d while no slot was free, want it to wait", r.status)
+	case <-time.After(300 * time.Millisecond):
+	}
+	release()
+	select {
+	case r := <-done:
+		expectStatus(t, r, http.StatusNoContent)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer after the slots were freed")
+	}
+	if got := h.metric("gatehouse_webhook_refused_total", "provider=stripe", "reason=saturated"); got != 0 {
+		t.Errorf("refused{saturated} = %v, want 0", got)
 	}
 }
 

@@ -6,15 +6,13 @@ package ingest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"sort"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/gatehouse/gatehouse/schemas/providers"
@@ -70,6 +68,15 @@ type Config struct {
 	// signature is not checked yet, over all providers (bodyBudget).
 	// Default 64 MiB.
 	MaxUnverifiedBytes int64
+	// QueueWait bounds how long a verified delivery within its provider's
+	// share waits for a slot when the shared ones are all taken (admission).
+	// Default 1s.
+	QueueWait time.Duration
+	// RefusalHold is how long an over-share refusal is held before it is
+	// answered, MaxHeldRefusals how many may be held at once (default
+	// 500ms and 1024; a negative RefusalHold answers at once).
+	RefusalHold     time.Duration
+	MaxHeldRefusals int
 	// RetryAfter is the Retry-After of every 503 and 429. Default 5s.
 	RetryAfter time.Duration
 	// Tracer records a span per delivery (internal/tracing); nil: none.
@@ -88,6 +95,7 @@ type Receiver struct {
 	adm       admission
 	refusals  refusalLog
 	bodies    bodyBudget
+	held      atomic.Int64 // over-share refusals being held
 	tracer    trace.Tracer
 	tracing   bool
 }
@@ -137,6 +145,15 @@ func New(cfg Config) (*Receiver, error) {
 	if cfg.BodyGrace <= 0 {
 		cfg.BodyGrace = 2 * time.Second
 	}
+	if cfg.QueueWait <= 0 {
+		cfg.QueueWait = time.Second
+	}
+	if cfg.RefusalHold == 0 {
+		cfg.RefusalHold = 500 * time.Millisecond
+	}
+	if cfg.MaxHeldRefusals <= 0 {
+		cfg.MaxHeldRefusals = 1024
+	}
 	if cfg.MaxUnverifiedBytes <= 0 {
 		cfg.MaxUnverifiedBytes = DefaultMaxUnverifiedBytes
 	}
@@ -163,7 +180,7 @@ func New(cfg Config) (*Receiver, error) {
 	for _, ep := range r.endpoints {
 		reserved += ep.share.reserved
 	}
-	r.adm.sharedSize = max(0, cfg.MaxInFlight-reserved)
+	r.adm.setLimits(cfg.MaxInFlight, reserved)
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "gatehouse_webhook_unverified_bytes", Help: "Bytes held by request bodies being read before their signature is checked (bounded by ingest.max_unverified_bytes).",
@@ -208,15 +225,6 @@ func (r *Receiver) Routes(mux chi.Router) {
 			}
 		})
 	}
-}
-
-// delivery accumulates what the per-delivery log line reports.
-type delivery struct {
-	requestID, eventID, typ, queueID, state, outcome, reason string
-	secretID                                                 string
-	verified, batch                                          bool
-	status, attempt, events                                  int
-	err                                                      error
 }
 
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint) {
@@ -287,13 +295,17 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	r.m.secret.WithLabelValues(ep.name, res.SecretID).Inc()
 	// Only a verified delivery takes a slot of its provider's share: a
 	// client without the secret, however slow, cannot hold them.
-	if reason := r.adm.acquire(ep.share); reason != "" {
+	if reason := r.adm.acquire(ctx, ep.share, r.cfg.QueueWait); reason != "" {
 		r.m.refused.WithLabelValues(ep.name, reason).Inc()
 		d.reason = reason
+		if reason == reasonOverShare && !r.hold(ctx) {
+			w.Header().Set("Connection", "close")
+		}
 		fail(ep.share.status, "refused", "overloaded: retry later")
 		return
 	}
-	defer r.adm.release(ep.share)
+	var writeTime time.Duration // the admission's capacity estimate learns from it
+	defer func() { r.adm.release(ep.share, writeTime) }()
 	// 3. Parse only after verification.
 	if status, ok := answerHandshake(w, req.Header, ep, body, res); ok {
 		d.status, d.outcome = status, "challenge"
@@ -323,7 +335,9 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	// 4–6. One atomic write per event; the outbox job only when the inbox
 	// row is new. A batch's events are written together and acknowledged
 	// once all of them are committed.
+	wstart := time.Now()
 	outs, err := r.record(wctx, recs)
+	writeTime = time.Since(wstart)
 	if errors.Is(err, errBadEnvelope) { // PostgreSQL refused the content itself
 		d.reason = err.Error()
 		fail(http.StatusBadRequest, "bad_request", "event cannot be stored: its JSON is refused by the database")
@@ -364,38 +378,4 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	}
 	// 7. Acknowledge at once, after the commit.
 	d.status = acknowledge(w, ep.kind, body)
-}
-
-func (r *Receiver) logDelivery(ctx context.Context, provider string, d *delivery) {
-	attrs := []slog.Attr{
-		slog.String("provider", provider), slog.String("event_id", d.eventID), slog.String("type", d.typ),
-		slog.Bool("verified", d.verified), slog.Int("response_status", d.status), slog.String("queue_id", d.queueID),
-		slog.String("processing_state", d.state), slog.Int("attempt", d.attempt), slog.String("request_id", d.requestID),
-		slog.String("outcome", d.outcome),
-	}
-	if d.reason != "" {
-		attrs = append(attrs, slog.String("reason", d.reason))
-	}
-	if d.batch {
-		attrs = append(attrs, slog.Int("events", d.events)) // a batch: event_id is its first event's
-	}
-	level := slog.LevelInfo
-	if d.err != nil {
-		level = slog.LevelError
-		attrs = append(attrs, slog.String("err", d.err.Error()))
-	} else if d.status >= 400 {
-		level = slog.LevelWarn
-	}
-	r.cfg.Logger.LogAttrs(ctx, level, "webhook delivery", attrs...)
-}
-
-var safeRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
-
-func requestID(req *http.Request) string {
-	if v := req.Header.Get("X-Request-Id"); safeRequestID.MatchString(v) {
-		return v
-	}
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -67,7 +67,8 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	fail := func(err error) (*surface, error) { w.Close(); return nil, err }
 	w.SetTracer(b.tp)
 	rcv, err := ingest.New(ingest.Config{Providers: b.cfg.Providers, Store: w, Logger: b.log, Registerer: b.reg, Tracer: b.tp,
-		MaxInFlight: b.cfg.Ingest.MaxInFlight, MaxUnverifiedBytes: b.cfg.Ingest.MaxUnverifiedBytes, MinBodyRate: b.cfg.Ingest.MinBodyRate, BodyGrace: b.cfg.Ingest.BodyGrace,
+		MaxInFlight: b.cfg.Ingest.MaxInFlight, MaxUnverifiedBytes: b.cfg.Ingest.MaxUnverifiedBytes,
+		QueueWait: b.cfg.Ingest.QueueWait, RefusalHold: b.cfg.Ingest.RefusalHold, MinBodyRate: b.cfg.Ingest.MinBodyRate, BodyGrace: b.cfg.Ingest.BodyGrace,
 		KeyLifetime: b.cfg.KeyLifetime})
 	if err != nil {
 		return fail(err)

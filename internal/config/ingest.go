@@ -20,6 +20,18 @@ type Ingest struct {
 	// Default 256 (about 4x what one process holds at its measured
 	// ceiling: docs/BENCHMARKS.md).
 	MaxInFlight int `yaml:"max_in_flight"`
+	// QueueWait bounds how long a verified delivery of a provider within
+	// its max_in_flight waits for a slot when the shared ones are all
+	// taken; slots freed go to the waiting providers in turn. Past it:
+	// 503 and Retry-After (reason saturated). Default 1s.
+	QueueWait time.Duration `yaml:"queue_wait"`
+	// RefusalHold is how long a refusal of a provider over its
+	// max_in_flight is held before it is answered (503/429 with
+	// Retry-After), so a closed-loop flood waits on a timer instead of
+	// spinning on refusals; at most 1024 are held at once, past that the
+	// refusal is immediate and closes the connection. Default 500ms; a
+	// negative value answers at once.
+	RefusalHold time.Duration `yaml:"refusal_hold"`
 	// MaxUnverifiedBytes bounds the memory held by request bodies being
 	// read before their signature is checked, over all providers and
 	// connections. A body that would pass it is refused with 503 and
@@ -50,6 +62,12 @@ func (in *Ingest) applyDefaults() {
 	if in.MaxInFlight == 0 {
 		in.MaxInFlight = 256
 	}
+	if in.QueueWait == 0 {
+		in.QueueWait = time.Second
+	}
+	if in.RefusalHold == 0 {
+		in.RefusalHold = 500 * time.Millisecond
+	}
 	if in.MaxUnverifiedBytes == 0 {
 		in.MaxUnverifiedBytes = 64 << 20
 	}
@@ -73,6 +91,9 @@ func (in *Ingest) applyDefaults() {
 func (in *Ingest) validate() error {
 	if in.MaxInFlight < 1 || in.MaxConnections < 1 || in.MaxHeaderBytes < 4096 {
 		return errorf("ingest: max_in_flight and max_connections must be at least 1, max_header_bytes at least 4096")
+	}
+	if in.QueueWait < 0 || in.RefusalHold > 30*time.Second {
+		return errorf("ingest: queue_wait must not be negative, refusal_hold at most 30s")
 	}
 	if in.MaxUnverifiedBytes < 1<<16 {
 		return errorf("ingest.max_unverified_bytes: must be at least 65536")

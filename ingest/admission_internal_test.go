@@ -1,0 +1,114 @@
+package ingest
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// Freed slots go to the waiting providers in turn, not to whichever
+// provider queued the most: B's one waiter is served before A's second.
+func TestFreedSlotsGoToWaitingProvidersInTurn(t *testing.T) {
+	var a admission
+	a.setLimits(2, 0)
+	sa, sb := &share{max: 10}, &share{max: 10}
+	for range 2 {
+		if r := a.acquire(context.Background(), sa, time.Second); r != "" {
+			t.Fatalf("acquire: %s", r)
+		}
+	}
+	served := make(chan string, 3)
+	wait := func(s *share, name string, queued int) {
+		go func() {
+			if r := a.acquire(context.Background(), s, 10*time.Second); r == "" {
+				served <- name
+			}
+		}()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			a.mu.Lock()
+			n := len(s.queue)
+			a.mu.Unlock()
+			if n == queued {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never queued", name)
+			}
+		}
+	}
+	wait(sa, "a2", 1)
+	wait(sa, "a3", 2)
+	wait(sb, "b1", 1)
+	var got []string
+	for range 3 {
+		a.release(sa, 0)
+		got = append(got, <-served)
+	}
+	if got[0] != "a2" || got[1] != "b1" || got[2] != "a3" {
+		t.Errorf("served %v, want [a2 b1 a3]", got)
+	}
+	// Three of A's slots freed, three waiters granted: A 1, B 1, both
+	// from the shared pool (no reserves).
+	if sa.inFlight != 1 || sb.inFlight != 1 || a.shared != 2 || a.total != 2 {
+		t.Errorf("in flight a=%d b=%d, shared %d, total %d; want 1 1 2 2", sa.inFlight, sb.inFlight, a.shared, a.total)
+	}
+}
+
+// A waiter that times out is refused (saturated) and leaves the queue.
+func TestWaiterTimesOutSaturated(t *testing.T) {
+	var a admission
+	a.setLimits(1, 0)
+	s := &share{max: 10}
+	if r := a.acquire(context.Background(), s, time.Second); r != "" {
+		t.Fatal(r)
+	}
+	start := time.Now()
+	if r := a.acquire(context.Background(), s, 50*time.Millisecond); r != reasonSaturated {
+		t.Fatalf("got %q, want saturated", r)
+	}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Errorf("refused after %v, before its wait", d)
+	}
+	if len(s.queue) != 0 || len(a.waiting) != 0 {
+		t.Errorf("queue %d, waiting %d after the timeout", len(s.queue), len(a.waiting))
+	}
+	a.release(s, 0)
+	if s.inFlight != 0 || a.shared != 0 || a.total != 0 {
+		t.Errorf("after release: in flight %d shared %d total %d", s.inFlight, a.shared, a.total)
+	}
+}
+
+// The adaptive limit holds while the write latency holds, shrinks when it
+// rises well past its long average, and grows back when it falls.
+func TestGradientFollowsTheWriteLatency(t *testing.T) {
+	g := newGradient(16, 256)
+	lim := 256
+	for range 2000 {
+		lim = g.observe(5*time.Millisecond, lim)
+	}
+	if lim != 256 {
+		t.Fatalf("steady latency: limit %d, want 256", lim)
+	}
+	for range 100 {
+		lim = g.observe(60*time.Millisecond, lim)
+	}
+	if lim > 64 {
+		t.Errorf("latency ×12: limit %d, want it shrunk below 64", lim)
+	}
+	low := lim
+	for range 3000 {
+		lim = g.observe(5*time.Millisecond, lim)
+	}
+	if lim <= low*2 {
+		t.Errorf("latency back to normal: limit %d, want it grown from %d", lim, low)
+	}
+	// An idle receiver (far below its limit) gives no evidence to grow.
+	g2 := newGradient(16, 256)
+	g2.limit = 40
+	for range 1000 {
+		g2.observe(time.Millisecond, 1)
+	}
+	if g2.limit != 40 {
+		t.Errorf("idle: limit %v, want 40", g2.limit)
+	}
+}
