@@ -66,8 +66,8 @@ func subcommands() []subcommand {
 		{"sessions", "list or revoke browser sessions (list|revoke --user <issuer>,<subject>; rekey)",
 			"Lists a user's browser sessions, revokes them (and their refresh-token families), or re-encrypts stored tokens under the newest key.",
 			"gatehouse sessions revoke --user https://idp.example.com,248289761001", runSessions},
-		{"version", "print the version and the revision it was built from",
-			"Prints the module version and the VCS revision of this binary (also `gatehouse --version`).",
+		{"version", "print the release version and the revision it was built from",
+			"Prints the release version, the VCS revision this binary was built from (and whether the tree was modified), the module version and the Go version (also `gatehouse --version`).",
 			"gatehouse version", runVersion},
 	}
 }
