@@ -33,8 +33,8 @@ deps:
 vet:
 	$(GO) vet ./...
 
-# The whole suite, under the race detector: about 8-11 minutes on the 2-core
-# CI machine (docs/TESTING.md).
+# The whole suite, under the race detector; how long it takes is stated once,
+# in README.md ("The two commands").
 test: deps vet
 	$(GO) test -race -count=1 -timeout 25m $(GOTESTFLAGS) ./...
 
