@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -200,6 +201,57 @@ func TestLinkChecker(t *testing.T) {
 	for _, want := range []string{"a-title", "a-title-1", "sign-in-and-sessions"} {
 		if !a[want] {
 			t.Errorf("anchor %q missing from %v", want, a)
+		}
+	}
+}
+
+// TestArchitectureListsEveryPackage holds the layout table of
+// docs/ARCHITECTURE.md to `go list ./...`: one row per package of the
+// module, and no row for a package that does not exist.
+func TestArchitectureListsEveryPackage(t *testing.T) {
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}`, "./...")
+	cmd.Dir = root
+	list, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "docs/ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	start := strings.Index(text, "\n## Layout\n")
+	if start < 0 {
+		t.Fatal("docs/ARCHITECTURE.md has no \"## Layout\" section")
+	}
+	section := text[start+1:]
+	if end := strings.Index(section[1:], "\n## "); end >= 0 {
+		section = section[:end+1]
+	}
+	rows := map[string]bool{}
+	for _, line := range strings.Split(section, "\n") {
+		if m := regexp.MustCompile("^\\| `([a-z0-9/_-]+)` \\|").FindStringSubmatch(line); m != nil {
+			rows[m[1]] = true
+		}
+	}
+	pkgs := map[string]bool{}
+	for _, p := range strings.Fields(string(list)) {
+		rel := strings.TrimPrefix(p, module)
+		if p == strings.TrimSuffix(module, "/") {
+			rel = "."
+		}
+		pkgs[rel] = true
+		if !rows[rel] {
+			t.Errorf("docs/ARCHITECTURE.md's layout has no row for package %s", rel)
+		}
+	}
+	for r := range rows {
+		if !pkgs[r] {
+			t.Errorf("docs/ARCHITECTURE.md's layout lists %s, which is not a package of the module", r)
 		}
 	}
 }
