@@ -39,7 +39,7 @@ type Event struct {
 	UpdatedAt       time.Time       `json:"updated_at"`
 	Payload         json.RawMessage `json:"payload,omitempty"`
 	// TraceID is the trace of the delivery that recorded the event (tracing
-	// on; README "Tracing"), "" when it was recorded untraced. The console
+	// on; docs/TRACING.md), "" when it was recorded untraced. The console
 	// shows it; it is not (yet) part of the /api/v1 contract.
 	TraceID string `json:"-"`
 }

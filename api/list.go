@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// How ListEvents stays fast on any history (README "The API"): every page
+// How ListEvents stays fast on any history (docs/AUTH.md "The API"): every page
 // is a keyset page newest first on an index of each inbox partition, and a
 // filter no index serves is bounded.
 //

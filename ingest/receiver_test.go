@@ -239,7 +239,7 @@ func TestConcurrentDuplicatesStoreOnce(t *testing.T) {
 func TestExistingRowIsToleratedNotAnError(t *testing.T) {
 	// The unique-constraint row of SPEC.md: a row already there (from a
 	// previous delivery or another instance) never surfaces as an error.
-	// A stored event is an inbox row and its dedupe key (README "Retention").
+	// A stored event is an inbox row and its dedupe key (docs/STORAGE.md).
 	h := newHarness(t)
 	_, err := h.pool.Exec(context.Background(), `WITH k AS (
 		INSERT INTO dedupe_keys (provider, event_id, gen)

@@ -42,7 +42,7 @@ func runConsume(ctx context.Context, e env, args []string) error {
 }
 
 // newConsumersMaintenance builds the consumers' storage maintenance
-// (README "Retention").
+// (docs/STORAGE.md).
 func newConsumersMaintenance(b *base) (*storage.Maintainer, error) {
 	return consumers.NewMaintenance(consumers.MaintenanceConfig{Pool: b.pool, Config: b.cfg, Logger: b.log, Registerer: b.reg})
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
-// debeziumConnector is the connector configuration README's "Using
+// debeziumConnector is the connector configuration docs/RELAY.md's "Using
 // Debezium instead of gatehouse relay" documents, for the database of
 // dbURL, routing to "<prefix><outbox.topic>".
 func debeziumConnector(t *testing.T, dbURL, slot, prefix string) map[string]string {
@@ -75,7 +75,7 @@ func debeziumConnector(t *testing.T, dbURL, slot, prefix string) map[string]stri
 // is the provider's text, which Debezium passes on as a string header, with
 // nanoseconds: `gatehouse send` writes created_at with them). ce_source and ce_specversion are
 // gatehouse's alone (InsertHeader parses the literal "1.0" as a number and
-// writes "1"), and Debezium adds an "id" header (README says so).
+// writes "1"), and Debezium adds an "id" header (docs/RELAY.md says so).
 func TestDebeziumOutboxRouterMatchesRelay(t *testing.T) {
 	dbURL := testenv.PostgresUnmigrated(t)
 	brokers := testenv.KafkaForTest(t)
@@ -87,7 +87,7 @@ func TestDebeziumOutboxRouterMatchesRelay(t *testing.T) {
 	}
 	slot := "dbz_" + strconv.FormatInt(time.Now().UnixNano()%1e9, 10)
 	// The outbox is partitioned: Debezium reads inserts as "public.outbox"
-	// only through a publication that publishes via the root (README
+	// only through a publication that publishes via the root (docs/RELAY.md
 	// "Using Debezium instead of gatehouse relay").
 	pub, err := pgx.Connect(context.Background(), dbURL)
 	if err != nil {

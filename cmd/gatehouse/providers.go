@@ -43,7 +43,7 @@ func runProviders(_ context.Context, e env, args []string) error {
 			}
 		}
 		if name == "hmac" {
-			row("signed", "as the provider's hmac definition says (README: Adding a provider without code)")
+			row("signed", "as the provider's hmac definition says (docs/PROVIDERS.md: Adding a provider without code)")
 			row("event id", "as its event_id says")
 			row("event type", "as its event_type says")
 			row("created at", "as its created_at says, else the receiver's clock")

@@ -162,19 +162,20 @@ func TestProvidersKafkaKeyIsTheKeyWritten(t *testing.T) {
 	}
 }
 
-// TestReadmeKafkaKeyColumn holds README's catalogue table to the printed
+// TestReadmeKafkaKeyColumn holds the catalogue table of docs/PROVIDERS.md
+// (moved there from README.md) to the printed
 // key paths: each row's "Kafka key" cell names, in order, every path
 // `gatehouse providers` prints for the schemes of that row, and says
 // "event id" where a scheme of the row has none.
 func TestReadmeKafkaKeyColumn(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/PROVIDERS.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(b)
-	start, end := strings.Index(text, "### The provider catalogue"), strings.Index(text, "### Adding a provider without code")
+	start, end := strings.Index(text, "## The provider catalogue"), strings.Index(text, "## Adding a provider without code")
 	if start < 0 || end < start {
-		t.Fatal("README lacks the catalogue section")
+		t.Fatal("docs/PROVIDERS.md lacks the catalogue section")
 	}
 	printed := printedKeys(t)
 	col := -1
@@ -189,7 +190,7 @@ func TestReadmeKafkaKeyColumn(t *testing.T) {
 			continue
 		}
 		if col < 0 || col >= len(cells) {
-			t.Fatalf("README's catalogue table has no Kafka key column: %q", line)
+			t.Fatalf("docs/PROVIDERS.md's catalogue table has no Kafka key column: %q", line)
 		}
 		cell := cells[col]
 		for _, m := range regexp.MustCompile("`([a-z-]+)`").FindAllStringSubmatch(cells[1], -1) {
@@ -197,26 +198,26 @@ func TestReadmeKafkaKeyColumn(t *testing.T) {
 			seen[name] = true
 			paths, ok := printed[name]
 			if !ok {
-				t.Errorf("README row %q: %s is not in the catalogue", strings.TrimSpace(cells[1]), name)
+				t.Errorf("docs/PROVIDERS.md row %q: %s is not in the catalogue", strings.TrimSpace(cells[1]), name)
 				continue
 			}
 			at := 0
 			for _, p := range paths {
 				i := strings.Index(cell[at:], "`"+p+"`")
 				if i < 0 {
-					t.Errorf("README's Kafka key for %s is %q; gatehouse providers prints %v", name, strings.TrimSpace(cell), paths)
+					t.Errorf("docs/PROVIDERS.md's Kafka key for %s is %q; gatehouse providers prints %v", name, strings.TrimSpace(cell), paths)
 					break
 				}
 				at += i + len(p) + 2
 			}
 			if len(paths) == 0 && !strings.Contains(cell, "event id") {
-				t.Errorf("README's Kafka key for %s is %q; gatehouse providers prints the event id", name, strings.TrimSpace(cell))
+				t.Errorf("docs/PROVIDERS.md's Kafka key for %s is %q; gatehouse providers prints the event id", name, strings.TrimSpace(cell))
 			}
 		}
 	}
 	for _, name := range providers.Names() {
 		if name != "hmac" && !seen[name] {
-			t.Errorf("README's catalogue has no row for %s", name)
+			t.Errorf("docs/PROVIDERS.md's catalogue has no row for %s", name)
 		}
 	}
 }

@@ -78,7 +78,7 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	s.background = append(s.background, func(ctx context.Context) error {
 		return ingest.SweepReplayGuard(ctx, b.pool, time.Minute, 1000, b.log)
 	})
-	// Ingest's storage maintenance (README "Retention"): one pass before
+	// Ingest's storage maintenance (docs/STORAGE.md): one pass before
 	// serving, so the current partitions exist after a long stop, then
 	// one pass a minute in the background.
 	mt, err := ingest.NewMaintenance(ingest.MaintenanceConfig{Pool: b.pool, Config: b.cfg, Logger: b.log, Registerer: b.reg})

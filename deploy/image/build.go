@@ -22,6 +22,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	release "github.com/gatehouse/gatehouse/internal/version"
 )
 
 // hostCerts is where Debian-like hosts keep the CA bundle copied into the image.
@@ -148,14 +150,15 @@ func build(ctx context.Context, o options) (*result, error) {
 	return &result{ref: ref.String(), digest: d.String(), revision: revision, version: version, tarball: tarPath, image: img}, nil
 }
 
-// stamp reads the module version, VCS revision and commit time the Go
-// toolchain recorded in the binary.
+// stamp returns the release version (internal/version, the one place it is
+// written) and the VCS revision and commit time the Go toolchain recorded
+// in the binary.
 func stamp(bin string) (version, revision string, created time.Time, err error) {
 	bi, err := buildinfo.ReadFile(bin)
 	if err != nil {
 		return "", "", time.Time{}, fmt.Errorf("read build info of %s: %w", bin, err)
 	}
-	version, revision, created = bi.Main.Version, "unknown", time.Unix(0, 0).UTC()
+	version, revision, created = release.Release, "unknown", time.Unix(0, 0).UTC()
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":

@@ -13,7 +13,7 @@ import (
 	"github.com/gatehouse/gatehouse/internal/config"
 )
 
-// secretKeys are the keys of the Secret `gatehouse` README tells operators
+// secretKeys are the keys of the Secret `gatehouse` docs/DEPLOYMENT.md tells operators
 // to create; the configuration may reference no other.
 var secretKeys = []string{"database-url", "stripe-webhook-secret", "stripe-api-key"}
 

@@ -19,19 +19,20 @@ go build -o bin/gatehouse ./cmd/gatehouse
 bin/gatehouse migrate --config gatehouse.yaml
 SECRET=whsec_test_gatehouse_demo_secret
 
-# Sign-in: a real OpenID Provider (zitadel/oidc's example OP) on :9998 unless
+# Sign-in: a real OpenID Provider (zitadel/oidc's example OP, built from
+# deploy/local/op so it listens on 127.0.0.1 only) on port 9998 unless
 # GATEHOUSE_AUTH_ISSUER names another one. The token encryption key is
 # generated once and kept under .data/, so stored sessions survive restarts.
 mkdir -p .data
 OP_PID=""
 if [ -z "${GATEHOUSE_AUTH_ISSUER:-}" ]; then
   OP_PORT="${GATEHOUSE_OP_PORT:-9998}"
-  go build -o bin/op github.com/zitadel/oidc/v3/example/server
+  go build -o bin/op ./deploy/local/op
   PORT="$OP_PORT" REDIRECT_URI=http://localhost:8080/callback bin/op >.data/op.log 2>&1 &
   OP_PID=$!
   trap 'kill $OP_PID 2>/dev/null' EXIT
   for _ in $(seq 1 50); do
-    curl -fs "http://localhost:$OP_PORT/.well-known/openid-configuration" >/dev/null && break
+    curl -fs "http://127.0.0.1:$OP_PORT/.well-known/openid-configuration" >/dev/null && break
     sleep 0.2
   done
   export GATEHOUSE_AUTH_ISSUER="http://localhost:$OP_PORT/" GATEHOUSE_AUTH_CLIENT_ID=web \
@@ -45,13 +46,13 @@ else
 fi
 cat <<MSG
 
-gatehouse dev is starting on http://localhost:8080 (metrics: http://localhost:9090/metrics)
+gatehouse dev is starting on http://127.0.0.1:8080, loopback only (metrics: http://127.0.0.1:9090/metrics)
 database: $GATEHOUSE_DATABASE_URL
 $KAFKA_NOTE
 
 Send a correctly signed test event (paste into another terminal):
 
-  ts=\$(date +%s); body='{"id":"evt_demo_1","type":"payment.succeeded","created_at":"2026-01-01T00:00:00Z","data":{"payment_id":"pay_123"}}'; sig=\$(printf '%s.%s' "\$ts" "\$body" | openssl dgst -sha256 -hmac '$SECRET' | sed 's/^.* //'); curl -i -X POST http://localhost:8080/webhooks/demo -H 'Content-Type: application/json' -H "X-Gatehouse-Timestamp: \$ts" -H "X-Gatehouse-Signature: \$sig" --data "\$body"
+  ts=\$(date +%s); body='{"id":"evt_demo_1","type":"payment.succeeded","created_at":"2026-01-01T00:00:00Z","data":{"payment_id":"pay_123"}}'; sig=\$(printf '%s.%s' "\$ts" "\$body" | openssl dgst -sha256 -hmac '$SECRET' | sed 's/^.* //'); curl -i -X POST http://127.0.0.1:8080/webhooks/demo -H 'Content-Type: application/json' -H "X-Gatehouse-Timestamp: \$ts" -H "X-Gatehouse-Signature: \$sig" --data "\$body"
 
 or:  bin/gatehouse send --config gatehouse.yaml --provider demo
 

@@ -6,7 +6,7 @@ import (
 )
 
 // Ingest bounds the webhook edge: what one process admits at once, and
-// how it treats slow and oversized clients (README "Under overload").
+// how it treats slow and oversized clients (docs/RECEIVER.md "Under overload").
 // Every refusal is immediate, counted in gatehouse_webhook_refused_total
 // {provider,reason} and answered with Retry-After where a retry can help.
 type Ingest struct {

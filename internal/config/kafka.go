@@ -146,7 +146,7 @@ func (r *Relay) validate() error {
 	}
 	if r.OnPublished != "" || r.RetainPublished != 0 {
 		return errorf("relay.on_published and relay.retain_published were removed: the outbox is an append-only log " +
-			"whose partitions are dropped after storage.outbox_retention (README \"The outbox is a log\"); delete these keys")
+			"whose partitions are dropped after storage.outbox_retention (docs/RELAY.md); delete these keys")
 	}
 	if r.BatchSize < 1 {
 		return errorf("relay.batch_size: must be at least 1")

@@ -23,7 +23,7 @@ type Provider struct {
 	// TimestampHeader and SignatureHeader name the headers of the reference scheme.
 	TimestampHeader string `yaml:"timestamp_header"`
 	SignatureHeader string `yaml:"signature_header"`
-	// HMAC defines the signing rules of scheme "hmac" (README "Adding a
+	// HMAC defines the signing rules of scheme "hmac" (docs/PROVIDERS.md "Adding a
 	// provider without code").
 	HMAC *providers.HMAC `yaml:"hmac"`
 	// EventID, EventType and CreatedAt say where an event's id, type and
@@ -101,7 +101,7 @@ type Provider struct {
 	OwnerPath   string `yaml:"owner_path"`
 	OwnerIssuer string `yaml:"owner_issuer"`
 	// Retention and DedupeWindow override storage.retention and
-	// storage.dedupe_window for this provider (README "Retention"); the
+	// storage.dedupe_window for this provider (docs/STORAGE.md); the
 	// dedupe window must cover the scheme's redelivery window.
 	Retention    time.Duration `yaml:"retention"`
 	DedupeWindow time.Duration `yaml:"dedupe_window"`

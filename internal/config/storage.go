@@ -2,9 +2,9 @@ package config
 
 import "time"
 
-// Storage configures how long gatehouse keeps what it stores (README
-// "Retention"). The inbox and the dedupe keys are time-partitioned tables
-// whose partitions the running processes create ahead and drop whole.
+// Storage configures how long gatehouse keeps what it stores
+// (docs/STORAGE.md). The inbox and the dedupe keys are time-partitioned
+// tables whose partitions the running processes create ahead and drop whole.
 type Storage struct {
 	// PartitionInterval is the width of each time partition of the inbox
 	// and of the dedupe keys. Default 24h; at least 1m. A change applies to
@@ -14,8 +14,8 @@ type Storage struct {
 	// keys. A new event id goes into the current one and is probed in the
 	// partitions that can hold a live key, the sealed ones only when
 	// their key filter may hold it; a narrow current partition keeps the
-	// index every new key goes into small. Default 24h (README
-	// "Retention" for the measurement); at least 1m. A change applies to
+	// index every new key goes into small. Default 24h (docs/STORAGE.md,
+	// docs/BENCHMARKS.md "Storage" for the measurement); at least 1m. A change applies to
 	// partitions created afterwards.
 	KeyPartitionInterval time.Duration `yaml:"key_partition_interval"`
 	// KeyFilterFalsePositives is the false positive rate of the Bloom

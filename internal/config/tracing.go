@@ -7,7 +7,7 @@ import (
 )
 
 // Tracing is the tracing: block: OpenTelemetry export of the spans of one
-// event's path (README "Tracing"). Off by default; the standard OTEL_*
+// event's path (docs/TRACING.md). Off by default; the standard OTEL_*
 // environment variables override it (tracing.Setup).
 type Tracing struct {
 	// Enabled turns tracing on. Default false.

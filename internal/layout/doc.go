@@ -1,5 +1,8 @@
-// Package layout holds the tree's import rules as a test (layout_test.go):
-// the stages (ingest with its relay, consumers, auth) import none of each
-// other; internal/* and schemas/* import no stage; nothing imports cmd.
-// It has no code of its own.
+// Package layout holds the repository's rules as tests: the import rules
+// (layout_test.go: the stages — ingest with its relay, consumers, auth —
+// import none of each other; internal/* and schemas/* import no stage;
+// nothing imports cmd), and the documentation's (links_test.go: every
+// relative link of every Markdown file resolves inside the repository, and
+// docs/ARCHITECTURE.md's layout lists every package). It has no code of
+// its own.
 package layout

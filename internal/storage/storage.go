@@ -3,7 +3,7 @@
 // runs a stage's own retention sweep, and exports gatehouse_storage_*
 // metrics. One process per stage does the work at a time (a PostgreSQL
 // advisory lock); no cron and no extension is needed. Each stage names its
-// own tables (README "Retention").
+// own tables (docs/STORAGE.md).
 package storage
 
 import (

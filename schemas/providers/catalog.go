@@ -22,7 +22,7 @@ const digestNote = "no event id is sent: the id is the SHA-256 of the body, iden
 // ingest/signature's preset or code of the same Scheme; Tolerance is the
 // provider's documented replay window (Twitch asks for ten minutes,
 // Calendly three, Linear's SDK checks one); Vector names where the tests'
-// vectors come from (README's provider table repeats it).
+// vectors come from (docs/PROVIDERS.md's table repeats it).
 func kinds() map[string]Kind {
 	return map[string]Kind{
 		"reference": {Scheme: "reference", Envelope: EnvelopeBody,
