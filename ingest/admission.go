@@ -22,7 +22,10 @@ import (
 // taken from a pool shared by every provider. The pool's size is the
 // adaptive limit (gradient, limiter.go) less every reserve: what the write
 // path carries at the latency it has when not saturated, never more than
-// the global bound.
+// the global bound. The adaptive limit applies only while two providers
+// or more are active (a delivery within the last second): it exists to
+// keep one provider's flood from queueing another's deliveries, and a
+// provider alone may use the whole bound.
 //
 //   - A delivery of a provider at its MaxInFlight is refused (over_share),
 //     before its body is read; the refusal is held on a timer (RefusalHold)
@@ -39,7 +42,10 @@ import (
 type admission struct {
 	mu         sync.Mutex
 	shared     int // slots of the shared pool in use
-	sharedSize int // its size now: the adaptive limit less the reserves
+	sharedSize int // its size now: the adaptive limit less the reserves (two providers active), else the global bound less them
+	maxShared  int // the global bound less the reserves
+	limited    int // the adaptive limit less the reserves
+	shares     []*share
 	reserved   int // every provider's reserve
 	total      int // deliveries admitted, all providers
 	limit      gradient
@@ -51,6 +57,7 @@ type admission struct {
 type share struct {
 	inFlight, max, reserved int
 	status                  int             // 503 or 429
+	last                    time.Time       // of its latest delivery's acquire
 	queue                   []chan struct{} // waiters for a slot, oldest first
 }
 
@@ -65,11 +72,35 @@ const (
 	reasonBodyBudget = "unverified_bytes"
 )
 
-// setLimits sets the global bound and the reserves (New).
-func (a *admission) setLimits(maxInFlight, reserved int) {
-	a.reserved = reserved
-	a.limit = newGradient(min(maxInFlight, reserved+max(8, maxInFlight/16)), maxInFlight)
-	a.sharedSize = max(0, maxInFlight-reserved)
+// setLimits sets the global bound and the providers' shares (New).
+func (a *admission) setLimits(maxInFlight int, shares []*share) {
+	a.shares = shares
+	a.reserved = 0
+	for _, s := range shares {
+		a.reserved += s.reserved
+	}
+	a.limit = newGradient(min(maxInFlight, a.reserved+max(8, maxInFlight/16)), maxInFlight)
+	a.maxShared = max(0, maxInFlight-a.reserved)
+	a.limited, a.sharedSize = a.maxShared, a.maxShared
+}
+
+// activeWindow is how recently a provider must have had a delivery to
+// count as active (admission).
+const activeWindow = time.Second
+
+// resize sets sharedSize from the adaptive limit when two providers or
+// more are active, else the global bound (a.mu held).
+func (a *admission) resize(now time.Time) {
+	active := 0
+	for _, s := range a.shares {
+		if s.inFlight > 0 || len(s.queue) > 0 || now.Sub(s.last) < activeWindow {
+			active++
+		}
+	}
+	a.sharedSize = a.maxShared
+	if active >= 2 {
+		a.sharedSize = a.limited
+	}
 }
 
 // check says why a delivery of s would be refused now ("" when it may go
@@ -86,7 +117,14 @@ func (a *admission) check(s *share) (reason string) {
 // acquire admits one delivery of s, waiting at most wait for a slot, or
 // says why not.
 func (a *admission) acquire(ctx context.Context, s *share, wait time.Duration) (reason string) {
+	now := time.Now()
 	a.mu.Lock()
+	if now.Sub(s.last) >= activeWindow {
+		s.last = now
+		a.resize(now)
+	} else {
+		s.last = now
+	}
 	switch {
 	case s.inFlight+len(s.queue) >= s.max:
 		a.mu.Unlock()
@@ -142,8 +180,8 @@ func (a *admission) release(s *share, write time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if write > 0 {
-		lim := a.limit.observe(write, a.total)
-		a.sharedSize = max(0, lim-a.reserved)
+		a.limited = max(0, a.limit.observe(write, a.total)-a.reserved)
+		a.resize(time.Now())
 	}
 	if s.inFlight > s.reserved {
 		a.shared--

@@ -10,8 +10,8 @@ import (
 // provider queued the most: B's one waiter is served before A's second.
 func TestFreedSlotsGoToWaitingProvidersInTurn(t *testing.T) {
 	var a admission
-	a.setLimits(2, 0)
 	sa, sb := &share{max: 10}, &share{max: 10}
+	a.setLimits(2, []*share{sa, sb})
 	for range 2 {
 		if r := a.acquire(context.Background(), sa, time.Second); r != "" {
 			t.Fatalf("acquire: %s", r)
@@ -57,8 +57,8 @@ func TestFreedSlotsGoToWaitingProvidersInTurn(t *testing.T) {
 // A waiter that times out is refused (saturated) and leaves the queue.
 func TestWaiterTimesOutSaturated(t *testing.T) {
 	var a admission
-	a.setLimits(1, 0)
 	s := &share{max: 10}
+	a.setLimits(1, []*share{s})
 	if r := a.acquire(context.Background(), s, time.Second); r != "" {
 		t.Fatal(r)
 	}
@@ -110,5 +110,34 @@ func TestGradientFollowsTheWriteLatency(t *testing.T) {
 	}
 	if g2.limit != 40 {
 		t.Errorf("idle: limit %v, want 40", g2.limit)
+	}
+}
+
+// The adaptive limit constrains the shared slots only while two providers
+// or more are active: a provider alone may use the whole bound.
+func TestAdaptiveLimitAppliesWhenProvidersShare(t *testing.T) {
+	var a admission
+	sa, sb := &share{max: 100, reserved: 2}, &share{max: 100, reserved: 2}
+	a.setLimits(64, []*share{sa, sb})
+	// The write latency rose tenfold under load: the limit shrinks.
+	for range 20 {
+		a.limited = max(0, a.limit.observe(time.Millisecond, 1)-a.reserved)
+	}
+	for range 200 {
+		a.limited = max(0, a.limit.observe(10*time.Millisecond, 64)-a.reserved)
+	}
+	if a.limited >= a.maxShared {
+		t.Fatalf("limit did not shrink: %d of %d", a.limited, a.maxShared)
+	}
+	a.mu.Lock()
+	sa.last = time.Now()
+	a.resize(time.Now())
+	alone := a.sharedSize
+	sb.last = time.Now()
+	a.resize(time.Now())
+	both := a.sharedSize
+	a.mu.Unlock()
+	if alone != a.maxShared || both != a.limited {
+		t.Errorf("shared slots: alone %d (want %d), with two active %d (want %d)", alone, a.maxShared, both, a.limited)
 	}
 }

@@ -176,11 +176,11 @@ func New(cfg Config) (*Receiver, error) {
 		}
 		r.endpoints[name] = ep
 	}
-	reserved := 0
+	shares := make([]*share, 0, len(r.endpoints))
 	for _, ep := range r.endpoints {
-		reserved += ep.share.reserved
+		shares = append(shares, ep.share)
 	}
-	r.adm.setLimits(cfg.MaxInFlight, reserved)
+	r.adm.setLimits(cfg.MaxInFlight, shares)
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "gatehouse_webhook_unverified_bytes", Help: "Bytes held by request bodies being read before their signature is checked (bounded by ingest.max_unverified_bytes).",
