@@ -122,14 +122,19 @@ func (b *bench) close() {
 // captureEventID marks the event id parameter in the captured statement.
 const captureEventID = "ingestbench-capture"
 
-// stmtTracer records the first query it sees.
+// stmtTracer records the first query whose arguments hold captureEventID
+// (the Writer's own statement: its pool also reads the key filters).
 type stmtTracer struct {
 	once sync.Once
 	q    chan pgx.TraceQueryStartData
 }
 
 func (t *stmtTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	t.once.Do(func() { t.q <- d })
+	for _, a := range d.Args {
+		if v, ok := a.([]string); ok && len(v) == 1 && v[0] == captureEventID {
+			t.once.Do(func() { t.q <- d })
+		}
+	}
 	return ctx
 }
 
