@@ -1,0 +1,128 @@
+package benchenv_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A benchmark's ceiling must run the statements production runs: a
+// function of the schema that a benchmark calls with another number of
+// arguments than the product's code does is a leftover of an older
+// signature (issue 37: consumerbench measured the 2-argument
+// consumers_claim_many and the 7-argument consumers_apply long after the
+// consumer moved to 3 and 8).
+func TestBenchSQLCallsProductionSignatures(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	prod := map[string]map[int]bool{} // function -> argument counts the product calls it with
+	bench := map[string][]string{}    // function -> "file: count" of each benchmark call
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); n == ".git" || n == "node_modules" || n == ".data" || n == "bin" || n == "migrations" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		inBench := strings.Contains(filepath.ToSlash(path), "deploy/bench/")
+		for _, c := range sqlCalls(string(src)) {
+			if inBench {
+				bench[c.fn] = append(bench[c.fn], filepath.ToSlash(path)+": "+itoa(c.args))
+			} else {
+				if prod[c.fn] == nil {
+					prod[c.fn] = map[int]bool{}
+				}
+				prod[c.fn][c.args] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bench["consumers_apply"]) == 0 || len(prod["consumers_apply"]) == 0 {
+		t.Fatalf("the scan found no consumers_apply call (benchmarks %v, product %v): the test no longer sees the code", bench["consumers_apply"], prod["consumers_apply"])
+	}
+	for fn, calls := range bench {
+		counts, ok := prod[fn]
+		if !ok {
+			continue // a benchmark's own helper, or a function the product calls nowhere in Go
+		}
+		for _, c := range calls {
+			n := c[strings.LastIndex(c, " ")+1:]
+			if !counts[atoi(n)] {
+				t.Errorf("%s calls %s with %s arguments; the product calls it with %v", c[:strings.LastIndex(c, ":")], fn, n, keys(counts))
+			}
+		}
+	}
+}
+
+type sqlCall struct {
+	fn   string
+	args int
+}
+
+var callStart = regexp.MustCompile(`\b((?:consumers|ingest|relay|storage|outbox|inbox|auth)_[a-z_]+)\(`)
+
+// sqlCalls finds calls of the schema's functions in src and counts each
+// one's top-level arguments.
+func sqlCalls(src string) []sqlCall {
+	var out []sqlCall
+	for _, m := range callStart.FindAllStringSubmatchIndex(src, -1) {
+		fn := src[m[2]:m[3]]
+		depth, args, empty, quoted := 1, 1, true, false
+		for i := m[1]; i < len(src) && depth > 0; i++ {
+			if src[i] == '\'' { // an SQL string literal: its commas are not separators
+				quoted, empty = !quoted, false
+				continue
+			}
+			if quoted {
+				continue
+			}
+			switch src[i] {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			case ',':
+				if depth == 1 {
+					args++
+				}
+			case ' ', '\n', '\t':
+			default:
+				if depth == 1 {
+					empty = false
+				}
+			}
+		}
+		if empty {
+			args = 0
+		}
+		out = append(out, sqlCall{fn: fn, args: args})
+	}
+	return out
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+func keys(m map[int]bool) []int {
+	var out []int
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
