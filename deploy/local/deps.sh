@@ -21,6 +21,12 @@ if ! command -v promtool >/dev/null; then
   apt_install prometheus
   { command -v systemctl >/dev/null && systemctl disable --now prometheus >/dev/null 2>&1; } || true
 fi
+# Alertmanager and amtool (the shipped routing, deploy/alertmanager, is checked and
+# driven end to end by deploy/prometheus/live); its service stays off too.
+if ! command -v prometheus-alertmanager >/dev/null || ! command -v amtool >/dev/null; then
+  apt_install prometheus-alertmanager
+  { command -v systemctl >/dev/null && systemctl disable --now prometheus-alertmanager >/dev/null 2>&1; } || true
+fi
 deploy/local/install-chromium.sh >/dev/null
 deploy/local/kafka-fetch.sh >/dev/null
 deploy/local/connect-fetch.sh >/dev/null  # Kafka Connect + Debezium for the Debezium equivalence test

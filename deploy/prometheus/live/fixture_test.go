@@ -35,6 +35,7 @@ type stack struct {
 	t                    *testing.T
 	serve, relay, consum *testenv.Proc
 	prom                 string // http://127.0.0.1:port
+	am                   *alerting
 }
 
 // startStack starts everything; rewrite edits the rule files' text before
@@ -117,14 +118,17 @@ providers:
 			t.Fatal(err)
 		}
 	}
+	s.am = startAlertmanager(t, dir)
 	promAddr, _ := testenv.FreeAddr()
 	promCfg := fmt.Sprintf(`global: {scrape_interval: 1s, evaluation_interval: 1s}
+alerting:
+  alertmanagers: [{static_configs: [{targets: ["%s"]}]}]
 rule_files: ["%s/*.yml"]
 scrape_configs:
   - {job_name: gatehouse-serve, static_configs: [{targets: ["%s"]}]}
   - {job_name: gatehouse-relay, static_configs: [{targets: ["%s"]}]}
   - {job_name: gatehouse-consume, static_configs: [{targets: ["%s"]}]}
-`, rulesDir, s.serve.Admin, s.relay.Admin, s.consum.Admin)
+`, s.am.addr, rulesDir, s.serve.Admin, s.relay.Admin, s.consum.Admin)
 	promCfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(promCfgPath, []byte(promCfg), 0o644); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,11 @@ import (
 
 // TestLive: with webhooks arriving, stopping the relay makes the relay's
 // backlog alert fire (its copy here fires at 3 s instead of 60 s, with no
-// `for:`), starting it again clears it; every shipped rule evaluates on the
+// `for:`) and reach a person: Prometheus sends it to a real Alertmanager
+// routed by the shipped deploy/alertmanager/alertmanager.yml, which pages
+// through PagerDuty's Events API and posts to Slack's incoming webhook
+// (local receivers standing in for both); starting the relay again clears
+// it and both get the resolution; every shipped rule evaluates on the
 // scraped data; every dashboard query parses and names exported metrics.
 func TestLive(t *testing.T) {
 	s := startStack(t, func(file, text string) string {
@@ -65,6 +69,12 @@ func TestLive(t *testing.T) {
 		s.waitFor("GatehouseRelayOutboxBacklog firing with the relay stopped", 90*time.Second, func() bool {
 			return s.firing("GatehouseRelayOutboxBacklog")
 		})
+		s.waitFor("the page reaching PagerDuty", time.Minute, func() bool {
+			return s.am.pagerduty.got(`"routing_key":"`+s.am.routingKey+`"`, `"event_action":"trigger"`, "GatehouseRelayOutboxBacklog")
+		})
+		s.waitFor("the alert reaching Slack", time.Minute, func() bool {
+			return s.am.slack.got("[FIRING] GatehouseRelayOutboxBacklog (page)", "#gatehouse-alerts", "docs/RUNBOOK.md#gatehouserelayoutboxbacklog")
+		})
 		rctx, rcancel := context.WithTimeout(context.Background(), time.Minute)
 		defer rcancel()
 		if err := s.relay.Start(rctx); err != nil {
@@ -72,6 +82,9 @@ func TestLive(t *testing.T) {
 		}
 		s.waitFor("GatehouseRelayOutboxBacklog cleared with the relay back", 90*time.Second, func() bool {
 			return !s.firing("GatehouseRelayOutboxBacklog")
+		})
+		s.waitFor("the resolution reaching PagerDuty and Slack", 2*time.Minute, func() bool {
+			return s.am.pagerduty.got(`"event_action":"resolve"`) && s.am.slack.got("[RESOLVED] GatehouseRelayOutboxBacklog")
 		})
 	})
 
