@@ -155,6 +155,7 @@ func (f *Forwarder) Deliver(ctx context.Context, ev *Event, obj json.RawMessage)
 			return err
 		}
 		if ctx.Err() != nil {
+			f.d.br.abandon(probe) // the answer is unknown: another delivery probes
 			return err
 		}
 		f.m.result("failed")
