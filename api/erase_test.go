@@ -38,3 +38,37 @@ func TestEraseAPIErasesAuditsAndRefusesUnclearSelectors(t *testing.T) {
 		t.Fatalf("non-operator: %d %s", a.status, a.raw)
 	}
 }
+
+// TestEraseByPathKeepsNoValueInAuditOrLogs: after an erasure by path the
+// erased value (an e-mail address) appears nowhere: not in the answer's
+// selector, not in the erasures table, not in the logs. The audit keeps a
+// keyed digest of it instead, and the per-table counts.
+func TestEraseByPathKeepsNoValueInAuditOrLogs(t *testing.T) {
+	f := newFixture(t, fixtureOpts{operator: true})
+	const email = "dora.erased@example.com"
+	if _, err := f.pool.Exec(context.Background(), `UPDATE inbox SET payload = jsonb_set(payload, '{data,email}', to_jsonb($1::text))
+WHERE provider = 'acme' AND event_id IN ('evt_1', 'evt_2')`, email); err != nil {
+		t.Fatal(err)
+	}
+	a := f.do("POST", "/api/v1/erasures", strings.NewReader(`{"provider":"acme","path":"data.email","value":"`+email+`","reason":"ticket 8"}`),
+		"Authorization", "Bearer "+f.token("carol", "events:erase"), "Content-Type", "application/json")
+	if a.status != 200 || a.body["events"] != float64(2) {
+		t.Fatalf("erase: %d %s", a.status, a.raw)
+	}
+	sel, _ := a.body["selector"].(string)
+	if !strings.HasPrefix(sel, "path data.email = hmac-sha256:k1:") {
+		t.Errorf("selector %q, want the path and a keyed digest of the value", sel)
+	}
+	var audit string
+	if err := f.pool.QueryRow(context.Background(), `SELECT string_agg(row_to_json(erasures)::text, ' ') FROM erasures`).Scan(&audit); err != nil {
+		t.Fatal(err)
+	}
+	for where, text := range map[string]string{"answer": string(a.raw), "erasures table": audit, "logs": f.logs.String()} {
+		if strings.Contains(text, "dora.erased") {
+			t.Errorf("the %s holds the erased value: %s", where, text)
+		}
+	}
+	if !strings.Contains(audit, sel) || !strings.Contains(f.logs.String(), sel) {
+		t.Errorf("the audit row (%s) or the log lines do not name the digest %s", audit, sel)
+	}
+}

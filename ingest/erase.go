@@ -24,31 +24,41 @@ type Erasure struct {
 	Path, Value string
 	// RequestedBy names who asked (audited); required. Reason is free text.
 	RequestedBy, Reason string
+	// AuditKey keys the digest the audit row keeps of an object id or a
+	// path's value (Selector); the zero key keeps neither the value nor a
+	// digest.
+	AuditKey AuditKey
 }
 
-// ErasureResult is what an erasure did; ID is its audit row in erasures.
+// ErasureResult is what an erasure did, the counts per table; ID is its
+// audit row in erasures, which holds the same selector and counts.
 type ErasureResult struct {
-	ID         int64  `json:"id"`
-	Selector   string `json:"selector"`
-	Events     int    `json:"events"`
-	OutboxRows int    `json:"outbox_rows"`
-	Objects    int    `json:"objects"`
+	ID       int64  `json:"id"`
+	Selector string `json:"selector"` // Erasure.Selector: no object id or path value, a digest of it
+	// Events is the inbox rows whose payload was erased; OutboxRows the
+	// outbox copies erased; Objects the consumers' projections
+	// (provider_objects rows) removed.
+	Events     int `json:"events"`
+	OutboxRows int `json:"outbox_rows"`
+	Objects    int `json:"objects"`
 }
 
 // ErrBadErasure is returned (wrapped, with the reason) for an erasure
 // request that selects nothing well-defined.
 var ErrBadErasure = errors.New("invalid erasure")
 
-// Selector is the audited text of e's selector: "event <id>", "object
-// <id>" or "path <path> = <value>".
+// Selector is the audited text of e's selector (the audit row, the
+// answer, the log lines): "event <id>", "object <digest>" or "path <path>
+// = <digest>", where digest is e.AuditKey.Digest of the object id or the
+// value. The object id and the value, personal data, are never kept.
 func (e Erasure) Selector() string {
 	switch {
 	case e.EventID != "":
 		return "event " + e.EventID
 	case e.ObjectID != "":
-		return "object " + e.ObjectID
+		return "object " + e.AuditKey.Digest(e.ObjectID)
 	default:
-		return "path " + e.Path + " = " + e.Value
+		return "path " + e.Path + " = " + e.AuditKey.Digest(e.Value)
 	}
 }
 
