@@ -52,7 +52,7 @@ func subcommands() []subcommand {
 			"Re-enqueues a stored, verified event through the outbox (never a forged HTTP request): one by id, or every dead event matching a filter; the inbox row goes back to pending and the replay is recorded with who asked.",
 			"gatehouse replay --dead --provider stripe --since 24h --dry-run", runReplay},
 		{"erase", "remove the stored payload of events (by --event-id, --object, or --path with --value), keeping their dedupe keys",
-			"Replaces the stored payload of the selected events of one provider (in the inbox and any outbox copy) by an erasure marker, removes the consumers' projection of an erased object, keeps the dedupe keys so a redelivery is still refused, and records who, when, the selector and the counts in the erasures audit table. Kafka records within topic retention and backups are not reached (README \"Erasure\").",
+			"Replaces the stored payload of the selected events of one provider (in the inbox and any outbox copy) by an erasure marker, removes the consumers' projections the erased events were applied under, keeps the dedupe keys so a redelivery is still refused, and records who, when, the selector and the counts in the erasures audit table. Kafka records within topic retention and backups are not reached (README \"Erasure\").",
 			"gatehouse erase --provider stripe --path data.object.customer --value cus_123 --reason 'ticket 4711'", runErase},
 		{"send", "sign a test event with a provider's first secret and POST it",
 			"Builds an event envelope (or takes the body from --body), signs it the way the provider's scheme does with its first configured secret, adds the provider's own headers (--header), and POSTs it to the receiver: a smoke test of a deployment, for any provider of the catalogue.",
