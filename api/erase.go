@@ -39,19 +39,22 @@ type Eraser interface {
 }
 
 // IngestEraser is ingest.Erase for the API, with the object selector
-// resolved through the provider's aggregate_id_path.
-func IngestEraser(pool *pgxpool.Pool, providers map[string]*config.Provider) Eraser {
-	return ingestEraser{pool: pool, providers: providers}
+// resolved through the provider's aggregate_id_path and key keying the
+// digest the audit keeps of an object id or a path's value
+// (ingest.AuditKey).
+func IngestEraser(pool *pgxpool.Pool, providers map[string]*config.Provider, key ingest.AuditKey) Eraser {
+	return ingestEraser{pool: pool, providers: providers, key: key}
 }
 
 type ingestEraser struct {
 	pool      *pgxpool.Pool
 	providers map[string]*config.Provider
+	key       ingest.AuditKey
 }
 
 func (e ingestEraser) Erase(ctx context.Context, req ErasureRequest, by string) (ErasureResult, error) {
 	er := ingest.Erasure{Provider: req.Provider, EventID: req.EventID, ObjectID: req.ObjectID, Path: req.Path, Value: req.Value,
-		RequestedBy: by, Reason: req.Reason}
+		RequestedBy: by, Reason: req.Reason, AuditKey: e.key}
 	if p := e.providers[req.Provider]; p != nil {
 		er.ObjectPaths = p.AggregateIDPath
 	}
@@ -94,7 +97,9 @@ func (s *Server) erase(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	// res.Selector holds a digest of an object id or a value, never req's.
 	s.cfg.Logger.Info("events erased via api", "provider", req.Provider, "selector", res.Selector, "events", res.Events,
-		"erasure_id", res.ID, "operator_issuer", c.User.Issuer, "operator_subject", c.User.Subject)
+		"outbox_rows", res.OutboxRows, "objects", res.Objects, "erasure_id", res.ID,
+		"operator_issuer", c.User.Issuer, "operator_subject", c.User.Subject)
 	writeJSON(w, http.StatusOK, res)
 }

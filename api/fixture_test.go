@@ -24,6 +24,7 @@ import (
 	"github.com/gatehouse/gatehouse/auth"
 	"github.com/gatehouse/gatehouse/auth/bearer"
 	"github.com/gatehouse/gatehouse/auth/bearer/bearertest"
+	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
@@ -114,7 +115,7 @@ auth:
 		t.Fatal(err)
 	}
 	ac := api.Config{
-		Verifier: v, Sessions: api.AuthSessions(f.store), Replayer: api.IngestReplayer(pool, f.cfg.Providers), Eraser: api.IngestEraser(pool, f.cfg.Providers), Pool: pool, Providers: f.cfg.Providers,
+		Verifier: v, Sessions: api.AuthSessions(f.store), Replayer: api.IngestReplayer(pool, f.cfg.Providers), Eraser: api.IngestEraser(pool, f.cfg.Providers, ingest.NewAuditKey(f.cfg.Auth.EncryptionKeys[0].ID, f.cfg.Auth.EncryptionKeys[0].Key())), Pool: pool, Providers: f.cfg.Providers,
 		Logger: log, Registerer: prometheus.NewRegistry(),
 	}
 	if o.operator {

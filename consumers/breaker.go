@@ -96,6 +96,24 @@ func (b *breaker) failed(probe bool) bool {
 	return b.open
 }
 
+// abandon records that the caller gave up on its delivery (its context
+// ended) before the destination's answer settled anything: a probe frees
+// its slot, so the next delivery may probe at once, and the circuit keeps
+// its state. Without it a cancelled probe would keep probing true and no
+// later probe would ever be admitted.
+func (b *breaker) abandon(probe bool) {
+	if !probe {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.probing {
+		b.probing = false
+		close(b.changed) // wake the deliveries waiting behind the probe
+		b.changed = make(chan struct{})
+	}
+}
+
 func (b *breaker) signal() {
 	close(b.changed)
 	b.changed = make(chan struct{})

@@ -40,6 +40,11 @@ type destLimits struct {
 // path a forward URL names.
 func DestinationKey(raw string) (string, error) { return config.DestinationKey(raw) }
 
+// RedactURL is config.RedactURL: the URL without user info, query values
+// or fragment, as every error, log line and stored error text renders a
+// forward URL.
+func RedactURL(raw string) string { return config.RedactURL(raw) }
+
 // Destinations shares destinations among forwarders (ForwardConfig.Shared):
 // the first forwarder of a key creates its destination, the others join it.
 // Its zero value is not usable: NewDestinations.

@@ -61,7 +61,7 @@ type ForwardConfig struct {
 // followed), is permanent: the event is dead-lettered with the status.
 type Forwarder struct {
 	cfg      ForwardConfig
-	redacted string // the URL without credentials, for errors
+	redacted string // RedactURL(URL): no user info, no query values, for errors
 	wh       *standardwebhooks.Webhook
 	d        *destination // shared with the other forwarders of its key
 	m        forwardMetrics
@@ -75,7 +75,6 @@ func NewForwarder(cfg ForwardConfig) (*Forwarder, error) {
 	if err != nil {
 		return nil, err
 	}
-	u, _ := url.Parse(cfg.URL)
 	wh, err := standardwebhooks.NewWebhook(cfg.Secret)
 	if err != nil {
 		return nil, fmt.Errorf("forward secret: %w", err)
@@ -108,7 +107,7 @@ func NewForwarder(cfg ForwardConfig) (*Forwarder, error) {
 	} else {
 		d = newDestination(key, l, cfg.Transport, cfg.Now, cfg.Metrics)
 	}
-	return &Forwarder{cfg: cfg, redacted: u.Redacted(), wh: wh, d: d, m: cfg.Metrics.forForward(cfg.Provider, key)}, nil
+	return &Forwarder{cfg: cfg, redacted: RedactURL(cfg.URL), wh: wh, d: d, m: cfg.Metrics.forForward(cfg.Provider, key)}, nil
 }
 
 // Destination is the forwarder's DestinationKey.
@@ -155,6 +154,7 @@ func (f *Forwarder) Deliver(ctx context.Context, ev *Event, obj json.RawMessage)
 			return err
 		}
 		if ctx.Err() != nil {
+			f.d.br.abandon(probe) // the answer is unknown: another delivery probes
 			return err
 		}
 		f.m.result("failed")
@@ -217,6 +217,7 @@ func (f *Forwarder) send(ctx context.Context, id string, body []byte) error {
 	resp, err := f.d.http.Do(req)
 	f.m.duration.Observe(time.Since(start).Seconds())
 	if err != nil {
+		err = f.redactURLError(err)
 		if isTimeout(err) {
 			return fmt.Errorf("forward to %s: timeout: %w", f.redacted, err)
 		}
@@ -239,4 +240,16 @@ func (f *Forwarder) send(ctx context.Context, id string, body []byte) error {
 		fe.Body = "redirect not followed: forward.url must name the final address"
 	}
 	return Permanent(fe)
+}
+
+// redactURLError replaces the URL that the HTTP client's *url.Error names
+// (the configured one, query and user name included) by the redacted one.
+func (f *Forwarder) redactURLError(err error) error {
+	ue, ok := err.(*url.Error) // what http.Client.Do returns
+	if !ok {
+		return err
+	}
+	c := *ue
+	c.URL = f.redacted
+	return &c
 }

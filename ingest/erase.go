@@ -24,31 +24,41 @@ type Erasure struct {
 	Path, Value string
 	// RequestedBy names who asked (audited); required. Reason is free text.
 	RequestedBy, Reason string
+	// AuditKey keys the digest the audit row keeps of an object id or a
+	// path's value (Selector); the zero key keeps neither the value nor a
+	// digest.
+	AuditKey AuditKey
 }
 
-// ErasureResult is what an erasure did; ID is its audit row in erasures.
+// ErasureResult is what an erasure did, the counts per table; ID is its
+// audit row in erasures, which holds the same selector and counts.
 type ErasureResult struct {
-	ID         int64  `json:"id"`
-	Selector   string `json:"selector"`
-	Events     int    `json:"events"`
-	OutboxRows int    `json:"outbox_rows"`
-	Objects    int    `json:"objects"`
+	ID       int64  `json:"id"`
+	Selector string `json:"selector"` // Erasure.Selector: no object id or path value, a digest of it
+	// Events is the inbox rows whose payload was erased; OutboxRows the
+	// outbox copies erased; Objects the consumers' projections
+	// (provider_objects rows) removed.
+	Events     int `json:"events"`
+	OutboxRows int `json:"outbox_rows"`
+	Objects    int `json:"objects"`
 }
 
 // ErrBadErasure is returned (wrapped, with the reason) for an erasure
 // request that selects nothing well-defined.
 var ErrBadErasure = errors.New("invalid erasure")
 
-// Selector is the audited text of e's selector: "event <id>", "object
-// <id>" or "path <path> = <value>".
+// Selector is the audited text of e's selector (the audit row, the
+// answer, the log lines): "event <id>", "object <digest>" or "path <path>
+// = <digest>", where digest is e.AuditKey.Digest of the object id or the
+// value. The object id and the value, personal data, are never kept.
 func (e Erasure) Selector() string {
 	switch {
 	case e.EventID != "":
 		return "event " + e.EventID
 	case e.ObjectID != "":
-		return "object " + e.ObjectID
+		return "object " + e.AuditKey.Digest(e.ObjectID)
 	default:
-		return "path " + e.Path + " = " + e.Value
+		return "path " + e.Path + " = " + e.AuditKey.Digest(e.Value)
 	}
 }
 
@@ -79,10 +89,14 @@ func (e Erasure) validate() error {
 // Erase removes the payload of the selected stored events, in one
 // transaction: each inbox row's payload becomes {"erased": true,
 // "erasure_id": N} and its last_error is cleared, the outbox rows of those
-// events (unpublished, or kept by relay.on_published = mark) get the same
-// payload, and, for an object, the consumers' projection of the object is
-// removed (consumers_erase_object). The dedupe keys stay, so a redelivery
-// is still refused. An audit row records who, when, the selector and the
+// events still in the outbox log get the same payload, and the consumers'
+// projections those events were applied under are removed, whatever the
+// selector (consumers_erase_events: the projection key, e.g. a fetch
+// rule's contact/{id}, that the consumers recorded for each event; for an
+// event erased before, by its id, its projection too), and for an object
+// also a projection stored under the object id itself
+// (consumers_erase_object). The dedupe keys stay, so a redelivery is still
+// refused. An audit row records who, when, the selector and the
 // counts, also when nothing matched. Events already erased are not counted
 // again. Finding events by object or path reads every stored payload of
 // the provider (no index): it takes as long as a scan of them.
@@ -115,6 +129,7 @@ VALUES ($1, $2, $3, $4, 0, 0, 0) RETURNING id`, e.RequestedBy, e.Provider, res.S
 		n := len(args) + 1
 		marker := fmt.Sprintf(`jsonb_build_object('erased', true, 'erasure_id', $%d::bigint)`, n)
 		all := append(args, res.ID)
+		var ids []string // the events erased now
 		err := tx.QueryRow(ctx, `WITH erased AS (
   UPDATE inbox SET payload = `+marker+`, last_error = NULL, updated_at = now()
   WHERE provider = $1 AND `+where+` AND NOT payload @> '{"erased": true}'
@@ -124,14 +139,23 @@ VALUES ($1, $2, $3, $4, 0, 0, 0) RETURNING id`, e.RequestedBy, e.Provider, res.S
   WHERE aggregatetype = $1 AND event_id IN (SELECT event_id FROM erased)
   RETURNING 1
 )
-SELECT (SELECT count(*) FROM erased), (SELECT count(*) FROM ob)`, all...).Scan(&res.Events, &res.OutboxRows)
+SELECT ARRAY(SELECT event_id FROM erased), (SELECT count(*) FROM ob)`, all...).Scan(&ids, &res.OutboxRows)
 		if err != nil {
 			return fmt.Errorf("erase payloads: %w", err)
 		}
+		res.Events = len(ids)
+		if e.EventID != "" && len(ids) == 0 {
+			ids = []string{e.EventID} // erased before: its projection may still be there
+		}
+		if err := tx.QueryRow(ctx, `SELECT consumers_erase_events($1, $2)`, e.Provider, ids).Scan(&res.Objects); err != nil {
+			return fmt.Errorf("erase projections: %w", err)
+		}
 		if e.ObjectID != "" {
-			if err := tx.QueryRow(ctx, `SELECT consumers_erase_object($1, $2)`, e.Provider, e.ObjectID).Scan(&res.Objects); err != nil {
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT consumers_erase_object($1, $2)`, e.Provider, e.ObjectID).Scan(&n); err != nil {
 				return fmt.Errorf("erase object projection: %w", err)
 			}
+			res.Objects += n
 		}
 		_, err = tx.Exec(ctx, `UPDATE erasures SET events = $2, outbox_rows = $3, objects = $4 WHERE id = $1`,
 			res.ID, res.Events, res.OutboxRows, res.Objects)

@@ -14,7 +14,8 @@ import (
 // startDelivery starts the delivery's server span, always the root of a
 // new trace: a provider's traceparent header is attacker-controlled, so it
 // is never a parent, only a link. Recorded: the HTTP server attributes, the
-// allow-listed request headers and the provider; never the body, the
+// allow-listed request headers (the sender's User-Agent and X-Request-Id
+// cut to tracing.AttributeValueLimit bytes) and the provider; never the body, the
 // signature headers, Authorization or cookies. With tracing off it returns
 // the request's context and its no-op span, at no cost.
 func (r *Receiver) startDelivery(req *http.Request, ep *endpoint) (context.Context, trace.Span) {
@@ -28,7 +29,7 @@ func (r *Receiver) startDelivery(req *http.Request, ep *endpoint) (context.Conte
 		attribute.String("url.scheme", scheme(req)),
 		attribute.String("server.address", req.Host),
 		attribute.String("network.peer.address", req.RemoteAddr),
-		attribute.String("user_agent.original", req.UserAgent()),
+		attribute.String("user_agent.original", tracing.Truncate(req.UserAgent())),
 		attribute.String("gatehouse.provider", ep.name),
 	}, tracing.RequestHeaders(req.Header)...)
 	opts := []trace.SpanStartOption{trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...)}

@@ -6,6 +6,7 @@ import (
 	"os/user"
 
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // runErase removes the stored payload of one event, of every event about
@@ -29,7 +30,7 @@ func runErase(ctx context.Context, e env, args []string) error {
 		who += " by " + u.Username
 	}
 	req := ingest.Erasure{Provider: *provider, EventID: *eventID, ObjectID: *object, Path: *path, Value: *value,
-		RequestedBy: who, Reason: *reason}
+		RequestedBy: who, Reason: *reason, AuditKey: erasureAuditKey(b.cfg)}
 	if p := b.cfg.Providers[*provider]; p != nil {
 		req.ObjectPaths = p.AggregateIDPath
 	}
@@ -39,7 +40,21 @@ func runErase(ctx context.Context, e env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "erased %s/%s: %d event(s), %d outbox row(s), %d object projection(s); audit id %d\n",
 		*provider, res.Selector, res.Events, res.OutboxRows, res.Objects, res.ID)
+	// res.Selector holds a digest of an object id or a value, never the flag's.
 	b.log.Info("events erased", "provider", *provider, "selector", res.Selector, "events", res.Events,
 		"outbox_rows", res.OutboxRows, "objects", res.Objects, "erasure_id", res.ID, "requested_by", who)
 	return nil
+}
+
+// erasureAuditKey is the key of the digest an erasure's audit keeps of an
+// object id or a path's value: derived from the newest token-encryption
+// key (auth.encryption_keys[0], ingest.NewAuditKey), the one secret every
+// deployment with the API already holds outside the database. Without
+// one the audit keeps no digest (docs/SECURITY.md "Erasure").
+func erasureAuditKey(cfg *config.Config) ingest.AuditKey {
+	if len(cfg.Auth.EncryptionKeys) == 0 {
+		return ingest.AuditKey{}
+	}
+	k := cfg.Auth.EncryptionKeys[0]
+	return ingest.NewAuditKey(k.ID, k.Key())
 }

@@ -135,7 +135,7 @@ func mountAPI(b *base, r chi.Router, store *auth.Store) error {
 	ac := b.cfg.API
 	cfg := api.Config{
 		Pool: b.pool, Providers: b.cfg.Providers, Operators: ac.Operators, OperatorRole: ac.OperatorRole,
-		Replayer: api.TracedIngestReplayer(b.pool, b.cfg.Providers, b.tp), Eraser: api.IngestEraser(b.pool, b.cfg.Providers),
+		Replayer: api.TracedIngestReplayer(b.pool, b.cfg.Providers, b.tp), Eraser: api.IngestEraser(b.pool, b.cfg.Providers, erasureAuditKey(b.cfg)),
 		Logger: b.log.With("component", "api"), Registerer: b.reg,
 	}
 	if ac.BearerEnabled() {

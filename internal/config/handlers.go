@@ -120,7 +120,7 @@ func (f *Forward) validate() error {
 	}
 	u, err := url.Parse(f.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("url: %q is not an absolute http(s) URL", f.URL)
+		return fmt.Errorf("url: %q is not an absolute http(s) URL", RedactURL(f.URL))
 	}
 	if f.Secret == "" {
 		return errors.New("secret: a Standard Webhooks secret (whsec_<base64>) is required")
@@ -162,7 +162,7 @@ func (p *Provider) resolveForward(name string, getenv func(string) string) error
 func DestinationKey(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" || u.Host == "" {
-		return "", fmt.Errorf("forward url %q is not absolute", raw)
+		return "", fmt.Errorf("forward url %q is not absolute", RedactURL(raw))
 	}
 	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
 	if port == "" {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
@@ -52,13 +53,35 @@ func Observe(ctx context.Context, o prometheus.Observer, v float64) {
 var allowedHeaders = []string{"Content-Type", "User-Agent", "Content-Length", "X-Request-Id"}
 
 // RequestHeaders returns the allow-listed headers of h as
-// http.request.header.<name> attributes.
+// http.request.header.<name> attributes, each value cut by Truncate (a
+// User-Agent or X-Request-Id may be 64 KiB of the sender's choosing).
 func RequestHeaders(h http.Header) []attribute.KeyValue {
 	var out []attribute.KeyValue
 	for _, name := range allowedHeaders {
 		if v := h.Get(name); v != "" {
-			out = append(out, attribute.String("http.request.header."+strings.ToLower(name), v))
+			out = append(out, attribute.String("http.request.header."+strings.ToLower(name), Truncate(v)))
 		}
 	}
 	return out
+}
+
+// AttributeValueLimit bounds every string attribute value a span records:
+// the provider Setup builds has it as its span limit (the SDK counts code
+// points; longer values are cut), and Truncate cuts the attacker-supplied
+// values gatehouse records to as many bytes, so a provider built elsewhere
+// (FromSDK) records them bounded too. OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT
+// may lower it, not raise it.
+const AttributeValueLimit = 256
+
+// Truncate cuts v to at most AttributeValueLimit bytes without splitting a
+// UTF-8 sequence.
+func Truncate(v string) string {
+	if len(v) <= AttributeValueLimit {
+		return v
+	}
+	cut := AttributeValueLimit
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut]
 }

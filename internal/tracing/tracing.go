@@ -139,12 +139,30 @@ func Setup(ctx context.Context, s Settings, service string, getenv func(string) 
 	if err != nil {
 		return nil, fmt.Errorf("tracing: otlp exporter: %w", err)
 	}
-	sdk := sdktrace.NewTracerProvider(
-		sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(time.Second)),
-		sdktrace.WithSampler(sampler),
-		sdktrace.WithResource(resource.NewSchemaless(attrs...)),
-	)
+	sdk := newSDK(sampler, resource.NewSchemaless(attrs...), sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(time.Second)))
 	return &Provider{TracerProvider: sdk, sdk: sdk}, nil
+}
+
+// newSDK is the SDK provider Setup builds: sampler, resource (nil: the
+// SDK's default) and span limits (spanLimits), plus opts (the exporter's
+// processor).
+func newSDK(sampler sdktrace.Sampler, res *resource.Resource, opts ...sdktrace.TracerProviderOption) *sdktrace.TracerProvider {
+	opts = append(opts, sdktrace.WithSampler(sampler), sdktrace.WithRawSpanLimits(spanLimits()))
+	if res != nil {
+		opts = append(opts, sdktrace.WithResource(res))
+	}
+	return sdktrace.NewTracerProvider(opts...)
+}
+
+// spanLimits are the SDK's limits (its defaults, or the OTEL_SPAN_*
+// variables) with string attribute values cut to AttributeValueLimit
+// characters: span attributes hold request headers a sender chooses.
+func spanLimits() sdktrace.SpanLimits {
+	l := sdktrace.NewSpanLimits()
+	if l.AttributeValueLengthLimit < 0 || l.AttributeValueLengthLimit > AttributeValueLimit {
+		l.AttributeValueLengthLimit = AttributeValueLimit
+	}
+	return l
 }
 
 func samplerOf(ratio float64, name, arg string) (sdktrace.Sampler, error) {
