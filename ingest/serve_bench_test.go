@@ -23,7 +23,6 @@ import (
 // acceptAll is a recorder that stores nothing and reports every event new.
 type acceptAll struct{}
 
-
 func (acceptAll) Write(context.Context, ingest.Record) (ingest.Outcome, error) {
 	return ingest.Outcome{New: true, OutboxID: uuid.New(), State: "pending"}, nil
 }

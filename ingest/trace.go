@@ -51,7 +51,10 @@ func endDelivery(span trace.Span, d *delivery) {
 	if !span.IsRecording() {
 		return
 	}
-	span.SetAttributes(
+	// One call with every attribute: each SetAttributes takes the span's
+	// lock and may grow its attribute slice again.
+	attrs := make([]attribute.KeyValue, 0, 10)
+	attrs = append(attrs,
 		attribute.Int("http.response.status_code", d.status),
 		attribute.Bool("gatehouse.verified", d.verified),
 		attribute.String("gatehouse.outcome", d.outcome),
@@ -61,14 +64,15 @@ func endDelivery(span trace.Span, d *delivery) {
 		attribute.String("gatehouse.request_id", d.requestID),
 	)
 	if d.secretID != "" {
-		span.SetAttributes(attribute.String("gatehouse.secret_id", d.secretID))
+		attrs = append(attrs, attribute.String("gatehouse.secret_id", d.secretID))
 	}
 	if d.reason != "" {
-		span.SetAttributes(attribute.String("gatehouse.reason", d.reason))
+		attrs = append(attrs, attribute.String("gatehouse.reason", d.reason))
 	}
 	if d.batch {
-		span.SetAttributes(attribute.Int("gatehouse.events", d.events))
+		attrs = append(attrs, attribute.Int("gatehouse.events", d.events))
 	}
+	span.SetAttributes(attrs...)
 	if d.status >= 500 {
 		span.SetStatus(codes.Error, d.outcome)
 	}

@@ -33,7 +33,7 @@ func TestAttributeValuesAreBounded(t *testing.T) {
 		}
 	}
 	h := http.Header{}
-	h.Set("User-Agent", huge)
+	h.Set("Content-Type", huge)
 	h.Set("X-Request-Id", strings.Repeat("r", 64<<10))
 	got := RequestHeaders(h)
 	if len(got) != 2 {

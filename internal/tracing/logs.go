@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,6 +40,10 @@ func (l logHandler) WithGroup(name string) slog.Handler { return logHandler{l.Ha
 // exemplar when there is one and o supports exemplars (exposed in the
 // OpenMetrics format of /metrics).
 func Observe(ctx context.Context, o prometheus.Observer, v float64) {
+	if !exemplarDue(v) {
+		o.Observe(v)
+		return
+	}
 	if id := TraceID(ctx); id != "" {
 		if eo, ok := o.(prometheus.ExemplarObserver); ok {
 			eo.ObserveWithExemplar(v, prometheus.Labels{"trace_id": id})
@@ -47,10 +53,37 @@ func Observe(ctx context.Context, o prometheus.Observer, v float64) {
 	o.Observe(v)
 }
 
-// allowedHeaders are the only request headers a span may record: none of
-// them can hold a secret. Authorization, cookies, signature and token
-// headers and bodies are never recorded.
-var allowedHeaders = []string{"Content-Type", "User-Agent", "Content-Length", "X-Request-Id"}
+// exemplarEvery is the least time between two exemplars of ordinary
+// observations; an observation of at least exemplarSlow seconds always
+// gets one. A histogram keeps one exemplar per bucket and Prometheus
+// scrapes it every few seconds, so an exemplar on every observation
+// (a label map and an exemplar allocated per delivery) mostly replaced one
+// no scrape saw; the slow ones, which an operator follows to a trace, are
+// never skipped.
+const (
+	exemplarEvery = 50 * time.Millisecond
+	exemplarSlow  = 0.1
+)
+
+var lastExemplar atomic.Int64 // unix nanoseconds
+
+func exemplarDue(v float64) bool {
+	if v >= exemplarSlow {
+		return true
+	}
+	now := time.Now().UnixNano()
+	last := lastExemplar.Load()
+	return now-last >= int64(exemplarEvery) && lastExemplar.CompareAndSwap(last, now)
+}
+
+// allowedHeaders are the only request headers a span may record as
+// http.request.header.<name>: none of them can hold a secret.
+// Authorization, cookies, signature and token headers and bodies are never
+// recorded. User-Agent is recorded once, as user_agent.original (the
+// semantic conventions' attribute), and Content-Length not at all: each
+// attribute costs every span an allocation in the SDK and another in the
+// exporter.
+var allowedHeaders = []string{"Content-Type", "X-Request-Id"}
 
 // RequestHeaders returns the allow-listed headers of h as
 // http.request.header.<name> attributes, each value cut by Truncate (a

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -135,13 +136,42 @@ func TestRequestHeadersAllowList(t *testing.T) {
 	h.Set("Cookie", "session=secret")
 	h.Set("Stripe-Signature", "t=1,v1=secret")
 	h.Set("X-Gatehouse-Signature", "secret")
-	h.Set("User-Agent", "Stripe/1.0")
+	h.Set("User-Agent", "Stripe/1.0") // recorded as user_agent.original, not as a header
+	h.Set("Content-Type", "application/json")
 	for _, a := range RequestHeaders(h) {
 		if strings.Contains(a.Value.AsString(), "secret") {
 			t.Errorf("recorded %s", a.Key)
 		}
 	}
-	if len(RequestHeaders(h)) != 1 {
-		t.Errorf("want only user-agent, got %v", RequestHeaders(h))
+	if got := RequestHeaders(h); len(got) != 1 || got[0].Key != "http.request.header.content-type" {
+		t.Errorf("want only content-type, got %v", got)
+	}
+}
+
+// Exemplars of ordinary observations are at most one per exemplarEvery;
+// a slow observation always carries one.
+func TestObserveExemplarThrottle(t *testing.T) {
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "h", Buckets: []float64{0.01, 1}})
+	p, _ := recorder()
+	time.Sleep(exemplarEvery)
+	ctx1, s1 := Tracer(p, "test").Start(context.Background(), "first")
+	ctx2, s2 := Tracer(p, "test").Start(context.Background(), "second")
+	ctx3, s3 := Tracer(p, "test").Start(context.Background(), "slow")
+	Observe(ctx1, h, 0.001)
+	Observe(ctx2, h, 0.002) // within exemplarEvery: no exemplar
+	Observe(ctx3, h, 0.5)   // slow: always
+	for _, s := range []trace.Span{s1, s2, s3} {
+		s.End()
+	}
+	var m dto.Metric
+	if err := h.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	b := m.GetHistogram().GetBucket()
+	if ex := b[0].GetExemplar(); ex == nil || ex.GetLabel()[0].GetValue() != s1.SpanContext().TraceID().String() {
+		t.Errorf("fast bucket's exemplar %v, want the first observation's trace", ex)
+	}
+	if ex := b[1].GetExemplar(); ex == nil || ex.GetLabel()[0].GetValue() != s3.SpanContext().TraceID().String() {
+		t.Errorf("slow bucket's exemplar %v, want the slow observation's trace", ex)
 	}
 }
