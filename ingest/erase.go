@@ -158,11 +158,11 @@ SELECT ARRAY(SELECT event_id FROM erased), (SELECT count(*) FROM ob)`, all...).S
 			return fmt.Errorf("erase projections: %w", err)
 		}
 		if e.ObjectID != "" {
-			var n int
-			if err := tx.QueryRow(ctx, `SELECT consumers_erase_object($1, $2)`, e.Provider, e.ObjectID).Scan(&n); err != nil {
+			var direct int // a projection stored under the object id itself
+			if err := tx.QueryRow(ctx, `SELECT consumers_erase_object($1, $2)`, e.Provider, e.ObjectID).Scan(&direct); err != nil {
 				return fmt.Errorf("erase object projection: %w", err)
 			}
-			res.Objects += n
+			res.Objects += direct
 		}
 		_, err = tx.Exec(ctx, `UPDATE erasures SET events = $2, outbox_rows = $3, objects = $4 WHERE id = $1`,
 			res.ID, res.Events, res.OutboxRows, res.Objects)
