@@ -89,7 +89,10 @@ func (e Erasure) validate() error {
 // Erase removes the payload of the selected stored events, in one
 // transaction: each inbox row's payload becomes {"erased": true,
 // "erasure_id": N} and its last_error is cleared, the outbox rows of those
-// events still in the outbox log get the same payload, and the consumers'
+// events still in the outbox log get the same payload and are listed in
+// outbox_erasures (so the relay, which in replication mode publishes the
+// WAL image of the insert, publishes the marker instead of a payload erased
+// before publication: ingest/relay/erased.go), and the consumers'
 // projections those events were applied under are removed, whatever the
 // selector (consumers_erase_events: the projection key, e.g. a fetch
 // rule's contact/{id}, that the consumers recorded for each event; for an
@@ -137,7 +140,11 @@ VALUES ($1, $2, $3, $4, 0, 0, 0) RETURNING id`, e.RequestedBy, e.Provider, res.S
 ), ob AS (
   UPDATE outbox SET payload = `+marker+`
   WHERE aggregatetype = $1 AND event_id IN (SELECT event_id FROM erased)
-  RETURNING 1
+  RETURNING id, event_id
+), listed AS (
+  INSERT INTO outbox_erasures (outbox_id, provider, event_id, erasure_id)
+  SELECT id, $1, event_id, $`+fmt.Sprint(n)+`::bigint FROM ob
+  ON CONFLICT (outbox_id) DO NOTHING
 )
 SELECT ARRAY(SELECT event_id FROM erased), (SELECT count(*) FROM ob)`, all...).Scan(&ids, &res.OutboxRows)
 		if err != nil {
@@ -151,11 +158,11 @@ SELECT ARRAY(SELECT event_id FROM erased), (SELECT count(*) FROM ob)`, all...).S
 			return fmt.Errorf("erase projections: %w", err)
 		}
 		if e.ObjectID != "" {
-			var n int
-			if err := tx.QueryRow(ctx, `SELECT consumers_erase_object($1, $2)`, e.Provider, e.ObjectID).Scan(&n); err != nil {
+			var direct int // a projection stored under the object id itself
+			if err := tx.QueryRow(ctx, `SELECT consumers_erase_object($1, $2)`, e.Provider, e.ObjectID).Scan(&direct); err != nil {
 				return fmt.Errorf("erase object projection: %w", err)
 			}
-			res.Objects += n
+			res.Objects += direct
 		}
 		_, err = tx.Exec(ctx, `UPDATE erasures SET events = $2, outbox_rows = $3, objects = $4 WHERE id = $1`,
 			res.ID, res.Events, res.OutboxRows, res.Objects)

@@ -52,6 +52,12 @@ func TestEraseAuditKeepsADigestNotTheValue(t *testing.T) {
 	if sel != res.Selector || events != 2 || outbox != 2 || objects != 0 {
 		t.Errorf("audit row %q %d %d %d, want %q 2 2 0", sel, events, outbox, objects, res.Selector)
 	}
+	// The outbox rows it reached are listed for the relay (replication
+	// mode publishes the WAL image of their insert).
+	if n := count(t, base, `SELECT count(*) FROM outbox_erasures e JOIN outbox o ON o.id = e.outbox_id
+WHERE e.provider = 'p' AND e.event_id IN ('e1', 'e2') AND e.erasure_id = $1 AND o.payload @> '{"erased": true}'`, res.ID); n != 2 {
+		t.Errorf("%d outbox rows listed in outbox_erasures, want 2", n)
+	}
 	if n := count(t, base, `SELECT count(*) FROM erasures WHERE row_to_json(erasures)::text LIKE '%ann.erased%' OR row_to_json(erasures)::text LIKE '%cus_9%'`); n != 0 {
 		t.Errorf("%d audit rows hold the erased value", n)
 	}

@@ -39,7 +39,9 @@ type MaintenanceConfig struct {
 //     lifetime (the longer of dedupe window and retention) plus one key
 //     partition width has passed. Each sealed key partition gets a Bloom
 //     filter of its keys, built by KeyFilterBuilder beside the passes;
-//   - replays and erasures (the audit), deleted row by row by age;
+//   - replays, erasures (the audit) and outbox_erasures (the outbox rows
+//     an erasure reached, kept as long as the audit), deleted row by row
+//     by age;
 //   - outbox, an append-only log partitioned by created_at, dropped once
 //     storage.outbox_retention has passed and every relay's cursor is past
 //     all of its rows (with relay.mode external, Debezium reads the
@@ -102,7 +104,7 @@ func (sw *sweeper) sweep(ctx context.Context, conn *pgx.Conn) (map[string]int64,
 	for _, t := range []struct {
 		table, col string
 		keep       time.Duration
-	}{{"replays", "requested_at", sw.payloadMax}, {"erasures", "requested_at", sw.audit}} {
+	}{{"replays", "requested_at", sw.payloadMax}, {"erasures", "requested_at", sw.audit}, {"outbox_erasures", "erased_at", sw.audit}} {
 		rows, err := storage.DeleteOlder(ctx, conn, t.table, t.col, t.keep)
 		n[t.table] += rows
 		if err != nil {

@@ -31,6 +31,7 @@ func conformance(t *testing.T, mode string) {
 		{"DispatcherRepublishesUnsent", testDispatcher},
 		{"RestartResumes", testRestartResumes},
 		{"SingleActiveRelay", testSingleActive},
+		{"ErasedBeforePublication", testErasedBeforePublication},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

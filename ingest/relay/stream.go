@@ -243,13 +243,19 @@ func (s *streamer) setOpen() {
 	s.wm.setOpen(n)
 }
 
-// publish registers a committed transaction and produces its rows; it is
-// complete (the watermark may pass it) once Kafka acknowledged all of
-// them. Nothing is written back to the outbox: it is a log (cursor.go).
+// publish registers a committed transaction and produces its rows, the
+// payloads erased since their insert replaced by the erasure marker
+// (redactErased); it is complete (the watermark may pass it) once Kafka
+// acknowledged all of them. Nothing is written back to the outbox: it is a
+// log (cursor.go).
 func (s *streamer) publish(ctx context.Context, rows []*Row, end pglogrepl.LSN, commitTime time.Time) {
 	t := s.wm.add(end, commitTime, rows)
 	if len(rows) == 0 {
 		s.wm.complete(t)
+		return
+	}
+	if err := s.r.redactErased(ctx, rows); err != nil {
+		s.fail(err)
 		return
 	}
 	if err := s.r.ensureTopics(ctx, topicsOf(rows)...); err != nil {

@@ -1,0 +1,55 @@
+package relay
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+)
+
+// erasedSQL finds which of a transaction's rows an erasure reached after
+// their insert (migration 00065: ingest.Erase lists every outbox row whose
+// payload it replaced).
+const erasedSQL = `SELECT outbox_id::text, erasure_id FROM outbox_erasures WHERE outbox_id = ANY($1::uuid[])`
+
+// redactErased replaces the payload of each row of rows that was erased
+// after its insert by the erasure marker the outbox row now holds
+// ({"erased": true, "erasure_id": N}). A row decoded from the WAL carries
+// the payload its INSERT wrote, which the erasure's UPDATE of the outbox
+// row does not change; without this check replication mode would publish
+// a payload erased before publication. It costs one indexed lookup per
+// committed transaction on a table that holds only erased rows. An erasure
+// that commits after the lookup (while the transaction's records are being
+// produced) is not seen: the record was on its way to Kafka already, and
+// README "Erasure" says what Kafka keeps.
+func (r *Relay) redactErased(ctx context.Context, rows []*Row) error {
+	ids := make([]string, len(rows))
+	for i, row := range rows {
+		ids[i] = row.ID
+	}
+	q, err := r.cfg.Pool.Query(ctx, erasedSQL, ids)
+	if err != nil {
+		return fmt.Errorf("look up erased outbox rows: %w", err)
+	}
+	defer q.Close()
+	erased := map[string]int64{}
+	for q.Next() {
+		var id string
+		var erasure int64
+		if err := q.Scan(&id, &erasure); err != nil {
+			return fmt.Errorf("look up erased outbox rows: %w", err)
+		}
+		erased[id] = erasure
+	}
+	if err := q.Err(); err != nil {
+		return fmt.Errorf("look up erased outbox rows: %w", err)
+	}
+	if len(erased) == 0 {
+		return nil
+	}
+	for _, row := range rows {
+		if n, ok := erased[row.ID]; ok {
+			row.Payload = []byte(`{"erased": true, "erasure_id": ` + strconv.FormatInt(n, 10) + `}`)
+		}
+	}
+	return nil
+}
