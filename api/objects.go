@@ -12,7 +12,7 @@ import (
 )
 
 // Object is a provider object from the consumers' projection
-// (provider_objects, migrations/00003_consumers.sql).
+// (provider_objects, migrations/00001_baseline.sql).
 type Object struct {
 	Provider    string          `json:"provider"`
 	ObjectID    string          `json:"object_id"`

@@ -15,7 +15,7 @@ const purgeBatch = 1000
 // and then the refresh-token families whose OP revocation finished before
 // cutoff and that no session or token row still names, with their
 // refresh-token ledger (ON DELETE CASCADE).
-// Each batch walks an index on the time it filters by (migration 00061), so
+// Each batch walks an index on the time it filters by (migrations/00001_baseline.sql), so
 // a pass costs the rows it deletes, not the sessions kept. It returns how
 // many sessions and families it deleted.
 func (s *Store) purgeEnded(ctx context.Context, cutoff time.Time) (int64, error) {

@@ -56,7 +56,7 @@ type Session struct {
 
 // StoreConfig configures a Store.
 type StoreConfig struct {
-	// Pool is the database holding migrations/00004_auth.sql. Required.
+	// Pool is the database holding migrations/00001_baseline.sql. Required.
 	Pool *pgxpool.Pool
 	// Auth supplies CookieName, SessionIdleTimeout, SessionLifetime and the
 	// resolved EncryptionKeys (see internal/config.Auth for the defaults).

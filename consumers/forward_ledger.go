@@ -6,7 +6,7 @@ import (
 )
 
 // forwardLedger remembers which destinations answered 2xx for an event
-// that goes to several (table forward_deliveries, migration 00031), so a
+// that goes to several (table forward_deliveries), so a
 // retry delivers only to the ones that failed. The runner hands its store
 // to the handlers through the context (withForwardLedger); without one
 // (a handler called directly) every retry delivers to every destination.

@@ -104,7 +104,7 @@ WHERE provider = $1 AND event_id = $2 AND processing_state <> ALL($7)`
 
 // effectArgs are consumers_apply's object arguments of eff (not nil): an
 // effect without an object (a forward) passes object type "forward" and no
-// object id, which migration 00030 records as succeeded without a
+// object id, which the baseline migration records as succeeded without a
 // projection write.
 func effectArgs(eff *Effect) (objID, objType *string, version *int64, data []byte) {
 	if eff.ObjectID == "" {

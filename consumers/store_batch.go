@@ -26,7 +26,7 @@ type claim struct {
 }
 
 // claimMany claims the inbox rows of keys in one statement
-// (consumers_claim_many in migrations/00023_consumers_received_at.sql):
+// (consumers_claim_many in migrations/00001_baseline.sql):
 // each row is looked up in the partition of its key's receivedAt, and in
 // every partition when that finds nothing. Pass keys sorted: rows are
 // locked in that order.

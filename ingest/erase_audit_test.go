@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -63,26 +62,3 @@ WHERE e.provider = 'p' AND e.event_id IN ('e1', 'e2') AND e.erasure_id = $1 AND 
 	}
 }
 
-// TestErasureAuditMigrationWithholdsOldValues: migration 00063 replaces
-// the object ids and values that audit rows written before digests hold,
-// and leaves event ids and digests alone.
-func TestErasureAuditMigrationWithholdsOldValues(t *testing.T) {
-	base, _ := newTestWriter(t, 0)
-	sql, err := os.ReadFile("../migrations/00063_erasure_audit_digest.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := strings.SplitN(strings.SplitN(string(sql), "-- +goose Down", 2)[0], "-- +goose Up", 2)[1]
-	for _, sel := range []string{"event evt_1", "object cus_1", "path data.object.email = ann@example.com", "path data.x = hmac-sha256:k:ab"} {
-		mustExec(t, base, `INSERT INTO erasures (requested_by, provider, selector, events, outbox_rows, objects) VALUES ('op', 'p', $1, 0, 0, 0)`, sel)
-	}
-	mustExec(t, base, up)
-	var got string
-	if err := base.QueryRow(context.Background(), `SELECT string_agg(selector, ';' ORDER BY id) FROM erasures`).Scan(&got); err != nil {
-		t.Fatal(err)
-	}
-	want := "event evt_1;object <withheld: recorded before digests>;path data.object.email = <withheld: recorded before digests>;path data.x = hmac-sha256:k:ab"
-	if got != want {
-		t.Errorf("selectors %q, want %q", got, want)
-	}
-}

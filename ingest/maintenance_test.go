@@ -11,7 +11,6 @@ import (
 
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/testenv"
-	"github.com/gatehouse/gatehouse/migrations"
 )
 
 func openPool(t *testing.T, url string) *pgxpool.Pool {
@@ -22,88 +21,6 @@ func openPool(t *testing.T, url string) *pgxpool.Pool {
 	}
 	t.Cleanup(pool.Close)
 	return pool
-}
-
-// TestMigrationFromTheUnpartitionedInboxKeepsRefusingOldIDs migrates a
-// database to the schema before partitioning (00010), writes rows the way
-// that release did, migrates to the current schema and checks the old ids
-// are still duplicates, new ids are recorded, and the old rows are still
-// readable and dropped whole once their retention has passed.
-func TestMigrationFromTheUnpartitionedInboxKeepsRefusingOldIDs(t *testing.T) {
-	ctx := context.Background()
-	url := testenv.PostgresUnmigrated(t)
-	if err := migrations.UpTo(ctx, url, 10); err != nil {
-		t.Fatal(err)
-	}
-	pool := openPool(t, url)
-	// The release's write: inbox ON CONFLICT DO NOTHING (its primary key)
-	// plus the outbox row; two days old, like a running installation's.
-	for i := range 50 {
-		mustExec(t, pool, `WITH ins AS (
-  INSERT INTO inbox (provider, event_id, event_type, payload, received_at, verified, secret_id)
-  VALUES ('p', $1, 't', $2, now() - interval '2 days', true, 's') ON CONFLICT (provider, event_id) DO NOTHING RETURNING event_id)
-INSERT INTO outbox (id, aggregatetype, aggregateid, type, payload, event_id, topic)
-SELECT gen_random_uuid(), 'p', 'a', 't', $2, event_id, 'topic' FROM ins`, fmt.Sprint("old_", i), fmt.Sprintf(`{"id":"old_%d"}`, i))
-	}
-	if err := migrations.Up(ctx, url); err != nil {
-		t.Fatalf("migrate an installation with data: %v", err)
-	}
-	w, err := NewWriter(pool, 1, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Close)
-	for i := range 50 {
-		if out := writeOne(t, w, rec(fmt.Sprint("old_", i), 0)); out.New || out.State != "pending" {
-			t.Fatalf("old_%d after the migration: %+v, want a duplicate of the stored event", i, out)
-		}
-	}
-	if out := writeOne(t, w, rec("new_1", 0)); !out.New {
-		t.Fatal("a new id after the migration is not new")
-	}
-	if n := count(t, pool, `SELECT count(*) FROM inbox`); n != 51 {
-		t.Fatalf("inbox rows = %d, want 51 (50 migrated + 1)", n)
-	}
-	if n := count(t, pool, `SELECT count(*) FROM inbox_legacy`); n != 50 {
-		t.Fatalf("legacy partition rows = %d, want 50", n)
-	}
-	// A retention of one day: the legacy partitions end now-ish, so they
-	// are kept; moved a week back (as if the migration were old), both the
-	// old inbox and its keys are dropped whole.
-	cfg := retentionConfig(t, "24h", "24h", "24h")
-	mt, err := NewMaintenance(MaintenanceConfig{Pool: pool, Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res, err := mt.Pass(ctx); err != nil || len(res.Dropped) != 0 {
-		t.Fatalf("pass right after the migration: %+v, %v; want nothing dropped", res, err)
-	}
-	mustExec(t, pool, `UPDATE storage_partitions SET ends = now() - interval '7 days' WHERE name IN ('inbox_legacy', 'dedupe_keys_legacy', 'outbox_legacy')`)
-	res, err := mt.Pass(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Join(res.Dropped, ","); got != "inbox_legacy,dedupe_keys_legacy" {
-		t.Fatalf("dropped %q, want the two legacy partitions (the outbox's rows are not published yet)", got)
-	}
-	if n := count(t, pool, `SELECT count(*) FROM inbox`); n != 1 {
-		t.Fatalf("inbox rows after dropping the legacy partition = %d, want 1", n)
-	}
-	// The old release's outbox rows were unsent: the migration keeps them
-	// as the log's legacy partition, unpublished for every relay, and the
-	// expired partition stays until a relay's cursor has passed them.
-	if n := count(t, pool, `SELECT count(*) FROM outbox_legacy o, outbox_cursor c
-		WHERE c.slot = '*' AND NOT pg_visible_in_snapshot(o.txid, c.snap)`); n != 50 {
-		t.Fatalf("unpublished legacy outbox rows = %d, want 50", n)
-	}
-	mustExec(t, pool, `INSERT INTO outbox_cursor (slot, snap) VALUES ('slow', '1:1:'), ('fast', pg_current_snapshot())`)
-	if res, err := mt.Pass(ctx); err != nil || len(res.Dropped) != 0 {
-		t.Fatalf("pass while one relay's cursor is behind the legacy rows: %+v, %v; want nothing dropped", res, err)
-	}
-	mustExec(t, pool, `UPDATE outbox_cursor SET snap = pg_current_snapshot() WHERE slot = 'slow'`)
-	if res, err := mt.Pass(ctx); err != nil || strings.Join(res.Dropped, ",") != "outbox_legacy" {
-		t.Fatalf("pass once every cursor passed the legacy rows: %+v, %v; want outbox_legacy dropped", res, err)
-	}
 }
 
 // TestOutboxPartitionsDropByAgeWithAnExternalRelay: with relay.mode

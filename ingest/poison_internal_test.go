@@ -18,7 +18,7 @@ import (
 // Rows reach the Writer here without the receiver's length caps, as a
 // future path or a raised cap would send them. The key is the event id
 // (the dedupe and inbox indexes); the aggregate id is in no index since the
-// outbox became a log (migration 00050), so PostgreSQL refuses no long
+// outbox became a log (migrations/00001_baseline.sql), so PostgreSQL refuses no long
 // aggregate id and only the receiver's cap (MaxAggregateIDBytes) bounds it.
 func TestOversizedKeyFailsAloneInACoalescedBatch(t *testing.T) {
 	ctx := context.Background()

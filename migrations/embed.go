@@ -1,5 +1,9 @@
 // Package migrations holds gatehouse's numbered SQL migrations, embedded in
-// the binary and applied with goose.
+// the binary and applied with goose: 00001_baseline.sql is the schema of
+// release 0.1.0, and every later migration takes the next number. goose
+// refuses a migration numbered below a version a database already has
+// (no out-of-order application): two branches that both add one must
+// renumber when the second lands.
 package migrations
 
 import (
@@ -7,6 +11,7 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
+	"io/fs"
 	"log/slog"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx" for goose
@@ -28,15 +33,23 @@ func UpLogged(ctx context.Context, dbURL string, log *slog.Logger) (int, error) 
 }
 
 func apply(ctx context.Context, dbURL string, log *slog.Logger) (int, error) {
+	return applyFS(ctx, dbURL, files, log)
+}
+
+// UpFS applies the pending migrations of fsys (*.sql at its root) as Up
+// does the embedded ones: for tests of the rules migrations follow.
+func UpFS(ctx context.Context, dbURL string, fsys fs.FS) error {
+	_, err := applyFS(ctx, dbURL, fsys, nil)
+	return err
+}
+
+func applyFS(ctx context.Context, dbURL string, fsys fs.FS, log *slog.Logger) (int, error) {
 	db, err := sql.Open("pgx", dbURL)
 	if err != nil {
 		return 0, fmt.Errorf("open database: %w", err)
 	}
 	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, files, goose.WithLogger(goose.NopLogger()),
-		// Migrations written on parallel branches may land with a number below
-		// one a database already has; they are applied, not refused.
-		goose.WithAllowOutofOrder(true))
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys, goose.WithLogger(goose.NopLogger()))
 	if err != nil {
 		return 0, fmt.Errorf("goose provider: %w", err)
 	}
@@ -50,22 +63,4 @@ func apply(ctx context.Context, dbURL string, log *slog.Logger) (int, error) {
 		}
 	}
 	return len(res), nil
-}
-
-// UpTo applies the pending migrations up to and including version (tests
-// of an upgrade from an older schema).
-func UpTo(ctx context.Context, dbURL string, version int64) error {
-	db, err := sql.Open("pgx", dbURL)
-	if err != nil {
-		return fmt.Errorf("open database: %w", err)
-	}
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, files, goose.WithLogger(goose.NopLogger()), goose.WithAllowOutofOrder(true))
-	if err != nil {
-		return fmt.Errorf("goose provider: %w", err)
-	}
-	if _, err := p.UpTo(ctx, version); err != nil {
-		return fmt.Errorf("apply migrations up to %d: %w", version, err)
-	}
-	return nil
 }

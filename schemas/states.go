@@ -1,7 +1,7 @@
 package schemas
 
 // processing_state of an inbox row (the inbox table's CHECK constraint in
-// migrations/00003_consumers.sql lists the same values). The receiver
+// migrations/00001_baseline.sql lists the same values). The receiver
 // writes pending; consumers and the replay tool move it:
 //
 //	pending ──claim──▶ processing ──effect applied──────────▶ succeeded

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The outbox is an append-only log (migrations/00050_outbox_log.sql): the
+// The outbox is an append-only log (migrations/00001_baseline.sql): the
 // relay never deletes or updates a published row. How far it got is one
 // row per slot in outbox_cursor, a PostgreSQL snapshot: every outbox row
 // whose writing transaction (outbox.txid) is visible in it has been
@@ -65,7 +65,7 @@ func (r *Relay) loadCursor(ctx context.Context) (string, error) {
 	var snap string
 	err := r.cfg.Pool.QueryRow(ctx, `SELECT snap::text FROM outbox_cursor WHERE slot = $1`, r.cfg.Relay.Slot).Scan(&snap)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", errors.New("outbox cursor: no row for the slot and no default ('*') row; was migration 00050 applied?")
+		return "", errors.New("outbox cursor: no row for the slot and no default ('*') row; was the baseline migration applied?")
 	}
 	if err != nil {
 		return "", fmt.Errorf("outbox cursor: %w", err)

@@ -88,7 +88,7 @@ type Relay struct {
 	// BatchSize is how many rows poll mode and the dispatcher take per
 	// transaction. Default 1000.
 	BatchSize int `yaml:"batch_size"`
-	// OnPublished and RetainPublished were removed with migration 00050:
+	// OnPublished and RetainPublished were removed with the baseline migration:
 	// the outbox is an append-only log whose partitions are dropped after
 	// storage.outbox_retention. Setting either is an error that says so.
 	OnPublished     string        `yaml:"on_published"`

@@ -20,7 +20,7 @@ import (
 )
 
 // Table is one table partitioned by time through storage_partitions and
-// storage_create_partition (migrations/00020_storage_partitions.sql).
+// storage_create_partition (migrations/00001_baseline.sql).
 type Table struct {
 	// Name is the partitioned (parent) table.
 	Name string

@@ -1,0 +1,786 @@
+-- gatehouse 0.1.0: the whole schema in one migration (the baseline).
+--
+-- It is the schema the development history's 66 migrations produced,
+-- squashed: TestBaselineIsTheSchema (migrations/schema_test.go) holds it
+-- equal to testdata/schema.sql, the pg_dump of that history. From here
+-- migrations are numbered strictly in sequence after 00001, and goose
+-- refuses one that arrives below a version a database already has.
+--
+-- The partitioned tables (inbox, dedupe_keys, outbox) get, as the history
+-- gave them, a "legacy" partition below the moment of migration and their
+-- first time partitions after it; gatehouse's maintenance creates the next
+-- ones ahead and drops expired ones.
+
+-- +goose Up
+-- Function bodies refer to tables created further down (pg_dump's order).
+SET LOCAL check_function_bodies = false;
+
+-- Name: consumers_apply(text, text, text, text, text, bigint, jsonb, timestamp with time zone)
+-- +goose StatementBegin
+CREATE FUNCTION public.consumers_apply(p_provider text, p_event_id text, p_event_type text, p_object_id text, p_object_type text, p_version bigint, p_data jsonb, p_received_at timestamp with time zone) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    v_old   bigint;
+    v_state text;
+BEGIN
+    INSERT INTO processed_events (provider, event_id, outcome, object_id, version)
+    VALUES (p_provider, p_event_id, CASE WHEN p_object_id IS NULL AND p_object_type IS NULL THEN 'skipped' ELSE 'succeeded' END,
+            p_object_id, p_version)
+    ON CONFLICT (provider, event_id) DO NOTHING;
+    IF NOT FOUND THEN
+        SELECT outcome INTO v_state FROM processed_events WHERE provider = p_provider AND event_id = p_event_id;
+        PERFORM consumers_set_final(p_provider, p_event_id, p_received_at, v_state, NULL);
+        RETURN 'duplicate';
+    END IF;
+    IF p_object_id IS NULL AND p_object_type IS NULL THEN
+        v_state := 'skipped';
+    ELSIF p_object_id IS NULL THEN
+        v_state := 'succeeded';   -- done elsewhere (forward): nothing projected
+    ELSE
+        SELECT version INTO v_old FROM provider_objects WHERE provider = p_provider AND object_id = p_object_id FOR UPDATE;
+        INSERT INTO provider_objects AS o (provider, object_id, object_type, version, data, last_event_id)
+        VALUES (p_provider, p_object_id, p_object_type, p_version, p_data, p_event_id)
+        ON CONFLICT (provider, object_id) DO UPDATE SET object_type = EXCLUDED.object_type, version = EXCLUDED.version,
+            data = EXCLUDED.data, last_event_id = EXCLUDED.last_event_id, updated_at = now()
+        WHERE o.version < EXCLUDED.version;   -- the version guard
+        IF FOUND THEN
+            INSERT INTO provider_object_changes (provider, object_id, event_id, event_type, old_version, new_version)
+            VALUES (p_provider, p_object_id, p_event_id, p_event_type, v_old, p_version);
+            v_state := 'succeeded';
+        ELSE
+            UPDATE processed_events SET outcome = 'ignored_stale' WHERE provider = p_provider AND event_id = p_event_id;
+            v_state := 'ignored_stale';
+        END IF;
+    END IF;
+    PERFORM consumers_set_final(p_provider, p_event_id, p_received_at, v_state, clock_timestamp());
+    RETURN v_state;
+END $$;
+-- +goose StatementEnd
+
+-- Name: consumers_claim_many(text[], text[], timestamp with time zone[])
+-- +goose StatementBegin
+CREATE FUNCTION public.consumers_claim_many(p_providers text[], p_event_ids text[], p_received_at timestamp with time zone[]) RETURNS TABLE(o_ord integer, o_prev text, o_attempts integer, o_received_at timestamp with time zone)
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    r record;
+BEGIN
+    PERFORM set_config('synchronous_commit', 'off', true);
+    -- Each row is locked as it is found, in input order; each update is a
+    -- statement of its own, so it is pruned to the row's partition (an
+    -- UPDATE … FROM the found rows was planned as a join over every
+    -- partition).
+    FOR r IN
+        WITH input AS (
+            SELECT t.provider, t.event_id, t.received_at, t.ord::integer AS ord
+            FROM unnest(p_providers, p_event_ids, p_received_at) WITH ORDINALITY AS t(provider, event_id, received_at, ord)
+        ), hinted AS (
+            SELECT i.ord, i.provider, i.event_id, x.processing_state, x.received_at
+            FROM input i
+            LEFT JOIN LATERAL (
+                SELECT inbox.processing_state, inbox.received_at FROM inbox
+                WHERE inbox.provider = i.provider AND inbox.event_id = i.event_id AND inbox.received_at = i.received_at AND verified
+                FOR UPDATE
+            ) x ON true
+        )
+        -- The unpruned lookup only for the events the hint did not find:
+        -- gated on h.processing_state IS NULL, a one-time filter checked
+        -- before any scan.
+        SELECT h.ord, h.provider, h.event_id, coalesce(h.processing_state, y.processing_state) AS processing_state,
+            coalesce(h.received_at, y.received_at) AS received_at
+        FROM hinted h
+        LEFT JOIN LATERAL (
+            SELECT inbox.processing_state, inbox.received_at FROM inbox
+            WHERE inbox.provider = h.provider AND inbox.event_id = h.event_id AND verified AND h.processing_state IS NULL
+            FOR UPDATE
+        ) y ON true
+        ORDER BY h.ord
+    LOOP
+        o_ord := r.ord;
+        o_prev := r.processing_state;
+        o_received_at := r.received_at;
+        o_attempts := 0;
+        IF r.processing_state IS NOT NULL AND r.processing_state NOT IN ('succeeded', 'ignored_stale', 'skipped') THEN
+            UPDATE inbox SET processing_state = 'processing', attempts = inbox.attempts + 1,
+                processing_started_at = now(), next_attempt_at = NULL, updated_at = now()
+            WHERE provider = r.provider AND event_id = r.event_id AND received_at = r.received_at
+            RETURNING attempts INTO o_attempts;
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END $$;
+-- +goose StatementEnd
+
+-- Name: consumers_erase_events(text, text[])
+-- +goose StatementBegin
+CREATE FUNCTION public.consumers_erase_events(p_provider text, p_event_ids text[]) RETURNS integer
+    LANGUAGE sql
+    AS $$
+    WITH d AS (
+        DELETE FROM provider_objects o
+        WHERE o.provider = p_provider AND o.object_id IN (
+            SELECT pe.object_id FROM processed_events pe
+            WHERE pe.provider = p_provider AND pe.event_id = ANY (p_event_ids) AND pe.object_id IS NOT NULL)
+        RETURNING 1)
+    SELECT count(*)::integer FROM d;
+$$;
+-- +goose StatementEnd
+
+-- Name: consumers_erase_object(text, text)
+-- +goose StatementBegin
+CREATE FUNCTION public.consumers_erase_object(p_provider text, p_object_id text) RETURNS integer
+    LANGUAGE sql
+    AS $$
+    WITH d AS (DELETE FROM provider_objects WHERE provider = p_provider AND object_id = p_object_id RETURNING 1)
+    SELECT count(*)::integer FROM d;
+$$;
+-- +goose StatementEnd
+
+-- Name: consumers_forget(text, text)
+-- +goose StatementBegin
+CREATE FUNCTION public.consumers_forget(p_provider text, p_event_id text) RETURNS void
+    LANGUAGE sql
+    AS $$
+    DELETE FROM processed_events WHERE provider = p_provider AND event_id = p_event_id;
+    DELETE FROM forward_deliveries WHERE provider = p_provider AND event_id = p_event_id;
+$$;
+-- +goose StatementEnd
+
+-- Name: consumers_set_final(text, text, timestamp with time zone, text, timestamp with time zone)
+-- +goose StatementBegin
+CREATE FUNCTION public.consumers_set_final(p_provider text, p_event_id text, p_received_at timestamp with time zone, p_state text, p_processed_at timestamp with time zone) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF p_received_at IS NOT NULL THEN
+        IF p_processed_at IS NOT NULL THEN
+            UPDATE inbox SET processing_state = p_state, processed_at = p_processed_at, updated_at = now(),
+                last_error = NULL, last_error_class = NULL, next_attempt_at = NULL
+            WHERE provider = p_provider AND event_id = p_event_id AND received_at = p_received_at;
+        ELSE
+            UPDATE inbox i SET processing_state = p_state, processed_at = coalesce(i.processed_at, pe.processed_at), updated_at = now()
+            FROM processed_events pe
+            WHERE pe.provider = p_provider AND pe.event_id = p_event_id
+              AND i.provider = p_provider AND i.event_id = p_event_id AND i.received_at = p_received_at;
+        END IF;
+        IF FOUND THEN
+            RETURN;
+        END IF;
+    END IF;
+    IF p_processed_at IS NOT NULL THEN
+        UPDATE inbox SET processing_state = p_state, processed_at = p_processed_at, updated_at = now(),
+            last_error = NULL, last_error_class = NULL, next_attempt_at = NULL
+        WHERE provider = p_provider AND event_id = p_event_id;
+    ELSE
+        UPDATE inbox i SET processing_state = p_state, processed_at = coalesce(i.processed_at, pe.processed_at), updated_at = now()
+        FROM processed_events pe
+        WHERE pe.provider = p_provider AND pe.event_id = p_event_id AND i.provider = p_provider AND i.event_id = p_event_id;
+    END IF;
+END $$;
+-- +goose StatementEnd
+
+-- Name: storage_create_partition(text, timestamp with time zone, timestamp with time zone)
+-- +goose StatementBegin
+CREATE FUNCTION public.storage_create_partition(p_parent text, p_starts timestamp with time zone, p_ends timestamp with time zone) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    v_name text := p_parent || '_p' || to_char(p_starts AT TIME ZONE 'UTC', 'YYYYMMDD"t"HH24MISS');
+    v_idx  text;
+BEGIN
+    EXECUTE format('CREATE TABLE %I (LIKE %I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', v_name, p_parent);
+    FOR v_idx IN SELECT unnest(indexes) FROM storage_tables WHERE parent = p_parent LOOP
+        EXECUTE format('CREATE INDEX ON %I %s', v_name, v_idx);
+    END LOOP;
+    IF p_parent = 'dedupe_keys' THEN
+        EXECUTE format('ALTER TABLE %I ADD PRIMARY KEY (provider, event_id, gen)', v_name);
+    END IF;
+    EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)', p_parent, v_name, p_starts, p_ends);
+    INSERT INTO storage_partitions (parent, name, starts, ends) VALUES (p_parent, v_name, p_starts, p_ends);
+    RETURN v_name;
+END $$;
+
+-- +goose StatementEnd
+
+-- Name: auth_login_tx
+CREATE TABLE public.auth_login_tx (
+    state_hash bytea NOT NULL,
+    binding_hash bytea NOT NULL,
+    key_id text NOT NULL,
+    secrets bytea NOT NULL,
+    next_path text NOT NULL,
+    attempt integer DEFAULT 0 NOT NULL,
+    correlation_id text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    expires_at timestamp with time zone NOT NULL
+);
+
+-- Name: auth_logout_jti
+CREATE TABLE public.auth_logout_jti (
+    issuer text NOT NULL,
+    jti text NOT NULL,
+    expires_at timestamp with time zone NOT NULL
+);
+
+-- Name: auth_refresh_families
+CREATE TABLE public.auth_refresh_families (
+    id uuid NOT NULL,
+    issuer text NOT NULL,
+    subject text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    revoked_at timestamp with time zone,
+    revoke_reason text,
+    op_revoked_at timestamp with time zone,
+    op_revoke_attempts integer DEFAULT 0 NOT NULL,
+    op_revoke_next_at timestamp with time zone,
+    op_revoke_error text
+);
+
+-- Name: auth_refresh_tokens
+CREATE TABLE public.auth_refresh_tokens (
+    token_hash bytea NOT NULL,
+    family_id uuid NOT NULL,
+    generation integer NOT NULL,
+    issued_at timestamp with time zone NOT NULL,
+    rotated_at timestamp with time zone,
+    key_id text,
+    ciphertext bytea
+);
+
+-- Name: auth_sessions
+CREATE TABLE public.auth_sessions (
+    id uuid NOT NULL,
+    token_hash bytea NOT NULL,
+    issuer text NOT NULL,
+    subject text NOT NULL,
+    email text DEFAULT ''::text NOT NULL,
+    name text DEFAULT ''::text NOT NULL,
+    op_sid text DEFAULT ''::text NOT NULL,
+    device text DEFAULT ''::text NOT NULL,
+    family_id uuid NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    last_seen_at timestamp with time zone NOT NULL,
+    absolute_expires_at timestamp with time zone NOT NULL,
+    revoked_at timestamp with time zone,
+    revoke_reason text
+);
+
+-- Name: auth_tokens
+CREATE TABLE public.auth_tokens (
+    session_id uuid NOT NULL,
+    family_id uuid NOT NULL,
+    key_id text NOT NULL,
+    ciphertext bytea NOT NULL,
+    access_expires_at timestamp with time zone,
+    generation integer DEFAULT 0 NOT NULL,
+    updated_at timestamp with time zone NOT NULL
+);
+
+-- Name: dedupe_key_filters
+CREATE TABLE public.dedupe_key_filters (
+    name text NOT NULL,
+    keys bigint NOT NULL,
+    fp_rate double precision NOT NULL,
+    bits bytea NOT NULL,
+    built_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- Name: dedupe_keys
+CREATE TABLE public.dedupe_keys (
+    provider text NOT NULL,
+    event_id text NOT NULL,
+    gen timestamp with time zone NOT NULL
+)
+PARTITION BY RANGE (gen);
+
+-- Name: erasures
+CREATE TABLE public.erasures (
+    id bigint NOT NULL,
+    requested_by text NOT NULL,
+    requested_at timestamp with time zone DEFAULT now() NOT NULL,
+    provider text NOT NULL,
+    selector text NOT NULL,
+    reason text DEFAULT ''::text NOT NULL,
+    events integer NOT NULL,
+    outbox_rows integer NOT NULL,
+    objects integer NOT NULL
+);
+
+-- Name: COLUMN erasures.selector
+COMMENT ON COLUMN public.erasures.selector IS 'event <id> | object <digest> | path <dotted.path> = <digest>; digest: hmac-sha256:<key id>:<hex> (ingest.AuditKey) or <withheld…>; never the object id or the value';
+
+-- Name: erasures_id_seq
+ALTER TABLE public.erasures ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.erasures_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+-- Name: forward_deliveries
+CREATE TABLE public.forward_deliveries (
+    provider text NOT NULL,
+    event_id text NOT NULL,
+    destination text NOT NULL,
+    delivered_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- Name: inbox
+CREATE TABLE public.inbox (
+    provider text NOT NULL,
+    event_id text NOT NULL,
+    event_type text NOT NULL,
+    payload jsonb NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    event_created_at timestamp with time zone,
+    verified boolean NOT NULL,
+    secret_id text NOT NULL,
+    processing_state text DEFAULT 'pending'::text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    last_error text,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    processing_started_at timestamp with time zone,
+    processed_at timestamp with time zone,
+    next_attempt_at timestamp with time zone,
+    last_error_class text,
+    replays integer DEFAULT 0 NOT NULL,
+    traceparent text,
+    CONSTRAINT inbox_processing_state_check CHECK ((processing_state = ANY (ARRAY['pending'::text, 'processing'::text, 'succeeded'::text, 'ignored_stale'::text, 'skipped'::text, 'retrying'::text, 'dead'::text])))
+)
+PARTITION BY RANGE (received_at);
+
+-- Name: ingest_replay_guard
+CREATE TABLE public.ingest_replay_guard (
+    key bytea NOT NULL,
+    event_id text NOT NULL,
+    expires_at timestamp with time zone NOT NULL
+);
+
+-- Name: outbox
+CREATE TABLE public.outbox (
+    id uuid NOT NULL,
+    aggregatetype text NOT NULL,
+    aggregateid text NOT NULL,
+    type text NOT NULL,
+    payload jsonb NOT NULL,
+    event_id text NOT NULL,
+    topic text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    seq bigint NOT NULL,
+    event_time text,
+    traceparent text,
+    txid xid8 DEFAULT pg_current_xact_id() NOT NULL
+)
+PARTITION BY RANGE (created_at);
+
+-- Name: outbox_cursor
+CREATE TABLE public.outbox_cursor (
+    slot text NOT NULL,
+    snap pg_snapshot NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- Name: outbox_erasures
+CREATE TABLE public.outbox_erasures (
+    outbox_id uuid NOT NULL,
+    provider text NOT NULL,
+    event_id text NOT NULL,
+    erasure_id bigint NOT NULL,
+    erased_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- Name: outbox_seq
+CREATE SEQUENCE public.outbox_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+-- Name: outbox_seq
+ALTER SEQUENCE public.outbox_seq OWNED BY public.outbox.seq;
+
+-- Name: processed_events
+CREATE TABLE public.processed_events (
+    provider text NOT NULL,
+    event_id text NOT NULL,
+    outcome text NOT NULL,
+    object_id text,
+    version bigint,
+    processed_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- Name: provider_object_changes
+CREATE TABLE public.provider_object_changes (
+    id bigint NOT NULL,
+    provider text NOT NULL,
+    object_id text NOT NULL,
+    event_id text NOT NULL,
+    event_type text NOT NULL,
+    old_version bigint,
+    new_version bigint NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- Name: provider_object_changes_id_seq
+ALTER TABLE public.provider_object_changes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.provider_object_changes_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+-- Name: provider_objects
+CREATE TABLE public.provider_objects (
+    provider text NOT NULL,
+    object_id text NOT NULL,
+    object_type text NOT NULL,
+    version bigint NOT NULL,
+    data jsonb NOT NULL,
+    last_event_id text NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- Name: relay_slot
+CREATE TABLE public.relay_slot (
+    slot text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    snapshot_done_at timestamp with time zone,
+    confirmed_lsn pg_lsn
+);
+
+-- Name: replays
+CREATE TABLE public.replays (
+    id bigint NOT NULL,
+    provider text NOT NULL,
+    event_id text NOT NULL,
+    outbox_id uuid NOT NULL,
+    previous_state text NOT NULL,
+    previous_attempts integer NOT NULL,
+    previous_error text,
+    forced boolean DEFAULT false NOT NULL,
+    requested_by text NOT NULL,
+    requested_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- Name: replays_id_seq
+ALTER TABLE public.replays ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.replays_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+-- Name: storage_partitions
+CREATE TABLE public.storage_partitions (
+    parent text NOT NULL,
+    name text NOT NULL,
+    starts timestamp with time zone NOT NULL,
+    ends timestamp with time zone NOT NULL,
+    CONSTRAINT storage_partitions_check CHECK ((starts < ends))
+);
+
+-- Name: storage_purges
+CREATE TABLE public.storage_purges (
+    name text NOT NULL,
+    provider text NOT NULL,
+    purged_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+-- Name: storage_tables
+CREATE TABLE public.storage_tables (
+    parent text NOT NULL,
+    indexes text[] NOT NULL
+);
+
+-- Name: outbox seq
+ALTER TABLE ONLY public.outbox ALTER COLUMN seq SET DEFAULT nextval('public.outbox_seq'::regclass);
+
+-- Name: auth_login_tx auth_login_tx_pkey
+ALTER TABLE ONLY public.auth_login_tx
+    ADD CONSTRAINT auth_login_tx_pkey PRIMARY KEY (state_hash);
+
+-- Name: auth_logout_jti auth_logout_jti_pkey
+ALTER TABLE ONLY public.auth_logout_jti
+    ADD CONSTRAINT auth_logout_jti_pkey PRIMARY KEY (issuer, jti);
+
+-- Name: auth_refresh_families auth_refresh_families_pkey
+ALTER TABLE ONLY public.auth_refresh_families
+    ADD CONSTRAINT auth_refresh_families_pkey PRIMARY KEY (id);
+
+-- Name: auth_refresh_tokens auth_refresh_tokens_pkey
+ALTER TABLE ONLY public.auth_refresh_tokens
+    ADD CONSTRAINT auth_refresh_tokens_pkey PRIMARY KEY (token_hash);
+
+-- Name: auth_sessions auth_sessions_pkey
+ALTER TABLE ONLY public.auth_sessions
+    ADD CONSTRAINT auth_sessions_pkey PRIMARY KEY (id);
+
+-- Name: auth_sessions auth_sessions_token_hash_key
+ALTER TABLE ONLY public.auth_sessions
+    ADD CONSTRAINT auth_sessions_token_hash_key UNIQUE (token_hash);
+
+-- Name: auth_tokens auth_tokens_pkey
+ALTER TABLE ONLY public.auth_tokens
+    ADD CONSTRAINT auth_tokens_pkey PRIMARY KEY (session_id);
+
+-- Name: dedupe_key_filters dedupe_key_filters_pkey
+ALTER TABLE ONLY public.dedupe_key_filters
+    ADD CONSTRAINT dedupe_key_filters_pkey PRIMARY KEY (name);
+
+-- Name: dedupe_keys dedupe_keys_pkey
+ALTER TABLE ONLY public.dedupe_keys
+    ADD CONSTRAINT dedupe_keys_pkey PRIMARY KEY (provider, event_id, gen);
+
+-- Name: erasures erasures_pkey
+ALTER TABLE ONLY public.erasures
+    ADD CONSTRAINT erasures_pkey PRIMARY KEY (id);
+
+-- Name: forward_deliveries forward_deliveries_pkey
+ALTER TABLE ONLY public.forward_deliveries
+    ADD CONSTRAINT forward_deliveries_pkey PRIMARY KEY (provider, event_id, destination);
+
+-- Name: ingest_replay_guard ingest_replay_guard_pkey
+ALTER TABLE ONLY public.ingest_replay_guard
+    ADD CONSTRAINT ingest_replay_guard_pkey PRIMARY KEY (key);
+
+-- Name: outbox_cursor outbox_cursor_pkey
+ALTER TABLE ONLY public.outbox_cursor
+    ADD CONSTRAINT outbox_cursor_pkey PRIMARY KEY (slot);
+
+-- Name: outbox_erasures outbox_erasures_pkey
+ALTER TABLE ONLY public.outbox_erasures
+    ADD CONSTRAINT outbox_erasures_pkey PRIMARY KEY (outbox_id);
+
+-- Name: processed_events processed_events_pkey
+ALTER TABLE ONLY public.processed_events
+    ADD CONSTRAINT processed_events_pkey PRIMARY KEY (provider, event_id);
+
+-- Name: provider_object_changes provider_object_changes_pkey
+ALTER TABLE ONLY public.provider_object_changes
+    ADD CONSTRAINT provider_object_changes_pkey PRIMARY KEY (id);
+
+-- Name: provider_objects provider_objects_pkey
+ALTER TABLE ONLY public.provider_objects
+    ADD CONSTRAINT provider_objects_pkey PRIMARY KEY (provider, object_id);
+
+-- Name: relay_slot relay_slot_pkey
+ALTER TABLE ONLY public.relay_slot
+    ADD CONSTRAINT relay_slot_pkey PRIMARY KEY (slot);
+
+-- Name: replays replays_pkey
+ALTER TABLE ONLY public.replays
+    ADD CONSTRAINT replays_pkey PRIMARY KEY (id);
+
+-- Name: storage_partitions storage_partitions_name_key
+ALTER TABLE ONLY public.storage_partitions
+    ADD CONSTRAINT storage_partitions_name_key UNIQUE (name);
+
+-- Name: storage_partitions storage_partitions_pkey
+ALTER TABLE ONLY public.storage_partitions
+    ADD CONSTRAINT storage_partitions_pkey PRIMARY KEY (parent, starts);
+
+-- Name: storage_purges storage_purges_pkey
+ALTER TABLE ONLY public.storage_purges
+    ADD CONSTRAINT storage_purges_pkey PRIMARY KEY (name, provider);
+
+-- Name: storage_tables storage_tables_pkey
+ALTER TABLE ONLY public.storage_tables
+    ADD CONSTRAINT storage_tables_pkey PRIMARY KEY (parent);
+
+-- Name: auth_login_tx_expires_idx
+CREATE INDEX auth_login_tx_expires_idx ON public.auth_login_tx USING btree (expires_at);
+
+-- Name: auth_refresh_families_done_idx
+CREATE INDEX auth_refresh_families_done_idx ON public.auth_refresh_families USING btree (op_revoked_at) WHERE (op_revoked_at IS NOT NULL);
+
+-- Name: auth_refresh_families_op_idx
+CREATE INDEX auth_refresh_families_op_idx ON public.auth_refresh_families USING btree (COALESCE(op_revoke_next_at, revoked_at)) WHERE ((revoked_at IS NOT NULL) AND (op_revoked_at IS NULL));
+
+-- Name: auth_refresh_families_user_idx
+CREATE INDEX auth_refresh_families_user_idx ON public.auth_refresh_families USING btree (issuer, subject);
+
+-- Name: auth_refresh_tokens_family_idx
+CREATE INDEX auth_refresh_tokens_family_idx ON public.auth_refresh_tokens USING btree (family_id);
+
+-- Name: auth_sessions_ended_idx
+CREATE INDEX auth_sessions_ended_idx ON public.auth_sessions USING btree (revoked_at) WHERE (revoked_at IS NOT NULL);
+
+-- Name: auth_sessions_family_idx
+CREATE INDEX auth_sessions_family_idx ON public.auth_sessions USING btree (family_id);
+
+-- Name: auth_sessions_sid_idx
+CREATE INDEX auth_sessions_sid_idx ON public.auth_sessions USING btree (issuer, op_sid) WHERE (op_sid <> ''::text);
+
+-- Name: auth_sessions_user_idx
+CREATE INDEX auth_sessions_user_idx ON public.auth_sessions USING btree (issuer, subject);
+
+-- Name: auth_tokens_family_idx
+CREATE INDEX auth_tokens_family_idx ON public.auth_tokens USING btree (family_id);
+
+-- Name: erasures_requested_at_idx
+CREATE INDEX erasures_requested_at_idx ON public.erasures USING btree (requested_at);
+
+-- Name: forward_deliveries_delivered_at
+CREATE INDEX forward_deliveries_delivered_at ON public.forward_deliveries USING btree (delivered_at);
+
+-- Name: ingest_replay_guard_expires_idx
+CREATE INDEX ingest_replay_guard_expires_idx ON public.ingest_replay_guard USING btree (expires_at);
+
+-- Name: outbox_erasures_erased_at_idx
+CREATE INDEX outbox_erasures_erased_at_idx ON public.outbox_erasures USING btree (erased_at);
+
+-- Name: processed_events_processed_at_idx
+CREATE INDEX processed_events_processed_at_idx ON public.processed_events USING btree (processed_at);
+
+-- Name: provider_object_changes_object_idx
+CREATE INDEX provider_object_changes_object_idx ON public.provider_object_changes USING btree (provider, object_id, id);
+
+-- Name: provider_object_changes_provider_applied_at_idx
+CREATE INDEX provider_object_changes_provider_applied_at_idx ON public.provider_object_changes USING btree (provider, applied_at);
+
+-- Name: provider_objects_provider_updated_at_idx
+CREATE INDEX provider_objects_provider_updated_at_idx ON public.provider_objects USING btree (provider, updated_at);
+
+-- Name: replays_event_idx
+CREATE INDEX replays_event_idx ON public.replays USING btree (provider, event_id);
+
+-- Name: replays_requested_at_idx
+CREATE INDEX replays_requested_at_idx ON public.replays USING btree (requested_at);
+
+-- Name: auth_refresh_tokens auth_refresh_tokens_family_id_fkey
+ALTER TABLE ONLY public.auth_refresh_tokens
+    ADD CONSTRAINT auth_refresh_tokens_family_id_fkey FOREIGN KEY (family_id) REFERENCES public.auth_refresh_families(id) ON DELETE CASCADE;
+
+-- Name: auth_sessions auth_sessions_family_id_fkey
+ALTER TABLE ONLY public.auth_sessions
+    ADD CONSTRAINT auth_sessions_family_id_fkey FOREIGN KEY (family_id) REFERENCES public.auth_refresh_families(id);
+
+-- Name: auth_tokens auth_tokens_family_id_fkey
+ALTER TABLE ONLY public.auth_tokens
+    ADD CONSTRAINT auth_tokens_family_id_fkey FOREIGN KEY (family_id) REFERENCES public.auth_refresh_families(id);
+
+-- Name: auth_tokens auth_tokens_session_id_fkey
+ALTER TABLE ONLY public.auth_tokens
+    ADD CONSTRAINT auth_tokens_session_id_fkey FOREIGN KEY (session_id) REFERENCES public.auth_sessions(id) ON DELETE CASCADE;
+
+-- Name: dedupe_key_filters dedupe_key_filters_name_fkey
+ALTER TABLE ONLY public.dedupe_key_filters
+    ADD CONSTRAINT dedupe_key_filters_name_fkey FOREIGN KEY (name) REFERENCES public.storage_partitions(name) ON DELETE CASCADE;
+
+-- Name: storage_purges storage_purges_name_fkey
+ALTER TABLE ONLY public.storage_purges
+    ADD CONSTRAINT storage_purges_name_fkey FOREIGN KEY (name) REFERENCES public.storage_partitions(name) ON DELETE CASCADE;
+
+-- The legacy partitions (everything before the moment of migration).
+
+-- Name: dedupe_keys_legacy
+CREATE TABLE public.dedupe_keys_legacy (
+    provider text NOT NULL,
+    event_id text NOT NULL,
+    gen timestamp with time zone NOT NULL
+);
+
+-- Name: inbox_legacy
+CREATE TABLE public.inbox_legacy (
+    provider text NOT NULL,
+    event_id text NOT NULL,
+    event_type text NOT NULL,
+    payload jsonb NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    event_created_at timestamp with time zone,
+    verified boolean NOT NULL,
+    secret_id text NOT NULL,
+    processing_state text DEFAULT 'pending'::text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    last_error text,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    processing_started_at timestamp with time zone,
+    processed_at timestamp with time zone,
+    next_attempt_at timestamp with time zone,
+    last_error_class text,
+    replays integer DEFAULT 0 NOT NULL,
+    traceparent text,
+    CONSTRAINT inbox_processing_state_check CHECK ((processing_state = ANY (ARRAY['pending'::text, 'processing'::text, 'succeeded'::text, 'ignored_stale'::text, 'skipped'::text, 'retrying'::text, 'dead'::text])))
+);
+
+-- Name: outbox_legacy
+CREATE TABLE public.outbox_legacy (
+    id uuid NOT NULL,
+    aggregatetype text NOT NULL,
+    aggregateid text NOT NULL,
+    type text NOT NULL,
+    payload jsonb NOT NULL,
+    event_id text NOT NULL,
+    topic text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    seq bigint DEFAULT NULL NOT NULL,
+    event_time text,
+    traceparent text,
+    txid xid8 DEFAULT NULL NOT NULL
+);
+
+-- Name: dedupe_keys_legacy dedupe_keys_legacy_pkey
+ALTER TABLE ONLY public.dedupe_keys_legacy
+    ADD CONSTRAINT dedupe_keys_legacy_pkey PRIMARY KEY (provider, event_id, gen);
+
+-- Name: inbox_legacy inbox_legacy_pkey
+ALTER TABLE ONLY public.inbox_legacy
+    ADD CONSTRAINT inbox_legacy_pkey PRIMARY KEY (provider, event_id);
+
+-- Name: outbox_legacy outbox_legacy_pkey
+ALTER TABLE ONLY public.outbox_legacy
+    ADD CONSTRAINT outbox_legacy_pkey PRIMARY KEY (id);
+
+-- Name: inbox_legacy_state_idx
+CREATE INDEX inbox_legacy_state_idx ON public.inbox_legacy USING btree (processing_state, received_at);
+
+-- Name: outbox_legacy_event_id_idx
+CREATE INDEX outbox_legacy_event_id_idx ON public.outbox_legacy USING btree (event_id);
+
+-- Name: outbox_legacy_txid_idx
+CREATE INDEX outbox_legacy_txid_idx ON public.outbox_legacy USING btree (txid, seq);
+
+INSERT INTO storage_tables VALUES
+    ('inbox', ARRAY['(provider, event_id)', '(processing_state, received_at)', '(received_at, provider, event_id)']),
+    ('dedupe_keys', ARRAY[]::text[]),
+    ('outbox', ARRAY['(txid, seq)', '(event_id)']);
+
+-- The partitions' bounds are the moment of migration: the legacy ones end
+-- there, the first time partitions start there and end at the next
+-- boundary (a day for the inbox and the keys, an hour for the outbox log),
+-- followed by one more each. The relay's default cursor starts at the
+-- migration's transaction.
+-- +goose StatementBegin
+DO $$
+DECLARE
+    v_cut  timestamptz := clock_timestamp();
+    v_day  timestamptz := date_bin('1 day', v_cut, timestamptz '2000-01-01 00:00:00+00') + interval '1 day';
+    v_hour timestamptz := date_bin('1 hour', v_cut, timestamptz '2000-01-01 00:00:00+00') + interval '1 hour';
+    v_xid  xid8 := pg_current_xact_id();
+    v_p    text;
+BEGIN
+    FOREACH v_p IN ARRAY ARRAY['inbox', 'dedupe_keys', 'outbox'] LOOP
+        EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES FROM (MINVALUE) TO (%L)', v_p, v_p || '_legacy', v_cut);
+        INSERT INTO storage_partitions VALUES (v_p, v_p || '_legacy', '-infinity', v_cut);
+    END LOOP;
+    PERFORM storage_create_partition('inbox', v_cut, v_day);
+    PERFORM storage_create_partition('dedupe_keys', v_cut, v_day);
+    PERFORM storage_create_partition('inbox', v_day, v_day + interval '1 day');
+    PERFORM storage_create_partition('dedupe_keys', v_day, v_day + interval '1 day');
+    PERFORM storage_create_partition('outbox', v_cut, v_hour);
+    PERFORM storage_create_partition('outbox', v_hour, v_hour + interval '1 hour');
+    INSERT INTO outbox_cursor (slot, snap) VALUES ('*', format('%s:%s:', v_xid, v_xid)::pg_snapshot);
+END $$;
+-- +goose StatementEnd
+
+-- +goose Down
+-- The first release has nothing below it to go back to.
+SELECT 1;
