@@ -169,3 +169,25 @@ func TestConfigDefaultsParses(t *testing.T) {
 		t.Error("an unknown verb succeeded")
 	}
 }
+
+// TestDoctorCommand: `gatehouse doctor` prints one line per check, ✓ or
+// ✗ with the fix, and fails when any check failed (here: no database
+// answers, the admin listener is on a public address).
+func TestDoctorCommand(t *testing.T) {
+	path := writeFile(t, "gatehouse.yaml", "admin_listen: \"203.0.113.7:9090\"\ndatabase_url: \"postgres://u:pw-9c9c@127.0.0.1:1/x?connect_timeout=2\"\n")
+	out, _, err := runCLI(t, nil, "doctor", "--config", path, "--timeout", "3s")
+	if err == nil || !strings.Contains(err.Error(), "checks failed") {
+		t.Errorf("err = %v", err)
+	}
+	for _, want := range []string{"✓ configuration loads", "✗ admin listener not public", "✗ database reachable", "    fix: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "pw-9c9c") {
+		t.Errorf("the database password is printed:\n%s", out)
+	}
+	if _, _, err := runCLI(t, nil, "doctor", "--config", filepath.Join(t.TempDir(), "none.yaml")); err == nil {
+		t.Error("a missing file passed")
+	}
+}

@@ -47,6 +47,9 @@ type Options struct {
 	MaxSkew time.Duration
 	// MaxSlotLag is the WAL a replication slot may retain. Default 1 GiB.
 	MaxSlotLag int64
+	// InterfaceAddrs lists this host's addresses, to tell whether "every
+	// interface" includes a public one. Default net.InterfaceAddrs.
+	InterfaceAddrs func() ([]net.Addr, error)
 	// Migrate reports the database's pending migrations without applying
 	// any. Default PendingMigrations (a read-only probe).
 	Migrate func(ctx context.Context, dbURL string) (pending string, err error)
@@ -71,6 +74,9 @@ func Run(ctx context.Context, o Options) []Check {
 	if o.MaxSlotLag <= 0 {
 		o.MaxSlotLag = 1 << 30
 	}
+	if o.InterfaceAddrs == nil {
+		o.InterfaceAddrs = net.InterfaceAddrs
+	}
 	if o.Migrate == nil {
 		o.Migrate = PendingMigrations
 	}
@@ -89,7 +95,7 @@ func Run(ctx context.Context, o Options) []Check {
 	if cfg == nil {
 		return out
 	}
-	out = append(out, adminCheck(cfg.AdminListen))
+	out = append(out, adminCheck(cfg.AdminListen, o.InterfaceAddrs))
 	out = append(out, databaseChecks(ctx, o, cfg)...)
 	out = append(out, kafkaChecks(ctx, o, cfg)...)
 	out = append(out, oidcChecks(ctx, o, cfg)...)
@@ -146,32 +152,43 @@ func secretChecks(refs []config.SecretRef) []Check {
 		Fix: "see the secrets below"}}, out...)
 }
 
-// adminCheck refuses an admin listener on every interface or a public
-// address: /metrics and the probes are for the cluster, not the world.
-func adminCheck(addr string) Check {
+// adminCheck refuses an admin listener on a public address, or on every
+// interface of a host that has one: /metrics and the probes are for the
+// cluster, not the world. Every interface of a host whose addresses are
+// all private (a pod) passes.
+func adminCheck(addr string, interfaces func() ([]net.Addr, error)) Check {
 	c := Check{Name: "admin listener not public", Detail: addr,
-		Fix: "set admin_listen (GATEHOUSE_ADMIN_LISTEN) to 127.0.0.1:9090, or to the pod's private address; never every interface of a host with a public one"}
+		Fix: "set admin_listen (GATEHOUSE_ADMIN_LISTEN) to 127.0.0.1:9090, or to this host's private address"}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		c.Detail = fmt.Sprintf("%s: %v", addr, err)
 		return c
 	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		c.Detail = addr + " listens on every interface"
-		return c
-	}
-	ips := []net.IP{net.ParseIP(host)}
-	if ips[0] == nil {
-		resolved, err := net.LookupIP(host)
+	var ips []net.IP
+	switch {
+	case host == "" || host == "0.0.0.0" || host == "::":
+		addrs, err := interfaces()
 		if err != nil {
+			c.Detail = fmt.Sprintf("%s: list interfaces: %v", addr, err)
+			return c
+		}
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok {
+				ips = append(ips, n.IP)
+			}
+		}
+		c.Detail = addr + " (every interface)"
+	case net.ParseIP(host) != nil:
+		ips = []net.IP{net.ParseIP(host)}
+	default:
+		if ips, err = net.LookupIP(host); err != nil {
 			c.Detail = fmt.Sprintf("%s: %v", addr, err)
 			return c
 		}
-		ips = resolved
 	}
 	for _, ip := range ips {
 		if !ip.IsLoopback() && !ip.IsPrivate() && !ip.IsLinkLocalUnicast() {
-			c.Detail = fmt.Sprintf("%s is a public address (%s)", addr, ip)
+			c.Detail = fmt.Sprintf("%s listens on the public address %s", addr, ip)
 			return c
 		}
 	}
