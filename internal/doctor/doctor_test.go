@@ -350,3 +350,51 @@ func TestDoctorPendingMigration(t *testing.T) {
 	}
 	t.Fatalf("no migrations check:\n%s", b.String())
 }
+
+// TestDoctorWalLevelReplica: on a server with wal_level=replica the relay
+// cannot stream: "wal_level is logical" fails with the fix (a private
+// cluster, restarted with the setting).
+func TestDoctorWalLevelReplica(t *testing.T) {
+	ctx := context.Background()
+	pg, err := testenv.StartPG(ctx, t.TempDir(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pg.Stop(false) })
+	conn, err := pgx.Connect(ctx, pg.AdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.Exec(ctx, `ALTER SYSTEM SET wal_level = replica`)
+	conn.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.Stop(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dbURL, err := testenv.CreateDatabase(ctx, pg.AdminURL(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := fmt.Sprintf("database_url: %q\n", dbURL)
+	checks := Run(ctx, Options{Raw: []byte(raw), Path: "g.yaml", Getenv: func(string) string { return "" }})
+	var b bytes.Buffer
+	Write(&b, checks)
+	byName := map[string]Check{}
+	for _, c := range checks {
+		byName[c.Name] = c
+	}
+	wantFail(t, byName, b.String(), "wal_level is logical", "ALTER SYSTEM SET wal_level = logical")
+	wantOK(t, byName, b.String(), "database reachable", "migrations current")
+	// poll mode does not need it.
+	checks = Run(ctx, Options{Raw: []byte(raw + "relay: {mode: poll}\n"), Path: "g.yaml", Getenv: func(string) string { return "" }})
+	for _, c := range checks {
+		if c.Name == "wal_level is logical" {
+			t.Errorf("wal_level checked in poll mode: %+v", c)
+		}
+	}
+}

@@ -87,13 +87,16 @@ func structDocs(prefix string, st *ast.StructType, out map[string]string) {
 	}
 }
 
-var goWord = regexp.MustCompile(`\b[A-Z][A-Za-z0-9]*\b`)
-
 var camel = regexp.MustCompile(`[a-z][A-Z]`)
 
+var word = regexp.MustCompile(`[A-Za-z0-9_]+`)
+
 // oneLine is the first sentence of doc, with the struct's Go field names
-// written as their YAML keys: the sentence's subject, and the CamelCase
-// names of the other fields (a plain word such as API or Kafka is left).
+// written as their YAML keys: those of the sentence's subject ("Slot and
+// Publication name …"), and the CamelCase names of the other fields
+// further on (a plain word such as API or Kafka is left as it is, and so
+// is the described field's own name: "UserInfo calls the OP's UserInfo
+// endpoint").
 func oneLine(doc, self string, yamlName map[string]string) string {
 	s := strings.Join(strings.Fields(doc), " ")
 	end := len(s)
@@ -112,12 +115,17 @@ func oneLine(doc, self string, yamlName map[string]string) string {
 		break
 	}
 	s = s[:end]
-	first := true
-	return goWord.ReplaceAllStringFunc(s, func(w string) string {
+	subject := true
+	return word.ReplaceAllStringFunc(s, func(w string) string {
 		y, ok := yamlName[w]
-		subject := first
-		first = false
-		if ok && (subject || w != self && camel.MatchString(w)) {
+		switch {
+		case subject && ok:
+			return "`" + y + "`"
+		case subject && (w == "and" || w == "or"):
+			return w
+		}
+		subject = false
+		if ok && w != self && camel.MatchString(w) {
 			return "`" + y + "`"
 		}
 		return w
