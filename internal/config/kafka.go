@@ -32,8 +32,6 @@ type Kafka struct {
 	SASL KafkaSASL `yaml:"sasl"`
 }
 
-func (k *Kafka) applyEnv(getenv func(string) string) {}
-
 func (k *Kafka) applyDefaults() {
 	if k.ClientID == "" {
 		k.ClientID = "gatehouse"

@@ -1,6 +1,13 @@
 package config
 
-import "github.com/gatehouse/gatehouse/schemas/providers"
+import (
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/gatehouse/gatehouse/schemas/providers"
+)
 
 //go:generate go run ./configgen
 
@@ -17,8 +24,8 @@ type keyInfo struct {
 	doc         string
 }
 
-// keyMeta is the per-key registry, by Key.Path. The environment
-// overrides are the ones applyEnv applies (TestEnvOverrides checks it).
+// keyMeta is the per-key registry, by Key.Path; its env entries are the
+// only environment overrides (applyEnv applies them).
 var keyMeta = map[string]keyInfo{
 	"listen":       {env: "GATEHOUSE_LISTEN"},
 	"admin_listen": {env: "GATEHOUSE_ADMIN_LISTEN"},
@@ -117,4 +124,41 @@ func init() {
 		keyMeta[p+"digest"] = keyInfo{doc: "true: sha256:<hex> of the body (for providers that send no event id)."}
 		keyMeta[p+"join"] = keyInfo{doc: "Fields whose present values are joined by \".\"; absent when its first part that is not a value is absent."}
 	}
+}
+
+// applyEnv applies the environment overrides of keyMeta: a non-empty
+// variable replaces its key's value; GATEHOUSE_KAFKA_BROKERS is a
+// comma-separated list, and GATEHOUSE_AUTH_ENCRYPTION_KEY becomes the
+// primary key (id "env") in front of auth.encryption_keys.
+func (c *Config) applyEnv(getenv func(string) string) {
+	for _, path := range slices.Sorted(maps.Keys(keyMeta)) {
+		name := keyMeta[path].env
+		if name == "" {
+			continue
+		}
+		v := getenv(name)
+		switch {
+		case v == "":
+		case path == "kafka.brokers":
+			c.Kafka.Brokers = splitList(v)
+		case path == "auth.encryption_keys":
+			c.Auth.EncryptionKeys = append([]AuthKey{{ID: "env", Value: v}}, c.Auth.EncryptionKeys...)
+		default:
+			stringAt(reflect.ValueOf(c).Elem(), path).SetString(v)
+		}
+	}
+}
+
+// stringAt is the string field at a path of plain keys (no list or map).
+func stringAt(v reflect.Value, path string) reflect.Value {
+	for _, seg := range strings.Split(path, ".") {
+		t := v.Type()
+		for i := range t.NumField() {
+			if name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); name == seg {
+				v = v.Field(i)
+				break
+			}
+		}
+	}
+	return v
 }

@@ -115,6 +115,9 @@ func TestExampleConfigsMatchTheSchema(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+	if err := validate("gatehouse config defaults", config.DefaultsYAML()); err != nil {
+		t.Errorf("gatehouse config defaults: %v", err)
+	}
 	top := map[string]bool{}
 	for _, k := range config.Keys() {
 		if !strings.Contains(k.Path, ".") {
