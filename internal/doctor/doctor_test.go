@@ -232,6 +232,18 @@ func TestDoctor(t *testing.T) {
 		checks, out := run(t, bad, Options{InterfaceAddrs: pod})
 		wantFail(t, checks, out, "admin listener not public", "admin_listen")
 	})
+	t.Run("kafka unreachable", func(t *testing.T) {
+		ln, _ := net.Listen("tcp", "127.0.0.1:0")
+		addr := ln.Addr().String()
+		ln.Close()
+		bad := d
+		bad.brokers = []string{addr}
+		checks, out := run(t, bad, Options{Timeout: 2 * time.Second})
+		wantFail(t, checks, out, "kafka brokers reachable", "kafka.brokers")
+		if _, ok := checks["kafka topics exist"]; ok {
+			t.Error("topics checked on unreachable brokers")
+		}
+	})
 	t.Run("missing topic", func(t *testing.T) {
 		bad := d
 		bad.topic = topic + ".other"

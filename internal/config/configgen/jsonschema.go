@@ -145,7 +145,7 @@ func schemaOf(k config.Key) (obj, error) {
 				enum[i] = n
 			}
 		}
-		if k.Type == "string" {
+		if k.Type == "string" && k.Required == "" {
 			enum = append(enum, "") // empty is unset: the default
 		}
 		s["enum"] = enum
