@@ -410,3 +410,30 @@ func TestDoctorWalLevelReplica(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorAgainstTheOP: the login issuer's discovery document and JWKS
+// as zitadel's example OP serves them pass; the issuer written without its
+// trailing slash fails with the exact one to use.
+func TestDoctorAgainstTheOP(t *testing.T) {
+	provider := testenv.StartOP(t, []string{"http://localhost:8080/callback"})
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte("q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80="), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, issuer := range []string{provider.Issuer, strings.TrimSuffix(provider.Issuer, "/")} {
+		raw := fmt.Sprintf("auth:\n  issuer: %q\n  client_id: web\n  redirect_url: http://localhost:8080/callback\n  encryption_keys: [{value: \"file:%s\"}]\n", issuer, keyFile)
+		checks := Run(context.Background(), Options{Raw: []byte(raw), Path: "g.yaml", Getenv: func(string) string { return "" }})
+		var b bytes.Buffer
+		Write(&b, checks)
+		byName := map[string]Check{}
+		for _, c := range checks {
+			byName[c.Name] = c
+		}
+		name := "OpenID Provider " + issuer + " (auth.issuer) discovery and JWKS reachable"
+		if issuer == provider.Issuer {
+			wantOK(t, byName, b.String(), name)
+		} else {
+			wantFail(t, byName, b.String(), name, provider.Issuer)
+		}
+	}
+}
