@@ -81,7 +81,6 @@ var keyMeta = map[string]keyInfo{
 	"relay.mode":                                {allowed: []string{"replication", "poll", RelayExternal}},
 	"relay.on_published":                        {doc: "Removed with migration 00050: setting it is an error that says so."},
 	"relay.retain_published":                    {doc: "Removed with migration 00050: setting it is an error that says so."},
-	"relay.poll_interval":                       {defaultNote: "100ms in poll mode; the dispatcher checks every republish_after/4"},
 	"consumers.providers":                       {defaultNote: "every configured provider"},
 	"auth.issuer":                               {env: "GATEHOUSE_AUTH_ISSUER"},
 	"auth.client_id":                            {env: "GATEHOUSE_AUTH_CLIENT_ID", required: "with auth.issuer"},

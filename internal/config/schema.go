@@ -99,6 +99,11 @@ func KeysDescribedBy(docs map[string]string) []Key {
 		m := keyMeta[k.Path]
 		k.Env, k.Required, k.Allowed, k.Secret = m.env, m.required, m.allowed, m.secret
 		if m.defaultNote != "" {
+			// Inside a list or map the example's value depends on its
+			// position or name; elsewhere a note must not hide Parse's.
+			if k.Default != "" && !strings.Contains(k.Path, "[]") && !strings.Contains(k.Path, "<name>") {
+				panic("config: " + k.Path + " has a default note, but Parse applies " + k.Default)
+			}
 			k.Default, k.DefaultNote = "", m.defaultNote
 		}
 		k.Description = docs[k.Field]
