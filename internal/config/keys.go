@@ -122,6 +122,7 @@ func init() {
 		keyMeta[p+"value"] = keyInfo{doc: "A constant value."}
 		keyMeta[p+"digest"] = keyInfo{doc: "true: sha256:<hex> of the body (for providers that send no event id)."}
 		keyMeta[p+"join"] = keyInfo{doc: "Fields whose present values are joined by \".\"; absent when its first part that is not a value is absent."}
+		keyMeta[p+"replace"] = keyInfo{doc: "Pairs of old and new text replaced in the value, every occurrence: [\"/\", \".\"] turns orders/create into orders.create."}
 	}
 }
 
