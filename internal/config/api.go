@@ -81,12 +81,6 @@ type APIOperator struct {
 // BearerEnabled reports whether bearer tokens are accepted.
 func (a *API) BearerEnabled() bool { return a.Audience != "" && len(a.Issuers) > 0 }
 
-func (a *API) applyEnv(getenv func(string) string) {
-	if v := getenv("GATEHOUSE_API_AUDIENCE"); v != "" {
-		a.Audience = v
-	}
-}
-
 func (a *API) applyDefaults() {
 	if a.Skew == 0 {
 		a.Skew = 60 * time.Second

@@ -136,26 +136,6 @@ func (a *Auth) UserInfoEnabled() bool { return a.UserInfo == nil || *a.UserInfo 
 // TLSEnabled reports whether the public listener serves HTTPS.
 func (a *Auth) TLSEnabled() bool { return a.TLSCertFile != "" }
 
-func (a *Auth) applyEnv(getenv func(string) string) {
-	set := func(dst *string, name string) {
-		if v := getenv(name); v != "" {
-			*dst = v
-		}
-	}
-	set(&a.Issuer, "GATEHOUSE_AUTH_ISSUER")
-	set(&a.ClientID, "GATEHOUSE_AUTH_CLIENT_ID")
-	set(&a.ClientSecret, "GATEHOUSE_AUTH_CLIENT_SECRET")
-	set(&a.RedirectURL, "GATEHOUSE_AUTH_REDIRECT_URL")
-	set(&a.PostLogoutRedirectURL, "GATEHOUSE_AUTH_POST_LOGOUT_REDIRECT_URL")
-	set(&a.OperatorToken, "GATEHOUSE_AUTH_OPERATOR_TOKEN")
-	set(&a.TLSCertFile, "GATEHOUSE_TLS_CERT_FILE")
-	set(&a.TLSKeyFile, "GATEHOUSE_TLS_KEY_FILE")
-	if v := getenv("GATEHOUSE_AUTH_ENCRYPTION_KEY"); v != "" {
-		// A single key from the environment becomes the primary key.
-		a.EncryptionKeys = append([]AuthKey{{ID: "env", Value: v}}, a.EncryptionKeys...)
-	}
-}
-
 func (a *Auth) applyDefaults() {
 	if len(a.Scopes) == 0 {
 		a.Scopes = []string{"profile", "email"}

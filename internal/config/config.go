@@ -89,22 +89,6 @@ func Parse(raw []byte, getenv func(string) string) (*Config, error) {
 	return cfg, nil
 }
 
-func (c *Config) applyEnv(getenv func(string) string) {
-	set := func(dst *string, name string) {
-		if v := getenv(name); v != "" {
-			*dst = v
-		}
-	}
-	set(&c.Listen, "GATEHOUSE_LISTEN")
-	set(&c.AdminListen, "GATEHOUSE_ADMIN_LISTEN")
-	set(&c.DatabaseURL, "GATEHOUSE_DATABASE_URL")
-	set(&c.LogLevel, "GATEHOUSE_LOG_LEVEL")
-	if v := getenv("GATEHOUSE_KAFKA_BROKERS"); v != "" {
-		c.Kafka.Brokers = splitList(v)
-	}
-	c.applyEnvSections(getenv)
-}
-
 func splitList(v string) []string {
 	var out []string
 	for _, s := range strings.Split(v, ",") {

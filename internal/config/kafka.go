@@ -20,19 +20,17 @@ type Kafka struct {
 	// Defaults 6 and 1. An existing topic's partition count is never changed.
 	Partitions        int32 `yaml:"partitions"`
 	ReplicationFactor int16 `yaml:"replication_factor"`
+	// TopicConfigs are applied to topics gatehouse creates, e.g.
+	// retention.ms. Default: retention.ms=604800000 (7 days).
 	// A cluster of three or more brokers wants replication_factor 3 and
 	// topic_configs {min.insync.replicas: "2"}: with the relay's acks=all,
 	// an acknowledged record is then on two brokers before it counts.
-	// TopicConfigs are applied to topics gatehouse creates, e.g.
-	// retention.ms. Default: retention.ms=604800000 (7 days).
 	TopicConfigs map[string]string `yaml:"topic_configs"`
-	// TLS and SASL secure the connection to managed clusters; see
-	// KafkaTLS and KafkaSASL. Default: plaintext, no authentication.
+	// TLS and SASL secure the connection to managed clusters (TLS to the
+	// brokers, SASL authentication). Default: plaintext, no authentication.
 	TLS  KafkaTLS  `yaml:"tls"`
 	SASL KafkaSASL `yaml:"sasl"`
 }
-
-func (k *Kafka) applyEnv(getenv func(string) string) {}
 
 func (k *Kafka) applyDefaults() {
 	if k.ClientID == "" {

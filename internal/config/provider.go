@@ -13,7 +13,8 @@ import (
 
 // Provider is one webhook endpoint: POST /webhooks/{name}.
 type Provider struct {
-	// Scheme is the provider's kind, one of providers.Names(). Required.
+	// Scheme is the provider's kind: a scheme of the catalogue
+	// (providers.Names(); `gatehouse providers` lists them). Required.
 	Scheme string `yaml:"scheme"`
 	// Secrets are the active signing secrets; several during a rotation overlap.
 	Secrets []SecretEntry `yaml:"secrets"`
@@ -96,8 +97,9 @@ type Provider struct {
 	Fetch []providers.Fetch `yaml:"fetch"`
 	// Forward delivers events to a team's own service (handlers.go).
 	Forward []Forward `yaml:"forward"`
-	// Owner maps an object to a user: a dotted path into the fetched object
-	// whose value is "<issuer> <subject>" or a subject under OwnerIssuer.
+	// OwnerPath and OwnerIssuer map an object to a user: a dotted path into
+	// the fetched object whose value is "<issuer> <subject>", or a subject
+	// under OwnerIssuer.
 	OwnerPath   string `yaml:"owner_path"`
 	OwnerIssuer string `yaml:"owner_issuer"`
 	// Retention and DedupeWindow override storage.retention and

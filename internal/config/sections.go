@@ -3,12 +3,6 @@ package config
 // The per-stage sections of Config each live in a file of their own; this
 // file wires their hooks into Parse in one place.
 
-func (c *Config) applyEnvSections(getenv func(string) string) {
-	c.Kafka.applyEnv(getenv)
-	c.Auth.applyEnv(getenv)
-	c.API.applyEnv(getenv)
-}
-
 func (c *Config) applySectionDefaults() {
 	c.Ingest.applyDefaults()
 	c.applyAdmissionDefaults()

@@ -1,0 +1,176 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Check is Parse for `gatehouse config check`: an error that names a key
+// also names the line of the file the key (or, when it is missing, its
+// nearest enclosing key) is on.
+func Check(raw []byte, getenv func(string) string) (*Config, error) {
+	cfg, err := Parse(raw, getenv)
+	if err == nil {
+		return cfg, nil
+	}
+	msg := err.Error()
+	m := errPath.FindStringSubmatch(msg)
+	if m == nil || strings.Contains(msg, "(line ") {
+		return nil, err // no key named, or explainYAML named its line
+	}
+	line := LineOf(raw, m[1])
+	if line == 0 {
+		return nil, err
+	}
+	rest := strings.TrimPrefix(msg, "config: "+m[1])
+	return nil, &lineError{msg: fmt.Sprintf("config: %s (line %d)%s", m[1], line, rest), err: err}
+}
+
+// lineError is a Parse error with the line of its key.
+type lineError struct {
+	msg string
+	err error
+}
+
+func (e *lineError) Error() string { return e.msg }
+func (e *lineError) Unwrap() error { return e.err }
+
+// errPath finds the key an error of Parse names: "config: <path>: …".
+var errPath = regexp.MustCompile(`^config: ([A-Za-z0-9_.\[\]-]+)[:. ]`)
+
+// LineOf is the line of raw holding the key at path ("providers.demo.
+// secrets[0].value"), or of its nearest enclosing key present in raw; 0
+// when raw has none of it.
+func LineOf(raw []byte, path string) int {
+	var root yaml.Node
+	if yaml.Unmarshal(raw, &root) != nil || len(root.Content) == 0 {
+		return 0
+	}
+	n, line := root.Content[0], 0
+	for _, seg := range strings.Split(path, ".") {
+		name, idx := seg, -1
+		if i := strings.IndexByte(seg, '['); i >= 0 && strings.HasSuffix(seg, "]") {
+			name = seg[:i]
+			idx, _ = strconv.Atoi(seg[i+1 : len(seg)-1])
+		}
+		next, keyLine := mappingValue(n, name)
+		if next == nil {
+			return line
+		}
+		line, n = keyLine, next
+		if idx >= 0 {
+			if n.Kind != yaml.SequenceNode || idx >= len(n.Content) {
+				return line
+			}
+			n = n.Content[idx]
+			line = n.Line
+		}
+	}
+	return line
+}
+
+// mappingValue is the value of key in mapping n, and the key's line (the
+// key is what an error names).
+func mappingValue(n *yaml.Node, key string) (*yaml.Node, int) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil, 0
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1], n.Content[i].Line
+		}
+	}
+	return nil, 0
+}
+
+// Redacted is c as YAML, every secret replaced by "<redacted>" (a secret
+// reference, env:NAME or file:/path, is kept: it names where the secret
+// is, not what it is), the password of database_url too, and durations
+// written as in the file ("720h").
+func Redacted(c *Config) ([]byte, error) {
+	var doc yaml.Node
+	if err := doc.Encode(c); err != nil {
+		return nil, fmt.Errorf("encode configuration: %w", err)
+	}
+	info := map[string]Key{}
+	for _, k := range Keys() {
+		info[k.Path] = k
+	}
+	redact(&doc, "", info)
+	var out bytes.Buffer
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, fmt.Errorf("encode configuration: %w", err)
+	}
+	return out.Bytes(), enc.Close()
+}
+
+// Redact is the text shown for a secret value.
+const Redact = "<redacted>"
+
+func redact(n *yaml.Node, path string, info map[string]Key) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := n.Content[i].Value
+			switch {
+			case info[path].Type == "map of objects":
+				p = path + ".<name>"
+			case path != "":
+				p = path + "." + p
+			}
+			redact(n.Content[i+1], p, info)
+		}
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			if c.Kind == yaml.MappingNode {
+				redact(c, path+"[]", info)
+			} else {
+				redact(c, path, info)
+			}
+		}
+	case yaml.ScalarNode:
+		k := info[path]
+		switch {
+		case path == "database_url":
+			n.Value = RedactDatabaseURL(n.Value)
+		case k.Secret && n.Value != "" && !isReference(n.Value):
+			n.Value, n.Style = Redact, 0
+		case strings.Contains(k.Type, "duration"):
+			if d, err := time.ParseDuration(n.Value); err == nil {
+				n.Value = FormatDuration(d)
+			}
+		}
+	}
+}
+
+func isReference(v string) bool {
+	return strings.HasPrefix(v, "env:") || strings.HasPrefix(v, "file:")
+}
+
+var dsnPassword = regexp.MustCompile(`(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
+
+// RedactDatabaseURL is a database URL or key=value connection string with its
+// password replaced by "<redacted>".
+func RedactDatabaseURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" && u.Host != "" {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "REDACTED")
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "REDACTED")
+			u.RawQuery = q.Encode()
+		}
+		return strings.ReplaceAll(u.String(), "REDACTED", Redact)
+	}
+	return dsnPassword.ReplaceAllString(s, "${1}"+Redact)
+}
