@@ -61,4 +61,3 @@ WHERE e.provider = 'p' AND e.event_id IN ('e1', 'e2') AND e.erasure_id = $1 AND 
 		t.Errorf("%d audit rows hold the erased value", n)
 	}
 }
-
