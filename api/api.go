@@ -148,7 +148,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Pool == nil {
 		return nil, errors.New("api: nil pool")
 	}
-	inbox := Inbox{Pool: cfg.Pool}
+	inbox := Inbox{Pool: cfg.Pool, SearchIndexed: SearchIndexed(cfg.Providers)}
 	if cfg.OperatorRole == "" {
 		cfg.OperatorRole = "gatehouse:operator"
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -33,6 +34,10 @@ func pageSize(r *http.Request) (int, error) {
 // silently empty (or unfiltered) list.
 func eventFilter(q url.Values) (EventFilter, *EventCursor, error) {
 	var f EventFilter
+	if q.Has("state") && !q.Has("processing_state") { // the console's name of the same filter
+		q = maps.Clone(q)
+		q["processing_state"] = q["state"]
+	}
 	for name, dst := range map[string]*string{"provider": &f.Provider, "type": &f.Type, "processing_state": &f.State, "event_id": &f.EventID} {
 		if q.Has(name) {
 			if *dst = q.Get(name); *dst == "" {
@@ -48,6 +53,18 @@ func eventFilter(q url.Values) (EventFilter, *EventCursor, error) {
 			}
 			*dst = t
 		}
+	}
+	if q.Has("match") {
+		if f.Match = q.Get("match"); f.Match == "" {
+			return f, nil, badRequest("match must not be empty")
+		}
+	}
+	for _, v := range q["path"] {
+		pv, err := ParsePathValue(v)
+		if err != nil {
+			return f, nil, filterProblem(err)
+		}
+		f.Paths = append(f.Paths, pv)
 	}
 	if err := f.Validate(); err != nil {
 		return f, nil, filterProblem(err)
@@ -73,8 +90,8 @@ func filterProblem(err error) error {
 }
 
 // listEvents answers inbox rows, newest first, filtered by provider, type,
-// processing_state, event_id and received_at (since, until), a page at a
-// time: the read model's ListEvents, as the console's events page. A
+// processing_state, event_id, received_at (since, until) and the payload
+// (match, path: search.go), a page at a time: the read model's ListEvents, as the console's events page. A
 // filter no index serves is bounded (ListEvents): the answer names the
 // default window it applied (window) and a page cut short by the scan
 // budget (partial).

@@ -73,6 +73,9 @@ type EventFilter struct {
 	State          string // one of schemas.States()
 	EventID        string // exact match, at most MaxEventIDFilter bytes
 	Since, Until   *time.Time
+	// Match and Paths search the payload (search.go).
+	Match string
+	Paths []PathValue
 }
 
 // MaxEventIDFilter bounds the event_id filter.
@@ -105,7 +108,7 @@ func (f EventFilter) Validate() error {
 	if f.Since != nil && f.Until != nil && !f.Until.After(*f.Since) {
 		return &FilterError{"until", "must be later than since"}
 	}
-	return nil
+	return f.validateSearch()
 }
 
 // ParseFilterTime reads a since/until value: RFC 3339, or (for a form's
@@ -121,7 +124,12 @@ func ParseFilterTime(field, v string) (*time.Time, error) {
 }
 
 // Inbox is the read model over a pool.
-type Inbox struct{ Pool *pgxpool.Pool }
+type Inbox struct {
+	Pool *pgxpool.Pool
+	// SearchIndexed reports whether a provider's payloads are indexed for
+	// search (config's Provider.Search "indexed"); nil: none is.
+	SearchIndexed func(provider string) bool
+}
 
 // DeadEvents answers up to limit dead events grouped by provider, type
 // and error class (oldest first within a group).

@@ -14,8 +14,11 @@ import (
 //   - Served by an index: since and until (received_at, provider,
 //     event_id), processing_state (processing_state, received_at), and
 //     provider with event_id together (provider, event_id).
+//   - Served by a search index: match and path (search.go) for a provider
+//     whose search is indexed, with the provider named: a page reads the
+//     matching rows of the window (default the last DefaultScanWindow).
 //   - Not served by an index (scan filters): type, provider alone, event_id
-//     alone. Rows are then read newest first on the indexed filters and
+//     alone, match and path otherwise. Rows are then read newest first on the indexed filters and
 //     these filters applied to them: without since or until the search is
 //     bounded to the DefaultScanWindow before the first page (EventPage.Window
 //     says so, and the cursor keeps it), and a page reads at most ScanBudget
@@ -72,9 +75,15 @@ type EventPage struct {
 }
 
 // ScanFilter reports whether f has a filter no index serves (type,
-// provider without event_id, event_id without provider).
+// provider without event_id, event_id without provider, a payload search).
 func (f EventFilter) ScanFilter() bool {
-	return f.Type != "" || (f.Provider != "") != (f.EventID != "")
+	return f.Type != "" || (f.Provider != "") != (f.EventID != "") || f.Search()
+}
+
+// indexedSearch reports whether a search index serves f: a payload search
+// of one provider whose search is indexed.
+func (ib Inbox) indexedSearch(f EventFilter) bool {
+	return f.Search() && f.Provider != "" && f.EventID == "" && ib.SearchIndexed != nil && ib.SearchIndexed(f.Provider)
 }
 
 // ListEvents answers the rows f selects, newest first, limit at a time,
@@ -94,7 +103,7 @@ func (ib Inbox) ListEvents(ctx context.Context, f EventFilter, after *EventCurso
 		where = append(where, "processing_state = "+arg(f.State))
 	}
 	since, until := f.Since, f.Until
-	scan := f.ScanFilter()
+	scan, indexed := f.ScanFilter(), ib.indexedSearch(f)
 	if scan && since == nil && until == nil {
 		w := Window{Until: time.Now().UTC().Truncate(time.Second)}
 		w.Since = w.Until.Add(-DefaultScanWindow)
@@ -117,6 +126,17 @@ func (ib Inbox) ListEvents(ctx context.Context, f EventFilter, after *EventCurso
 		cond = strings.Join(where, " AND ")
 	}
 	const order = ` ORDER BY received_at DESC, provider DESC, event_id DESC`
+	if indexed {
+		// The provider as a constant, so that each partition's partial
+		// index (WHERE provider = '<name>') is seen to apply; Validate
+		// allows [A-Za-z0-9_.:/-] only.
+		where = append(where, "provider = '"+f.Provider+"'")
+		if f.Type != "" {
+			where = append(where, "event_type = "+arg(f.Type))
+		}
+		where = append(where, f.searchConds(arg)...)
+		scan, cond = false, strings.Join(where, " AND ")
+	}
 	if !scan {
 		events, err := ib.collect(ctx, `SELECT `+eventColumns+` FROM inbox WHERE `+cond+order+` LIMIT `+arg(limit+1), args...)
 		if err != nil {
@@ -134,6 +154,7 @@ func (ib Inbox) ListEvents(ctx context.Context, f EventFilter, after *EventCurso
 	if f.EventID != "" && f.Provider == "" {
 		match = append(match, "event_id = "+arg(f.EventID))
 	}
+	match = append(match, f.searchConds(arg)...)
 	// read: at most ScanBudget rows in index order, numbered; the answer:
 	// the matching ones, and the last row read when it is the budget's
 	// last (its position ends a partial page). Rows are read only until

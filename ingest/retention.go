@@ -42,6 +42,8 @@ type MaintenanceConfig struct {
 //   - replays, erasures (the audit) and outbox_erasures (the outbox rows
 //     an erasure reached, kept as long as the audit), deleted row by row
 //     by age;
+//   - the search indexes of the providers whose search is indexed, on
+//     every inbox partition (search_index.go);
 //   - outbox, an append-only log partitioned by created_at, dropped once
 //     storage.outbox_retention has passed and every relay's cursor is past
 //     all of its rows (with relay.mode external, Debezium reads the
@@ -59,7 +61,19 @@ func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
 	if s.Retention < payloadMax {
 		short[""] = s.Retention // events of providers no longer configured
 	}
-	sw := &sweeper{short: short, payloadMax: payloadMax, audit: s.AuditRetention, known: slices.Sorted(mapKeys(c.Providers))}
+	var indexed []string
+	for name, p := range c.Providers {
+		if p.Search == config.SearchIndexed {
+			indexed = append(indexed, name)
+		}
+	}
+	slices.Sort(indexed)
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	sw := &sweeper{short: short, payloadMax: payloadMax, audit: s.AuditRetention, known: slices.Sorted(mapKeys(c.Providers)),
+		indexed: indexed, log: log}
 	return storage.New(storage.Config{
 		Pool:  cfg.Pool,
 		Stage: "ingest",
@@ -88,12 +102,24 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 type sweeper struct {
 	short      map[string]time.Duration // "" = providers not in known
 	known      []string
+	indexed    []string // providers whose search is indexed (search_index.go)
 	payloadMax time.Duration
 	audit      time.Duration
+	log        *slog.Logger
 }
 
 func (sw *sweeper) sweep(ctx context.Context, conn *pgx.Conn) (map[string]int64, error) {
 	n := map[string]int64{}
+	created, dropped, err := keepSearchIndexes(ctx, conn, sw.indexed)
+	for _, name := range created {
+		sw.log.Info("search index created", "stage", "ingest", "index", name)
+	}
+	for _, name := range dropped {
+		sw.log.Info("search index dropped", "stage", "ingest", "index", name)
+	}
+	if err != nil {
+		return n, err
+	}
 	for provider, keep := range sw.short {
 		rows, err := sw.purge(ctx, conn, provider, keep)
 		n["inbox"] += rows

@@ -55,6 +55,9 @@ type Config struct {
 	// TraceURL is the trace viewer's URL of one trace, {trace_id} replaced
 	// by the event's (config tracing.ui_url); empty: the id is shown as text.
 	TraceURL string
+	// SearchIndexed reports the providers whose payloads are indexed for
+	// search (api.SearchIndexed); nil: none.
+	SearchIndexed func(provider string) bool
 }
 
 // Console serves the pages.
@@ -79,7 +82,7 @@ func New(cfg Config) (*Console, error) {
 	if cfg.SignIn == "" {
 		cfg.SignIn = "/signin"
 	}
-	c := &Console{cfg: cfg, inbox: api.Inbox{Pool: cfg.Pool}, operators: map[api.User]bool{}, pages: map[string]*template.Template{}}
+	c := &Console{cfg: cfg, inbox: api.Inbox{Pool: cfg.Pool, SearchIndexed: cfg.SearchIndexed}, operators: map[api.User]bool{}, pages: map[string]*template.Template{}}
 	for _, op := range cfg.Operators {
 		c.operators[op] = true
 	}

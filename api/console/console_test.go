@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,6 +135,35 @@ func TestFiltersAndPaging(t *testing.T) {
 	}
 	if code, _, body := get(t, srv, "/console/dead", operator.Subject); code != 200 || !strings.Contains(body, "demo · payment.failed · permanent (60)") {
 		t.Errorf("dead letters grouped: %d", code)
+	}
+}
+
+// The events page searches payloads (match, path) like the API, and takes
+// the API's processing_state= as its own state=.
+func TestPayloadSearchPage(t *testing.T) {
+	srv, pool := newServer(t)
+	insertEvent(t, pool, "demo", "evt_cus_1", "dead", `{"id":"evt_cus_1","data":{"customer":"cus_1"}}`)
+	insertEvent(t, pool, "demo", "evt_cus_2", "dead", `{"id":"evt_cus_2","data":{"customer":"cus_2"}}`)
+	for path, want := range map[string][]string{
+		"/console/events?match=" + url.QueryEscape(`{"data":{"customer":"cus_2"}}`):     {"evt_cus_2"},
+		"/console/events?path=" + url.QueryEscape("data.customer=cus_1"):                {"evt_cus_1"},
+		"/console/events?processing_state=dead&path=" + url.QueryEscape("id=evt_cus_2"): {"evt_cus_2"},
+	} {
+		code, _, body := get(t, srv, path, operator.Subject)
+		if code != 200 {
+			t.Fatalf("%s: %d", path, code)
+		}
+		for _, id := range []string{"evt_cus_1", "evt_cus_2"} {
+			if shown := strings.Contains(body, `href="/console/events/demo/`+id+`"`); shown != slices.Contains(want, id) {
+				t.Errorf("%s: %s shown %v", path, id, shown)
+			}
+		}
+	}
+	if code, _, body := get(t, srv, "/console/events?match=%5B1%5D", operator.Subject); code != 400 || !strings.Contains(body, "match: must be a JSON object") {
+		t.Errorf("a match that is not an object: %d", code)
+	}
+	if code, _, body := get(t, srv, "/console/events?processing_state=nonsense", operator.Subject); code != 400 || !strings.Contains(body, "state: must be one of") {
+		t.Errorf("processing_state is the page's state: %d", code)
 	}
 }
 

@@ -105,11 +105,18 @@ type EventsPage struct {
 
 // filterKeys are the events page's filters; state is the read model's
 // processing_state.
-var filterKeys = []string{"provider", "type", "state", "event_id", "since", "until"}
+var filterKeys = []string{"provider", "type", "state", "event_id", "since", "until", "match", "path"}
 
 // eventFilter reads the page's form: an empty field does not filter.
 func eventFilter(form map[string]string) (api.EventFilter, error) {
-	f := api.EventFilter{Provider: form["provider"], Type: form["type"], State: form["state"], EventID: form["event_id"]}
+	f := api.EventFilter{Provider: form["provider"], Type: form["type"], State: form["state"], EventID: form["event_id"], Match: form["match"]}
+	if v := form["path"]; v != "" {
+		pv, err := api.ParsePathValue(v)
+		if err != nil {
+			return f, err
+		}
+		f.Paths = []api.PathValue{pv}
+	}
 	for k, dst := range map[string]**time.Time{"since": &f.Since, "until": &f.Until} {
 		if v := form[k]; v != "" {
 			t, err := api.ParseFilterTime(k, v)
@@ -143,6 +150,9 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	pg := &EventsPage{Filter: map[string]string{}, States: schemas.States()}
 	for _, k := range filterKeys {
 		pg.Filter[k] = strings.TrimSpace(q.Get(k))
+	}
+	if pg.Filter["state"] == "" { // the API's name of the same filter
+		pg.Filter["state"] = strings.TrimSpace(q.Get("processing_state"))
 	}
 	problem := func(err error) {
 		pg.Problem = problemText(err)

@@ -119,7 +119,7 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 			ops = append(ops, api.User{Issuer: op.Issuer, Subject: op.Subject})
 		}
 		con, err := console.New(console.Config{Pool: b.pool, Sessions: api.AuthSessions(store), Operators: ops,
-			Logger: b.log.With("component", "console"), TraceURL: b.cfg.Tracing.UIURL})
+			Logger: b.log.With("component", "console"), TraceURL: b.cfg.Tracing.UIURL, SearchIndexed: api.SearchIndexed(b.cfg.Providers)})
 		if err != nil {
 			return fail(err)
 		}

@@ -127,6 +127,7 @@ var fieldDocs = map[string]string{
 	"config.Provider.ReservedInFlight":       "`reserved_in_flight` of this provider's deliveries are always admitted (up to `max_in_flight`), whatever the others take: one provider's storm cannot take them.",
 	"config.Provider.Retention":              "`retention` and `dedupe_window` override storage.retention and storage.dedupe_window for this provider (docs/STORAGE.md); the dedupe window must cover the scheme's redelivery window.",
 	"config.Provider.Scheme":                 "`scheme` is the provider's kind: a scheme of the catalogue (providers.Names(); `gatehouse providers` lists them).",
+	"config.Provider.Search":                 "`search` is how the events API and the console search this provider's payloads (match, path): \"scan\" reads at most a bounded number of rows a page, newest first; \"indexed\" keeps a jsonb_path_ops GIN index of its payloads on every inbox partition, created with each partition and dropped with it, at a cost to each write.",
 	"config.Provider.Secrets":                "`secrets` are the active signing secrets; several during a rotation overlap.",
 	"config.Provider.SignatureHeader":        "`timestamp_header` and `signature_header` name the headers of the reference scheme.",
 	"config.Provider.TimestampHeader":        "`timestamp_header` and `signature_header` name the headers of the reference scheme.",

@@ -61,6 +61,7 @@ var keyMeta = map[string]keyInfo{
 	"providers.<name>.overload_status":          {allowed: []string{"503", "429"}},
 	"providers.<name>.aggregate_id_path":        {defaultNote: "the scheme's Kafka key (gatehouse providers), else the event id"},
 	"providers.<name>.topic":                    {defaultNote: "gatehouse.webhooks.<name>"},
+	"providers.<name>.search":                   {allowed: []string{"scan", "indexed"}, defaultNote: "scan"},
 	"providers.<name>.api_key":                  {secret: true},
 	"providers.<name>.api_rate_burst":           {defaultNote: "5% of api_rate_limit rounded up, at least 1"},
 	"providers.<name>.api_auth":                 {allowed: []string{providers.AuthBearer, providers.AuthBot, providers.AuthBasic, providers.AuthHeader, providers.AuthNone}, defaultNote: "the catalogue's (bearer)"},

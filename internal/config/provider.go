@@ -68,6 +68,12 @@ type Provider struct {
 	AggregateIDPath []string `yaml:"aggregate_id_path"`
 	// Topic is the Kafka topic of this provider. Default gatehouse.webhooks.<name>.
 	Topic string `yaml:"topic"`
+	// Search is how the events API and the console search this provider's
+	// payloads (match, path): "scan" reads at most a bounded number of rows
+	// a page, newest first; "indexed" keeps a jsonb_path_ops GIN index of
+	// its payloads on every inbox partition, created with each partition
+	// and dropped with it, at a cost to each write. Default scan.
+	Search string `yaml:"search"`
 	// APIURL is the provider's API base address used by consumers to fetch the
 	// authoritative object.
 	APIURL string `yaml:"api_url"`
@@ -159,7 +165,16 @@ func (p *Provider) applyDefaults(name string) {
 	p.applyHandlerDefaults()
 }
 
+// Search modes of Provider.Search.
+const (
+	SearchScan    = "scan"
+	SearchIndexed = "indexed"
+)
+
 func (p *Provider) validate() error {
+	if p.Search != "" && p.Search != SearchScan && p.Search != SearchIndexed {
+		return fmt.Errorf("search: %q is not %s or %s", p.Search, SearchScan, SearchIndexed)
+	}
 	if _, known := providers.Lookup(p.Scheme); !known {
 		return fmt.Errorf("scheme: %q is not one of %v", p.Scheme, providers.Names())
 	}
