@@ -1,0 +1,233 @@
+// Command searchbench measures the events API's payload search (issue 38)
+// on a private PostgreSQL holding -events events of one provider received
+// over the last 24 hours: the first page of a selective containment search
+// (one customer's orders) through the API's read model (api.Inbox), with
+// the search a bounded scan and then served by the per-provider GIN index
+// that ingest's maintenance keeps (search: indexed), and the index's cost
+// to the receiver: the in-process receiver's closed-loop throughput for a
+// provider whose payloads are indexed against one whose are not, in
+// alternating rounds on the same loaded database.
+//
+//	go run ./deploy/bench/searchbench -events 1000000
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/gatehouse/gatehouse/api"
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
+	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/internal/config"
+)
+
+func main() { benchenv.Main("searchbench", run) }
+
+type options struct {
+	events, customers, queries, conns, rounds int
+	d                                         time.Duration
+}
+
+const help = `searchbench measures the payload search of GET /api/v1/events over a day of
+events, without and with the search index, and the index's cost to the receiver.
+
+Example: go run ./deploy/bench/searchbench -events 1000000 -rounds 3
+
+Flags:
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("searchbench", flag.ContinueOnError)
+	var o options
+	fs.IntVar(&o.events, "events", 1_000_000, "events of the searched provider over the last 24 hours")
+	fs.IntVar(&o.customers, "customers", 100_000, "distinct customers among them (a search finds events/customers)")
+	fs.IntVar(&o.queries, "queries", 40, "searches per mode")
+	fs.IntVar(&o.conns, "c", 64, "closed-loop connections of the ingest rounds")
+	fs.IntVar(&o.rounds, "rounds", 3, "ingest rounds per provider (alternating)")
+	fs.DurationVar(&o.d, "d", 8*time.Second, "length of each ingest round")
+	if done, err := benchenv.ParseFlags(fs, help, args, stdout, stderr); done {
+		return err
+	}
+	st, err := benchenv.Start(ctx, benchenv.Options{Name: "searchbench"}, stderr)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	secret := make([]byte, 16)
+	_, _ = rand.Read(secret)
+	key := []byte("whsec_search_" + hex.EncodeToString(secret))
+	cfg, err := config.Parse([]byte(fmt.Sprintf("database_url: %q\nproviders:\n%s%s", st.DBURL,
+		benchenv.ProviderYAML("shop", key, "    search: indexed\n"), benchenv.ProviderYAML("plain", key, ""))), func(string) string { return "" })
+	if err != nil {
+		return fmt.Errorf("bench config: %w", err)
+	}
+	start := time.Now()
+	st.Logf("loading %d events of one day", o.events)
+	if _, err := st.Pool.Exec(ctx, `INSERT INTO inbox (provider, event_id, event_type, payload, received_at, verified, secret_id)
+SELECT 'shop', 'evt_' || i, 'order.created',
+  jsonb_build_object('id', 'evt_' || i, 'type', 'order.created', 'created_at', now(),
+    'data', jsonb_build_object('object', jsonb_build_object('id', 'ord_' || i, 'customer', 'cus_' || (i % $2),
+      'total', (i % 997) * 100, 'currency', 'eur', 'items', jsonb_build_array(jsonb_build_object('sku', 'sku_' || (i % 53), 'qty', 1)),
+      'note', repeat('x', 200)))),
+  now() - interval '24 hours' + (i::float8 / $1) * interval '24 hours' - interval '1 minute', true, 's'
+FROM generate_series(1, $1::int) i`, o.events, o.customers); err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	if _, err := st.Pool.Exec(ctx, `VACUUM ANALYZE inbox`); err != nil {
+		return err
+	}
+	st.Logf("loaded in %s", time.Since(start).Round(time.Second))
+	scan := searchLatency(ctx, api.Inbox{Pool: st.Pool}, o)
+	st.Logf("building the search index (maintenance pass, concurrently)")
+	t0 := time.Now()
+	mt, err := ingest.NewMaintenance(ingest.MaintenanceConfig{Pool: st.Pool, Config: cfg})
+	if err != nil {
+		return err
+	}
+	if _, err := mt.Pass(ctx); err != nil {
+		return fmt.Errorf("maintenance pass: %w", err)
+	}
+	build := time.Since(t0)
+	var indexBytes int64
+	if err := st.Pool.QueryRow(ctx, `SELECT coalesce(sum(pg_relation_size(indexrelid)), 0) FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+WHERE i.relname LIKE '%\_search\_%'`).Scan(&indexBytes); err != nil {
+		return err
+	}
+	indexed := searchLatency(ctx, api.Inbox{Pool: st.Pool, SearchIndexed: api.SearchIndexed(cfg.Providers)}, o)
+	with, without, err := ingestRounds(ctx, st, cfg, key, o)
+	if err != nil {
+		return err
+	}
+	report(stdout, st, o, scan, indexed, build, indexBytes, with, without)
+	return nil
+}
+
+// searched is one mode's first pages.
+type searched struct {
+	lat     []time.Duration // sorted
+	found   int             // events found on the first pages, all queries
+	partial int             // first pages cut short by the scan budget
+}
+
+func (s searched) q(p float64) time.Duration { return s.lat[int(p*float64(len(s.lat)-1)+0.5)] }
+
+// searchLatency runs o.queries first pages of "this customer's orders"
+// (random customers) through ib, as GET /api/v1/events?provider=shop&match=…
+func searchLatency(ctx context.Context, ib api.Inbox, o options) searched {
+	var s searched
+	for range o.queries {
+		f := api.EventFilter{Provider: "shop", Match: fmt.Sprintf(`{"data":{"object":{"customer":"cus_%d"}}}`, mrand.IntN(o.customers))}
+		t0 := time.Now()
+		page, err := ib.ListEvents(ctx, f, nil, api.DefaultPageSize)
+		s.lat = append(s.lat, time.Since(t0))
+		if err != nil {
+			panic(err)
+		}
+		s.found += len(page.Events)
+		if page.Partial {
+			s.partial++
+		}
+	}
+	slices.Sort(s.lat)
+	return s
+}
+
+// ingestRounds alternates closed-loop rounds of deliveries of the indexed
+// provider and of the plain one to an in-process receiver on the loaded
+// database, and returns each one's events/s per round.
+func ingestRounds(ctx context.Context, st *benchenv.Stack, cfg *config.Config, key []byte, o options) (with, without []float64, err error) {
+	w, err := ingest.NewWriter(st.Pool, 1, 64)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer w.Close()
+	rcv, err := ingest.New(ingest.Config{Providers: cfg.Providers, Store: w, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, nil, err
+	}
+	r := chi.NewRouter()
+	rcv.Routes(r)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
+	}
+	srv := &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	addr := ln.Addr().String()
+	gens := map[string]*benchenv.Deliveries{"shop": benchenv.NewDeliveries("shop", addr, key, 512), "plain": benchenv.NewDeliveries("plain", addr, key, 512)}
+	for i := range 2*o.rounds + 2 {
+		name := []string{"shop", "plain"}[(i+i/2)%2] // shop plain plain shop shop plain …
+		res := benchenv.ClosedLoop(ctx, addr, o.conns, o.d, gens[name].Next)
+		ok, failed := res.Counts()
+		if failed > 0 {
+			return nil, nil, fmt.Errorf("%s round: %d failed deliveries", name, failed)
+		}
+		rate := float64(ok) / o.d.Seconds()
+		st.Logf("round %d %s: %.0f events/s, load %.1f", i+1, name, rate, benchenv.LoadAvg())
+		if i < 2 {
+			continue // warm-up of each
+		}
+		if name == "shop" {
+			with = append(with, rate)
+		} else {
+			without = append(without, rate)
+		}
+	}
+	return with, without, nil
+}
+
+func median(v []float64) float64 {
+	v = slices.Sorted(slices.Values(v))
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
+
+func report(w io.Writer, st *benchenv.Stack, o options, scan, indexed searched, build time.Duration, indexBytes int64, with, without []float64) {
+	fmt.Fprintf(w, "## Payload search\n\n")
+	fmt.Fprintf(w, "PostgreSQL %s, private cluster (fsync on). %d events of one provider received over the last 24 hours (~600-byte payloads, %d customers), searched for one customer's orders (`match={\"data\":{\"object\":{\"customer\":\"cus_N\"}}}`, random N) through the API's read model (`api.Inbox.ListEvents`, first page of %d), %d searches per mode. Load average after: %.1f.\n\n",
+		st.PGVersion, o.events, o.customers, api.DefaultPageSize, o.queries, benchenv.LoadAvg())
+	fmt.Fprintf(w, "| search | p50 | p95 | max | events found (all first pages) | first pages cut short by the scan budget |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, r := range []struct {
+		name string
+		s    searched
+	}{{"bounded scan (search: scan)", scan}, {"GIN index (search: indexed)", indexed}} {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %d of %d |\n", r.name, ms(r.s.q(0.5)), ms(r.s.q(0.95)), ms(r.s.lat[len(r.s.lat)-1]), r.s.found, r.s.partial, len(r.s.lat))
+	}
+	fmt.Fprintf(w, "\nThe index: built in %s by the maintenance pass (concurrently, on the existing partitions), %.0f MB for %d events.\n\n", build.Round(time.Second), float64(indexBytes)/1e6, o.events)
+	ratio := median(with) / median(without)
+	fmt.Fprintf(w, "| receiver, closed loop, %d connections, in-process, on the loaded database | events/s (median of %d rounds) | rounds |\n|---|---:|---|\n", o.conns, len(with))
+	fmt.Fprintf(w, "| provider with `search: indexed` | %.0f | %v |\n| provider without | %.0f | %v |\n| **ratio with ÷ without** | **%.2f** | |\n\n", median(with), rounded(with), median(without), rounded(without), ratio)
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "NOT met"
+	}
+	fmt.Fprintf(w, "Targets: first page ≤ 1 s at p95 with the index: %s (%s); ingest ratio ≥ 0.85: %s (%.2f).\n",
+		verdict(indexed.q(0.95) <= time.Second), ms(indexed.q(0.95)), verdict(ratio >= 0.85), ratio)
+}
+
+func rounded(v []float64) []int {
+	out := make([]int, len(v))
+	for i, x := range v {
+		out[i] = int(x + 0.5)
+	}
+	return out
+}
