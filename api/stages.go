@@ -35,6 +35,20 @@ func (a sessionStore) SessionFromRequest(r *http.Request) (string, User, error) 
 	return s.ID, User{Issuer: s.User.Issuer, Subject: s.User.Subject}, nil
 }
 
+// DisplayName is how the console names the request's signed-in user: the
+// name, else the e-mail address the OP gave at sign-in, else "" (the
+// console then shows the subject).
+func (a sessionStore) DisplayName(r *http.Request) string {
+	s, err := a.st.SessionFromRequest(r)
+	if err != nil {
+		return ""
+	}
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.Email
+}
+
 func (a sessionStore) ListSessions(ctx context.Context, u User) ([]Session, error) {
 	list, err := a.st.ListSessions(ctx, auth.User{Issuer: u.Issuer, Subject: u.Subject})
 	if err != nil {

@@ -8,11 +8,18 @@ import (
 	"github.com/go-chi/chi/v5"
 )
 
-// home is GET /: the account page when signed in, else the sign-in page.
+// home is GET /: when signed in, the user's home (Config.Home: the
+// console for an operator) or the account page; else the sign-in page.
 func (s *Service) home(w http.ResponseWriter, r *http.Request) {
 	noStore(w)
-	if _, err := s.store.SessionFromRequest(r); err == nil {
-		http.Redirect(w, r, "/account", http.StatusSeeOther)
+	if sess, err := s.store.SessionFromRequest(r); err == nil {
+		to := "/account"
+		if s.homeOf != nil {
+			if h := s.homeOf(sess.User); h != "" {
+				to = h
+			}
+		}
+		http.Redirect(w, r, to, http.StatusSeeOther)
 		return
 	}
 	http.Redirect(w, r, "/signin?next=%2Faccount", http.StatusSeeOther)

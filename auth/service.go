@@ -25,6 +25,9 @@ type Config struct {
 	Auth config.Auth
 	// Store holds sessions and tokens. Required.
 	Store *Store
+	// Home is where GET / sends a signed-in user ("" or nil: /account);
+	// cmd/gatehouse sends operators to the console.
+	Home func(User) string
 	// HTTPClient talks to the OP (discovery, JWKS, token, UserInfo,
 	// revocation). Default: a client with a 10s timeout.
 	HTTPClient *http.Client
@@ -90,6 +93,7 @@ type Service struct {
 	origin   string
 	kick     chan struct{}
 	pages    *pages
+	homeOf   func(User) string // Config.Home
 
 	logins, refreshes, opRevocations, jwksFetches *prometheus.CounterVec
 }
@@ -105,7 +109,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, errors.New("auth: issuer not configured")
 	}
 	s := &Service{cfg: cfg.Auth, store: cfg.Store, client: cfg.HTTPClient, log: cfg.Logger, now: cfg.Now,
-		origin: OriginOf(cfg.Auth.RedirectURL), kick: make(chan struct{}, 1)}
+		origin: OriginOf(cfg.Auth.RedirectURL), kick: make(chan struct{}, 1), homeOf: cfg.Home}
 	if s.client == nil {
 		s.client = &http.Client{Timeout: 10 * time.Second}
 	}

@@ -152,14 +152,27 @@ func (c *Console) operatorOnly(next http.Handler) http.Handler {
 type page struct {
 	Title, Nav string
 	User       api.User
+	Who        string // the signed-in operator's name or e-mail, else the subject
 	Data       any
+}
+
+// displayNamer is the optional part of a session store that names the
+// signed-in user (api.AuthSessions: the name or e-mail from the OP).
+type displayNamer interface {
+	DisplayName(r *http.Request) string
 }
 
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
 	u, _ := r.Context().Value(operatorKey{}).(api.User)
+	who := u.Subject
+	if dn, ok := c.cfg.Sessions.(displayNamer); ok && u.Subject != "" {
+		if n := dn.DisplayName(r); n != "" {
+			who = n
+		}
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	if err := c.pages[name].Execute(w, page{Title: title, Nav: name, User: u, Data: data}); err != nil {
+	if err := c.pages[name].Execute(w, page{Title: title, Nav: name, User: u, Who: who, Data: data}); err != nil {
 		c.cfg.Logger.Warn("console: render", "page", name, "err", err)
 	}
 }

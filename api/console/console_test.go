@@ -38,6 +38,29 @@ func (headerSessions) SessionFromRequest(r *http.Request) (string, api.User, err
 	return "", api.User{}, api.ErrNoSession
 }
 
+// DisplayName is the X-Test-Name header (the OP's name or e-mail).
+func (headerSessions) DisplayName(r *http.Request) string { return r.Header.Get("X-Test-Name") }
+
+// The header names the operator as the OP did (name or e-mail), not by the
+// opaque subject; the subject only when the OP gave neither (issue 36).
+func TestHeaderNamesTheOperator(t *testing.T) {
+	srv, _ := newServer(t)
+	for name, want := range map[string]string{"Alice Example": "signed in as Alice Example", "": "signed in as alice"} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/console/events", nil)
+		req.Header.Set("X-Test-User", operator.Subject)
+		req.Header.Set("X-Test-Name", name)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), want) {
+			t.Errorf("name %q: the header does not say %q", name, want)
+		}
+	}
+}
+
 func newServer(t *testing.T) (*httptest.Server, *pgxpool.Pool) {
 	t.Helper()
 	pool, err := pgxpool.New(context.Background(), testenv.Postgres(t))

@@ -118,6 +118,9 @@ VALUES ('demo', $1, 'payment.succeeded', $2::jsonb, true, 's1', 'dead', 4, 'tran
 	if err := chromedp.Do(tab, chromedp.EmulateViewport(1200, 900)); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.MkdirAll(filepath.Join("testdata", "artifacts"), 0o755); err != nil { // git-ignored
+		t.Fatal(err)
+	}
 	shot := func(name string) {
 		png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
 		if err != nil {

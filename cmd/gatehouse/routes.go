@@ -15,6 +15,7 @@ import (
 	"github.com/gatehouse/gatehouse/auth"
 	"github.com/gatehouse/gatehouse/auth/bearer"
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // gatehouse's whole HTTP surface. Each stage defines its handlers; this
@@ -103,7 +104,7 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 		if store, err = auth.NewStore(auth.StoreConfig{Pool: b.pool, Auth: b.cfg.Auth, Logger: b.log}); err != nil {
 			return fail(err)
 		}
-		svc, err := auth.New(ctx, auth.Config{Auth: b.cfg.Auth, Store: store, Logger: b.log, Registerer: b.reg})
+		svc, err := auth.New(ctx, auth.Config{Auth: b.cfg.Auth, Store: store, Logger: b.log, Registerer: b.reg, Home: operatorHome(b.cfg)})
 		if err != nil {
 			return fail(err)
 		}
@@ -209,5 +210,18 @@ func unknownMethods(mux chi.Router) func(http.Handler) http.Handler {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		})
+	}
+}
+
+// operatorHome sends a signed-in operator (api.operators) from / to the
+// console; anyone else to the account page.
+func operatorHome(cfg *config.Config) func(auth.User) string {
+	return func(u auth.User) string {
+		for _, op := range cfg.API.Operators {
+			if op.Issuer == u.Issuer && op.Subject == u.Subject {
+				return "/console/"
+			}
+		}
+		return ""
 	}
 }

@@ -80,7 +80,11 @@ func runSend(ctx context.Context, e env, args []string) error {
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	fmt.Fprintf(e.stdout, "%s %s event_id=%s %s\n", resp.Proto, resp.Status, *id, bytes.TrimSpace(msg))
+	shown := *id
+	if ids, err := ingest.DeliveryEventIDs(p, &signature.Request{Method: http.MethodPost, RawQuery: sr.RawQuery, Header: sr.Header, Body: sr.Body}, now); err == nil {
+		shown = strings.Join(ids, ",") // as the receiver recorded them: a --body's own ids
+	}
+	fmt.Fprintf(e.stdout, "%s %s event_id=%s %s\n", resp.Proto, resp.Status, shown, bytes.TrimSpace(msg))
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("gatehouse answered %s", resp.Status)
 	}

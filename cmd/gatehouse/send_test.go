@@ -66,9 +66,10 @@ func TestSendBodyAndHeadersForAnyProvider(t *testing.T) {
 		provider string
 		args     []string
 		header   string
+		id       string // the event id the receiver records, printed (issue 36: send printed a random one)
 	}{
-		{"paddle", []string{"--body", paddleBody}, ""},
-		{"twilio", []string{"--body", twilioBody, "--content-type", "application/x-www-form-urlencoded", "--header", "I-Twilio-Idempotency-Token: idem-1"}, "I-Twilio-Idempotency-Token"},
+		{"paddle", []string{"--body", paddleBody}, "", "evt_01h"},
+		{"twilio", []string{"--body", twilioBody, "--content-type", "application/x-www-form-urlencoded", "--header", "I-Twilio-Idempotency-Token: idem-1"}, "I-Twilio-Idempotency-Token", "idem-1"},
 	} {
 		t.Run(c.provider, func(t *testing.T) {
 			var out, errOut bytes.Buffer
@@ -82,6 +83,9 @@ func TestSendBodyAndHeadersForAnyProvider(t *testing.T) {
 			}
 			if c.header != "" && g.header.Get(c.header) == "" {
 				t.Fatalf("header %s not sent", c.header)
+			}
+			if !strings.Contains(out.String(), "event_id="+c.id+" ") {
+				t.Errorf("send printed %q, want event_id=%s (the body's)", out.String(), c.id)
 			}
 		})
 	}
