@@ -202,3 +202,18 @@ func TestEveryKindLoads(t *testing.T) {
 		}
 	}
 }
+
+// Issue 36: an unclosed quote was reported at the line where its mapping
+// began (line 4 for a quote opened on line 6); the error now names the
+// quote's own line and key, and never the value (it may be a secret).
+func TestUnclosedQuoteIsReportedOnItsLine(t *testing.T) {
+	raw := "providers:\n  demo:\n    scheme: reference\n    timestamp_header: X-T\n    signature_header: X-S\n" +
+		"    secrets: [{id: s, value: abc}]\n    topic: \"whsec_looks_secret\n    api_url: http://x\n"
+	_, err := Parse([]byte(raw), func(string) string { return "" })
+	if err == nil {
+		t.Fatal("parsed")
+	}
+	if !strings.Contains(err.Error(), "line 7: a quote is not closed in the value of topic") || strings.Contains(err.Error(), "whsec_looks_secret") {
+		t.Errorf("error %q: want line 7 and the key topic, without the value", err)
+	}
+}

@@ -18,7 +18,7 @@ var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
 func explainYAML(raw []byte, err error) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
-		return err
+		return explainSyntax(raw, err)
 	}
 	var root yaml.Node
 	if yaml.Unmarshal(raw, &root) != nil {
@@ -76,4 +76,58 @@ func keyAtLine(n *yaml.Node, line int, prefix string) string {
 		}
 	}
 	return ""
+}
+
+var yamlSyntax = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// explainSyntax names the line of an unclosed quote, which is what most
+// often breaks a hand-edited file: the YAML parser reports the line where
+// the mapping holding it began ("line 24: did not find expected key" for
+// a quote opened on line 26), so the error adds "an unclosed quote on line
+// 26" when one is found at or below the reported line.
+func explainSyntax(raw []byte, err error) error {
+	m := yamlSyntax.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	reported, _ := strconv.Atoi(m[1])
+	for i, line := range strings.Split(string(raw), "\n") {
+		if i+1 < reported {
+			continue
+		}
+		if key, open := unclosedQuote(line); open {
+			// The key only: the value may be a secret.
+			where := ""
+			if key != "" {
+				where = " in the value of " + key
+			}
+			return fmt.Errorf("yaml: line %d: a quote is not closed%s (the parser stopped at the mapping of line %d: %s)", i+1, where, reported, m[2])
+		}
+	}
+	return err
+}
+
+// unclosedQuote reports whether line's value opens a quoted scalar it does
+// not close, and the key before ": " ("" when none).
+func unclosedQuote(line string) (key string, open bool) {
+	v := strings.TrimSpace(line)
+	v = strings.TrimPrefix(v, "- ")
+	if k, rest, ok := strings.Cut(v, ": "); ok && !strings.ContainsAny(k, `"'{[`) {
+		key, v = k, strings.TrimSpace(rest)
+	}
+	if v == "" || (v[0] != '"' && v[0] != '\'') {
+		return key, false
+	}
+	q := v[0]
+	for i := 1; i < len(v); i++ {
+		switch {
+		case q == '"' && v[i] == '\\':
+			i++ // an escape inside double quotes
+		case v[i] == q && q == '\'' && i+1 < len(v) && v[i+1] == '\'':
+			i++ // '' inside single quotes
+		case v[i] == q:
+			return key, false
+		}
+	}
+	return key, true
 }
