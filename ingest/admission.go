@@ -278,6 +278,7 @@ func (r *Receiver) refuse(w http.ResponseWriter, req *http.Request, ep *endpoint
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(refuseDrain))
 	}
 	http.Error(w, msg, status)
+	r.cfg.Rollup.observe(ep.name, "refused", status, 0)
 	r.refusals.log(req.Context(), r.cfg.Logger, ep.name, reason, status)
 }
 

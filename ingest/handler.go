@@ -81,6 +81,9 @@ type Config struct {
 	RetryAfter time.Duration
 	// Tracer records a span per delivery (internal/tracing); nil: none.
 	Tracer trace.TracerProvider
+	// Rollup receives every answer for the console's charts (rollup.go);
+	// nil: none.
+	Rollup *Rollup
 	// KeyLifetime is how long a provider's event ids are remembered as
 	// duplicates (config's KeyLifetime: the longer of its dedupe window
 	// and retention). Nil or 0: DefaultKeyLifetime.
@@ -243,7 +246,9 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	ctx, span := r.startDelivery(req, ep)
 	defer func() {
 		r.m.deliveries.WithLabelValues(ep.name, d.outcome).Inc()
-		tracing.Observe(ctx, r.m.ackLatency.WithLabelValues(ep.name, strconv.Itoa(d.status)), time.Since(start).Seconds())
+		lat := time.Since(start)
+		tracing.Observe(ctx, r.m.ackLatency.WithLabelValues(ep.name, strconv.Itoa(d.status)), lat.Seconds())
+		r.cfg.Rollup.observe(ep.name, d.outcome, d.status, lat)
 		r.logDelivery(ctx, ep.name, d)
 		endDelivery(span, d)
 	}()

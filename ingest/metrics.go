@@ -33,7 +33,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		ackLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gatehouse_webhook_ack_seconds",
 			Help:    "Time from request start to the response of a webhook delivery.",
-			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5},
+			Buckets: AckBuckets[:],
 		}, []string{"provider", "status"}),
 		noAggregate: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gatehouse_webhook_aggregate_id_missing_total",

@@ -15,6 +15,10 @@ import (
 	"github.com/gatehouse/gatehouse/internal/storage"
 )
 
+// ChartRetention is how long pipeline_minutes (the console's charts,
+// rollup.go) keeps a minute: the longest chart shows a day.
+const ChartRetention = 48 * time.Hour
+
 // MaintenanceConfig configures ingest's storage maintenance.
 type MaintenanceConfig struct {
 	Pool *pgxpool.Pool
@@ -82,7 +86,7 @@ func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
 			{Name: "dedupe_keys", Retention: keyMax + s.KeyPartitionInterval, Interval: s.KeyPartitionInterval},
 			outboxTable(c),
 		},
-		Sized:    []string{"replays", "erasures", "ingest_replay_guard", "dedupe_key_filters"},
+		Sized:    []string{"replays", "erasures", "ingest_replay_guard", "dedupe_key_filters", "pipeline_minutes"},
 		Interval: s.PartitionInterval, Ahead: s.Ahead, Every: s.CheckInterval,
 		Sweep:  sw.sweep,
 		Logger: cfg.Logger, Registerer: cfg.Registerer, Now: cfg.Now,
@@ -130,7 +134,8 @@ func (sw *sweeper) sweep(ctx context.Context, conn *pgx.Conn) (map[string]int64,
 	for _, t := range []struct {
 		table, col string
 		keep       time.Duration
-	}{{"replays", "requested_at", sw.payloadMax}, {"erasures", "requested_at", sw.audit}, {"outbox_erasures", "erased_at", sw.audit}} {
+	}{{"replays", "requested_at", sw.payloadMax}, {"erasures", "requested_at", sw.audit}, {"outbox_erasures", "erased_at", sw.audit},
+		{"pipeline_minutes", "minute", ChartRetention}} {
 		rows, err := storage.DeleteOlder(ctx, conn, t.table, t.col, t.keep)
 		n[t.table] += rows
 		if err != nil {

@@ -88,7 +88,7 @@ func New(cfg Config) (*Console, error) {
 	}
 	funcs := template.FuncMap{"ago": func(t time.Time) string { return ago(cfg.Now().Sub(t)) }, "pathEscape": url.PathEscape,
 		"scanBudget": func() int { return api.ScanBudget }}
-	for _, page := range []string{"overview", "events", "event", "dead", "error"} {
+	for _, page := range []string{"overview", "events", "event", "dead", "charts", "error"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
 			return nil, err
@@ -110,6 +110,7 @@ func (c *Console) Routes(r chi.Router) {
 			r.Get("/events", c.events)
 			r.Get("/events/{provider}/{event_id}", c.event)
 			r.Get("/dead", c.dead)
+			r.Get("/charts", c.charts)
 		})
 	})
 }

@@ -237,3 +237,41 @@ func TestOverviewFigures(t *testing.T) {
 		t.Fatalf("overview figures: %+v", p)
 	}
 }
+
+// The charts page draws, for the last hour and the last day, the answers
+// per minute by class, the ack latency's p50 and p99 and the stages' queue
+// ages from pipeline_minutes, as SVG without script; a malformed provider
+// is a 400 that names it.
+func TestChartsPage(t *testing.T) {
+	srv, pool := newServer(t)
+	if _, err := pool.Exec(context.Background(), `INSERT INTO pipeline_minutes (provider, minute, accepted, duplicate, rejected, refused, ack_buckets, relay_age_s, consume_age_s)
+SELECT 'demo', date_trunc('minute', now()) - make_interval(mins => i), 60 + i, 2, 1, 0, ARRAY[0,0,0,50,10,0,0,0,0,0,0,0,0], NULL, NULL FROM generate_series(0, 30) i
+UNION ALL SELECT '', date_trunc('minute', now()) - make_interval(mins => i), 0, 0, 0, 0, '{}', 0.5, 2 FROM generate_series(0, 30) i`); err != nil {
+		t.Fatal(err)
+	}
+	code, h, body := get(t, srv, "/console/charts?provider=demo", operator.Subject)
+	if code != 200 {
+		t.Fatalf("charts: %d", code)
+	}
+	if n := strings.Count(body, "<svg "); n != 6 {
+		t.Errorf("%d charts, want 6 (3 per range)", n)
+	}
+	// 31 minutes of 60 + i accepted (i = 0…30): 60·31 + 465.
+	if !strings.Contains(body, `<span id="accepted-hour">2325</span>`) || !strings.Contains(body, `<span id="accepted-day">2325</span>`) {
+		t.Errorf("the ranges' totals are not the rows' sums")
+	}
+	for _, class := range []string{"series-accepted", "series-p50", "series-p99", "series-relay", "series-consume"} {
+		if !strings.Contains(body, `<polyline class="series `+class+`" points="`) {
+			t.Errorf("no %s line", class)
+		}
+	}
+	if strings.Contains(body, "<script>") || !strings.Contains(h.Get("Content-Security-Policy"), "default-src") {
+		t.Errorf("the page holds a script or lost its CSP: %q", h.Get("Content-Security-Policy"))
+	}
+	if code, _, body := get(t, srv, "/console/charts?provider=%3Cx%3E", operator.Subject); code != 400 || !strings.Contains(body, "provider: must be") {
+		t.Errorf("malformed provider: %d", code)
+	}
+	if code, _, _ := get(t, srv, "/console/charts", visitor.Subject); code != 403 {
+		t.Errorf("a visitor: %d, want 403", code)
+	}
+}

@@ -67,13 +67,15 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	s := &surface{router: r, close: w.Close}
 	fail := func(err error) (*surface, error) { w.Close(); return nil, err }
 	w.SetTracer(b.tp)
+	rollup := ingest.NewRollup(b.pool, 0, b.log)
 	rcv, err := ingest.New(ingest.Config{Providers: b.cfg.Providers, Store: w, Logger: b.log, Registerer: b.reg, Tracer: b.tp,
 		MaxInFlight: b.cfg.Ingest.MaxInFlight, MaxUnverifiedBytes: b.cfg.Ingest.MaxUnverifiedBytes,
 		QueueWait: b.cfg.Ingest.QueueWait, RefusalHold: b.cfg.Ingest.RefusalHold, MinBodyRate: b.cfg.Ingest.MinBodyRate, BodyGrace: b.cfg.Ingest.BodyGrace,
-		KeyLifetime: b.cfg.KeyLifetime})
+		KeyLifetime: b.cfg.KeyLifetime, Rollup: rollup})
 	if err != nil {
 		return fail(err)
 	}
+	s.background = append(s.background, rollup.Run) // the console's charts (pipeline_minutes)
 	rcv.Routes(r)
 	// Expired replay-guard records go in batches of 1000, every minute.
 	s.background = append(s.background, func(ctx context.Context) error {

@@ -658,6 +658,22 @@ CREATE TABLE public.outbox_p<time> (
 );
 
 --
+-- Name: pipeline_minutes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.pipeline_minutes (
+    provider text NOT NULL,
+    minute timestamp with time zone NOT NULL,
+    accepted integer DEFAULT 0 NOT NULL,
+    duplicate integer DEFAULT 0 NOT NULL,
+    rejected integer DEFAULT 0 NOT NULL,
+    refused integer DEFAULT 0 NOT NULL,
+    ack_buckets integer[] DEFAULT '{}'::integer[] NOT NULL,
+    relay_age_s real,
+    consume_age_s real
+);
+
+--
 -- Name: processed_events; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -985,6 +1001,13 @@ ALTER TABLE ONLY public.outbox_legacy
     ADD CONSTRAINT outbox_legacy_pkey PRIMARY KEY (id);
 
 --
+-- Name: pipeline_minutes pipeline_minutes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.pipeline_minutes
+    ADD CONSTRAINT pipeline_minutes_pkey PRIMARY KEY (provider, minute);
+
+--
 -- Name: processed_events processed_events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1208,6 +1231,12 @@ CREATE INDEX outbox_p<time>_event_id_idx ON public.outbox_p<time> USING btree (e
 --
 
 CREATE INDEX outbox_p<time>_txid_seq_idx ON public.outbox_p<time> USING btree (txid, seq);
+
+--
+-- Name: pipeline_minutes_minute_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX pipeline_minutes_minute_idx ON public.pipeline_minutes USING btree (minute);
 
 --
 -- Name: processed_events_processed_at_idx; Type: INDEX; Schema: public; Owner: -
