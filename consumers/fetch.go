@@ -64,14 +64,7 @@ func (f *Fetcher) Rule(ev *Event) *providers.Fetch {
 	return nil
 }
 
-func whenHolds(doc gjson.Result, when map[string]string) bool {
-	for p, want := range when {
-		if v, ok := schemas.LookupPath(doc, p); !ok || v != want {
-			return false
-		}
-	}
-	return true
-}
+func whenHolds(doc gjson.Result, when schemas.Conditions) bool { return when.Holds(doc) }
 
 // Handle fetches ev's object per its rule; nil effect when no rule reads
 // one.

@@ -176,7 +176,7 @@ var fieldDocs = map[string]string{
 	"providers.Fetch.URLFrom":                "`url_from`, instead of URL, is the path of an absolute URL in the envelope (Calendly's data.payload.uri).",
 	"providers.Fetch.Variables":              "`graphql` is a query document: the request is POST URL with the JSON body {\"query\": GraphQL, \"variables\": Variables} (Linear's /graphql).",
 	"providers.Fetch.Version":                "`version` are alternatives, the first present wins: a path into the object (an integer, or an RFC 3339 / RFC 1123 time as Unix microseconds), VersionETag or VersionFetched.",
-	"providers.Fetch.When":                   "`when` requires envelope values: path → the exact value (e.g. data.object.object: subscription).",
+	"providers.Fetch.When":                   "`when` requires envelope values: path → a condition (schemas.Conditions: the exact value, e.g. data.object.object: subscription, or equals, in, exists, prefix).",
 	"providers.Field.Replace":                "`replace` rewrites the value: pairs of old and new text (\"/\", \".\").",
 	"providers.Field.Signed":                 "`signed` is the event id the signing scheme read from its own id header(s) (GitHub's hook and delivery ids, Shopify's webhook id, an hmac definition's id_header).",
 	"providers.HMAC.Algorithm":               "`algorithm`: \"sha256\" (default), \"sha1\" or \"sha512\".",

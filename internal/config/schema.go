@@ -207,6 +207,8 @@ func typeName(t reflect.Type) string {
 		return "duration"
 	case t.Name() == "Fields" || t.Kind() == reflect.Slice && t.Elem().Name() == "Field":
 		return "list of fields"
+	case t.Name() == "Conditions":
+		return "conditions"
 	}
 	switch t.Kind() {
 	case reflect.String:

@@ -3,6 +3,7 @@ package providers
 import (
 	"errors"
 	"fmt"
+	"github.com/gatehouse/gatehouse/schemas"
 	"maps"
 	"net/url"
 	"regexp"
@@ -67,9 +68,10 @@ type Fetch struct {
 	// Types are event type patterns: exact ("issues.opened"), a prefix
 	// ending in ".*" ("issues.*") or "*". Required.
 	Types []string `yaml:"types"`
-	// When requires envelope values: path → the exact value (e.g.
-	// data.object.object: subscription). Optional.
-	When map[string]string `yaml:"when"`
+	// When requires envelope values: path → a condition (schemas.Conditions:
+	// the exact value, e.g. data.object.object: subscription, or equals, in,
+	// exists, prefix). Optional.
+	When schemas.Conditions `yaml:"when"`
 	// Skip, when set, records the matching events as skipped and says why
 	// (the events carry no object to fetch). The other fields are unused.
 	Skip string `yaml:"skip"`
@@ -275,12 +277,7 @@ func (a API) Validate() error {
 func (f Fetch) Describe() string {
 	types := strings.Join(f.Types, ", ")
 	if len(f.When) > 0 {
-		keys := make([]string, 0, len(f.When))
-		for k := range f.When {
-			keys = append(keys, k+"="+f.When[k])
-		}
-		slices.Sort(keys)
-		types += " when " + strings.Join(keys, ", ")
+		types += " when " + f.When.String()
 	}
 	if f.Skip != "" {
 		return types + ": skipped (" + f.Skip + ")"

@@ -1,6 +1,10 @@
 package providers
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/gatehouse/gatehouse/schemas"
+)
 
 // Shorthands for the fetch defaults below.
 func types(t ...string) []string    { return t }
@@ -31,7 +35,7 @@ func stripeRules() []Fetch {
 	sort.Strings(objs)
 	var out []Fetch
 	for _, o := range objs {
-		out = append(out, Fetch{Types: types("*"), When: map[string]string{"data.object.object": o}, Object: o,
+		out = append(out, Fetch{Types: types("*"), When: schemas.Conditions{"data.object.object": schemas.Equals(o)}, Object: o,
 			URL: "/v1/" + stripeCollections[o] + "/{data.object.id}", Version: versions(VersionFetched)})
 	}
 	for _, o := range objs {

@@ -1,5 +1,7 @@
 package providers
 
+import "github.com/gatehouse/gatehouse/schemas"
+
 // Fetch defaults of the catalogue providers whose APIs are not one REST
 // GET per object id: Bitbucket (REST, but event keys with a colon and
 // repositories named by UUID), Lemon Squeezy (JSON:API), Calendly
@@ -41,7 +43,7 @@ func lemonSqueezyRules() []Fetch {
 		{"orders", "order"}, {"subscriptions", "subscription"},
 		{"subscription-invoices", "subscription_invoice"}, {"license-keys", "license_key"},
 	} {
-		out = append(out, Fetch{Types: types("*"), When: map[string]string{"data.data.type": o.typ}, Object: o.object,
+		out = append(out, Fetch{Types: types("*"), When: schemas.Conditions{"data.data.type": schemas.Equals(o.typ)}, Object: o.object,
 			Key: o.typ + "/{data.data.id}", URL: "/v1/" + o.typ + "/{data.data.id}", Answer: "data",
 			Version: versions("attributes.updated_at")})
 	}
@@ -123,7 +125,7 @@ func discordRules() []Fetch {
 	return []Fetch{
 		{Types: types("event.ENTITLEMENT_CREATE", "event.ENTITLEMENT_UPDATE"), Object: "entitlement",
 			Key: "entitlement/{data.event.data.id}", URL: "/applications/{data.application_id}/entitlements/{data.event.data.id}", Version: fetched},
-		{Types: types("event.APPLICATION_AUTHORIZED"), When: map[string]string{"data.event.data.integration_type": "0"},
+		{Types: types("event.APPLICATION_AUTHORIZED"), When: schemas.Conditions{"data.event.data.integration_type": schemas.Equals("0")},
 			Object: "guild", Key: "guild/{data.event.data.guild.id}", URL: "/guilds/{data.event.data.guild.id}", Version: fetched},
 		{Types: types("event.APPLICATION_AUTHORIZED", "event.APPLICATION_DEAUTHORIZED"), Object: "user",
 			Key: "user/{data.event.data.user.id}", URL: "/users/{data.event.data.user.id}", Version: fetched},

@@ -106,6 +106,13 @@ func schemaOf(k config.Key) (obj, error) {
 		s = obj{"type": "object", "additionalProperties": object(), "propertyNames": obj{"pattern": "^[a-z0-9][a-z0-9_-]{0,62}$"}}
 	case k.Type == "list of fields":
 		s = obj{"type": "array", "items": obj{"$ref": "#/$defs/field"}}
+	case k.Type == "conditions": // schemas.Conditions: path → a value, or one of equals, in, exists, prefix
+		s = obj{"type": "object", "additionalProperties": obj{"anyOf": []any{
+			obj{"type": []any{"string", "number", "boolean"}},
+			obj{"type": "object", "minProperties": 1, "maxProperties": 1, "additionalProperties": false, "properties": obj{
+				"equals": obj{"type": []any{"string", "number", "boolean"}}, "in": obj{"type": "array", "minItems": 1, "items": obj{"type": []any{"string", "number"}}},
+				"exists": obj{"type": "boolean"}, "prefix": obj{"type": "string"}}},
+		}}}
 	case strings.HasPrefix(k.Type, "list of "):
 		s = obj{"type": "array", "items": scalar(singular(strings.TrimPrefix(k.Type, "list of ")))}
 	case strings.HasPrefix(k.Type, "map of lists of "):
