@@ -149,6 +149,14 @@ func TestAsyncAPIDocument(t *testing.T) {
 	if err := s.value.Validate(asJSON(t, map[string]any{"id": "x"})); err == nil {
 		t.Fatal("record-value schema accepted a value without type")
 	}
+	// The erasure marker (an event erased before publication) is a valid
+	// value; anything else without a type is not.
+	if err := s.value.Validate(asJSON(t, map[string]any{"erased": true, "erasure_id": 3})); err != nil {
+		t.Errorf("record-value schema refuses the erasure marker: %v", err)
+	}
+	if err := s.value.Validate(asJSON(t, map[string]any{"erased": true, "erasure_id": 3, "data": map[string]any{}})); err == nil {
+		t.Error("record-value schema accepted a marker with more members and no type")
+	}
 	if err := s.headers.Validate(asJSON(t, map[string]any{"ce_id": "x"})); err == nil {
 		t.Fatal("record-headers schema accepted headers without ce_source")
 	}
