@@ -97,7 +97,10 @@ func (e Erasure) validate() error {
 
 // Erase removes the payload of the selected stored events, in one
 // transaction: each inbox row's payload becomes {"erased": true,
-// "erasure_id": N} and its last_error is cleared, the outbox rows of those
+// "erasure_id": N} and its last_error is cleared, a row still to be
+// processed (pending or retrying) becomes skipped, a final state, so no
+// record of the event published before the erasure (a retry copy holding
+// the payload) makes the consumers fetch the object again, the outbox rows of those
 // events still in the outbox log get the same payload and are listed in
 // outbox_erasures (so the relay, which in replication mode publishes the
 // WAL image of the insert, publishes the marker instead of a payload erased
@@ -156,7 +159,10 @@ VALUES ($1, $2, $3, $4, 0, 0, 0) RETURNING id, requested_at`, e.RequestedBy, e.P
   WHERE provider = $1 AND `+where+` AND NOT payload @> '{"erased": true}'
   FOR UPDATE
 ), erased AS (
-  UPDATE inbox SET payload = `+marker+`, last_error = NULL, updated_at = now()
+  UPDATE inbox SET payload = `+marker+`, last_error = NULL, updated_at = now(),
+    processing_state = CASE WHEN processing_state IN ('pending', 'retrying') THEN 'skipped' ELSE processing_state END,
+    next_attempt_at = CASE WHEN processing_state IN ('pending', 'retrying') THEN NULL ELSE next_attempt_at END,
+    processed_at = CASE WHEN processing_state IN ('pending', 'retrying') THEN now() ELSE processed_at END
   WHERE provider = $1 AND event_id IN (SELECT event_id FROM target) AND NOT payload @> '{"erased": true}'
   RETURNING event_id
 ), ob AS (
