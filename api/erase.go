@@ -56,7 +56,7 @@ func (e ingestEraser) Erase(ctx context.Context, req ErasureRequest, by string) 
 	er := ingest.Erasure{Provider: req.Provider, EventID: req.EventID, ObjectID: req.ObjectID, Path: req.Path, Value: req.Value,
 		RequestedBy: by, Reason: req.Reason, AuditKey: e.key}
 	if p := e.providers[req.Provider]; p != nil {
-		er.ObjectPaths = p.AggregateIDPath
+		er.ObjectPaths, er.Topic = p.AggregateIDPath, p.Topic
 	}
 	res, err := ingest.Erase(ctx, e.pool, er)
 	if errors.Is(err, ingest.ErrBadErasure) {

@@ -153,6 +153,10 @@ func (s *session) decodeAll(ws []*work) []*work {
 	var firsts []*work
 	for _, w := range ws {
 		w.ev, w.err = decode(w.rec, w.role.provider)
+		if w.err == nil && w.ev.notice() {
+			w.outcome, w.done = OutcomeSkipped, true // not an event: nothing to claim, fetch or apply
+			continue
+		}
 		if w.err == nil {
 			key := eventKey{provider: w.ev.Provider, id: w.ev.ID} // repeats of an event, whatever their hint
 			if f, ok := seen[key]; ok {
@@ -232,7 +236,7 @@ func (s *session) handleAll(ctx context.Context, firsts []*work) {
 		if w.err != nil || w.done {
 			continue
 		}
-		h := s.r.cfg.Handlers.Lookup(w.ev.Provider, w.ev.Type)
+		h := s.r.handler(w.ev)
 		if h == nil {
 			continue
 		}

@@ -62,6 +62,21 @@ func peekIdentity(rec *kgo.Record) (provider, id string) {
 // returns the string or number found there.
 func (e *Event) Path(path string) (string, bool) { return schemas.LookupPathJSON(e.Data, path) }
 
+// notice reports whether ev is an erasure notice (schemas.ErasureNoticeType):
+// a record an erasure published, not an event. It is skipped without a
+// claim, a fetch or an effect: it has no inbox row, and the erasure
+// already removed the projections in the consumers' tables.
+func (e *Event) notice() bool { return e.Type == schemas.ErasureNoticeType }
+
+// erased reports whether ev's value is the erasure marker (an event erased
+// before the relay published it): there is nothing left to fetch by, and a
+// fetch would recreate a projection the erasure removed, so no handler runs
+// and the event is skipped.
+func (e *Event) erased() bool {
+	_, ok := schemas.ErasedPayload(e.Envelope)
+	return ok
+}
+
 var errNoInbox = errors.New("no verified inbox row for this event")
 
 // envelope is the stored envelope; for an Event built with Data alone (a

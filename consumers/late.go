@@ -111,12 +111,21 @@ func (s *session) lateFail(w *work, err error) {
 	w.outcome, w.done = s.fail(w.ctx, w.rec, w.role, w.ev, err)
 }
 
+// handler is the handler of ev, nil when none runs: no handler for its
+// type, or an erased event (Event.erased), which is then skipped.
+func (r *Runner) handler(ev *Event) Handler {
+	if ev.erased() {
+		return nil
+	}
+	return r.cfg.Handlers.Lookup(ev.Provider, ev.Type)
+}
+
 // handleAndApply runs ev's handler (the forward ledger is the store) and
 // applies its effect in one statement: the part of processEvent after the
 // claim.
 func (r *Runner) handleAndApply(ctx context.Context, ev *Event) (string, error) {
 	var eff *Effect
-	if h := r.cfg.Handlers.Lookup(ev.Provider, ev.Type); h != nil {
+	if h := r.handler(ev); h != nil {
 		var err error
 		if eff, err = h.Handle(withForwardLedger(ctx, r.store), ev); err != nil {
 			return "", err

@@ -98,6 +98,9 @@ func (r *Runner) count(ctx context.Context, rec *kgo.Record, outcome string, sta
 // dead-letter topic if its row never appears. Nothing is done for an event
 // gatehouse has not stored as verified.
 func (r *Runner) processEvent(ctx context.Context, ev *Event) (string, error) {
+	if ev.notice() {
+		return OutcomeSkipped, nil // not an event (processMain skips it the same way)
+	}
 	prev, _, err := r.store.claim(ctx, ev)
 	if err != nil {
 		return "", err

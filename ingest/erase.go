@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -19,8 +20,13 @@ type Erasure struct {
 	EventID  string
 	ObjectID string
 	// ObjectPaths are the provider's aggregate id paths (its
-	// aggregate_id_path); required with ObjectID.
+	// aggregate_id_path); required with ObjectID. They also give the key of
+	// an erasure notice whose event's outbox row is gone (noticeKeySQL).
 	ObjectPaths []string
+	// Topic is the provider's topic, where the erasure's notices are
+	// published (one per event erased, erase_notice.go); "" is the default
+	// topic (schemas.DefaultTopic).
+	Topic       string
 	Path, Value string
 	// RequestedBy names who asked (audited); required. Reason is free text.
 	RequestedBy, Reason string
@@ -41,6 +47,9 @@ type ErasureResult struct {
 	Events     int `json:"events"`
 	OutboxRows int `json:"outbox_rows"`
 	Objects    int `json:"objects"`
+	// Notices is the erasure notices written to the outbox (one per event
+	// erased now), which the relay publishes on the provider's topic.
+	Notices int `json:"notices"`
 }
 
 // ErrBadErasure is returned (wrapped, with the reason) for an erasure
@@ -88,7 +97,10 @@ func (e Erasure) validate() error {
 
 // Erase removes the payload of the selected stored events, in one
 // transaction: each inbox row's payload becomes {"erased": true,
-// "erasure_id": N} and its last_error is cleared, the outbox rows of those
+// "erasure_id": N} and its last_error is cleared, a row still to be
+// processed (pending or retrying) becomes skipped, a final state, so no
+// record of the event published before the erasure (a retry copy holding
+// the payload) makes the consumers fetch the object again, the outbox rows of those
 // events still in the outbox log get the same payload and are listed in
 // outbox_erasures (so the relay, which in replication mode publishes the
 // WAL image of the insert, publishes the marker instead of a payload erased
@@ -99,8 +111,10 @@ func (e Erasure) validate() error {
 // event erased before, by its id, its projection too), and for an object
 // also a projection stored under the object id itself
 // (consumers_erase_object). The dedupe keys stay, so a redelivery is still
-// refused. An audit row records who, when, the selector and the
-// counts, also when nothing matched. Events already erased are not counted
+// refused. Each event erased now gets an erasure notice in the outbox, in
+// the same transaction (writeNotices: the relay publishes it on the
+// provider's topic after the event, in both modes). An audit row records
+// who, when, the selector and the counts, also when nothing matched. Events already erased are not counted
 // again. Finding events by object or path reads every stored payload of
 // the provider (no index): it takes as long as a scan of them.
 func Erase(ctx context.Context, pool *pgxpool.Pool, e Erasure) (ErasureResult, error) {
@@ -124,31 +138,52 @@ func Erase(ctx context.Context, pool *pgxpool.Pool, e Erasure) (ErasureResult, e
 	default:
 		where, args = `payload #>> $2::text[] = $3`, append(args, strings.Split(e.Path, "."), e.Value)
 	}
+	keyPaths := make([]string, 0, len(e.ObjectPaths))
+	for _, p := range e.ObjectPaths {
+		keyPaths = append(keyPaths, pgArray(p))
+	}
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var requestedAt time.Time
 		if err := tx.QueryRow(ctx, `INSERT INTO erasures (requested_by, provider, selector, reason, events, outbox_rows, objects)
-VALUES ($1, $2, $3, $4, 0, 0, 0) RETURNING id`, e.RequestedBy, e.Provider, res.Selector, e.Reason).Scan(&res.ID); err != nil {
+VALUES ($1, $2, $3, $4, 0, 0, 0) RETURNING id, requested_at`, e.RequestedBy, e.Provider, res.Selector, e.Reason).Scan(&res.ID, &requestedAt); err != nil {
 			return fmt.Errorf("audit erasure: %w", err)
 		}
 		n := len(args) + 1
 		marker := fmt.Sprintf(`jsonb_build_object('erased', true, 'erasure_id', $%d::bigint)`, n)
-		all := append(args, res.ID)
-		var ids []string // the events erased now
-		err := tx.QueryRow(ctx, `WITH erased AS (
-  UPDATE inbox SET payload = `+marker+`, last_error = NULL, updated_at = now()
+		all := append(args, res.ID, keyPaths)
+		var ids, keys []string // the events erased now, and their Kafka keys
+		// target reads each event's key from its payload before the
+		// payload is erased (all parts of one statement see one snapshot).
+		err := tx.QueryRow(ctx, `WITH target AS (
+  SELECT event_id, `+noticeKeySQL(n+1)+` AS agg FROM inbox
   WHERE provider = $1 AND `+where+` AND NOT payload @> '{"erased": true}'
+  FOR UPDATE
+), erased AS (
+  UPDATE inbox SET payload = `+marker+`, last_error = NULL, updated_at = now(),
+    processing_state = CASE WHEN processing_state IN ('pending', 'retrying') THEN 'skipped' ELSE processing_state END,
+    next_attempt_at = CASE WHEN processing_state IN ('pending', 'retrying') THEN NULL ELSE next_attempt_at END,
+    processed_at = CASE WHEN processing_state IN ('pending', 'retrying') THEN now() ELSE processed_at END
+  WHERE provider = $1 AND event_id IN (SELECT event_id FROM target) AND NOT payload @> '{"erased": true}'
   RETURNING event_id
 ), ob AS (
   UPDATE outbox SET payload = `+marker+`
   WHERE aggregatetype = $1 AND event_id IN (SELECT event_id FROM erased)
-  RETURNING id, event_id
+  RETURNING id, event_id, aggregateid
 ), listed AS (
   INSERT INTO outbox_erasures (outbox_id, provider, event_id, erasure_id)
   SELECT id, $1, event_id, $`+fmt.Sprint(n)+`::bigint FROM ob
   ON CONFLICT (outbox_id) DO NOTHING
 )
-SELECT ARRAY(SELECT event_id FROM erased), (SELECT count(*) FROM ob)`, all...).Scan(&ids, &res.OutboxRows)
+SELECT ARRAY(SELECT event_id FROM erased ORDER BY event_id),
+  ARRAY(SELECT coalesce((SELECT ob.aggregateid FROM ob WHERE ob.event_id = x.event_id LIMIT 1),
+      (SELECT t.agg FROM target t WHERE t.event_id = x.event_id LIMIT 1), x.event_id)
+    FROM erased x ORDER BY x.event_id),
+  (SELECT count(*) FROM ob)`, all...).Scan(&ids, &keys, &res.OutboxRows)
 		if err != nil {
 			return fmt.Errorf("erase payloads: %w", err)
+		}
+		if res.Notices, err = writeNotices(ctx, tx, e, res, requestedAt, ids, keys); err != nil {
+			return err
 		}
 		res.Events = len(ids)
 		if e.EventID != "" && len(ids) == 0 {

@@ -31,13 +31,13 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-type compiled struct{ envelope, value, headers *jsonschema.Schema }
+type compiled struct{ envelope, value, headers, notice *jsonschema.Schema }
 
 func compile(t *testing.T) compiled {
 	t.Helper()
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
-	for _, f := range []string{"envelope.schema.json", "record-value.schema.json", "record-headers.schema.json"} {
+	for _, f := range []string{"envelope.schema.json", "record-value.schema.json", "record-headers.schema.json", "erasure-notice.schema.json"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -52,7 +52,7 @@ func compile(t *testing.T) compiled {
 	}
 	var out compiled
 	for f, dst := range map[string]**jsonschema.Schema{"envelope.schema.json": &out.envelope,
-		"record-value.schema.json": &out.value, "record-headers.schema.json": &out.headers} {
+		"record-value.schema.json": &out.value, "record-headers.schema.json": &out.headers, "erasure-notice.schema.json": &out.notice} {
 		s, err := c.Compile(f)
 		if err != nil {
 			t.Fatalf("compile %s: %v", f, err)
@@ -125,6 +125,15 @@ func TestAsyncAPIDocument(t *testing.T) {
 			if err := s.headers.Validate(asJSON(t, ex.Headers)); err != nil {
 				t.Errorf("message %s example headers: %v", name, err)
 			}
+			if name == "erasureNotice" {
+				if err := s.notice.Validate(asJSON(t, ex.Payload)); err != nil {
+					t.Errorf("message %s example payload: %v", name, err)
+				}
+				if ex.Headers[schemas.HeaderType] != schemas.ErasureNoticeType || ex.Headers[schemas.HeaderID] != ex.Payload["id"] {
+					t.Errorf("message %s example: ce_type %v, ce_id %v, value id %v", name, ex.Headers[schemas.HeaderType], ex.Headers[schemas.HeaderID], ex.Payload["id"])
+				}
+				continue
+			}
 			if err := s.value.Validate(asJSON(t, ex.Payload)); err != nil {
 				t.Errorf("message %s example payload: %v", name, err)
 			}
@@ -139,6 +148,14 @@ func TestAsyncAPIDocument(t *testing.T) {
 	// A value without the required fields is rejected: the schemas do check.
 	if err := s.value.Validate(asJSON(t, map[string]any{"id": "x"})); err == nil {
 		t.Fatal("record-value schema accepted a value without type")
+	}
+	// The erasure marker (an event erased before publication) is a valid
+	// value; anything else without a type is not.
+	if err := s.value.Validate(asJSON(t, map[string]any{"erased": true, "erasure_id": 3})); err != nil {
+		t.Errorf("record-value schema refuses the erasure marker: %v", err)
+	}
+	if err := s.value.Validate(asJSON(t, map[string]any{"erased": true, "erasure_id": 3, "data": map[string]any{}})); err == nil {
+		t.Error("record-value schema accepted a marker with more members and no type")
 	}
 	if err := s.headers.Validate(asJSON(t, map[string]any{"ce_id": "x"})); err == nil {
 		t.Fatal("record-headers schema accepted headers without ce_source")
@@ -309,5 +326,44 @@ func TestRelayedRecordsMatchSchemas(t *testing.T) {
 	}
 	if wrapped != 3 {
 		t.Errorf("%d envelope records checked, want 3", wrapped)
+	}
+
+	// An erasure publishes a notice through the outbox: the relay's record
+	// of it matches the headers schema and erasure-notice.schema.json, is
+	// keyed like the erased event, and holds the audit's selector, not the
+	// erased value (the schema allows no other member).
+	res, err := ingest.Erase(ctx, pool, ingest.Erasure{Provider: "demo", Path: "data.amount", Value: "100",
+		ObjectPaths: cfg.Providers["demo"].AggregateIDPath, Topic: cfg.Providers["demo"].Topic, RequestedBy: "schema test"})
+	if err != nil || res.Notices != 1 {
+		t.Fatalf("erase: %+v %v", res, err)
+	}
+	var notice *kgo.Record
+	for notice == nil && time.Now().Before(deadline.Add(30*time.Second)) {
+		pctx, pcancel := context.WithTimeout(ctx, time.Second)
+		cl.PollFetches(pctx).EachRecord(func(r *kgo.Record) { notice = r })
+		pcancel()
+	}
+	if notice == nil {
+		t.Fatal("no erasure notice on the topic")
+	}
+	hdrs := map[string]any{}
+	for _, h := range notice.Headers {
+		hdrs[h.Key] = string(h.Value)
+	}
+	value, err := jsonschema.UnmarshalJSON(bytes.NewReader(notice.Value))
+	if err != nil {
+		t.Fatalf("notice value is not JSON: %v", err)
+	}
+	if err := s.notice.Validate(value); err != nil {
+		t.Errorf("notice value %s: %v", notice.Value, err)
+	}
+	if err := s.headers.Validate(hdrs); err != nil {
+		t.Errorf("notice headers %v: %v", hdrs, err)
+	}
+	var n schemas.ErasureNotice
+	_ = json.Unmarshal(notice.Value, &n)
+	if hdrs[schemas.HeaderType] != schemas.ErasureNoticeType || hdrs[schemas.HeaderID] != schemas.ErasureNoticeID(res.ID, "evt_s1") ||
+		string(notice.Key) != "pay_1" || n.Selector != "path data.amount = <withheld: no audit key>" || n.ErasureID != res.ID {
+		t.Errorf("notice: key %q headers %v value %s", notice.Key, hdrs, notice.Value)
 	}
 }

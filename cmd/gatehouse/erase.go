@@ -32,17 +32,17 @@ func runErase(ctx context.Context, e env, args []string) error {
 	req := ingest.Erasure{Provider: *provider, EventID: *eventID, ObjectID: *object, Path: *path, Value: *value,
 		RequestedBy: who, Reason: *reason, AuditKey: erasureAuditKey(b.cfg)}
 	if p := b.cfg.Providers[*provider]; p != nil {
-		req.ObjectPaths = p.AggregateIDPath
+		req.ObjectPaths, req.Topic = p.AggregateIDPath, p.Topic
 	}
 	res, err := ingest.Erase(ctx, b.pool, req)
 	if err != nil {
 		return fmt.Errorf("erase: %w", err)
 	}
-	fmt.Fprintf(e.stdout, "erased %s/%s: %d event(s), %d outbox row(s), %d object projection(s); audit id %d\n",
-		*provider, res.Selector, res.Events, res.OutboxRows, res.Objects, res.ID)
+	fmt.Fprintf(e.stdout, "erased %s/%s: %d event(s), %d outbox row(s), %d object projection(s), %d notice(s); audit id %d\n",
+		*provider, res.Selector, res.Events, res.OutboxRows, res.Objects, res.Notices, res.ID)
 	// res.Selector holds a digest of an object id or a value, never the flag's.
 	b.log.Info("events erased", "provider", *provider, "selector", res.Selector, "events", res.Events,
-		"outbox_rows", res.OutboxRows, "objects", res.Objects, "erasure_id", res.ID, "requested_by", who)
+		"outbox_rows", res.OutboxRows, "objects", res.Objects, "notices", res.Notices, "erasure_id", res.ID, "requested_by", who)
 	return nil
 }
 

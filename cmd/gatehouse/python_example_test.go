@@ -45,6 +45,12 @@ func pythonExample(t *testing.T) string {
 
 // pyLine is one line of examples/python/consume.py's output.
 type pyLine struct {
+	Erasure *struct {
+		ID        string
+		ErasureID int64    `json:"erasure_id"`
+		EventIDs  []string `json:"event_ids"`
+		Erased    []string
+	}
 	Event, Duplicate, Rejected *struct {
 		Topic, Key, ID, Source, Type, Time, Partitionkey string
 		OutboxID                                         string `json:"outbox_id"`
@@ -63,7 +69,8 @@ type pyLine struct {
 // twice (at least once) is reported as a duplicate and yields no second
 // event; ids, keys, outbox ids and ce_time (exact text, nanoseconds kept;
 // a wrapped envelope's created_at) match what Go reads; non-ASCII text is
-// byte-exact.
+// byte-exact; after an erasure, the example accepts the erasure notice and
+// erases its copy of the event it names.
 func TestPythonConsumerExample(t *testing.T) {
 	py := pythonExample(t)
 	dbURL := testenv.Postgres(t)
@@ -199,6 +206,38 @@ func TestPythonConsumerExample(t *testing.T) {
 	}
 	if e := got["1:0f7a1b9e-key"].Event; e.Time == "" || e.Time != e.Data["created_at"] || e.Key != "octo/key" {
 		t.Errorf("github: ce_time %q, the wrapped envelope's created_at %v, key %q", e.Time, e.Data["created_at"], e.Key)
+	}
+
+	// An erasure of evt_py_1: the relay publishes its notice on the demo
+	// topic; the example, reading the topic again, accepts the notice
+	// against erasure-notice.schema.json and erases its copy of the event.
+	if out, err := gatehouse(t, dbURL, "erase", "--config", cfgPath, "--provider", "demo", "--event-id", "evt_py_1").CombinedOutput(); err != nil ||
+		!strings.Contains(string(out), "1 notice(s)") {
+		t.Fatalf("erase: %v %s", err, out)
+	}
+	readTopics(t, brokers, []string{topic("demo")}, want["demo"]+1)
+	cmd = exec.Command(py, filepath.Join(root, "examples", "python", "consume.py"), "--bootstrap-servers", strings.Join(brokers, ","),
+		"--idle-timeout", "3", "--topic", topic("demo"))
+	stdout.Reset()
+	stderr.Reset()
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("consume.py after the erasure: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	var erasures []pyLine
+	sc = bufio.NewScanner(&stdout)
+	for sc.Scan() {
+		var l pyLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("output line %q: %v", sc.Text(), err)
+		}
+		if l.Erasure != nil {
+			erasures = append(erasures, l)
+		}
+	}
+	if len(erasures) != 1 || !slices.Equal(erasures[0].Erasure.EventIDs, []string{"evt_py_1"}) || !slices.Equal(erasures[0].Erasure.Erased, []string{"evt_py_1"}) ||
+		erasures[0].Erasure.ID != schemas.ErasureNoticeID(erasures[0].Erasure.ErasureID, "evt_py_1") {
+		t.Errorf("consume.py's erasures after the erasure of evt_py_1: %+v\n%s", erasures, stdout.String())
 	}
 }
 

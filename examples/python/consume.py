@@ -8,13 +8,17 @@ validates the value and the headers with jsonschema against gatehouse's
 published schemas (schemas/record-value.schema.json,
 schemas/record-headers.schema.json, formats checked), and deduplicates by
 (ce_source, ce_id): delivery is at least once, so the same event can
-arrive again after a relay crash or a re-publish.
+arrive again after a relay crash or a re-publish. An erasure notice
+(ce_type gatehouse.erasure, schemas/erasure-notice.schema.json) is not an
+event: the reader erases its own copies of the events it names.
 
 Output, one JSON object per line on stdout:
   {"event": {...}}      a new, valid event (topic, partition, offset, key,
                         id, source, type, time as the header's exact text,
                         outbox_id, data)
   {"duplicate": {...}}  a record of an event already seen: skipped
+  {"erasure": {...}}    an erasure notice: erasure_id, event_ids, and the
+                        ids of the copies this reader held and erased
   {"rejected": {...}}   a record that breaks the contract, with the reason
 and a summary on stderr. Exit status 0 when no record was rejected, 1
 otherwise, 2 on a usage or connection error.
@@ -62,12 +66,19 @@ def headers_of(msg):
     return out
 
 
+ERASURE_NOTICE = "gatehouse.erasure"
+
+
 class Reader:
     def __init__(self, schemas_dir):
         self.value_schema = load_validator(schemas_dir, "record-value.schema.json")
         self.headers_schema = load_validator(schemas_dir, "record-headers.schema.json")
+        self.notice_schema = load_validator(schemas_dir, "erasure-notice.schema.json")
         self.seen = set()
-        self.counts = {"event": 0, "duplicate": 0, "rejected": 0}
+        # The reader's copies of the events, by (source, id): what a real
+        # job stores, and what an erasure notice makes it erase.
+        self.copies = {}
+        self.counts = {"event": 0, "duplicate": 0, "erasure": 0, "rejected": 0}
 
     def handle(self, msg):
         where = {"topic": msg.topic(), "partition": msg.partition(), "offset": msg.offset()}
@@ -78,7 +89,9 @@ class Reader:
             if errors:
                 raise ValueError("headers: " + "; ".join(errors))
             value = json.loads(msg.value().decode("utf-8"))
-            errors = sorted(e.message for e in self.value_schema.iter_errors(value))
+            notice = text_headers.get("ce_type") == ERASURE_NOTICE
+            schema = self.notice_schema if notice else self.value_schema
+            errors = sorted(e.message for e in schema.iter_errors(value))
             if errors:
                 raise ValueError("value: " + "; ".join(errors))
             event = from_binary(KafkaMessage(headers=raw_headers, key=msg.key(), value=msg.value()), JSONFormat())
@@ -90,6 +103,14 @@ class Reader:
             self.emit("duplicate", dict(where, id=event.get_id(), source=event.get_source()))
             return
         self.seen.add(dedupe_key)
+        if notice:
+            # Not an event: erase every copy of the events it names (the
+            # notice follows them in their partition).
+            erased = [i for i in value["event_ids"] if self.copies.pop((event.get_source(), i), None) is not None]
+            self.emit("erasure", dict(where, id=event.get_id(), erasure_id=value["erasure_id"],
+                                      event_ids=value["event_ids"], erased=erased))
+            return
+        self.copies[dedupe_key] = event.get_data()
         sdk_time = event.get_time()
         self.emit("event", dict(
             where,
