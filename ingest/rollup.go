@@ -10,8 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/gatehouse/gatehouse/ingest/relay"
 )
 
 // AckBuckets are the upper bounds (seconds) of the ack latency buckets of
@@ -28,12 +26,16 @@ var AckBuckets = [...]float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .
 // oldest unfinished inbox row; each a few index probes). Several serve
 // processes add to the same rows.
 type Rollup struct {
-	pool  *pgxpool.Pool
-	log   *slog.Logger
-	now   func() time.Time
-	every time.Duration
-	mu    sync.Mutex
-	cur   map[rollupKey]*rollupRow
+	// RelayOldest, when set, gives the time of the oldest outbox row no
+	// relay has published (nil when none): the relay stage's queue age
+	// (cmd/gatehouse passes relay.Backlog's).
+	RelayOldest func(ctx context.Context) (*time.Time, error)
+	pool        *pgxpool.Pool
+	log         *slog.Logger
+	now         func() time.Time
+	every       time.Duration
+	mu          sync.Mutex
+	cur         map[rollupKey]*rollupRow
 }
 
 type rollupKey struct {
@@ -142,12 +144,14 @@ func (r *Rollup) Flush(ctx context.Context) error {
 	}
 	minute := r.now().UTC().Truncate(time.Minute)
 	var relayAge, consumeAge *float32
-	if _, oldest, err := relay.Backlog(ctx, r.pool); err == nil {
-		a := float32(0)
-		if oldest != nil {
-			a = float32(max(0, r.now().Sub(*oldest).Seconds()))
+	if r.RelayOldest != nil {
+		if oldest, err := r.RelayOldest(ctx); err == nil {
+			a := float32(0)
+			if oldest != nil {
+				a = float32(max(0, r.now().Sub(*oldest).Seconds()))
+			}
+			relayAge = &a
 		}
-		relayAge = &a
 	}
 	var ca *float32
 	if err := r.pool.QueryRow(ctx, consumeAgeSQL).Scan(&ca); err == nil {

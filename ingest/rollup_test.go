@@ -19,6 +19,7 @@ func TestRollupAddsAnswersPerMinute(t *testing.T) {
 	at := time.Date(2026, 11, 27, 10, 30, 15, 0, time.UTC)
 	r := NewRollup(pool, time.Hour, nil)
 	r.now = func() time.Time { return at }
+	r.RelayOldest = func(context.Context) (*time.Time, error) { old := at.Add(-90 * time.Second); return &old, nil }
 	r.observe("stripe", "accepted", http.StatusNoContent, 3*time.Millisecond)
 	r.observe("stripe", "accepted", http.StatusNoContent, 30*time.Millisecond)
 	r.observe("stripe", "duplicate", http.StatusNoContent, time.Millisecond)
@@ -58,8 +59,8 @@ func TestRollupAddsAnswersPerMinute(t *testing.T) {
 		t.Errorf("github's 5 s answer in the +Inf bucket: %d %v", past, err)
 	}
 	var relay, consume *float32
-	if err := pool.QueryRow(ctx, `SELECT relay_age_s, consume_age_s FROM pipeline_minutes WHERE provider = ''`).Scan(&relay, &consume); err != nil || relay == nil || consume == nil {
-		t.Errorf("the stages' ages were not sampled: %v %v %v", relay, consume, err)
+	if err := pool.QueryRow(ctx, `SELECT relay_age_s, consume_age_s FROM pipeline_minutes WHERE provider = ''`).Scan(&relay, &consume); err != nil || relay == nil || consume == nil || *relay != 90 {
+		t.Errorf("the stages' ages were not sampled (relay 90 s): %v %v %v", relay, consume, err)
 	}
 	// A flush that fails keeps its counts.
 	r.observe("stripe", "accepted", http.StatusNoContent, time.Millisecond)

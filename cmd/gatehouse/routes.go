@@ -15,6 +15,7 @@ import (
 	"github.com/gatehouse/gatehouse/auth"
 	"github.com/gatehouse/gatehouse/auth/bearer"
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
 )
 
@@ -68,6 +69,10 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	fail := func(err error) (*surface, error) { w.Close(); return nil, err }
 	w.SetTracer(b.tp)
 	rollup := ingest.NewRollup(b.pool, 0, b.log)
+	rollup.RelayOldest = func(ctx context.Context) (*time.Time, error) {
+		_, oldest, err := relay.Backlog(ctx, b.pool)
+		return oldest, err
+	}
 	rcv, err := ingest.New(ingest.Config{Providers: b.cfg.Providers, Store: w, Logger: b.log, Registerer: b.reg, Tracer: b.tp,
 		MaxInFlight: b.cfg.Ingest.MaxInFlight, MaxUnverifiedBytes: b.cfg.Ingest.MaxUnverifiedBytes,
 		QueueWait: b.cfg.Ingest.QueueWait, RefusalHold: b.cfg.Ingest.RefusalHold, MinBodyRate: b.cfg.Ingest.MinBodyRate, BodyGrace: b.cfg.Ingest.BodyGrace,
