@@ -74,6 +74,7 @@ func providerHandlerOf(name string, p *config.Provider, apiTimeout time.Duration
 	}
 	for i, f := range p.Forward {
 		fw, err := NewForwarder(ForwardConfig{Provider: name, URL: f.URL, Secret: string(f.SecretValue()), Types: f.Types,
+			When: f.When, Transform: f.TransformSource(), TransformTimeout: f.TransformTimeout,
 			Include: f.Include == config.IncludeObject, Timeout: f.Timeout, Concurrency: f.Concurrency,
 			RateLimit: f.RateLimit, RateBurst: f.RateBurst, BreakerFailures: f.BreakerFailures,
 			BreakerProbe: f.BreakerProbe, Shared: shared, Metrics: metrics, Now: now})

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	"github.com/tidwall/gjson"
 
+	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
@@ -24,7 +26,14 @@ type ForwardConfig struct {
 	URL      string   // required: the destination
 	Secret   string   // required: whsec_<base64>, the Standard Webhooks secret
 	Types    []string // event type patterns; default ["*"]
-	Include  bool     // send the fetched object too
+	// When filters the events further by their envelope (schemas.Conditions,
+	// the fetch rules' language); nil: every event of Types.
+	When    schemas.Conditions
+	Include bool // send the fetched object too
+	// Transform is JavaScript shaping each delivery (forward_transform.go);
+	// "": none. TransformTimeout bounds one run (default 1s).
+	Transform        string
+	TransformTimeout time.Duration
 	// Timeout per delivery (default 10s); Concurrency (default 64),
 	// RateLimit (0: none) and RateBurst as APIClientConfig's.
 	Timeout     time.Duration
@@ -61,7 +70,8 @@ type ForwardConfig struct {
 // followed), is permanent: the event is dead-lettered with the status.
 type Forwarder struct {
 	cfg      ForwardConfig
-	redacted string // RedactURL(URL): no user info, no query values, for errors
+	tf       *transform // nil: none
+	redacted string     // RedactURL(URL): no user info, no query values, for errors
 	wh       *standardwebhooks.Webhook
 	d        *destination // shared with the other forwarders of its key
 	m        forwardMetrics
@@ -107,7 +117,13 @@ func NewForwarder(cfg ForwardConfig) (*Forwarder, error) {
 	} else {
 		d = newDestination(key, l, cfg.Transport, cfg.Now, cfg.Metrics)
 	}
-	return &Forwarder{cfg: cfg, redacted: RedactURL(cfg.URL), wh: wh, d: d, m: cfg.Metrics.forForward(cfg.Provider, key)}, nil
+	var tf *transform
+	if cfg.Transform != "" {
+		if tf, err = compileTransform(cfg.Transform, cfg.TransformTimeout); err != nil {
+			return nil, err
+		}
+	}
+	return &Forwarder{cfg: cfg, tf: tf, redacted: RedactURL(cfg.URL), wh: wh, d: d, m: cfg.Metrics.forForward(cfg.Provider, key)}, nil
 }
 
 // Destination is the forwarder's DestinationKey.
@@ -116,6 +132,12 @@ func (f *Forwarder) Destination() string { return f.d.key }
 // Matches reports whether the forwarder takes events of type typ.
 func (f *Forwarder) Matches(typ string) bool {
 	return slices.ContainsFunc(f.cfg.Types, func(p string) bool { return providers.MatchType(p, typ) })
+}
+
+// Accepts reports whether the forwarder takes ev: its type (Matches) and
+// its envelope (When).
+func (f *Forwarder) Accepts(ev *Event) bool {
+	return f.Matches(ev.Type) && (len(f.cfg.When) == 0 || f.cfg.When.Holds(gjson.ParseBytes(ev.Envelope)))
 }
 
 // ForwardError is a delivery the destination answered with a non-2xx status.
@@ -136,13 +158,26 @@ func (f *Forwarder) Deliver(ctx context.Context, ev *Event, obj json.RawMessage)
 	if err != nil {
 		return Permanent(err)
 	}
+	var extra http.Header
+	if f.tf != nil {
+		tr, err := f.tf.run(ev.Type, body)
+		if err != nil {
+			f.m.result("transform_failed")
+			return Permanent(fmt.Errorf("forward to %s: %w", f.redacted, err))
+		}
+		if tr.cancel {
+			f.m.result("dropped")
+			return nil
+		}
+		body, extra = tr.body, tr.headers
+	}
 	id := ev.Provider + ":" + ev.ID
 	for {
 		probe, err := f.d.br.admit(ctx)
 		if err != nil {
 			return fmt.Errorf("forward to %s: %w", f.redacted, err)
 		}
-		err = f.send(ctx, id, body)
+		err = f.send(ctx, id, body, extra)
 		if err == nil {
 			f.d.br.reached(probe)
 			f.m.result("delivered")
@@ -194,7 +229,7 @@ func (f *Forwarder) body(ev *Event, obj json.RawMessage) ([]byte, error) {
 	}{ev.Type, ts.Format(time.RFC3339Nano), d})
 }
 
-func (f *Forwarder) send(ctx context.Context, id string, body []byte) error {
+func (f *Forwarder) send(ctx context.Context, id string, body []byte, extra http.Header) error {
 	release, err := f.d.flow.acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("forward to %s: %w", f.redacted, err)
@@ -208,6 +243,9 @@ func (f *Forwarder) send(ctx context.Context, id string, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.cfg.URL, bytes.NewReader(body))
 	if err != nil {
 		return Permanentf("forward request: %w", err)
+	}
+	for k, vs := range extra { // a transform's; never the ones set below
+		req.Header[k] = vs
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("webhook-id", id)

@@ -36,7 +36,7 @@ func (h *providerHandler) Handle(ctx context.Context, ev *Event) (*Effect, error
 	var todo []*Forwarder
 	seen := map[string]bool{}
 	for _, fw := range h.forwards {
-		if fw.Matches(ev.Type) && !seen[fw.Destination()] {
+		if fw.Accepts(ev) && !seen[fw.Destination()] {
 			seen[fw.Destination()] = true
 			todo = append(todo, fw)
 		}

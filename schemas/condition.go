@@ -18,7 +18,8 @@ import (
 //	{equals: v}  {in: [v1, v2]}  {exists: true|false}  {prefix: "cus_"}
 //
 // A value is compared as LookupPath gives it (a string, or a number as
-// written); "exists: false" holds where the path gives nothing.
+// written), or as true/false for a boolean; "exists" asks whether the path
+// holds anything but null (an object, an array, "" included).
 type Conditions map[string]Condition
 
 // Condition is one path's test; exactly one field is set.
@@ -62,10 +63,18 @@ func (c Condition) validate() error {
 
 // Holds reports whether doc's value at path meets c.
 func (c Condition) Holds(doc gjson.Result, path string) bool {
+	if c.Exists != nil {
+		at := walkPath(doc, path)
+		return (at.Exists() && at.Type != gjson.Null) == *c.Exists
+	}
 	v, ok := LookupPath(doc, path)
+	if !ok {
+		switch at := walkPath(doc, path); at.Type {
+		case gjson.True, gjson.False:
+			v, ok = at.Raw, true
+		}
+	}
 	switch {
-	case c.Exists != nil:
-		return ok == *c.Exists
 	case !ok:
 		return false
 	case len(c.In) > 0:

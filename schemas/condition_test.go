@@ -37,6 +37,13 @@ data.object.amount: {equals: "1999"}
 			t.Errorf("holds in %s", bad)
 		}
 	}
+	var flags Conditions
+	if err := yaml.Unmarshal([]byte(`{data.live: true, data.meta: {exists: true}}`), &flags); err != nil {
+		t.Fatal(err)
+	}
+	if !flags.Holds(doc(`{"data":{"live":true,"meta":{}}}`)) || flags.Holds(doc(`{"data":{"live":false,"meta":{}}}`)) || flags.Holds(doc(`{"data":{"live":true,"meta":null}}`)) {
+		t.Error("a boolean compares as true/false; exists holds for an object, not for null")
+	}
 	for _, bad := range []string{`x: {in: [a], prefix: b}`, `x: {}`, `x: {exists: maybe}`} {
 		var c Conditions
 		if err := yaml.Unmarshal([]byte(bad), &c); err == nil {

@@ -16,20 +16,7 @@ import (
 // value found is the one stored. Provider configs use such paths for
 // aggregate_id_path and owner_path.
 func LookupPath(v gjson.Result, path string) (string, bool) {
-	for part := range strings.SplitSeq(path, ".") {
-		if v.IsArray() {
-			if v = element(v, part); !v.Exists() {
-				return "", false
-			}
-			continue
-		}
-		if !v.IsObject() {
-			return "", false
-		}
-		if v = Member(v, part); !v.Exists() {
-			return "", false
-		}
-	}
+	v = walkPath(v, path)
 	switch v.Type {
 	case gjson.String:
 		return v.Str, v.Str != ""
@@ -37,6 +24,25 @@ func LookupPath(v gjson.Result, path string) (string, bool) {
 		return v.Raw, true
 	}
 	return "", false
+}
+
+// walkPath is the value at path in v (Exists false when there is none).
+func walkPath(v gjson.Result, path string) gjson.Result {
+	for part := range strings.SplitSeq(path, ".") {
+		if v.IsArray() {
+			if v = element(v, part); !v.Exists() {
+				return gjson.Result{}
+			}
+			continue
+		}
+		if !v.IsObject() {
+			return gjson.Result{}
+		}
+		if v = Member(v, part); !v.Exists() {
+			return gjson.Result{}
+		}
+	}
+	return v
 }
 
 // LookupPathJSON is LookupPath over an undecoded JSON document; invalid JSON

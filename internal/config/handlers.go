@@ -4,8 +4,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/gatehouse/gatehouse/schemas"
 	"net"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -45,9 +47,25 @@ type Forward struct {
 	// and 5s.
 	BreakerFailures int           `yaml:"breaker_failures"`
 	BreakerProbe    time.Duration `yaml:"breaker_probe"`
+	// When forwards only the events whose envelope meets these conditions,
+	// in the fetch rules' language (a value, or equals, in, exists, prefix);
+	// combined with Types.
+	When schemas.Conditions `yaml:"when"`
+	// Transform is JavaScript that shapes each delivery before it is
+	// signed: function handler(webhook) may change webhook.payload and
+	// webhook.headers or set webhook.cancel (docs/CONSUMERS.md); inline, or
+	// file:/path. A transform that throws or runs out of time dead-letters
+	// the event.
+	Transform string `yaml:"transform"`
+	// TransformTimeout bounds one run of Transform. Default 1s.
+	TransformTimeout time.Duration `yaml:"transform_timeout"`
 
-	secret []byte
+	secret    []byte
+	transform string
 }
+
+// TransformSource is the resolved transform (the file's text for file:).
+func (f *Forward) TransformSource() string { return f.transform }
 
 // SecretValue is the resolved signing secret (the whsec_ string's bytes).
 func (f *Forward) SecretValue() []byte { return f.secret }
@@ -128,6 +146,12 @@ func (f *Forward) validate() error {
 	if f.Include != "" && f.Include != IncludeObject {
 		return fmt.Errorf("include: %q is not object", f.Include)
 	}
+	if err := f.When.Validate(); err != nil {
+		return fmt.Errorf("when: %w", err)
+	}
+	if f.TransformTimeout < 0 || f.TransformTimeout > 30*time.Second {
+		return errors.New("transform_timeout: between 0 (the default, 1s) and 30s")
+	}
 	if f.Timeout < 0 || f.Concurrency < 0 || f.RateLimit < 0 || f.RateBurst < 0 || f.BreakerFailures < 0 || f.BreakerProbe < 0 {
 		return errors.New("timeout, concurrency, rate_limit, rate_burst, breaker_failures and breaker_probe: must not be negative")
 	}
@@ -138,6 +162,14 @@ func (f *Forward) validate() error {
 func (p *Provider) resolveForward(name string, getenv func(string) string) error {
 	for i := range p.Forward {
 		f := &p.Forward[i]
+		f.transform = f.Transform
+		if strings.HasPrefix(f.Transform, "file:") {
+			b, err := os.ReadFile(strings.TrimPrefix(f.Transform, "file:"))
+			if err != nil {
+				return errorf("providers.%s.forward[%d].transform: %w", name, i, err)
+			}
+			f.transform = string(b)
+		}
 		if f.Secret == "" {
 			continue
 		}
