@@ -14,9 +14,6 @@ import (
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
-// finalStates are the states an event ends in.
-const finalStates = `('succeeded', 'ignored_stale', 'skipped', 'dead')`
-
 // waitFinal waits until every acknowledged event is in the inbox and no
 // inbox row is still on its way.
 func (s *stack) waitFinal(ctx context.Context, acked map[string]time.Time, limit time.Duration) error {
@@ -24,7 +21,7 @@ func (s *stack) waitFinal(ctx context.Context, acked map[string]time.Time, limit
 	var open, total int
 	for time.Now().Before(deadline) {
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := s.pool.QueryRow(qctx, `SELECT count(*) FILTER (WHERE processing_state NOT IN `+finalStates+`), count(*) FROM inbox`).Scan(&open, &total)
+		err := s.pool.QueryRow(qctx, `SELECT count(*) FILTER (WHERE processing_state <> ALL($1)), count(*) FROM inbox`, schemas.TerminalStates()).Scan(&open, &total)
 		cancel()
 		if err == nil && open == 0 && total >= len(acked) {
 			s.logf("pipeline finished: %d inbox rows final", total)
@@ -93,7 +90,7 @@ func (s *stack) check(ctx context.Context, g *generator, faults []*fault, mon *m
 		switch st, ok := state[id]; {
 		case !ok:
 			missing++
-		case !strings.Contains(finalStates, "'"+st+"'") || st == "dead":
+		case !schemas.Final(st):
 			notFinal++
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/gatehouse/gatehouse/schemas"
 )
 
 // monitor samples each stage's queue once a second and keeps the largest
@@ -51,8 +53,8 @@ func (m *monitor) sample(ctx context.Context, s *stack) {
     WHERE o.txid >= pg_snapshot_xmax(c.snap) OR o.txid = ANY(ARRAY(SELECT pg_snapshot_xip(c.snap))))), 0)::float8,
   coalesce((SELECT (pg_current_wal_lsn() - confirmed_flush_lsn)::bigint FROM pg_replication_slots WHERE slot_name = 'gatehouse_outbox'), 0),
   coalesce(extract(epoch FROM now() - (SELECT min(received_at) FROM inbox
-    WHERE processing_state NOT IN ('succeeded', 'ignored_stale', 'skipped', 'dead'))), 0)::float8,
-  (SELECT count(*) FROM inbox WHERE processing_state = 'retrying')`).Scan(&outbox, &lag, &inbox, &retrying)
+    WHERE processing_state <> ALL($1))), 0)::float8,
+  (SELECT count(*) FROM inbox WHERE processing_state = $2)`, schemas.TerminalStates(), schemas.StateRetrying).Scan(&outbox, &lag, &inbox, &retrying)
 	if err != nil {
 		return
 	}
