@@ -11,11 +11,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -166,29 +163,4 @@ func kafkaVersion() string {
 		return v
 	}
 	return "4.x"
-}
-
-// LoadAvg is the 1-minute load average: the machine may be shared, and
-// every report quotes it.
-func LoadAvg() float64 {
-	raw, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(raw))
-	if len(f) == 0 {
-		return 0
-	}
-	v, _ := strconv.ParseFloat(f[0], 64)
-	return v
-}
-
-// Main is a section's main: run gets a context cancelled by SIGINT or
-// SIGTERM, the arguments and the output streams; an error is printed with
-// the section's name and exits 1.
-func Main(name string, run func(ctx context.Context, args []string, stdout, stderr io.Writer) error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, name+":", err)
-		os.Exit(1)
-	}
 }

@@ -3,8 +3,10 @@ package benchenv
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -125,6 +127,19 @@ func ClosedLoop(ctx context.Context, addr string, conns int, d time.Duration, ne
 // connection while the receiver is slow counts (no coordinated omission).
 // Requests still queued when ctx ends are not sent.
 func FixedRate(ctx context.Context, addr string, conns int, rate float64, d time.Duration, next func(time.Time) []byte) LoadResult {
+	interval := time.Duration(float64(time.Second) / rate)
+	return openLoop(ctx, addr, conns, d, func() time.Duration { return interval }, next)
+}
+
+// Poisson is FixedRate with Poisson arrivals: the intervals between due
+// times are exponentially distributed with mean 1/rate (as pgbench -R).
+func Poisson(ctx context.Context, addr string, conns int, rate float64, d time.Duration, next func(time.Time) []byte) LoadResult {
+	return openLoop(ctx, addr, conns, d, func() time.Duration {
+		return time.Duration(rand.ExpFloat64() / rate * float64(time.Second))
+	}, next)
+}
+
+func openLoop(ctx context.Context, addr string, conns int, d time.Duration, interval func() time.Duration, next func(time.Time) []byte) LoadResult {
 	ws := workers(addr, conns)
 	due := make(chan time.Duration, 1<<16)
 	start := time.Now()
@@ -139,12 +154,7 @@ func FixedRate(ctx context.Context, addr string, conns int, rate float64, d time
 			}
 		})
 	}
-	interval := time.Duration(float64(time.Second) / rate)
-	for i := time.Duration(0); ; i++ {
-		at := i * interval
-		if at >= d || ctx.Err() != nil {
-			break
-		}
+	for at := time.Duration(0); at < d && ctx.Err() == nil; at += interval() {
 		if wait := time.Until(start.Add(at)); wait > 0 {
 			time.Sleep(wait)
 		}
@@ -153,4 +163,33 @@ func FixedRate(ctx context.Context, addr string, conns int, rate float64, d time
 	close(due)
 	wg.Wait()
 	return collect(ws, start, d)
+}
+
+// Presign returns a source handing out n requests of next built now, and
+// building more inline once they run out: the load generator's own CPU
+// stays off the measured path.
+func Presign(next func(time.Time) []byte, n int) func(time.Time) []byte {
+	reqs := make([][]byte, n)
+	now := time.Now()
+	for i := range reqs {
+		reqs[i] = next(now)
+	}
+	var i atomic.Int64
+	return func(now time.Time) []byte {
+		if k := i.Add(1) - 1; k < int64(n) {
+			return reqs[k]
+		}
+		return next(now)
+	}
+}
+
+// Latencies is a histogram of the 2xx answers' latencies.
+func (r LoadResult) Latencies() *Hist {
+	h := NewHist()
+	for _, a := range r.Acks {
+		if a.OK() {
+			h.Record(a.Latency)
+		}
+	}
+	return h
 }

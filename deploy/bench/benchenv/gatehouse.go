@@ -1,0 +1,178 @@
+package benchenv
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Gatehouse says how to launch one `gatehouse <Sub> --config <Config>`.
+type Gatehouse struct {
+	Bin, Sub, Config string
+	// Log receives the process's stderr (its JSON log); it is created or,
+	// with Append, appended to.
+	Log    string
+	Append bool
+	// Env is added to this process's environment.
+	Env []string
+	// Ready waits for the admin listener's /readyz to answer 200.
+	Ready bool
+	// Exited is called once, from another goroutine, when the process
+	// ends before Stop.
+	Exited func(*Proc)
+}
+
+// Proc is a running gatehouse process.
+type Proc struct {
+	Name          string // the subcommand
+	Log           string
+	Public, Admin string // host:port of its listeners ("" when it has none)
+	Cmd           *exec.Cmd
+	done          chan struct{}
+	err           error // after done
+	stopping      atomic.Bool
+}
+
+var listenLine = regexp.MustCompile(`admin=http://(\S+)`)
+var publicLine = regexp.MustCompile(`public=http://(\S+)`)
+
+// Start launches the process, waits for the addresses it prints on
+// stdout (and, with Ready, for /readyz).
+func (g Gatehouse) Start(ctx context.Context) (*Proc, error) {
+	p := &Proc{Name: g.Sub, Log: g.Log, done: make(chan struct{})}
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if g.Append {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	logf, err := os.OpenFile(g.Log, flags, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("gatehouse %s log: %w", g.Sub, err)
+	}
+	p.Cmd = exec.Command(g.Bin, g.Sub, "--config", g.Config)
+	p.Cmd.Env = append(os.Environ(), g.Env...)
+	p.Cmd.Stderr = logf
+	out, err := p.Cmd.StdoutPipe()
+	if err != nil {
+		logf.Close()
+		return nil, err
+	}
+	if err := p.Cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start %s %s: %w", g.Bin, g.Sub, err)
+	}
+	addrs := make(chan [2]string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sent := false
+		for sc.Scan() {
+			if m := listenLine.FindStringSubmatch(sc.Text()); m != nil && !sent {
+				pub := ""
+				if n := publicLine.FindStringSubmatch(sc.Text()); n != nil {
+					pub = n[1]
+				}
+				addrs <- [2]string{pub, m[1]}
+				sent = true
+			}
+		}
+	}()
+	go func() {
+		p.err = p.Cmd.Wait()
+		logf.Close()
+		close(p.done)
+		if !p.stopping.Load() && g.Exited != nil {
+			g.Exited(p)
+		}
+	}()
+	select {
+	case a := <-addrs:
+		p.Public, p.Admin = a[0], a[1]
+	case <-p.done:
+		return nil, fmt.Errorf("gatehouse %s exited before listening (%v): %s", g.Sub, p.err, Tail(p.Log))
+	case <-time.After(60 * time.Second):
+		p.Stop()
+		return nil, fmt.Errorf("gatehouse %s printed no admin address within 60s: %s", g.Sub, Tail(p.Log))
+	case <-ctx.Done():
+		p.Stop()
+		return nil, ctx.Err()
+	}
+	if g.Ready {
+		if err := p.waitReady(ctx, 90*time.Second); err != nil {
+			p.Stop()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// Pid is the process's id.
+func (p *Proc) Pid() int { return p.Cmd.Process.Pid }
+
+// Done is closed when the process has ended; Err then says how.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
+// Err is how the process ended (after Done).
+func (p *Proc) Err() error { return p.err }
+
+func (p *Proc) waitReady(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	last := ""
+	for time.Now().Before(deadline) {
+		resp, err := http.Get("http://" + p.Admin + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = resp.Status
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.done:
+			return fmt.Errorf("gatehouse %s exited before ready (%v): %s", p.Name, p.err, Tail(p.Log))
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("gatehouse %s not ready within %s (last /readyz: %s): %s", p.Name, limit, last, Tail(p.Log))
+}
+
+// Stop interrupts the process and waits for it (killing it after 30 s).
+func (p *Proc) Stop() {
+	if p == nil {
+		return
+	}
+	p.stopping.Store(true)
+	_ = p.Cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		_ = p.Cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// ErrExited is a process's end during a run.
+var ErrExited = errors.New("a gatehouse process exited during the run")
+
+// Tail returns the last lines of a log file, for an error message.
+func Tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log)"
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return strings.Join(lines, "\n")
+}
