@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -175,4 +176,14 @@ func Tail(path string) string {
 		lines = lines[len(lines)-5:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// WriteConfig writes dir/name, a gatehouse.yaml on loopback ports (public
+// and admin) with dbURL, the top-level keys of extra (YAML, each line
+// ending in a newline) and providers (the entries of the providers: map,
+// as ProviderYAML writes them), and returns its path.
+func WriteConfig(dir, name, dbURL, extra, providers string) (string, error) {
+	text := fmt.Sprintf("listen: \"127.0.0.1:0\"\nadmin_listen: \"127.0.0.1:0\"\ndatabase_url: %q\nlog_level: info\n%sproviders:\n%s", dbURL, extra, providers)
+	path := filepath.Join(dir, name)
+	return path, os.WriteFile(path, []byte(text), 0o600)
 }

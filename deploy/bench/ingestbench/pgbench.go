@@ -9,13 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
@@ -144,10 +144,10 @@ func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d t
 	if err != nil {
 		return runResult{}, err
 	}
-	r := runResult{n: len(lats), lats: lats, clientCPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+	r := runResult{n: lats.N(), lat: lats, clientCPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
 	// pgbench's own tps excludes connection set-up; express it as n/elapsed.
 	if tps > 0 {
-		r.elapsed = time.Duration(float64(len(lats)) / tps * float64(time.Second))
+		r.elapsed = time.Duration(float64(lats.N()) / tps * float64(time.Second))
 	}
 	if rate > 0 {
 		r.elapsed = d
@@ -173,12 +173,12 @@ func pgbenchPath() (string, error) {
 
 // readPgbenchLogs collects field 3 (latency in µs; from the scheduled start
 // under -R) of every line of every per-thread log file in dir.
-func readPgbenchLogs(dir string) ([]time.Duration, error) {
+func readPgbenchLogs(dir string) (*benchenv.Hist, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "pgb.*"))
 	if err != nil || len(files) == 0 {
 		return nil, fmt.Errorf("pgbench: no transaction logs in %s", dir)
 	}
-	var lats []time.Duration
+	lats := benchenv.NewHist()
 	for _, f := range files {
 		fh, err := os.Open(f)
 		if err != nil {
@@ -194,14 +194,13 @@ func readPgbenchLogs(dir string) ([]time.Duration, error) {
 			if err != nil {
 				continue // "skipped" under --latency-limit; not used here
 			}
-			lats = append(lats, time.Duration(us)*time.Microsecond)
+			lats.Record(time.Duration(us) * time.Microsecond)
 		}
 		fh.Close()
 		if err := sc.Err(); err != nil {
 			return nil, err
 		}
 	}
-	slices.Sort(lats)
 	return lats, nil
 }
 

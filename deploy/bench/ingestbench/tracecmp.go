@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
@@ -100,13 +101,13 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 				slices.Sort(rs)
 				ratio = fmt.Sprintf("%.3f (%.3f–%.3f)", rs[len(rs)/2], rs[0], rs[len(rs)-1])
 			}
-			fmt.Fprintf(w, "| %d | %s | %s | %s | %.0f µs | %.0f µs |\n", c, sd.name, thousands(median(samples[i], sample.tput)), ratio,
-				median(samples[i], recvCPU), median(samples[i], pgCPU))
+			fmt.Fprintf(w, "| %d | %s | %s | %s | %.0f µs | %.0f µs |\n", c, sd.name, benchenv.Thousands(benchenv.MedianOf(samples[i], sample.tput)), ratio,
+				benchenv.MedianOf(samples[i], recvCPU), benchenv.MedianOf(samples[i], pgCPU))
 		}
 		pg := samples[len(sides)]
-		fmt.Fprintf(w, "| %d | pgbench (ceiling) | %s | | | %.0f µs |\n", c, thousands(median(pg, sample.tput)), median(pg, pgCPU))
+		fmt.Fprintf(w, "| %d | pgbench (ceiling) | %s | | | %.0f µs |\n", c, benchenv.Thousands(benchenv.MedianOf(pg, sample.tput)), benchenv.MedianOf(pg, pgCPU))
 		fmt.Fprintf(w, "\nCPU per event added by tracing at %d connections (median on − median off): %.0f µs.\n\n", c,
-			median(samples[1], recvCPU)-median(samples[0], recvCPU))
+			benchenv.MedianOf(samples[1], recvCPU)-benchenv.MedianOf(samples[0], recvCPU))
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // tune compares Writer settings on a shared, noisy machine: it starts one
@@ -62,14 +64,14 @@ func (b *bench) tune(ctx context.Context, workers []int, w io.Writer) error {
 			}
 			slices.Sort(ratios)
 			fmt.Fprintf(w, "| %d | %d | %s | %.2f (%.2f–%.2f) | %.1f | %.0f µs | %.0f µs |\n", c, n,
-				thousands(median(samples[i], sample.tput)), ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1],
-				median(samples[i], sample.perCommit),
-				median(samples[i], func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
-				median(samples[i], func(s sample) float64 { return cpuPerEvent(s.appCPU, s.n) }))
+				benchenv.Thousands(benchenv.MedianOf(samples[i], sample.tput)), ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1],
+				benchenv.MedianOf(samples[i], sample.perCommit),
+				benchenv.MedianOf(samples[i], func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
+				benchenv.MedianOf(samples[i], func(s sample) float64 { return cpuPerEvent(s.appCPU, s.n) }))
 		}
-		fmt.Fprintf(w, "| %d | pgbench | %s | | 1.0 | %.0f µs | %.0f µs |\n", c, thousands(median(pg, sample.tput)),
-			median(pg, func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
-			median(pg, func(s sample) float64 { return cpuPerEvent(s.appCPU, s.n) }))
+		fmt.Fprintf(w, "| %d | pgbench | %s | | 1.0 | %.0f µs | %.0f µs |\n", c, benchenv.Thousands(benchenv.MedianOf(pg, sample.tput)),
+			benchenv.MedianOf(pg, func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
+			benchenv.MedianOf(pg, func(s sample) float64 { return cpuPerEvent(s.appCPU, s.n) }))
 	}
 	return nil
 }
