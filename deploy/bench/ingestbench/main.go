@@ -56,6 +56,10 @@ type options struct {
 	mix         []string      // catalogue schemes of the mix section (mix.go); none: no mix section
 	mixConns    int           // the mix section's closed-loop connections
 	mixRuns     int           // the mix section's rounds
+	// The overload mode (overload.go) instead of the benchmark.
+	overload                  bool
+	flood, rate, slowB, slowH int
+	maxInFlight, share        int
 }
 
 func main() { benchenv.Main("ingestbench", run) }
@@ -64,6 +68,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if o.overload {
+		return overload(ctx, o, stdout, stderr)
 	}
 	b, err := setup(ctx, o, stderr)
 	if err != nil {
@@ -130,8 +137,20 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.mixConns, "mix-c", 64, "closed-loop connections of the mix section")
 	fs.IntVar(&o.mixRuns, "mix-runs", 2, "rounds of the mix section (each scheme once a round)")
 	tune := fs.String("tune", "", "compare these Writer worker counts (comma-separated) with in-process receivers, interleaved with pgbench, instead of the benchmark")
+	fs.BoolVar(&o.overload, "overload", false, "instead of the benchmark, the \"Under overload\" section: provider B alone and beside provider A's flood and slow clients (-runs pairs, default 3)")
+	fs.IntVar(&o.flood, "flood", 500, "with -overload: provider A's closed-loop connections")
+	fs.IntVar(&o.rate, "rate", 200, "with -overload: provider B's events per second (open loop)")
+	fs.IntVar(&o.slowB, "slow-body", 200, "with -overload: connections sending a body at 1 byte/s")
+	fs.IntVar(&o.slowH, "slow-header", 200, "with -overload: connections sending their headers at 1 byte/s")
+	fs.IntVar(&o.maxInFlight, "max-in-flight", 0, "with -overload: ingest.max_in_flight (0: gatehouse's default)")
+	fs.IntVar(&o.share, "share", 0, "with -overload: each provider's max_in_flight (0: gatehouse's default)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	runsSet := false
+	fs.Visit(func(f *flag.Flag) { runsSet = runsSet || f.Name == "runs" })
+	if o.overload && !runsSet {
+		o.runs = 3
 	}
 	var err error
 	if o.conc, err = intList("-c", *conc); err != nil {

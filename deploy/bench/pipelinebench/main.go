@@ -197,7 +197,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, secret []byte, r *results) error {
 	gen := benchenv.NewDeliveries(provider, sm.serve.public, secret, o.body)
 	st.Logf("closed loop for %s at %d connections", o.maxD, o.conns)
-	r.max = benchenv.ClosedLoop(ctx, sm.serve.public, o.conns, o.maxD, gen.Next)
+	r.max = benchenv.Load{Addr: sm.serve.public, Conns: o.conns, Next: gen.Next}.Closed(ctx, o.maxD)
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
@@ -249,7 +249,7 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 			mu.Unlock()
 		}
 	}()
-	r.open = benchenv.FixedRate(ctx, sm.serve.public, o.openConns, r.rate, o.duration, gen.Next)
+	r.open = benchenv.Load{Addr: sm.serve.public, Conns: o.openConns, Next: gen.Next}.Fixed(ctx, r.rate, o.duration)
 	stop()
 	<-done
 	if err := context.Cause(ctx); err != nil {
