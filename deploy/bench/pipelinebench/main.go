@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -158,18 +159,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	exited := func(p *proc) {
-		cancel(fmt.Errorf("%w: gatehouse %s (%v): %s", errExited, p.name, p.err, tail(p.log)))
+	exited := func(p *benchenv.Proc) {
+		cancel(fmt.Errorf("%w: gatehouse %s (%v): %s", benchenv.ErrExited, p.Name, p.Err(), benchenv.Tail(p.Log)))
 	}
-	var procs []*proc
+	var procs []*benchenv.Proc
 	defer func() {
 		for i := len(procs) - 1; i >= 0; i-- {
-			procs[i].stop()
+			procs[i].Stop()
 		}
 	}()
 	for _, sub := range []string{"serve", "relay", "consume"} {
 		st.Logf("starting gatehouse %s", sub)
-		p, err := startProc(ctx, bin, sub, cfg, dir, exited)
+		// Its PostgreSQL backends carry its name (cpu.go).
+		p, err := benchenv.Gatehouse{Bin: bin, Sub: sub, Config: cfg, Log: filepath.Join(dir, sub+".log"),
+			Env: []string{"PGAPPNAME=gatehouse-" + sub}, Ready: true, Exited: exited}.Start(ctx)
 		if err != nil {
 			return err
 		}
@@ -184,8 +187,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return err
 	}
 	for _, p := range procs {
-		n, last := p.warnings()
-		r.logs = append(r.logs, procLog{name: p.name, warnings: n, last: last})
+		n, last := warnings(p)
+		r.logs = append(r.logs, procLog{name: p.Name, warnings: n, last: last})
 	}
 	r.print(stdout)
 	return nil
@@ -195,9 +198,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 // then runs the open-loop phase while sampling, and waits for the final
 // catch-up.
 func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, secret []byte, r *results) error {
-	gen := benchenv.NewDeliveries(provider, sm.serve.public, secret, o.body)
+	gen := benchenv.NewDeliveries(provider, sm.serve.Public, secret, o.body)
 	st.Logf("closed loop for %s at %d connections", o.maxD, o.conns)
-	r.max = benchenv.Load{Addr: sm.serve.public, Conns: o.conns, Next: gen.Next}.Closed(ctx, o.maxD)
+	r.max = benchenv.Load{Addr: sm.serve.Public, Conns: o.conns, Next: gen.Next}.Closed(ctx, o.maxD)
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
@@ -249,7 +252,7 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 			mu.Unlock()
 		}
 	}()
-	r.open = benchenv.Load{Addr: sm.serve.public, Conns: o.openConns, Next: gen.Next}.Fixed(ctx, r.rate, o.duration)
+	r.open = benchenv.Load{Addr: sm.serve.Public, Conns: o.openConns, Next: gen.Next}.Fixed(ctx, r.rate, o.duration)
 	stop()
 	<-done
 	if err := context.Cause(ctx); err != nil {
