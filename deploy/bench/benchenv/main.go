@@ -93,3 +93,6 @@ func LoadAvg() float64 {
 	v, _ := strconv.ParseFloat(f[0], 64)
 	return v
 }
+
+// LoadAvgText is LoadAvg as the reports print it ("0.52").
+func LoadAvgText() string { return strconv.FormatFloat(LoadAvg(), 'f', 2, 64) }

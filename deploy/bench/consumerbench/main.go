@@ -84,7 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer b.close()
-	res := &results{loadStart: loadAvg()}
+	res := &results{loadStart: benchenv.LoadAvgText()}
 	if err := b.runCases(ctx, res); err != nil {
 		return err
 	}

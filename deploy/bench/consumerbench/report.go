@@ -3,13 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // loadAvg is the 1-minute load average, as the reports print it.
-func loadAvg() string { return strconv.FormatFloat(benchenv.LoadAvg(), 'f', 2, 64) }
 
 func (r *results) print(w io.Writer, b *bench) {
 	o := b.o
@@ -29,7 +27,7 @@ func (r *results) print(w io.Writer, b *bench) {
 	fmt.Fprintf(w, "| 7 | forward (Standard Webhooks, concurrency %d) of %d events to a local destination answering at once | %.0f events/s = **%.2f × the receiver** | ≥ 1.0 × |\n",
 		o.apiConcurrency, o.events, r.forwardFast, r.forwardFast/r.receiverRate)
 	fmt.Fprintf(w, "| 8 | forward of %d events to a destination answering after %v | **%.0f events/s** | ≥ 2 000 |\n", o.events, o.apiLatency, r.forwardSlow)
-	fmt.Fprintf(w, "| – | load average (1 min) at start / end | %s / %s | |\n", r.loadStart, loadAvg())
+	fmt.Fprintf(w, "| – | load average (1 min) at start / end | %s / %s | |\n", r.loadStart, benchenv.LoadAvgText())
 }
 
 // printFetchCases prints cases 2 to 6 (the fetch through the reference API).

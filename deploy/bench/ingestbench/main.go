@@ -24,8 +24,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
-	"strconv"
 	"strings"
 	"time"
 
@@ -77,17 +75,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer b.close()
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := benchenv.Profile(o.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	if len(o.tune) > 0 {
 		return b.tune(ctx, o.tune, stdout)
 	}
@@ -153,16 +145,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		o.runs = 3
 	}
 	var err error
-	if o.conc, err = intList("-c", *conc); err != nil {
+	if o.conc, err = benchenv.IntList("-c", *conc); err != nil {
 		return nil, err
 	}
-	for _, m := range strings.Split(*mix, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			o.mix = append(o.mix, m)
-		}
-	}
+	o.mix = benchenv.List(*mix)
 	if *tune != "" {
-		if o.tune, err = intList("-tune", *tune); err != nil {
+		if o.tune, err = benchenv.IntList("-tune", *tune); err != nil {
 			return nil, err
 		}
 	}
@@ -170,16 +158,4 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("-d must be positive, and -runs too unless -open-rate is given")
 	}
 	return o, nil
-}
-
-func intList(flagName, v string) ([]int, error) {
-	var out []int
-	for _, s := range strings.Split(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%s: bad value %q", flagName, s)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }

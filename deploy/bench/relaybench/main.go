@@ -29,10 +29,7 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
@@ -83,20 +80,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if done, err := benchenv.ParseFlags(fs, helpText, args, stdout, stderr); done || err != nil {
 		return err
 	}
-	for _, s := range strings.Split(*rates, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n <= 0 {
-				return fmt.Errorf("bad rate %q", s)
-			}
-			o.rates = append(o.rates, n)
-		}
+	var err error
+	if o.rates, err = benchenv.IntList("-rates", *rates); err != nil {
+		return err
 	}
-	for _, m := range strings.Split(*modes, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			o.modes = append(o.modes, m)
-		}
-	}
+	o.modes = benchenv.List(*modes)
 	b, err := setup(ctx, o, stderr)
 	if err != nil {
 		return err

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sort"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
 )
@@ -119,7 +119,7 @@ func paced(ctx context.Context, rate int, d time.Duration, emit func(n int) erro
 }
 
 func summarize(what, offered string, s *stamps, n int, elapsed time.Duration, withLatency bool) result {
-	r := result{what: what, offered: offered, n: n, p50: -1, p99: -1, load: loadAvg()}
+	r := result{what: what, offered: offered, n: n, p50: -1, p99: -1, load: benchenv.LoadAvgText()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.dups = s.records - len(s.recv)
@@ -127,15 +127,14 @@ func summarize(what, offered string, s *stamps, n int, elapsed time.Duration, wi
 		r.throughput = float64(n) / elapsed.Seconds()
 	}
 	if withLatency {
-		var ls []time.Duration
+		h := benchenv.NewHist()
 		for id, at := range s.recv {
 			if c, ok := s.sent[id]; ok {
-				ls = append(ls, max(at.Sub(c), 0))
+				h.Record(at.Sub(c))
 			}
 		}
-		sort.Slice(ls, func(i, j int) bool { return ls[i] < ls[j] })
-		if len(ls) > 0 {
-			r.p50, r.p99 = ls[len(ls)/2], ls[min(len(ls)-1, len(ls)*99/100)]
+		if h.N() > 0 {
+			r.p50, r.p99 = h.Q(0.5), h.Q(0.99)
 		}
 	}
 	return r
