@@ -164,3 +164,19 @@ func kafkaVersion() string {
 	}
 	return "4.x"
 }
+
+// PgbenchPath finds pgbench on PATH or beside the PostgreSQL server binaries.
+func PgbenchPath() (string, error) {
+	if p, err := exec.LookPath("pgbench"); err == nil {
+		return p, nil
+	}
+	dir, err := testenv.PGBinDir()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, "pgbench")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("pgbench not found on PATH nor in %s (make deps installs it)", dir)
+	}
+	return p, nil
+}

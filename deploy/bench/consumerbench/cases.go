@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -23,10 +24,10 @@ type results struct {
 	limited429     int64 // case 4: 429s the API answered
 	limitedRate    float64
 	steadyAchieved float64 // case 5
-	steadyLat      []time.Duration
-	mixedLat       []time.Duration // case 6: genuine events among foreign records
-	forwardFast    float64         // case 7: forward, destination latency 0
-	forwardSlow    float64         // case 8: forward, destination latency 50 ms
+	steadyLat      *benchenv.Hist
+	mixedLat       *benchenv.Hist // case 6: genuine events among foreign records
+	forwardFast    float64        // case 7: forward, destination latency 0
+	forwardSlow    float64        // case 8: forward, destination latency 50 ms
 	ceilingSQL     float64
 	loadStart      string
 }
@@ -43,9 +44,12 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	// else running), whose events are then the backlog the consumer
 	// drains, API latency 0.
 	fmt.Fprintf(b.log, "consumerbench: case 1: receiver closed loop for %v, then the consumer drains it\n", o.receiverFor)
-	if res.receiverEvents, res.receiverRate, err = b.poster(addr, "maxrate").closedLoop(ctx, 16, o.receiverFor); err != nil {
-		return err
+	maxRate := benchenv.Load{Addr: addr, Conns: 16, Next: benchenv.NewDeliveries("maxrate", addr, []byte(secret), 0).Next}.Closed(ctx, o.receiverFor)
+	ok, failed := maxRate.Counts()
+	if failed > 0 {
+		return fmt.Errorf("%d deliveries were not acknowledged (last: %s)", failed, maxRate.LastError)
 	}
+	res.receiverEvents, res.receiverRate = ok, maxRate.Rate()
 	stopRelay, err := b.startRelay(ctx)
 	if err != nil {
 		return err
@@ -106,7 +110,7 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 		return err
 	}
 	total := int(o.rate * o.steadyFor.Seconds())
-	acked, achieved, err := b.poster(addr, "steady").steady(ctx, "steady_", o.rate, total)
+	acked, achieved, err := b.steady(ctx, addr, "steady", o.rate, total)
 	if err != nil {
 		stop()
 		return err
@@ -149,7 +153,7 @@ func (b *bench) drain(ctx context.Context, prov string, n int) (float64, error) 
 // mixed produces foreign records straight to the topic while genuine events
 // arrive through the receiver at the same time, and returns the genuine
 // events' 2xx → final latencies.
-func (b *bench) mixed(ctx context.Context, addr string) ([]time.Duration, error) {
+func (b *bench) mixed(ctx context.Context, addr string) (*benchenv.Hist, error) {
 	topic := b.cfg.Providers["mixed"].Topic
 	stop, err := b.startConsumer(ctx, "mixed", nil)
 	if err != nil {
@@ -178,7 +182,7 @@ func (b *bench) mixed(ctx context.Context, addr string) ([]time.Duration, error)
 		}
 		done <- cl.Flush(ctx)
 	}()
-	acked, _, err := b.poster(addr, "mixed").steady(ctx, "mixed_", o.mixedRate, o.genuine)
+	acked, _, err := b.steady(ctx, addr, "mixed", o.mixedRate, o.genuine)
 	if err != nil {
 		return nil, err
 	}

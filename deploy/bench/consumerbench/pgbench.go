@@ -8,7 +8,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // pgbenchScript is one consumer batch of :batch new events, with the
@@ -42,7 +43,7 @@ func (b *bench) ceilingSQL(ctx context.Context) (float64, error) {
 SELECT 'pgb', 'pgb_' || i, 'payment.succeeded', '{"id":"x"}', true, 'bench' FROM generate_series(1, $1::int) i`, n); err != nil {
 		return 0, fmt.Errorf("pgbench rows: %w", err)
 	}
-	path, err := pgbenchPath()
+	path, err := benchenv.PgbenchPath()
 	if err != nil {
 		return 0, err
 	}
@@ -62,21 +63,4 @@ SELECT 'pgb', 'pgb_' || i, 'payment.succeeded', '{"id":"x"}', true, 'bench' FROM
 	}
 	tps, err := strconv.ParseFloat(string(m[1]), 64)
 	return tps * float64(batch), err
-}
-
-func pgbenchPath() (string, error) {
-	if p, err := exec.LookPath("pgbench"); err == nil {
-		return p, nil
-	}
-	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
-		p := filepath.Join(strings.TrimSpace(string(out)), "pgbench")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	ms, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pgbench")
-	if len(ms) > 0 {
-		return ms[len(ms)-1], nil
-	}
-	return "", fmt.Errorf("pgbench not found (deploy/local/deps.sh installs postgresql-contrib)")
 }

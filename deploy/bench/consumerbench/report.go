@@ -7,8 +7,6 @@ import (
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
-// loadAvg is the 1-minute load average, as the reports print it.
-
 func (r *results) print(w io.Writer, b *bench) {
 	o := b.o
 	fmt.Fprintf(w, "## Consumers\n\n")
@@ -37,11 +35,11 @@ func (r *results) printFetchCases(w io.Writer, o *options) {
 	fmt.Fprintf(w, "| 4 | `api_rate_limit: %d`, %d events, the API answering 429 above 105 %% of it: most requests it saw in any one second; 429 answers | **%d** requests; %d × 429 (%.0f events/s) | ≤ %d; no storm |\n",
 		o.rateLimit, o.limitedEvents, r.limitedMax, r.limited429, r.limitedRate, o.rateLimit*105/100)
 	fmt.Fprintf(w, "| 5 | steady %.0f events/s offered (%.0f achieved) for %v through receiver → relay → consumer: 2xx → final, p50 / p99 / max | %s / **%s** / %s | p99 ≤ 250 ms |\n",
-		o.rate, r.steadyAchieved, o.steadyFor, ms(pct(r.steadyLat, .5)), ms(pct(r.steadyLat, .99)), ms(pct(r.steadyLat, 1)))
+		o.rate, r.steadyAchieved, o.steadyFor, ms(r.steadyLat.Q(.5)), ms(r.steadyLat.Q(.99)), ms(r.steadyLat.Q(1)))
 	ratio := 0.0
-	if p := pct(r.steadyLat, .99); p > 0 {
-		ratio = float64(pct(r.mixedLat, .99)) / float64(p)
+	if p := r.steadyLat.Q(.99); p > 0 {
+		ratio = float64(r.mixedLat.Q(.99)) / float64(p)
 	}
 	fmt.Fprintf(w, "| 6 | %d records with no inbox row interleaved with %d genuine events (%.0f/s): genuine 2xx → final, p50 / p99 | %s / %s = **%.2f × case 5's p99** | ≤ 2 × |\n",
-		o.foreign, o.genuine, o.mixedRate, ms(pct(r.mixedLat, .5)), ms(pct(r.mixedLat, .99)), ratio)
+		o.foreign, o.genuine, o.mixedRate, ms(r.mixedLat.Q(.5)), ms(r.mixedLat.Q(.99)), ratio)
 }

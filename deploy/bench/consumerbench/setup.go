@@ -25,11 +25,7 @@ import (
 	"github.com/gatehouse/gatehouse/internal/config"
 )
 
-const (
-	secret   = "whsec_consumerbench_test_mode"
-	tsHeader = "X-Bench-Timestamp"
-	sgHeader = "X-Bench-Signature"
-)
+const secret = "whsec_consumerbench_test_mode"
 
 // providers are the run's providers, one per case, so each case has a
 // topic of its own; "limited" has api_rate_limit 100.
@@ -63,14 +59,7 @@ func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
 	fmt.Fprintf(&yaml, "listen: \"127.0.0.1:0\"\nkafka:\n  partitions: %d\nconsumers:\n  max_poll_records: %d\n  retry_delays: [10s, 1m]\nproviders:\n",
 		o.partitions, o.maxPoll)
 	for _, p := range providers {
-		fmt.Fprintf(&yaml, `  %[1]s:
-    scheme: reference
-    timestamp_header: %[2]s
-    signature_header: %[3]s
-    secrets: [{id: bench, value: %[4]q}]
-    aggregate_id_path: [data.payment_id]
-    topic: bench.%[1]s
-`, p, tsHeader, sgHeader, secret)
+		yaml.WriteString(benchenv.ProviderYAML(p, []byte(secret), "    topic: bench."+p+"\n"))
 		if strings.HasPrefix(p, "fwd") {
 			yaml.WriteString(forwardYAML(b.dest, o.apiConcurrency))
 			continue
@@ -208,7 +197,7 @@ func (b *bench) startConsumer(ctx context.Context, prov string, reg prometheus.R
 	return func() { cancel(); <-done }, nil
 }
 
-// receiver runs the real webhook receiver on a loopback listener.
+// receiver runs the real webhook receiver on a loopback listener (host:port).
 func (b *bench) receiver() (addr string, stop func(), err error) {
 	w, err := ingest.NewWriter(b.Pool, 4, 64)
 	if err != nil {
@@ -229,7 +218,7 @@ func (b *bench) receiver() (addr string, stop func(), err error) {
 	}
 	srv := &http.Server{Handler: mux}
 	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = srv.Close(); w.Close() }, nil
+	return ln.Addr().String(), func() { _ = srv.Close(); w.Close() }, nil
 }
 
 func (b *bench) close() {

@@ -16,7 +16,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
-	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
 // pgScript is the pgbench side: the Writer's statement with one row per
@@ -120,7 +119,7 @@ func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d t
 		args = append(args, "-D", def)
 	}
 	args = append(args, dbURL)
-	bin, err := pgbenchPath()
+	bin, err := benchenv.PgbenchPath()
 	if err != nil {
 		return runResult{}, err
 	}
@@ -153,22 +152,6 @@ func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d t
 		r.elapsed = d
 	}
 	return r, nil
-}
-
-// pgbenchPath finds pgbench on PATH or beside the PostgreSQL server binaries.
-func pgbenchPath() (string, error) {
-	if p, err := exec.LookPath("pgbench"); err == nil {
-		return p, nil
-	}
-	dir, err := testenv.PGBinDir()
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(dir, "pgbench")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("pgbench not found on PATH nor in %s (make deps installs it)", dir)
-	}
-	return p, nil
 }
 
 // readPgbenchLogs collects field 3 (latency in µs; from the scheduled start
