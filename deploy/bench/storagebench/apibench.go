@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/api"
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // apiCase is one list query of the API and the console (api.Inbox.ListEvents).
@@ -89,8 +90,8 @@ func reportAPI(w io.Writer, o options, ts []apiTiming) {
 		o.days/2, o.apiSamples, api.ScanBudget)
 	fmt.Fprintf(w, "| query | first page ms | rows | deep page ms | rows |\n|---|---|---|---|---|\n")
 	for _, t := range ts {
-		fmt.Fprintf(w, "| %s | %s (%s) | %d%s | %s (%s) | %d%s |\n", t.c.name, ms(quantile(t.first, 0.5)), ms(slices.Max(t.first)), t.firstRows, flags(t.firstPart, t.firstWindow),
-			ms(quantile(t.deep, 0.5)), ms(slices.Max(t.deep)), t.deepRows, flags(t.deepPart, t.deepWin))
+		fmt.Fprintf(w, "| %s | %s (%s) | %d%s | %s (%s) | %d%s |\n", t.c.name, ms(benchenv.Pct(t.first, 0.5)), ms(slices.Max(t.first)), t.firstRows, flags(t.firstPart, t.firstWindow),
+			ms(benchenv.Pct(t.deep, 0.5)), ms(slices.Max(t.deep)), t.deepRows, flags(t.deepPart, t.deepWin))
 	}
 }
 
