@@ -1,6 +1,7 @@
 package benchenv
 
 import (
+	"flag"
 	"strings"
 	"testing"
 	"time"
@@ -47,5 +48,31 @@ func TestStats(t *testing.T) {
 	}
 	if got := Thousands(1234567); got != "1 234 567" {
 		t.Errorf("thousands = %q", got)
+	}
+}
+
+func TestFlagsFromTags(t *testing.T) {
+	var o struct {
+		N     int           `flag:"n" default:"20000" help:"events"`
+		D     time.Duration `flag:"d" default:"15s" help:"duration"`
+		R     float64       `flag:"rate" default:"2.5" help:"rate"`
+		S     string        `flag:"dir" help:"directory"`
+		K     bool          `flag:"keep" help:"keep"`
+		k     int           `flag:"k" default:"3" help:"unexported"`
+		plain int
+	}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	Flags(fs, &o)
+	if o.N != 20000 || o.k != 3 || o.D != 15*time.Second || o.R != 2.5 || o.S != "" || o.K {
+		t.Fatalf("defaults: %+v", o)
+	}
+	if err := fs.Parse([]string{"-n", "5", "-keep", "-dir", "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.N != 5 || !o.K || o.S != "x" {
+		t.Fatalf("parsed: %+v", o)
+	}
+	if fs.Lookup("d").DefValue != "15s" {
+		t.Errorf("help default %q", fs.Lookup("d").DefValue)
 	}
 }

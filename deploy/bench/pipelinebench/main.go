@@ -46,72 +46,35 @@ import (
 )
 
 type options struct {
-	duration    time.Duration
-	maxD        time.Duration
-	conns       int
-	openConns   int
-	rate        float64
-	body        int
-	interval    time.Duration
-	keyInterval time.Duration
-	retention   time.Duration
-	check       time.Duration
-	every       time.Duration
-	drain       time.Duration
-	gatehouse   string
-	keep        bool
-	logDir      string
-	args        []string // as given, for the report
+	duration    time.Duration `flag:"d" default:"10m" help:"length of the open-loop (fixed-rate) phase"`
+	maxD        time.Duration `flag:"max-d" default:"20s" help:"length of the closed-loop phase that finds the receiver's maximum rate"`
+	conns       int           `flag:"conns" default:"64" help:"connections of the closed-loop phase"`
+	openConns   int           `flag:"open-conns" default:"64" help:"connections of the open-loop phase"`
+	rate        float64       `flag:"rate" help:"open-loop rate in events/s (default half the closed-loop maximum)"`
+	body        int           `flag:"body" default:"512" help:"approximate event body size in bytes"`
+	interval    time.Duration `flag:"interval" default:"1m" help:"storage.partition_interval (also outbox_partition_interval and the dedupe window)"`
+	keyInterval time.Duration `flag:"key-interval" default:"1m" help:"storage.key_partition_interval"`
+	retention   time.Duration `flag:"retention" default:"3m" help:"storage.retention (also outbox_retention)"`
+	check       time.Duration `flag:"check" default:"10s" help:"storage.check_interval"`
+	every       time.Duration `flag:"every" default:"10s" help:"sampling interval of metrics and table sizes"`
+	drain       time.Duration `flag:"drain" default:"3m" help:"longest wait for the relay and consumers to catch up after the closed-loop phase"`
+	gatehouse   string        `flag:"gatehouse" help:"gatehouse binary (default: go build ./cmd/gatehouse into the run's directory)"`
+	keep        bool          `flag:"keep" help:"keep the run's directories (data, config, process logs)"`
+	logDir      string        `flag:"logdir" help:"write the config and the processes' logs into this directory and keep them (default: a temporary directory, removed after a successful run)"`
+	args        []string      // as given, for the report
 }
 
 func main() { benchenv.Main("pipelinebench", run) }
 
-func parseFlags(args []string, stdout, stderr io.Writer) (*options, error) {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	o := &options{args: args}
 	fs := flag.NewFlagSet("pipelinebench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "pipelinebench: serve + relay + consume at a fixed rate (half the receiver's maximum) for -d, with partitions created and dropped during the run.\n\nExample: go run ./deploy/bench/pipelinebench -d 10m\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	fs.DurationVar(&o.duration, "d", 10*time.Minute, "length of the open-loop (fixed-rate) phase")
-	fs.DurationVar(&o.maxD, "max-d", 20*time.Second, "length of the closed-loop phase that finds the receiver's maximum rate")
-	fs.IntVar(&o.conns, "conns", 64, "connections of the closed-loop phase")
-	fs.IntVar(&o.openConns, "open-conns", 64, "connections of the open-loop phase")
-	fs.Float64Var(&o.rate, "rate", 0, "open-loop rate in events/s (default half the closed-loop maximum)")
-	fs.IntVar(&o.body, "body", 512, "approximate event body size in bytes")
-	fs.DurationVar(&o.interval, "interval", time.Minute, "storage.partition_interval (also outbox_partition_interval and the dedupe window)")
-	fs.DurationVar(&o.keyInterval, "key-interval", time.Minute, "storage.key_partition_interval")
-	fs.DurationVar(&o.retention, "retention", 3*time.Minute, "storage.retention (also outbox_retention)")
-	fs.DurationVar(&o.check, "check", 10*time.Second, "storage.check_interval")
-	fs.DurationVar(&o.every, "every", 10*time.Second, "sampling interval of metrics and table sizes")
-	fs.DurationVar(&o.drain, "drain", 3*time.Minute, "longest wait for the relay and consumers to catch up after the closed-loop phase")
-	fs.StringVar(&o.gatehouse, "gatehouse", "", "gatehouse binary (default: go build ./cmd/gatehouse into the run's directory)")
-	fs.BoolVar(&o.keep, "keep", false, "keep the run's directories (data, config, process logs)")
-	fs.StringVar(&o.logDir, "logdir", "", "write the config and the processes' logs into this directory and keep them (default: a temporary directory, removed after a successful run)")
-	for _, a := range args {
-		if a == "-h" || a == "-help" || a == "--help" {
-			fs.SetOutput(stdout)
-			fs.Usage()
-			return nil, flag.ErrHelp
-		}
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, err
+	benchenv.Flags(fs, o)
+	if done, err := benchenv.ParseFlags(fs, "pipelinebench: serve + relay + consume at a fixed rate (half the receiver's maximum) for -d, with partitions created and dropped during the run.\n\nExample: go run ./deploy/bench/pipelinebench -d 10m\n\nFlags:\n", args, stdout, stderr); done || err != nil {
+		return err
 	}
 	if o.duration < time.Minute || o.every <= 0 || o.maxD <= 0 || o.conns < 1 || o.openConns < 1 {
-		return nil, errors.New("-d must be at least 1m; -every, -max-d, -conns and -open-conns positive")
-	}
-	return o, nil
-}
-
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	o, err := parseFlags(args, stdout, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
-		return err
+		return errors.New("-d must be at least 1m; -every, -max-d, -conns and -open-conns positive")
 	}
 	dir := o.logDir
 	if dir != "" {
