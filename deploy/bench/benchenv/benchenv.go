@@ -12,7 +12,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -180,3 +183,30 @@ func PgbenchPath() (string, error) {
 	}
 	return p, nil
 }
+
+var tpsLine = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
+
+// Pgbench runs pgbench with args (env added to this process's) and returns
+// its output and the tps it printed. PostgreSQL's binaries are found as
+// PgbenchPath says.
+func Pgbench(ctx context.Context, env []string, args ...string) (out []byte, tps float64, cpu time.Duration, err error) {
+	bin, err := PgbenchPath()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err = cmd.CombinedOutput()
+	if err != nil {
+		return out, 0, 0, fmt.Errorf("pgbench: %w: %s", err, tail(out, 1500))
+	}
+	cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	m := tpsLine.FindSubmatch(out)
+	if m == nil {
+		return out, 0, cpu, fmt.Errorf("pgbench: no tps in output: %s", tail(out, 1500))
+	}
+	tps, err = strconv.ParseFloat(string(m[1]), 64)
+	return out, tps, cpu, err
+}
+
+func tail(b []byte, n int) string { return string(b[max(0, len(b)-n):]) }

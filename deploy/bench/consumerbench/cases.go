@@ -68,21 +68,15 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 
 	// 2. API latency 50 ms, every event a new object.
 	fmt.Fprintf(b.log, "consumerbench: case 2: %d events, API latency %v, new objects\n", o.events, o.apiLatency)
-	if err := b.preload(ctx, "slow", o.events, func(i int) string { return "pay_slow_" + strconv.Itoa(i) }); err != nil {
-		return err
-	}
 	b.api.latency.Store(int64(o.apiLatency))
-	if res.slowRate, err = b.drain(ctx, "slow", o.events); err != nil {
+	if res.slowRate, err = b.backlog(ctx, "slow", o.events, func(i int) string { return "pay_slow_" + strconv.Itoa(i) }); err != nil {
 		return err
 	}
 
 	// 3. API latency 50 ms, ten events per object arriving together.
 	fmt.Fprintf(b.log, "consumerbench: case 3: %d events, 10 per object\n", o.events)
-	if err := b.preload(ctx, "grouped", o.events, func(i int) string { return "pay_grp_" + strconv.Itoa(i/10) }); err != nil {
-		return err
-	}
 	before := b.api.calls.Load()
-	if res.groupedRate, err = b.drain(ctx, "grouped", o.events); err != nil {
+	if res.groupedRate, err = b.backlog(ctx, "grouped", o.events, func(i int) string { return "pay_grp_" + strconv.Itoa(i/10) }); err != nil {
 		return err
 	}
 	res.groupedCalls = float64(b.api.calls.Load()-before) / float64(o.events)
@@ -91,12 +85,9 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	// 4. api_rate_limit: the fake API answers 429 above the limit plus the
 	// 5 % burst a token bucket of that rate allows in any one second.
 	fmt.Fprintf(b.log, "consumerbench: case 4: %d events with api_rate_limit %d\n", o.limitedEvents, o.rateLimit)
-	if err := b.preload(ctx, "limited", o.limitedEvents, func(i int) string { return "pay_lim_" + strconv.Itoa(i) }); err != nil {
-		return err
-	}
 	b.api.limit.Store(int64(o.rateLimit * 105 / 100))
 	b.api.record(true)
-	if res.limitedRate, err = b.drain(ctx, "limited", o.limitedEvents); err != nil {
+	if res.limitedRate, err = b.backlog(ctx, "limited", o.limitedEvents, func(i int) string { return "pay_lim_" + strconv.Itoa(i) }); err != nil {
 		return err
 	}
 	res.limitedMax = maxInWindow(b.api.record(false), time.Second)
@@ -133,6 +124,15 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 
 	// 7 and 8. Forward to a team's service (forward.go).
 	return b.forwardCases(ctx, res)
+}
+
+// backlog preloads n events of prov (object names the subject of event i)
+// and drains them (drain).
+func (b *bench) backlog(ctx context.Context, prov string, n int, object func(i int) string) (float64, error) {
+	if err := b.preload(ctx, prov, n, object); err != nil {
+		return 0, err
+	}
+	return b.drain(ctx, prov, n)
 }
 
 // drain starts a consumer on prov's pre-loaded topic, waits for n final

@@ -50,19 +50,13 @@ func forwardYAML(d *destination, concurrency int) string {
 func (b *bench) forwardCases(ctx context.Context, res *results) error {
 	o := b.o
 	fmt.Fprintf(b.log, "consumerbench: case 7: %d events forwarded to a 0-latency destination\n", o.events)
-	if err := b.preload(ctx, "fwdfast", o.events, func(i int) string { return "pay_fwd_" + strconv.Itoa(i) }); err != nil {
-		return err
-	}
 	var err error
-	if res.forwardFast, err = b.drain(ctx, "fwdfast", o.events); err != nil {
+	if res.forwardFast, err = b.backlog(ctx, "fwdfast", o.events, func(i int) string { return "pay_fwd_" + strconv.Itoa(i) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(b.log, "consumerbench: case 8: %d events forwarded to a destination answering after %v\n", o.events, o.apiLatency)
-	if err := b.preload(ctx, "fwdslow", o.events, func(i int) string { return "pay_fws_" + strconv.Itoa(i) }); err != nil {
-		return err
-	}
 	b.dest.latency.Store(int64(o.apiLatency))
-	if res.forwardSlow, err = b.drain(ctx, "fwdslow", o.events); err != nil {
+	if res.forwardSlow, err = b.backlog(ctx, "fwdslow", o.events, func(i int) string { return "pay_fws_" + strconv.Itoa(i) }); err != nil {
 		return err
 	}
 	b.dest.latency.Store(0)

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
@@ -43,24 +41,11 @@ func (b *bench) ceilingSQL(ctx context.Context) (float64, error) {
 SELECT 'pgb', 'pgb_' || i, 'payment.succeeded', '{"id":"x"}', true, 'bench' FROM generate_series(1, $1::int) i`, n); err != nil {
 		return 0, fmt.Errorf("pgbench rows: %w", err)
 	}
-	path, err := benchenv.PgbenchPath()
-	if err != nil {
-		return 0, err
-	}
 	script := filepath.Join(b.Dir, "consumer.sql")
 	if err := os.WriteFile(script, []byte(pgbenchScript), 0o644); err != nil {
 		return 0, err
 	}
-	cmd := exec.CommandContext(ctx, path, "-n", "-M", "prepared", "-c", "1", "-D", "batch="+strconv.Itoa(batch),
+	_, tps, _, err := benchenv.Pgbench(ctx, nil, "-n", "-M", "prepared", "-c", "1", "-D", "batch="+strconv.Itoa(batch),
 		"-t", strconv.Itoa(txns), "-f", script, b.DBURL)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return 0, fmt.Errorf("pgbench: %w: %s", err, out)
-	}
-	m := regexp.MustCompile(`tps = ([0-9.]+)`).FindSubmatch(out)
-	if m == nil {
-		return 0, fmt.Errorf("pgbench printed no tps: %s", out)
-	}
-	tps, err := strconv.ParseFloat(string(m[1]), 64)
 	return tps * float64(batch), err
 }

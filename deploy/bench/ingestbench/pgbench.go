@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -98,8 +97,6 @@ func arrayLit(v string) string {
 	return `{"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v) + `"}`
 }
 
-var tpsLine = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
-
 // runPgbench runs the script with clients connections for d (at rate
 // transactions/s when rate > 0) and reads every transaction's latency from
 // pgbench's per-transaction log.
@@ -119,31 +116,20 @@ func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d t
 		args = append(args, "-D", def)
 	}
 	args = append(args, dbURL)
-	bin, err := benchenv.PgbenchPath()
-	if err != nil {
-		return runResult{}, err
-	}
-	cmd := exec.CommandContext(ctx, bin, args...)
 	// pgbench's prepared statement gets PostgreSQL's generic plan, as the
 	// receiver's does. Left to plan_cache_mode=auto, PostgreSQL keeps
 	// re-planning pgbench's one-row executions (their custom plans look
 	// cheaper than the generic one), which costs ~300 µs per transaction
 	// and made the ceiling look lower than it is (docs/BENCHMARKS.md).
-	cmd.Env = append(os.Environ(), "PGOPTIONS=-c plan_cache_mode=force_generic_plan")
-	out, err := cmd.CombinedOutput()
+	_, tps, cpu, err := benchenv.Pgbench(ctx, []string{"PGOPTIONS=-c plan_cache_mode=force_generic_plan"}, args...)
 	if err != nil {
-		return runResult{}, fmt.Errorf("pgbench: %w: %s", err, tail(out, 1500))
+		return runResult{}, err
 	}
-	m := tpsLine.FindSubmatch(out)
-	if m == nil {
-		return runResult{}, fmt.Errorf("pgbench: no tps in output: %s", tail(out, 1500))
-	}
-	tps, _ := strconv.ParseFloat(string(m[1]), 64)
 	lats, err := readPgbenchLogs(logDir)
 	if err != nil {
 		return runResult{}, err
 	}
-	r := runResult{n: lats.N(), lat: lats, clientCPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+	r := runResult{n: lats.N(), lat: lats, clientCPU: cpu}
 	// pgbench's own tps excludes connection set-up; express it as n/elapsed.
 	if tps > 0 {
 		r.elapsed = time.Duration(float64(lats.N()) / tps * float64(time.Second))
@@ -185,11 +171,4 @@ func readPgbenchLogs(dir string) (*benchenv.Hist, error) {
 		}
 	}
 	return lats, nil
-}
-
-func tail(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
 }
