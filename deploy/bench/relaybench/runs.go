@@ -190,27 +190,8 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 	}
 	defer func() { stop() }()
 	measure := func(offered string, latency bool, write func(topic string, s *stamps) (int, error)) (result, error) {
-		topic, err := b.newTopic(ctx, mode)
+		s, n, start, err := b.onTopic(ctx, mode, b.o.duration+5*time.Minute, nil, write)
 		if err != nil {
-			return result{}, err
-		}
-		s := newStamps()
-		var mu sync.Mutex
-		total := 0
-		cctx, cancel := context.WithTimeout(ctx, b.o.duration+5*time.Minute)
-		defer cancel()
-		done := make(chan error, 1)
-		go func() { done <- b.consume(cctx, topic, s, func() int { mu.Lock(); defer mu.Unlock(); return total }) }()
-		warmUp()
-		start := time.Now()
-		n, err := write(topic, s)
-		if err != nil {
-			return result{}, err
-		}
-		mu.Lock()
-		total = n
-		mu.Unlock()
-		if err := <-done; err != nil {
 			return result{}, err
 		}
 		r := summarize(what, offered, s, n, s.lastRecv.Sub(start), latency)
