@@ -14,18 +14,18 @@ func (r *results) print(w io.Writer, b *bench) {
 		"one Kafka 4 broker, the real receiver, relay (logical replication) and consumer in one process, and a local "+
 		"reference-provider API. Topics of %d partitions, consumers.max_poll_records %d (the batch), api_concurrency %d.\n\n",
 		b.PGVersion, o.partitions, o.maxPoll, o.apiConcurrency)
-	fmt.Fprintf(w, "| case | measure | value | target |\n|---|---|---|---|\n")
-	fmt.Fprintf(w, "| – | receiver max rate, closed loop, 16 connections, %v (%d events), in-process, nothing else running | %.0f events/s | |\n", o.receiverFor, r.receiverEvents, r.receiverRate)
-	fmt.Fprintf(w, "| – | PostgreSQL ceiling: pgbench running the consumer's batched statements (`consumers_claim_many` + one transaction of `consumers_apply`, %d events a batch, 1 client) | %.0f events/s | |\n", o.maxPoll, r.ceilingSQL)
-	fmt.Fprintf(w, "| 1 | consumer drain of the receiver's backlog, API latency 0, new objects | %.0f events/s = **%.2f × the receiver** (%.0f%% of the PostgreSQL ceiling) | ≥ 1.0 × |\n",
+	tb := benchenv.NewTable(w, "case", "measure", "value", "target")
+	tb.Rowf("– | receiver max rate, closed loop, 16 connections, %v (%d events), in-process, nothing else running | %.0f events/s |", o.receiverFor, r.receiverEvents, r.receiverRate)
+	tb.Rowf("– | PostgreSQL ceiling: pgbench running the consumer's batched statements (`consumers_claim_many` + one transaction of `consumers_apply`, %d events a batch, 1 client) | %.0f events/s |", o.maxPoll, r.ceilingSQL)
+	tb.Rowf("1 | consumer drain of the receiver's backlog, API latency 0, new objects | %.0f events/s = **%.2f × the receiver** (%.0f%% of the PostgreSQL ceiling) | ≥ 1.0 ×",
 		r.fastRate, r.fastRate/r.receiverRate, 100*r.fastRate/r.ceilingSQL)
 	if !o.forwardOnly {
 		r.printFetchCases(w, o)
 	}
-	fmt.Fprintf(w, "| 7 | forward (Standard Webhooks, concurrency %d) of %d events to a local destination answering at once | %.0f events/s = **%.2f × the receiver** | ≥ 1.0 × |\n",
+	tb.Rowf("7 | forward (Standard Webhooks, concurrency %d) of %d events to a local destination answering at once | %.0f events/s = **%.2f × the receiver** | ≥ 1.0 ×",
 		o.apiConcurrency, o.events, r.forwardFast, r.forwardFast/r.receiverRate)
-	fmt.Fprintf(w, "| 8 | forward of %d events to a destination answering after %v | **%.0f events/s** | ≥ 2 000 |\n", o.events, o.apiLatency, r.forwardSlow)
-	fmt.Fprintf(w, "| – | load average (1 min) at start / end | %s / %s | |\n", r.loadStart, benchenv.LoadAvgText())
+	tb.Rowf("8 | forward of %d events to a destination answering after %v | **%.0f events/s** | ≥ 2 000", o.events, o.apiLatency, r.forwardSlow)
+	tb.Rowf("– | load average (1 min) at start / end | %s / %s |", r.loadStart, benchenv.LoadAvgText())
 }
 
 // printFetchCases prints cases 2 to 6 (the fetch through the reference API).

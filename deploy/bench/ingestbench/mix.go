@@ -102,14 +102,14 @@ func (m *mixResult) print(w io.Writer, b *bench) {
 	fmt.Fprintf(w, "\n### The catalogue's schemes\n\n")
 	fmt.Fprintf(w, "Each provider's deliveries as it sends them (`deploy/bench/benchenv/schemes.go`: GitHub's body HMAC with an unsigned delivery id, so the replay guard; Stripe's timestamped header; Shopify's base64 HMAC; Slack's `v0:`; Standard Webhooks; Twilio's form body with the URL signed; Mailgun's token inside the body), about %d-byte bodies, unique events, closed loop at %d connections, %d rounds of %s per scheme; each round runs the reference scheme first and then the others in an order rotated by round. Receiver CPU is the `gatehouse serve` process's; PostgreSQL CPU all its processes'. Ratio: the scheme's events/s over the reference scheme's of the same round (median of rounds). Medians.\n\n",
 		b.o.bodyBytes, m.conns, b.o.mixRuns, b.o.duration)
-	fmt.Fprintf(w, "| scheme | events/s | p99 ack | events per commit | receiver CPU per event | PostgreSQL CPU per event | WAL per event | ratio to the reference scheme (range) |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	tb := benchenv.NewTable(w, "scheme", "events/s>", "p99 ack>", "events per commit>", "receiver CPU per event>", "PostgreSQL CPU per event>", "WAL per event>", "ratio to the reference scheme (range)>")
 	ok := true
 	for _, r := range m.rows {
 		lo, hi, med := benchenv.Spread(r.ratio)
 		if r.scheme != "reference" && med < 0.9 {
 			ok = false
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %.1f | %.0f µs | %.0f µs | %s B | %.2f (%.2f–%.2f) |\n", r.scheme,
+		tb.Rowf("%s | %s | %s | %.1f | %.0f µs | %.0f µs | %s B | %.2f (%.2f–%.2f)", r.scheme,
 			benchenv.Thousands(benchenv.MedianOf(r.ss, sample.tput)), medianMs(r.ss, 0.99), benchenv.MedianOf(r.ss, sample.perCommit),
 			benchenv.MedianOf(r.ss, func(s sample) float64 { return cpuPerEvent(s.recvCPU, s.n) }),
 			benchenv.MedianOf(r.ss, func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),

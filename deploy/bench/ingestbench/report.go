@@ -31,12 +31,12 @@ func (res *results) print(w io.Writer) {
 	fmt.Fprintf(w, "pgbench runs the Writer's statement captured from the wire (one row per transaction, `-M prepared -j 2`, `plan_cache_mode=force_generic_plan` so it is not re-planned per transaction) on the same database. ")
 	fmt.Fprintf(w, "%d × %s per configuration and side, alternating receiver and pgbench in counterbalanced order (R P, P R, R P, …); tables truncated and checkpointed before each run; every run checked for exactly one inbox and one outbox row per 2xx; all benchmark processes at nice %d. Medians.\n\n", b.o.runs, b.o.duration, benchenv.NiceValue())
 
-	fmt.Fprintf(w, "| load | side | throughput (events/s) | p50 ack | p99 ack | events per commit | WAL per event | PostgreSQL CPU per event | client-side CPU per event |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	tb := benchenv.NewTable(w, "load", "side", "throughput (events/s)>", "p50 ack>", "p99 ack>", "events per commit>", "WAL per event>", "PostgreSQL CPU per event>", "client-side CPU per event>")
 	for _, c := range res.closed {
 		res.rows(w, c)
 		r := ratios(c)
 		mr := benchenv.MedianOf(c.recv, sample.tput) / benchenv.MedianOf(c.pgb, sample.tput)
-		fmt.Fprintf(w, "| | **ratio receiver / pgbench** | **%.2f** (of the medians; paired runs: median %.2f, range %.2f–%.2f) | | | | | | |\n",
+		tb.Rowf("| **ratio receiver / pgbench** | **%.2f** (of the medians; paired runs: median %.2f, range %.2f–%.2f) | | | | | |",
 			mr, r[len(r)/2], r[0], r[len(r)-1])
 	}
 	if res.open != nil {
@@ -55,7 +55,7 @@ func (res *results) print(w io.Writer) {
 		}
 		for i := range min(len(c.recv), len(c.pgb)) {
 			r, p := c.recv[i], c.pgb[i]
-			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.2f | %.1f | %.2f | %s / %s | %s |\n", c.name, i+1, benchenv.Thousands(r.tput()), ms(r.pct(0.99)), benchenv.Thousands(p.tput()), ms(p.pct(0.99)), r.tput()/p.tput(), max(r.load, p.load), r.cores(r.steal), ms(r.wakeP99), ms(r.wakeMax), ms(r.serverP99))
+			tb.Rowf("%s | %d | %s | %s | %s | %s | %.2f | %.1f | %.2f | %s / %s | %s", c.name, i+1, benchenv.Thousands(r.tput()), ms(r.pct(0.99)), benchenv.Thousands(p.tput()), ms(p.pct(0.99)), r.tput()/p.tput(), max(r.load, p.load), r.cores(r.steal), ms(r.wakeP99), ms(r.wakeMax), ms(r.serverP99))
 		}
 	}
 	fmt.Fprintf(w, "\n</details>\n")

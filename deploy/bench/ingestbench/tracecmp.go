@@ -46,7 +46,7 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 	fmt.Fprintf(w, "## Tracing\n\nThe receiver (`gatehouse serve`) with tracing off and with every delivery traced (OTEL_TRACES_SAMPLER=always_on, OTLP/HTTP to a local Jaeger %s, in-memory storage, on the same machine), "+
 		"%d rounds of %s per side at each concurrency, sides in rotating order beside pgbench running the Writer's statement (the ceiling). PostgreSQL %s (%s). CPU per event is the receiver process's own (user+system) over acknowledged events.\n\n",
 		testenv.JaegerModule, b.o.runs, b.o.duration, b.PGVersion, b.settings)
-	fmt.Fprintf(w, "| connections | receiver | events/s | paired ratio to tracing off | receiver CPU/event | PostgreSQL CPU/event |\n|---:|---|---:|---:|---:|---:|\n")
+	tb := benchenv.NewTable(w, "connections>", "receiver", "events/s>", "paired ratio to tracing off>", "receiver CPU/event>", "PostgreSQL CPU/event>")
 	for _, c := range b.o.conc {
 		samples, err := b.rotate(ctx, c, recvs, names, func(round int, samples [][]sample) {
 			fmt.Fprintf(b.log, "ingestbench: tracing c=%d round %d: off %.0f/s on %.0f/s\n", c, round+1,
@@ -67,11 +67,11 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 				slices.Sort(rs)
 				ratio = fmt.Sprintf("%.3f (%.3f–%.3f)", rs[len(rs)/2], rs[0], rs[len(rs)-1])
 			}
-			fmt.Fprintf(w, "| %d | %s | %s | %s | %.0f µs | %.0f µs |\n", c, name, benchenv.Thousands(benchenv.MedianOf(samples[i], sample.tput)), ratio,
+			tb.Rowf("%d | %s | %s | %s | %.0f µs | %.0f µs", c, name, benchenv.Thousands(benchenv.MedianOf(samples[i], sample.tput)), ratio,
 				benchenv.MedianOf(samples[i], recvCPU), benchenv.MedianOf(samples[i], pgCPU))
 		}
 		pg := samples[len(recvs)]
-		fmt.Fprintf(w, "| %d | pgbench (ceiling) | %s | | | %.0f µs |\n", c, benchenv.Thousands(benchenv.MedianOf(pg, sample.tput)), benchenv.MedianOf(pg, pgCPU))
+		tb.Rowf("%d | pgbench (ceiling) | %s | | | %.0f µs", c, benchenv.Thousands(benchenv.MedianOf(pg, sample.tput)), benchenv.MedianOf(pg, pgCPU))
 		fmt.Fprintf(w, "\nCPU per event added by tracing at %d connections (median on − median off): %.0f µs.\n\n", c,
 			benchenv.MedianOf(samples[1], recvCPU)-benchenv.MedianOf(samples[0], recvCPU))
 	}

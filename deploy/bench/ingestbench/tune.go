@@ -24,7 +24,7 @@ func (b *bench) tune(ctx context.Context, workers []int, w io.Writer) error {
 		defer r.stop()
 		recvs[i] = r
 	}
-	fmt.Fprintf(w, "| connections | Writer workers | events/s | paired ratio to pgbench | events per commit | PostgreSQL CPU/event | receiver+client CPU/event |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+	tb := benchenv.NewTable(w, "connections>", "Writer workers>", "events/s>", "paired ratio to pgbench>", "events per commit>", "PostgreSQL CPU/event>", "receiver+client CPU/event>")
 	for _, c := range b.o.conc {
 		samples, err := b.rotate(ctx, c, recvs, nil, func(round int, _ [][]sample) {
 			fmt.Fprintf(b.log, "ingestbench: tune c=%d round %d done\n", c, round+1)
@@ -39,13 +39,13 @@ func (b *bench) tune(ctx context.Context, workers []int, w io.Writer) error {
 				ratios = append(ratios, samples[i][r].tput()/pg[r].tput())
 			}
 			slices.Sort(ratios)
-			fmt.Fprintf(w, "| %d | %d | %s | %.2f (%.2f–%.2f) | %.1f | %.0f µs | %.0f µs |\n", c, n,
+			tb.Rowf("%d | %d | %s | %.2f (%.2f–%.2f) | %.1f | %.0f µs | %.0f µs", c, n,
 				benchenv.Thousands(benchenv.MedianOf(samples[i], sample.tput)), ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1],
 				benchenv.MedianOf(samples[i], sample.perCommit),
 				benchenv.MedianOf(samples[i], func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
 				benchenv.MedianOf(samples[i], func(s sample) float64 { return cpuPerEvent(s.appCPU, s.n) }))
 		}
-		fmt.Fprintf(w, "| %d | pgbench | %s | | 1.0 | %.0f µs | %.0f µs |\n", c, benchenv.Thousands(benchenv.MedianOf(pg, sample.tput)),
+		tb.Rowf("%d | pgbench | %s | | 1.0 | %.0f µs | %.0f µs", c, benchenv.Thousands(benchenv.MedianOf(pg, sample.tput)),
 			benchenv.MedianOf(pg, func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
 			benchenv.MedianOf(pg, func(s sample) float64 { return cpuPerEvent(s.appCPU, s.n) }))
 	}

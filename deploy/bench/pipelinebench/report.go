@@ -145,23 +145,24 @@ func (r *results) print(w io.Writer) {
 		r.rate, o.duration, o.openConns, time.Duration(float64(time.Second)/r.rate), ok, failed, lastErr(r.open.LastError),
 		drainText(r.postDrain, o.drain))
 
-	fmt.Fprintf(w, "| stage | first minute: events/s | first minute: queue age mean / max | last minute: events/s | last minute: queue age mean / max |\n|---|---|---|---|---|\n")
+	tb := benchenv.NewTable(w, "stage", "first minute: events/s", "first minute: queue age mean / max", "last minute: events/s", "last minute: queue age mean / max")
 	acc := func(s sample) float64 { return s.accepted }
 	pub := func(s sample) float64 { return s.published }
 	pro := func(s sample) float64 { return s.processed }
-	fmt.Fprintf(w, "| receiver (accepted) | %.0f | ack p99 %s | %.0f | ack p99 %s |\n",
+	tb.Rowf("receiver (accepted) | %.0f | ack p99 %s | %.0f | ack p99 %s",
 		perSecond(first, m1, acc), ms(mins[0].lats.Q(0.99)), perSecond(lastFrom, last, acc), ms(mins[len(mins)-1].lats.Q(0.99)))
 	relayAge := func(s sample) float64 { return s.relayAge }
 	slotLag := func(s sample) float64 { return s.slotLag }
-	fmt.Fprintf(w, "| relay (published to Kafka) | %.0f | oldest unpublished outbox row %s; slot lag %s | %.0f | %s; slot lag %s |\n",
+	tb.Rowf("relay (published to Kafka) | %.0f | oldest unpublished outbox row %s; slot lag %s | %.0f | %s; slot lag %s",
 		perSecond(first, m1, pub), meanMax(firstWin, relayAge, " s"), meanMax(firstWin, slotLag, " s"),
 		perSecond(lastFrom, last, pub), meanMax(lastWin, relayAge, " s"), meanMax(lastWin, slotLag, " s"))
 	pending := func(s sample) float64 { return s.pendingAge }
 	cAge := func(s sample) float64 { return s.consumerAge }
 	cLag := func(s sample) float64 { return s.consumerLag }
-	fmt.Fprintf(w, "| consumers (processed) | %.0f | oldest unfinished (pending or processing) inbox row %s; lag %s (their queue-age gauge %s) | %.0f | %s; lag %s (gauge %s) |\n\n",
+	tb.Rowf("consumers (processed) | %.0f | oldest unfinished (pending or processing) inbox row %s; lag %s (their queue-age gauge %s) | %.0f | %s; lag %s (gauge %s)",
 		perSecond(first, m1, pro), meanMax(firstWin, pending, " s"), meanMax(firstWin, cLag, " records"), meanMax(firstWin, cAge, " s"),
 		perSecond(lastFrom, last, pro), meanMax(lastWin, pending, " s"), meanMax(lastWin, cLag, " records"), meanMax(lastWin, cAge, " s"))
+	fmt.Fprintln(w)
 
 	r.printCPU(w, first, last)
 	r.printStorage(w, first, m1, last)
@@ -169,8 +170,8 @@ func (r *results) print(w io.Writer) {
 		"The receiver's own gatehouse_webhook_ack_seconds (handler start to 204, bucket-interpolated): p50 %s, p99 %s.\n\n",
 		ms(all.Q(0.5)), ms(all.Q(0.99)), ms(all.Q(0.999)), ms(all.Q(1)),
 		ms(last.ack.Quantile(first.ack, 0.5)), ms(last.ack.Quantile(first.ack, 0.99)))
-	fmt.Fprintf(w, "| minute | sent | non-2xx | ack p50 | ack p99 | p99 / run p99 | ack max | receiver's p99 | receiver/s | relay/s | consumers/s | outbox age max | unfinished inbox row age max | consumers' queue-age gauge max | storage | load |\n")
-	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	tb = benchenv.NewTable(w, "minute", "sent", "non-2xx", "ack p50", "ack p99", "p99 / run p99", "ack max", "receiver's p99", "receiver/s", "relay/s",
+		"consumers/s", "outbox age max", "unfinished inbox row age max", "consumers' queue-age gauge max", "storage", "load")
 	runP99 := all.Q(0.99)
 	for i, m := range mins {
 		a, b := r.near(m.from), r.near(m.to)
@@ -179,7 +180,7 @@ func (r *results) print(w io.Writer) {
 		if runP99 > 0 {
 			spike = float64(m.lats.Q(0.99)) / float64(runP99)
 		}
-		fmt.Fprintf(w, "| %d | %d | %d | %s | %s | %.2f | %s | %s | %.0f | %.0f | %.0f | %s | %s | %s | %s | %.1f |\n",
+		tb.Rowf("%d | %d | %d | %s | %s | %.2f | %s | %s | %.0f | %.0f | %.0f | %s | %s | %s | %s | %.1f",
 			i+1, m.sent, m.failed, ms(m.lats.Q(0.5)), ms(m.lats.Q(0.99)), spike, ms(m.lats.Q(1)), ms(b.ack.Quantile(a.ack, 0.99)),
 			perSecond(a, b, acc), perSecond(a, b, pub), perSecond(a, b, pro),
 			maxOf(win, func(s sample) float64 { return s.relayAge }, " s"),
@@ -200,8 +201,8 @@ func (r *results) printStorage(w io.Writer, first, m1, last sample) {
 	// The last third of the run: long after the retention horizon in a
 	// 10-minute run, so a bounded table no longer grows there.
 	third := r.near(last.at - last.at/3)
-	fmt.Fprintf(w, "| table | start of open loop | end of first minute | end of run | max during run | growth over the last %s |\n|---|---|---|---|---|---|\n",
-		(last.at - third.at).Round(time.Second))
+	tb := benchenv.NewTable(w, "table", "start of open loop", "end of first minute", "end of run", "max during run",
+		fmt.Sprintf("growth over the last %s", (last.at-third.at).Round(time.Second)))
 	growth := func(a, b int64) string {
 		if a < 0 || b < 0 {
 			return "n/a"
@@ -223,11 +224,12 @@ func (r *results) printStorage(w io.Writer, first, m1, last sample) {
 	}
 	for _, t := range tables {
 		f := func(s sample) int64 { return s.bytes[t] }
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", t, size(f(first)), size(f(m1)), size(f(last)), size(maxBytes(f)), growth(f(third), f(last)))
+		tb.Rowf("%s | %s | %s | %s | %s | %s", t, size(f(first)), size(f(m1)), size(f(last)), size(maxBytes(f)), growth(f(third), f(last)))
 	}
 	total := func(s sample) int64 { return s.totalBytes() }
-	fmt.Fprintf(w, "| **total** | %s | %s | **%s** | %s | %s |\n\n", mib(total(first)), mib(total(m1)), mib(total(last)), mib(maxBytes(total)),
+	tb.Rowf("**total** | %s | %s | **%s** | %s | %s", mib(total(first)), mib(total(m1)), mib(total(last)), mib(maxBytes(total)),
 		growth(total(third), total(last)))
+	fmt.Fprintln(w)
 	var parents []string
 	for p := range last.parts {
 		parents = append(parents, p)
