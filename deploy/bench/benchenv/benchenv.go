@@ -1,8 +1,16 @@
-// Package benchenv is the one setup every section of `make bench` shares:
-// a private PostgreSQL (fsync on) and, when a section needs one, a Kafka
-// broker, both started through internal/testenv; the migrated benchmark
-// database; the versions and load the reports quote; and the shape of
-// each section's main.
+// Package benchenv is the bench kit every section of `make bench` (and the
+// chaos soak) is built from, so each does a thing one way: the private
+// PostgreSQL (fsync on) and Kafka of a run, started through
+// internal/testenv, with the migrated benchmark database (this file);
+// signed deliveries (webhooks.go, schemes.go) and HTTP load in closed loop,
+// at a fixed rate or with Poisson arrivals, latency from each request's due
+// time (load.go); latencies in HdrHistogram and medians (stats.go); the
+// launch of `gatehouse` subcommands and their configuration (gatehouse.go);
+// /proc CPU accounting (proc.go); metrics scraped from a process
+// (metrics.go); Markdown tables (table.go); flags declared as struct tags
+// (flags.go); and a section's main, which stamps its output with the
+// commit, the date and the load average and marks a run on a busy machine
+// DISTURBED (main.go).
 package benchenv
 
 import (
