@@ -5,14 +5,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
 // monitor samples each stage's queue once a second and keeps the largest
 // value seen (a sample is skipped while PostgreSQL is down).
 type monitor struct {
-	cancel context.CancelFunc
-	done   chan struct{}
+	stop func()
 
 	mu           sync.Mutex
 	outboxAge    time.Duration // oldest row not yet published
@@ -23,21 +23,8 @@ type monitor struct {
 }
 
 func startMonitor(ctx context.Context, s *stack) *monitor {
-	mctx, cancel := context.WithCancel(ctx)
-	m := &monitor{cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(m.done)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-mctx.Done():
-				return
-			case <-t.C:
-			}
-			m.sample(mctx, s)
-		}
-	}()
+	m := &monitor{}
+	m.stop = benchenv.Every(ctx, time.Second, func(ctx context.Context) { m.sample(ctx, s) })
 	return m
 }
 
@@ -65,9 +52,4 @@ func (m *monitor) sample(ctx context.Context, s *stack) {
 	m.slotLagBytes = max(m.slotLagBytes, lag)
 	m.inboxAge = max(m.inboxAge, time.Duration(inbox*float64(time.Second)))
 	m.retrying = max(m.retrying, retrying)
-}
-
-func (m *monitor) stop() {
-	m.cancel()
-	<-m.done
 }

@@ -96,3 +96,24 @@ func LoadAvg() float64 {
 
 // LoadAvgText is LoadAvg as the reports print it ("0.52").
 func LoadAvgText() string { return strconv.FormatFloat(LoadAvg(), 'f', 2, 64) }
+
+// Every calls f every d, from another goroutine, until the returned stop
+// is called; stop cancels the context f gets and waits for f to return.
+func Every(ctx context.Context, d time.Duration, f func(ctx context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			f(ctx)
+		}
+	}()
+	return func() { cancel(); <-done }
+}

@@ -188,36 +188,23 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 	}
 	r.samples = []sample{first}
 	var mu sync.Mutex
-	sctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(o.every)
-		defer t.Stop()
-		for {
-			select {
-			case <-sctx.Done():
-				return
-			case <-t.C:
-			}
-			s, err := sm.take(sctx)
-			mu.Lock()
-			switch {
-			case sctx.Err() != nil: // the open loop ended during the sample
-			case err != nil:
-				r.sampleErrs++
-				st.Logf("sample at %s failed: %v", s.at.Round(time.Second), err)
-			default:
-				r.samples = append(r.samples, s)
-				st.Logf("%s: accepted %.0f, published %.0f, processed %.0f, relay age %.1fs, oldest pending %.1fs, consumer lag %.0f, storage %s, load %.1f",
-					s.at.Round(time.Second), s.accepted, s.published, s.processed, s.relayAge, s.pendingAge, s.consumerLag, mib(s.totalBytes()), s.load)
-			}
-			mu.Unlock()
+	stop := benchenv.Every(ctx, o.every, func(sctx context.Context) {
+		s, err := sm.take(sctx)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case sctx.Err() != nil: // the open loop ended during the sample
+		case err != nil:
+			r.sampleErrs++
+			st.Logf("sample at %s failed: %v", s.at.Round(time.Second), err)
+		default:
+			r.samples = append(r.samples, s)
+			st.Logf("%s: accepted %.0f, published %.0f, processed %.0f, relay age %.1fs, oldest pending %.1fs, consumer lag %.0f, storage %s, load %.1f",
+				s.at.Round(time.Second), s.accepted, s.published, s.processed, s.relayAge, s.pendingAge, s.consumerLag, mib(s.totalBytes()), s.load)
 		}
-	}()
+	})
 	r.open = benchenv.Load{Addr: sm.serve.Public, Conns: o.openConns, Next: gen.Next}.Fixed(ctx, r.rate, o.duration)
 	stop()
-	<-done
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
