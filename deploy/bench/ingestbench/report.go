@@ -33,14 +33,14 @@ func (res *results) print(w io.Writer) {
 
 	tb := benchenv.NewTable(w, "load", "side", "throughput (events/s)>", "p50 ack>", "p99 ack>", "events per commit>", "WAL per event>", "PostgreSQL CPU per event>", "client-side CPU per event>")
 	for _, c := range res.closed {
-		res.rows(w, c)
+		res.rows(tb, c)
 		r := ratios(c)
 		mr := benchenv.MedianOf(c.recv, sample.tput) / benchenv.MedianOf(c.pgb, sample.tput)
 		tb.Rowf("| **ratio receiver / pgbench** | **%.2f** (of the medians; paired runs: median %.2f, range %.2f–%.2f) | | | | | |",
 			mr, r[len(r)/2], r[0], r[len(r)-1])
 	}
 	if res.open != nil {
-		res.rows(w, res.open)
+		res.rows(tb, res.open)
 	}
 	fmt.Fprintf(w, "\nTargets: ratio ≥ 1.0 at every concurrency: %s", benchenv.Verdict(res.ratiosMet()))
 	if res.open != nil {
@@ -48,7 +48,9 @@ func (res *results) print(w io.Writer) {
 		fmt.Fprintf(w, "; p99 ack ≤ 10 ms at half the maximum rate (%s events/s): %s (median p99 %.2f ms, worst run %s)",
 			benchenv.Thousands(res.open.rate), benchenv.Verdict(p99 <= 10), p99, ms(worst(res.open.recv, 0.99)))
 	}
-	fmt.Fprintf(w, ".\n\n<details><summary>Per run</summary>\n\n| load | run | receiver events/s | receiver p99 | pgbench tps | pgbench p99 | ratio | load average after the pair | receiver run: CPU stolen by the hypervisor (cores) | receiver run: wake-up delay of a 1 ms sleep in the load generator, p99 / max | receiver p99 by gatehouse's own ack histogram |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, ".\n\n<details><summary>Per run</summary>\n\n")
+	tb = benchenv.NewTable(w, "load", "run>", "receiver events/s>", "receiver p99>", "pgbench tps>", "pgbench p99>", "ratio>", "load average after the pair>",
+		"receiver run: CPU stolen by the hypervisor (cores)>", "receiver run: wake-up delay of a 1 ms sleep in the load generator, p99 / max>", "receiver p99 by gatehouse's own ack histogram>")
 	for _, c := range append(res.closed, res.open) {
 		if c == nil {
 			continue
@@ -61,7 +63,7 @@ func (res *results) print(w io.Writer) {
 	fmt.Fprintf(w, "\n</details>\n")
 }
 
-func (res *results) rows(w io.Writer, c *shape) {
+func (res *results) rows(tb *benchenv.Table, c *shape) {
 	pg := "pgbench, same statement, 1 row per transaction"
 	if c.rate > 0 {
 		pg = "pgbench -R at the same rate"
@@ -74,7 +76,7 @@ func (res *results) rows(w io.Writer, c *shape) {
 		if i == 0 {
 			load = c.name
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.1f | %s B | %.0f µs | %.0f µs |\n", load, side.name,
+		tb.Rowf("%s | %s | %s | %s | %s | %.1f | %s B | %.0f µs | %.0f µs", load, side.name,
 			benchenv.Thousands(benchenv.MedianOf(side.ss, sample.tput)), medianMs(side.ss, 0.5), medianMs(side.ss, 0.99),
 			benchenv.MedianOf(side.ss, sample.perCommit), benchenv.Thousands(benchenv.MedianOf(side.ss, func(s sample) float64 { return float64(s.walBytes) / float64(s.n) })),
 			benchenv.MedianOf(side.ss, func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
