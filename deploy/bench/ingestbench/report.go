@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
@@ -13,14 +12,14 @@ func medianMs(ss []sample, q float64) string {
 	return fmt.Sprintf("%.2f ms", benchenv.MedianOf(ss, func(s sample) float64 { return float64(s.pct(q)) / float64(time.Millisecond) }))
 }
 
-// ratios returns the paired per-run ratios receiver/pgbench, sorted.
-func ratios(c *shape) []float64 {
+// paired is the minimum, maximum and median of the per-run throughput
+// ratios a[i]/b[i] of runs made side by side.
+func paired(a, b []sample) (lo, hi, med float64) {
 	var r []float64
-	for i := range min(len(c.recv), len(c.pgb)) {
-		r = append(r, c.recv[i].tput()/c.pgb[i].tput())
+	for i := range min(len(a), len(b)) {
+		r = append(r, a[i].tput()/b[i].tput())
 	}
-	slices.Sort(r)
-	return r
+	return benchenv.Spread(r)
 }
 
 func (res *results) print(w io.Writer) {
@@ -34,10 +33,9 @@ func (res *results) print(w io.Writer) {
 	tb := benchenv.NewTable(w, "load", "side", "throughput (events/s)>", "p50 ack>", "p99 ack>", "events per commit>", "WAL per event>", "PostgreSQL CPU per event>", "client-side CPU per event>")
 	for _, c := range res.closed {
 		res.rows(tb, c)
-		r := ratios(c)
+		lo, hi, med := paired(c.recv, c.pgb)
 		mr := benchenv.MedianOf(c.recv, sample.tput) / benchenv.MedianOf(c.pgb, sample.tput)
-		tb.Rowf("| **ratio receiver / pgbench** | **%.2f** (of the medians; paired runs: median %.2f, range %.2f–%.2f) | | | | | |",
-			mr, r[len(r)/2], r[0], r[len(r)-1])
+		tb.Rowf("| **ratio receiver / pgbench** | **%.2f** (of the medians; paired runs: median %.2f, range %.2f–%.2f) | | | | | |", mr, med, lo, hi)
 	}
 	if res.open != nil {
 		res.rows(tb, res.open)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/internal/testenv"
@@ -60,12 +59,8 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 		for i, name := range names {
 			ratio := "1"
 			if i > 0 {
-				var rs []float64
-				for r := range samples[i] {
-					rs = append(rs, samples[i][r].tput()/samples[0][r].tput())
-				}
-				slices.Sort(rs)
-				ratio = fmt.Sprintf("%.3f (%.3f–%.3f)", rs[len(rs)/2], rs[0], rs[len(rs)-1])
+				lo, hi, med := paired(samples[i], samples[0])
+				ratio = fmt.Sprintf("%.3f (%.3f–%.3f)", med, lo, hi)
 			}
 			tb.Rowf("%d | %s | %s | %s | %.0f µs | %.0f µs", c, name, benchenv.Thousands(benchenv.MedianOf(samples[i], sample.tput)), ratio,
 				benchenv.MedianOf(samples[i], recvCPU), benchenv.MedianOf(samples[i], pgCPU))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
@@ -34,13 +33,9 @@ func (b *bench) tune(ctx context.Context, workers []int, w io.Writer) error {
 		}
 		pg := samples[len(workers)]
 		for i, n := range workers {
-			var ratios []float64
-			for r := range samples[i] {
-				ratios = append(ratios, samples[i][r].tput()/pg[r].tput())
-			}
-			slices.Sort(ratios)
+			lo, hi, med := paired(samples[i], pg)
 			tb.Rowf("%d | %d | %s | %.2f (%.2f–%.2f) | %.1f | %.0f µs | %.0f µs", c, n,
-				benchenv.Thousands(benchenv.MedianOf(samples[i], sample.tput)), ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1],
+				benchenv.Thousands(benchenv.MedianOf(samples[i], sample.tput)), med, lo, hi,
 				benchenv.MedianOf(samples[i], sample.perCommit),
 				benchenv.MedianOf(samples[i], func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
 				benchenv.MedianOf(samples[i], func(s sample) float64 { return cpuPerEvent(s.appCPU, s.n) }))
