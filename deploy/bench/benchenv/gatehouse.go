@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +15,13 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // Gatehouse says how to launch one `gatehouse <Sub> --config <Config>`.
@@ -186,4 +195,36 @@ func WriteConfig(dir, name, dbURL, extra, providers string) (string, error) {
 	text := fmt.Sprintf("listen: \"127.0.0.1:0\"\nadmin_listen: \"127.0.0.1:0\"\ndatabase_url: %q\nlog_level: info\n%sproviders:\n%s", dbURL, extra, providers)
 	path := filepath.Join(dir, name)
 	return path, os.WriteFile(path, []byte(text), 0o600)
+}
+
+// InProcess composes the webhook receiver in this process as `gatehouse
+// serve` does (ingest.New over an ingest.Writer of workers and batch, a
+// chi router, net/http with serve's timeouts) on a loopback port, for a
+// section that sets the Writer's parameters or runs the receiver beside
+// its other stages. stop shuts it down and closes the Writer (not pool).
+func InProcess(pool *pgxpool.Pool, providers map[string]*config.Provider, workers, batch int, log *slog.Logger, reg prometheus.Registerer) (addr string, stop func(), err error) {
+	w, err := ingest.NewWriter(pool, workers, batch)
+	if err != nil {
+		return "", nil, err
+	}
+	rcv, err := ingest.New(ingest.Config{Providers: providers, Store: w, Logger: log, Registerer: reg})
+	if err != nil {
+		w.Close()
+		return "", nil, err
+	}
+	r := chi.NewRouter()
+	rcv.Routes(r)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		w.Close()
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	go func() { _ = srv.Serve(ln) }()
+	return ln.Addr().String(), func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		w.Close()
+	}, nil
 }

@@ -16,11 +16,9 @@ import (
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse/gatehouse/consumers"
-	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
 )
@@ -199,26 +197,7 @@ func (b *bench) startConsumer(ctx context.Context, prov string, reg prometheus.R
 
 // receiver runs the real webhook receiver on a loopback listener (host:port).
 func (b *bench) receiver() (addr string, stop func(), err error) {
-	w, err := ingest.NewWriter(b.Pool, 4, 64)
-	if err != nil {
-		return "", nil, err
-	}
-	rcv, err := ingest.New(ingest.Config{Providers: b.cfg.Providers, Store: w, Logger: quiet(),
-		Registerer: prometheus.NewRegistry()})
-	if err != nil {
-		w.Close()
-		return "", nil, err
-	}
-	mux := chi.NewRouter()
-	rcv.Routes(mux)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		w.Close()
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: mux}
-	go func() { _ = srv.Serve(ln) }()
-	return ln.Addr().String(), func() { _ = srv.Close(); w.Close() }, nil
+	return benchenv.InProcess(b.Pool, b.cfg.Providers, 4, 64, quiet(), prometheus.NewRegistry())
 }
 
 func (b *bench) close() {

@@ -3,17 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"strings"
-	"time"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
-	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/obs"
 )
@@ -63,9 +57,8 @@ func startReceiver(ctx context.Context, b *bench) (*receiver, error) {
 		metrics: func() (benchenv.Families, error) { return benchenv.Scrape(ctx, p.Admin) }}, nil
 }
 
-// startInProcess composes the receiver as cmd/gatehouse does (config,
-// JSON logger, registry, chi router, ingest.New, Writer, net/http server)
-// but with the Writer and pool sizes taken from the flags.
+// startInProcess composes the receiver as cmd/gatehouse does
+// (benchenv.InProcess) but with the Writer and pool sizes of the flags.
 func startInProcess(ctx context.Context, b *bench, path string) (*receiver, error) {
 	cfgText, err := os.ReadFile(path)
 	if err != nil {
@@ -90,45 +83,15 @@ func startInProcess(ctx context.Context, b *bench, path string) (*receiver, erro
 		logf.Close()
 		return nil, fmt.Errorf("pool: %w", err)
 	}
-	w, err := ingest.NewWriter(pool, b.o.workers, b.o.batch)
-	if err != nil {
-		pool.Close()
-		logf.Close()
-		return nil, err
-	}
 	reg := obs.NewRegistry()
-	rcv, err := ingest.New(ingest.Config{
-		Providers:  cfg.Providers,
-		Store:      w,
-		Logger:     obs.NewLogger(logf, cfg.LogLevel),
-		Registerer: reg,
-	})
+	addr, stop, err := benchenv.InProcess(pool, cfg.Providers, b.o.workers, b.o.batch, obs.NewLogger(logf, cfg.LogLevel), reg)
 	if err != nil {
-		w.Close()
 		pool.Close()
 		logf.Close()
 		return nil, err
-	}
-	r := chi.NewRouter()
-	rcv.Routes(r)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		w.Close()
-		pool.Close()
-		logf.Close()
-		return nil, err
-	}
-	srv := &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
-	go func() { _ = srv.Serve(ln) }()
-	stop := func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		w.Close()
-		pool.Close()
-		logf.Close()
 	}
 	desc := fmt.Sprintf("in-process receiver (Writer workers=%d, batch=%d, pool=%d, GOMAXPROCS shared with the load generator)",
 		b.o.workers, b.o.batch, b.o.poolSize)
-	return &receiver{addr: ln.Addr().String(), desc: strings.TrimSpace(desc), stop: stop, metrics: func() (benchenv.Families, error) { return benchenv.Gather(reg) }}, nil
+	return &receiver{addr: addr, desc: desc, stop: func() { stop(); pool.Close(); logf.Close() },
+		metrics: func() (benchenv.Families, error) { return benchenv.Gather(reg) }}, nil
 }
