@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
 )
 
@@ -227,4 +228,30 @@ func InProcess(pool *pgxpool.Pool, providers map[string]*config.Provider, worker
 		_ = srv.Shutdown(sctx)
 		w.Close()
 	}, nil
+}
+
+// Relay runs the outbox relay of cfg in this process (the code of
+// `gatehouse relay`) until the returned stop is called, once it is ready.
+func Relay(ctx context.Context, cfg relay.Config) (stop func(), err error) {
+	rl, err := relay.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- rl.Run(rctx) }()
+	select {
+	case <-rl.Ready():
+		return func() { cancel(); <-done; rl.Close() }, nil
+	case err := <-done:
+		err = fmt.Errorf("relay stopped: %w", err)
+		cancel()
+		rl.Close()
+		return nil, err
+	case <-time.After(time.Minute):
+		cancel()
+		<-done
+		rl.Close()
+		return nil, errors.New("relay not ready after a minute")
+	}
 }

@@ -159,21 +159,8 @@ func (b *bench) startRelay(ctx context.Context) (func(), error) {
 	for _, p := range providers {
 		topics = append(topics, b.cfg.Providers[p].Topic)
 	}
-	rl, err := relay.New(relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: b.cfg.Relay, Kafka: b.cfg.Kafka,
+	return benchenv.Relay(ctx, relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: b.cfg.Relay, Kafka: b.cfg.Kafka,
 		Topics: topics, Logger: quiet()})
-	if err != nil {
-		return nil, err
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = rl.Run(rctx); close(done) }()
-	select {
-	case <-rl.Ready():
-	case <-time.After(60 * time.Second):
-		cancel()
-		return nil, fmt.Errorf("relay not ready within 60s")
-	}
-	return func() { cancel(); <-done; rl.Close() }, nil
 }
 
 // startConsumer runs a consumer group member for one provider's topic.

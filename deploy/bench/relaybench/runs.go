@@ -151,26 +151,8 @@ func (b *bench) startRelay(ctx context.Context, mode string) (func(), error) {
 	rc.RepublishAfter, rc.StatusInterval, rc.HeartbeatInterval = cfg.Relay.RepublishAfter, cfg.Relay.StatusInterval, cfg.Relay.HeartbeatInterval
 	rc.PollInterval, rc.BatchSize, rc.MetricsInterval = cfg.Relay.PollInterval, cfg.Relay.BatchSize, cfg.Relay.MetricsInterval
 	kc.ClientID, kc.TopicConfigs = cfg.Kafka.ClientID, cfg.Kafka.TopicConfigs
-	rl, err := relay.New(relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: rc, Kafka: kc,
+	return benchenv.Relay(ctx, relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: rc, Kafka: kc,
 		Logger: slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	if err != nil {
-		return nil, err
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- rl.Run(rctx) }()
-	select {
-	case <-rl.Ready():
-	case err := <-done:
-		cancel()
-		rl.Close()
-		return nil, fmt.Errorf("relay stopped: %v", err)
-	case <-time.After(time.Minute):
-		cancel()
-		rl.Close()
-		return nil, fmt.Errorf("relay not ready after a minute")
-	}
-	return func() { cancel(); <-done; rl.Close() }, nil
 }
 
 // relayRuns measures one mode: paced runs, a max run and a backlog drain.
