@@ -255,3 +255,15 @@ func Relay(ctx context.Context, cfg relay.Config) (stop func(), err error) {
 		return nil, errors.New("relay not ready after a minute")
 	}
 }
+
+// Serve serves h on a loopback port (a provider's API, a forward
+// destination) and returns its base URL and what stops it.
+func Serve(h http.Handler) (url string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+}

@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // fwdSecret signs the forward cases' deliveries (Standard Webhooks).
@@ -17,25 +18,24 @@ const fwdSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 // after the current latency and counts deliveries.
 type destination struct {
 	url       string
-	srv       *http.Server
+	stop      func()
 	latency   atomic.Int64 // time.Duration
 	delivered atomic.Int64
 }
 
 func startDestination() (*destination, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	d := &destination{url: "http://" + ln.Addr().String() + "/hooks"}
-	d.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	d := &destination{}
+	base, stop, err := benchenv.Serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if l := time.Duration(d.latency.Load()); l > 0 {
 			time.Sleep(l)
 		}
 		d.delivered.Add(1)
 		w.WriteHeader(http.StatusNoContent)
-	})}
-	go func() { _ = d.srv.Serve(ln) }()
+	}))
+	if err != nil {
+		return nil, err
+	}
+	d.url, d.stop = base+"/hooks", stop
 	return d, nil
 }
 

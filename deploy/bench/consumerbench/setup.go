@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -88,7 +87,7 @@ func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
 // second and answers 429 above its own limit (when set), as Stripe does.
 type fakeAPI struct {
 	url     string
-	srv     *http.Server
+	stop    func()
 	latency atomic.Int64 // time.Duration
 	limit   atomic.Int64 // requests per second before 429s; 0: none
 	calls   atomic.Int64
@@ -100,13 +99,11 @@ type fakeAPI struct {
 }
 
 func startAPI() (*fakeAPI, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	a := &fakeAPI{}
+	var err error
+	if a.url, a.stop, err = benchenv.Serve(http.HandlerFunc(a.serve)); err != nil {
 		return nil, err
 	}
-	a := &fakeAPI{url: "http://" + ln.Addr().String()}
-	a.srv = &http.Server{Handler: http.HandlerFunc(a.serve)}
-	go func() { _ = a.srv.Serve(ln) }()
 	return a, nil
 }
 
@@ -189,10 +186,10 @@ func (b *bench) receiver() (addr string, stop func(), err error) {
 
 func (b *bench) close() {
 	if b.api != nil {
-		_ = b.api.srv.Close()
+		b.api.stop()
 	}
 	if b.dest != nil {
-		_ = b.dest.srv.Close()
+		b.dest.stop()
 	}
 	b.Stack.Close()
 }

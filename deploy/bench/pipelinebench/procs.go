@@ -4,13 +4,10 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -44,15 +41,7 @@ storage:
 
 // startAPI serves the demo provider's API (internal/demoapi, what `gatehouse
 // dev --demo-api` serves) on a loopback port.
-func startAPI() (url string, stop func(), err error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: demoapi.Handler(nil), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
-}
+func startAPI() (url string, stop func(), err error) { return benchenv.Serve(demoapi.Handler(nil)) }
 
 // resetPartitions drops the partitions the migration created (a day wide,
 // up to the end of tomorrow) and forgets them, so the first maintenance
