@@ -76,3 +76,25 @@ func TestFlagsFromTags(t *testing.T) {
 		t.Errorf("help default %q", fs.Lookup("d").DefValue)
 	}
 }
+
+func TestTable(t *testing.T) {
+	var b strings.Builder
+	tb := NewTable(&b, "path", "rows>")
+	tb.Row("relay", 3)
+	tb.Rowf("%s | %d", "poll", 4)
+	tb.Row("short")
+	want := "| path | rows |\n|---|---:|\n| relay | 3 |\n| poll | 4 |\n| short |  |\n"
+	if b.String() != want {
+		t.Fatalf("table:\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
+func TestEventID(t *testing.T) {
+	d := NewDeliveries("p", "h:1", []byte("whsec_x"), 0)
+	if id := eventID(d.Next(time.Now())); id != "1000000000001" {
+		t.Fatalf("event id %q", id)
+	}
+	if id := eventID([]byte("POST / HTTP/1.1\r\n\r\n{}")); id != "" {
+		t.Fatalf("no id: %q", id)
+	}
+}

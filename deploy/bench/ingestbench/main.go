@@ -11,6 +11,11 @@
 // checks ack latency (measured from each request's scheduled send time, so
 // queueing is not hidden), with pgbench -R at the same rate beside it.
 //
+// With -overload it is instead the "Under overload" section (overload.go):
+// provider B alone and beside provider A's flood and slow clients. With
+// -tracing, the receiver with tracing off and on (tracecmp.go); with
+// -tune, Writer worker counts in-process (tune.go).
+//
 // It prints a Markdown section (the table of docs/BENCHMARKS.md) on stdout
 // and progress on stderr. Usage:
 //
