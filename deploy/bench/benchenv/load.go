@@ -130,7 +130,9 @@ func collect(ws []*loadWorker, start time.Time, elapsed time.Duration) LoadResul
 
 // Closed keeps Conns requests in flight for d (or until ctx ends): each
 // connection sends Next(now) as soon as its previous request is answered.
-// Each Ack's Due is its send time.
+// Each Ack's Due is its send time; Elapsed runs to the last answer (the
+// requests sent before d end too), so Rate does not count them in a
+// shorter time than they took.
 func (l Load) Closed(ctx context.Context, d time.Duration) LoadResult {
 	ws := l.workers()
 	start := time.Now()
@@ -148,7 +150,7 @@ func (l Load) Closed(ctx context.Context, d time.Duration) LoadResult {
 		})
 	}
 	wg.Wait()
-	return collect(ws, start, min(time.Since(start), d))
+	return collect(ws, start, time.Since(start))
 }
 
 // Fixed is an open-loop run: requests are due at fixed intervals of
