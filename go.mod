@@ -3,6 +3,7 @@ module github.com/gatehouse/gatehouse
 go 1.26.8
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/PaddleHQ/paddle-go-sdk/v3 v3.0.0
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
 	github.com/bwmarrin/discordgo v0.28.1

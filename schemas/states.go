@@ -35,6 +35,14 @@ func States() []string {
 // (processing_state = ANY($n)); a new slice each call.
 func FinalStates() []string { return []string{StateSucceeded, StateIgnoredStale, StateSkipped} }
 
+// TerminalStates lists the states an event ends in and stays in until a
+// replay: the final success states and dead (for SQL that waits for a
+// pipeline to settle, processing_state <> ALL($n)); a new slice each call.
+func TerminalStates() []string { return append(FinalStates(), StateDead) }
+
+// Terminal reports whether state is one an event ends in (final or dead).
+func Terminal(state string) bool { return Final(state) || state == StateDead }
+
 // Final reports whether state is a final success state.
 func Final(state string) bool {
 	return state == StateSucceeded || state == StateIgnoredStale || state == StateSkipped

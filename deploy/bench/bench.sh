@@ -12,6 +12,14 @@
 #   11-tracing.sh    receiver with tracing off vs on      (ingestbench -tracing)
 #   20-relay.sh      outbox relay                         (reserved for the relay owner)
 #   30-consumers.sh  Kafka consumers                      (reserved for the consumers owner)
+#   40-overload.sh   receiver under overload              (ingestbench -overload)
+#   50-storage.sh    history and retention                (deploy/bench/storagebench)
+#   60-pipeline.sh   serve + relay + consume sustained    (deploy/bench/pipelinebench)
+#
+# Every section's output starts with a line naming the commit, the date and
+# the load average at its start and end; a section started with a load
+# average above 1.5 × the cores says "(DISTURBED: …)" in its heading
+# (deploy/bench/benchenv, main.go).
 #
 # Environment:
 #   BENCH_ONLY=ingest,relay   run only the sections whose <name> is listed

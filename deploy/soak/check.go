@@ -11,11 +11,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/schemas"
 )
-
-// finalStates are the states an event ends in.
-const finalStates = `('succeeded', 'ignored_stale', 'skipped', 'dead')`
 
 // waitFinal waits until every acknowledged event is in the inbox and no
 // inbox row is still on its way.
@@ -24,7 +22,7 @@ func (s *stack) waitFinal(ctx context.Context, acked map[string]time.Time, limit
 	var open, total int
 	for time.Now().Before(deadline) {
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := s.pool.QueryRow(qctx, `SELECT count(*) FILTER (WHERE processing_state NOT IN `+finalStates+`), count(*) FROM inbox`).Scan(&open, &total)
+		err := s.pool.QueryRow(qctx, `SELECT count(*) FILTER (WHERE processing_state <> ALL($1)), count(*) FROM inbox`, schemas.TerminalStates()).Scan(&open, &total)
 		cancel()
 		if err == nil && open == 0 && total >= len(acked) {
 			s.logf("pipeline finished: %d inbox rows final", total)
@@ -93,7 +91,7 @@ func (s *stack) check(ctx context.Context, g *generator, faults []*fault, mon *m
 		switch st, ok := state[id]; {
 		case !ok:
 			missing++
-		case !strings.Contains(finalStates, "'"+st+"'") || st == "dead":
+		case !schemas.Final(st):
 			notFinal++
 		}
 	}
@@ -233,34 +231,31 @@ func (r *result) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "## Chaos soak\n\n%d objects × %d versions = %d events at %.0f/s offered, %.0f%% re-sent, %.0f%% sent before their predecessor; faults every ~%v; sending took %v.\n\n",
 		r.o.objects, r.o.perObject, r.o.objects*r.o.perObject, r.o.rate, r.o.dupRatio*100, r.o.swapRatio*100, r.o.faultEvery, r.sendTime.Round(time.Second))
-	fmt.Fprintln(w, "| invariant | result |")
-	fmt.Fprintln(w, "|---|---|")
+	t := benchenv.NewTable(w, "invariant", "result")
 	joined := strings.Join(r.violations, "; ")
-	fmt.Fprintf(w, "| every 2xx-acknowledged event is in the inbox once and final | %s |\n", ok(!strings.Contains(joined, "inbox")))
-	fmt.Fprintf(w, "| the effect log has at most one row per event | %s |\n", ok(!strings.Contains(joined, "effect log")))
-	fmt.Fprintf(w, "| no stored object is older than the newest version the API served | %s |\n", ok(!strings.Contains(joined, "older than")))
-	fmt.Fprintf(w, "| every acknowledged event reached the topic | %s |\n", ok(!strings.Contains(joined, "on the topic")))
+	t.Rowf("every 2xx-acknowledged event is in the inbox once and final | %s", ok(!strings.Contains(joined, "inbox")))
+	t.Rowf("the effect log has at most one row per event | %s", ok(!strings.Contains(joined, "effect log")))
+	t.Rowf("no stored object is older than the newest version the API served | %s", ok(!strings.Contains(joined, "older than")))
+	t.Rowf("every acknowledged event reached the topic | %s", ok(!strings.Contains(joined, "on the topic")))
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| figure | value |")
-	fmt.Fprintln(w, "|---|---|")
-	fmt.Fprintf(w, "| events acknowledged (first sends + re-sent duplicates, HTTP attempts) | %d (%d + %d, %d attempts) |\n", r.acked, r.firsts, r.dupsSent, r.attempts)
-	fmt.Fprintf(w, "| final states | %v |\n", r.states)
-	fmt.Fprintf(w, "| records on the topic / distinct events (duplicates) | %d / %d (%d) |\n", r.topicRecs, r.topicIDs, r.topicRecs-r.topicIDs)
-	fmt.Fprintf(w, "| provider API calls | %d |\n", r.apiCalls)
-	fmt.Fprintf(w, "| max queue age: receiver (first attempt → 2xx) | %v |\n", r.maxAck.Round(time.Millisecond))
-	fmt.Fprintf(w, "| max queue age: outbox (oldest unpublished row) | %v |\n", r.mon.outboxAge.Round(time.Millisecond))
-	fmt.Fprintf(w, "| max slot lag | %d kB |\n", r.mon.slotLagBytes/1024)
-	fmt.Fprintf(w, "| max queue age: consumers (oldest acknowledged event not final) | %v |\n", r.mon.inboxAge.Round(time.Millisecond))
-	fmt.Fprintf(w, "| max events waiting on retry topics | %d |\n", r.mon.retrying)
+	t = benchenv.NewTable(w, "figure", "value")
+	t.Rowf("events acknowledged (first sends + re-sent duplicates, HTTP attempts) | %d (%d + %d, %d attempts)", r.acked, r.firsts, r.dupsSent, r.attempts)
+	t.Rowf("final states | %v", r.states)
+	t.Rowf("records on the topic / distinct events (duplicates) | %d / %d (%d)", r.topicRecs, r.topicIDs, r.topicRecs-r.topicIDs)
+	t.Rowf("provider API calls | %d", r.apiCalls)
+	t.Rowf("max queue age: receiver (first attempt → 2xx) | %v", r.maxAck.Round(time.Millisecond))
+	t.Rowf("max queue age: outbox (oldest unpublished row) | %v", r.mon.outboxAge.Round(time.Millisecond))
+	t.Rowf("max slot lag | %d kB", r.mon.slotLagBytes/1024)
+	t.Rowf("max queue age: consumers (oldest acknowledged event not final) | %v", r.mon.inboxAge.Round(time.Millisecond))
+	t.Rowf("max events waiting on retry topics | %d", r.mon.retrying)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| # | fault | target | back after | recovered after (fault → next acknowledged event final) |")
-	fmt.Fprintln(w, "|---:|---|---|---:|---:|")
+	t = benchenv.NewTable(w, "#>", "fault", "target", "back after>", "recovered after (fault → next acknowledged event final)>")
 	for i, f := range r.faults {
 		rec := "–"
 		if f.recovered > 0 {
 			rec = f.recovered.Round(10 * time.Millisecond).String()
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %v | %s |\n", i+1, f.kind, f.target, f.restored.Sub(f.at).Round(10*time.Millisecond), rec)
+		t.Rowf("%d | %s | %s | %v | %s", i+1, f.kind, f.target, f.restored.Sub(f.at).Round(10*time.Millisecond), rec)
 	}
 	fmt.Fprintln(w)
 	if len(r.violations) > 0 {

@@ -29,62 +29,50 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // options are the soak's knobs (flags of the command, fields in the test).
 type options struct {
-	objects    int           // distinct subject objects
-	perObject  int           // events per object (objects × perObject events)
-	dupRatio   float64       // share of events sent a second time
-	swapRatio  float64       // share of events sent before their predecessor
-	rate       float64       // events per second offered (first sends)
-	workers    int           // concurrent senders
-	faultEvery time.Duration // mean pause between faults
-	drain      time.Duration // how long the pipeline may take to finish after the last send
-	dir        string        // working directory (default: a temp dir)
+	objects    int           `flag:"objects" default:"2000" help:"distinct subject objects"`
+	perObject  int           // events per object (objects × perObject events; -events)
+	dupRatio   float64       `flag:"dup-ratio" default:"0.3" help:"share of events re-sent as duplicates"`
+	swapRatio  float64       `flag:"swap-ratio" default:"0.1" help:"share of events sent before their predecessor"`
+	rate       float64       `flag:"rate" default:"800" help:"events per second offered"`
+	workers    int           `flag:"workers" default:"32" help:"concurrent senders"`
+	faultEvery time.Duration `flag:"fault-every" default:"12s" help:"mean pause between faults"`
+	drain      time.Duration `flag:"drain" default:"5m" help:"time allowed to finish processing after the last send"`
+	dir        string        `flag:"dir" help:"working directory (default: a new temp dir, removed at the end)"`
 	log        io.Writer     // progress
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+func main() { benchenv.Main("soak", soak) }
+
+// soak is the command: flags, the run, its table on stdout; an error when
+// an invariant fails.
+func soak(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: soak [flags]\n\nRuns gatehouse's combined chaos soak and prints its invariants table.\n\nExample:\n  go run ./deploy/soak -events 100000 -rate 800\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	o := &options{log: os.Stderr}
+	o := &options{log: stderr}
+	benchenv.Flags(fs, o)
 	events := fs.Int("events", 100_000, "events to send (first sends; duplicates come on top)")
-	fs.IntVar(&o.objects, "objects", 2000, "distinct subject objects")
-	fs.Float64Var(&o.dupRatio, "dup-ratio", 0.3, "share of events re-sent as duplicates")
-	fs.Float64Var(&o.swapRatio, "swap-ratio", 0.1, "share of events sent before their predecessor")
-	fs.Float64Var(&o.rate, "rate", 800, "events per second offered")
-	fs.IntVar(&o.workers, "workers", 32, "concurrent senders")
-	fs.DurationVar(&o.faultEvery, "fault-every", 12*time.Second, "mean pause between faults")
-	fs.DurationVar(&o.drain, "drain", 5*time.Minute, "time allowed to finish processing after the last send")
-	fs.StringVar(&o.dir, "dir", "", "working directory (default: a new temp dir, removed at the end)")
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		if err == flag.ErrHelp {
-			os.Exit(0)
-		}
-		os.Exit(2)
+	if done, err := benchenv.ParseFlags(fs, "Usage: soak [flags]\n\nRuns gatehouse's combined chaos soak and prints its invariants table.\n\nExample:\n  go run ./deploy/soak -events 100000 -rate 800\n\nFlags:\n", args, stdout, stderr); done || err != nil {
+		return err
 	}
 	o.perObject = max(*events/max(o.objects, 1), 1)
 	res, err := run(ctx, o)
 	if res != nil {
-		res.print(os.Stdout)
+		res.print(stdout)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "soak:", err)
-		os.Exit(1)
+		return err
 	}
 	if len(res.violations) > 0 {
-		os.Exit(1)
+		return fmt.Errorf("%d invariants violated", len(res.violations))
 	}
+	return nil
 }
 
 // run starts the stack, sends the load under faults, waits for the

@@ -4,13 +4,15 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
+	"github.com/gatehouse/gatehouse/schemas"
 )
 
 // monitor samples each stage's queue once a second and keeps the largest
 // value seen (a sample is skipped while PostgreSQL is down).
 type monitor struct {
-	cancel context.CancelFunc
-	done   chan struct{}
+	stop func()
 
 	mu           sync.Mutex
 	outboxAge    time.Duration // oldest row not yet published
@@ -21,21 +23,8 @@ type monitor struct {
 }
 
 func startMonitor(ctx context.Context, s *stack) *monitor {
-	mctx, cancel := context.WithCancel(ctx)
-	m := &monitor{cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(m.done)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-mctx.Done():
-				return
-			case <-t.C:
-			}
-			m.sample(mctx, s)
-		}
-	}()
+	m := &monitor{}
+	m.stop = benchenv.Every(ctx, time.Second, func(ctx context.Context) { m.sample(ctx, s) })
 	return m
 }
 
@@ -51,8 +40,8 @@ func (m *monitor) sample(ctx context.Context, s *stack) {
     WHERE o.txid >= pg_snapshot_xmax(c.snap) OR o.txid = ANY(ARRAY(SELECT pg_snapshot_xip(c.snap))))), 0)::float8,
   coalesce((SELECT (pg_current_wal_lsn() - confirmed_flush_lsn)::bigint FROM pg_replication_slots WHERE slot_name = 'gatehouse_outbox'), 0),
   coalesce(extract(epoch FROM now() - (SELECT min(received_at) FROM inbox
-    WHERE processing_state NOT IN ('succeeded', 'ignored_stale', 'skipped', 'dead'))), 0)::float8,
-  (SELECT count(*) FROM inbox WHERE processing_state = 'retrying')`).Scan(&outbox, &lag, &inbox, &retrying)
+    WHERE processing_state <> ALL($1))), 0)::float8,
+  (SELECT count(*) FROM inbox WHERE processing_state = $2)`, schemas.TerminalStates(), schemas.StateRetrying).Scan(&outbox, &lag, &inbox, &retrying)
 	if err != nil {
 		return
 	}
@@ -63,9 +52,4 @@ func (m *monitor) sample(ctx context.Context, s *stack) {
 	m.slotLagBytes = max(m.slotLagBytes, lag)
 	m.inboxAge = max(m.inboxAge, time.Duration(inbox*float64(time.Second)))
 	m.retrying = max(m.retrying, retrying)
-}
-
-func (m *monitor) stop() {
-	m.cancel()
-	<-m.done
 }

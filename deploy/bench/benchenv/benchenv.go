@@ -1,8 +1,16 @@
-// Package benchenv is the one setup every section of `make bench` shares:
-// a private PostgreSQL (fsync on) and, when a section needs one, a Kafka
-// broker, both started through internal/testenv; the migrated benchmark
-// database; the versions and load the reports quote; and the shape of
-// each section's main.
+// Package benchenv is the bench kit every section of `make bench` (and the
+// chaos soak) is built from, so each does a thing one way: the private
+// PostgreSQL (fsync on) and Kafka of a run, started through
+// internal/testenv, with the migrated benchmark database (this file);
+// signed deliveries (webhooks.go, schemes.go) and HTTP load in closed loop,
+// at a fixed rate or with Poisson arrivals, latency from each request's due
+// time (load.go); latencies in HdrHistogram and medians (stats.go); the
+// launch of `gatehouse` subcommands and their configuration (gatehouse.go);
+// /proc CPU accounting (proc.go); metrics scraped from a process
+// (metrics.go); Markdown tables (table.go); flags declared as struct tags
+// (flags.go); and a section's main, which stamps its output with the
+// commit, the date and the load average and marks a run on a busy machine
+// DISTURBED (main.go).
 package benchenv
 
 import (
@@ -11,11 +19,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -168,27 +176,45 @@ func kafkaVersion() string {
 	return "4.x"
 }
 
-// LoadAvg is the 1-minute load average: the machine may be shared, and
-// every report quotes it.
-func LoadAvg() float64 {
-	raw, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(raw))
-	if len(f) == 0 {
-		return 0
+// PgbenchPath finds pgbench on PATH or beside the PostgreSQL server binaries.
+func PgbenchPath() (string, error) {
+	if p, err := exec.LookPath("pgbench"); err == nil {
+		return p, nil
 	}
-	v, _ := strconv.ParseFloat(f[0], 64)
-	return v
+	dir, err := testenv.PGBinDir()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, "pgbench")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("pgbench not found on PATH nor in %s (make deps installs it)", dir)
+	}
+	return p, nil
 }
 
-// Main is a section's main: run gets a context cancelled by SIGINT or
-// SIGTERM, the arguments and the output streams; an error is printed with
-// the section's name and exits 1.
-func Main(name string, run func(ctx context.Context, args []string, stdout, stderr io.Writer) error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+var tpsLine = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
+
+// Pgbench runs pgbench with args (env added to this process's) and returns
+// its output and the tps it printed. PostgreSQL's binaries are found as
+// PgbenchPath says.
+func Pgbench(ctx context.Context, env []string, args ...string) (out []byte, tps float64, cpu time.Duration, err error) {
+	bin, err := PgbenchPath()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, name+":", err)
-		os.Exit(1)
+		return nil, 0, 0, err
 	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err = cmd.CombinedOutput()
+	if err != nil {
+		return out, 0, 0, fmt.Errorf("pgbench: %w: %s", err, tail(out, 1500))
+	}
+	cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	m := tpsLine.FindSubmatch(out)
+	if m == nil {
+		return out, 0, cpu, fmt.Errorf("pgbench: no tps in output: %s", tail(out, 1500))
+	}
+	tps, err = strconv.ParseFloat(string(m[1]), 64)
+	return out, tps, cpu, err
 }
+
+func tail(b []byte, n int) string { return string(b[max(0, len(b)-n):]) }

@@ -1,10 +1,13 @@
 package benchenv
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,6 +20,10 @@ type Ack struct {
 	Latency time.Duration
 	// Status is the HTTP status; 0 for a transport error.
 	Status int
+	// RetryAfter reports a Retry-After header in the answer.
+	RetryAfter bool
+	// ID is the request's event id (with Load.IDs).
+	ID string
 }
 
 // OK reports a 2xx answer.
@@ -53,17 +60,32 @@ func (r LoadResult) Rate() float64 {
 	return float64(ok) / r.Elapsed.Seconds()
 }
 
+// Load is the HTTP load of a run: Conns keep-alive connections to the
+// receiver at Addr sending Next(now).
+type Load struct {
+	Addr  string
+	Conns int
+	Next  func(time.Time) []byte
+	// IDs records each request's event id in its Ack (the body's first
+	// "id" string, as Deliveries writes it).
+	IDs bool
+}
+
 // loadWorker is one connection's share of a run.
 type loadWorker struct {
 	conn *Conn
+	ids  bool
 	acks []Ack
 	err  string
 }
 
 func (w *loadWorker) send(req []byte, start time.Time, due time.Duration) {
 	status, msg, err := w.conn.Do(req)
-	lat := time.Since(start) - due
-	w.acks = append(w.acks, Ack{Due: due, Latency: lat, Status: status})
+	a := Ack{Due: due, Latency: time.Since(start) - due, Status: status, RetryAfter: w.conn.retryAfter}
+	if w.ids {
+		a.ID = eventID(req)
+	}
+	w.acks = append(w.acks, a)
 	switch {
 	case err != nil:
 		w.err = err.Error()
@@ -73,10 +95,22 @@ func (w *loadWorker) send(req []byte, start time.Time, due time.Duration) {
 	}
 }
 
-func workers(addr string, n int) []*loadWorker {
-	ws := make([]*loadWorker, n)
+var idField = []byte(`{"id":"`)
+
+// eventID is the first "id" string of a request's body.
+func eventID(req []byte) string {
+	i := bytes.Index(req, idField)
+	if i < 0 {
+		return ""
+	}
+	rest := req[i+len(idField):]
+	return string(rest[:max(0, bytes.IndexByte(rest, '"'))])
+}
+
+func (l Load) workers() []*loadWorker {
+	ws := make([]*loadWorker, l.Conns)
 	for i := range ws {
-		ws[i] = &loadWorker{conn: NewConn(addr), acks: make([]Ack, 0, 1<<12)}
+		ws[i] = &loadWorker{conn: NewConn(l.Addr), ids: l.IDs, acks: make([]Ack, 0, 1<<12)}
 	}
 	return ws
 }
@@ -94,12 +128,13 @@ func collect(ws []*loadWorker, start time.Time, elapsed time.Duration) LoadResul
 	return r
 }
 
-// ClosedLoop keeps conns requests in flight on conns keep-alive
-// connections to addr for d (or until ctx ends): each connection sends
-// next(now) as soon as its previous request is answered. Each Ack's Due is
-// its send time.
-func ClosedLoop(ctx context.Context, addr string, conns int, d time.Duration, next func(time.Time) []byte) LoadResult {
-	ws := workers(addr, conns)
+// Closed keeps Conns requests in flight for d (or until ctx ends): each
+// connection sends Next(now) as soon as its previous request is answered.
+// Each Ack's Due is its send time; Elapsed runs to the last answer (the
+// requests sent before d end too), so Rate does not count them in a
+// shorter time than they took.
+func (l Load) Closed(ctx context.Context, d time.Duration) LoadResult {
+	ws := l.workers()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for _, w := range ws {
@@ -110,22 +145,35 @@ func ClosedLoop(ctx context.Context, addr string, conns int, d time.Duration, ne
 				if due >= d {
 					return
 				}
-				w.send(next(t0), start, due)
+				w.send(l.Next(t0), start, due)
 			}
 		})
 	}
 	wg.Wait()
-	return collect(ws, start, min(time.Since(start), d))
+	return collect(ws, start, time.Since(start))
 }
 
-// FixedRate is an open-loop run: requests are due at fixed intervals of
+// Fixed is an open-loop run: requests are due at fixed intervals of
 // 1/rate seconds for d (or until ctx ends), whatever the answers, and are
-// sent by the first free of conns keep-alive connections. Latency runs from
-// each request's due time, so the time a request waits for a free
-// connection while the receiver is slow counts (no coordinated omission).
-// Requests still queued when ctx ends are not sent.
-func FixedRate(ctx context.Context, addr string, conns int, rate float64, d time.Duration, next func(time.Time) []byte) LoadResult {
-	ws := workers(addr, conns)
+// sent by the first free of Conns connections. Latency runs from each
+// request's due time, so the time a request waits for a free connection
+// while the receiver is slow counts (no coordinated omission). Requests
+// still queued when ctx ends are not sent.
+func (l Load) Fixed(ctx context.Context, rate float64, d time.Duration) LoadResult {
+	interval := time.Duration(float64(time.Second) / rate)
+	return l.open(ctx, d, func() time.Duration { return interval })
+}
+
+// Poisson is Fixed with Poisson arrivals: the intervals between due times
+// are exponentially distributed with mean 1/rate (as pgbench -R).
+func (l Load) Poisson(ctx context.Context, rate float64, d time.Duration) LoadResult {
+	return l.open(ctx, d, func() time.Duration {
+		return time.Duration(rand.ExpFloat64() / rate * float64(time.Second))
+	})
+}
+
+func (l Load) open(ctx context.Context, d time.Duration, interval func() time.Duration) LoadResult {
+	ws := l.workers()
 	due := make(chan time.Duration, 1<<16)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -135,16 +183,11 @@ func FixedRate(ctx context.Context, addr string, conns int, rate float64, d time
 				if ctx.Err() != nil {
 					continue // drain the queue without sending
 				}
-				w.send(next(time.Now()), start, at)
+				w.send(l.Next(time.Now()), start, at)
 			}
 		})
 	}
-	interval := time.Duration(float64(time.Second) / rate)
-	for i := time.Duration(0); ; i++ {
-		at := i * interval
-		if at >= d || ctx.Err() != nil {
-			break
-		}
+	for at := time.Duration(0); at < d && ctx.Err() == nil; at += interval() {
 		if wait := time.Until(start.Add(at)); wait > 0 {
 			time.Sleep(wait)
 		}
@@ -153,4 +196,33 @@ func FixedRate(ctx context.Context, addr string, conns int, rate float64, d time
 	close(due)
 	wg.Wait()
 	return collect(ws, start, d)
+}
+
+// Presign returns a source handing out n requests of next built now, and
+// building more inline once they run out: the load generator's own CPU
+// stays off the measured path.
+func Presign(next func(time.Time) []byte, n int) func(time.Time) []byte {
+	reqs := make([][]byte, n)
+	now := time.Now()
+	for i := range reqs {
+		reqs[i] = next(now)
+	}
+	var i atomic.Int64
+	return func(now time.Time) []byte {
+		if k := i.Add(1) - 1; k < int64(n) {
+			return reqs[k]
+		}
+		return next(now)
+	}
+}
+
+// Latencies is a histogram of the 2xx answers' latencies.
+func (r LoadResult) Latencies() *Hist {
+	h := NewHist()
+	for _, a := range r.Acks {
+		if a.OK() {
+			h.Record(a.Latency)
+		}
+	}
+	return h
 }

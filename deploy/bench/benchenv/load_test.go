@@ -33,7 +33,7 @@ func stallingServer(t *testing.T, stall time.Duration) string {
 func TestFixedRateMeasuresFromTheDueTime(t *testing.T) {
 	addr := stallingServer(t, 300*time.Millisecond)
 	d := NewDeliveries("p", addr, []byte("whsec_test"), 200)
-	r := FixedRate(context.Background(), addr, 1, 100, time.Second, d.Next)
+	r := Load{Addr: addr, Conns: 1, Next: d.Next}.Fixed(context.Background(), 100, time.Second)
 	if ok, failed := r.Counts(); ok != 100 || failed != 0 {
 		t.Fatalf("answers: %d ok, %d failed (%s); want 100, 0", ok, failed, r.LastError)
 	}
@@ -52,10 +52,13 @@ func TestFixedRateMeasuresFromTheDueTime(t *testing.T) {
 func TestClosedLoopCountsAnswers(t *testing.T) {
 	addr := stallingServer(t, 0)
 	d := NewDeliveries("p", addr, []byte("whsec_test"), 200)
-	r := ClosedLoop(context.Background(), addr, 4, 200*time.Millisecond, d.Next)
+	r := Load{Addr: addr, Conns: 4, Next: d.Next, IDs: true}.Closed(context.Background(), 200*time.Millisecond)
 	ok, failed := r.Counts()
 	if ok == 0 || failed != 0 || int64(ok) != d.Sent() {
 		t.Fatalf("%d ok, %d failed of %d sent (%s)", ok, failed, d.Sent(), r.LastError)
+	}
+	if id := r.Acks[0].ID; len(id) != 13 {
+		t.Fatalf("event id %q", id)
 	}
 	if r.Rate() <= 0 {
 		t.Fatalf("rate %f", r.Rate())

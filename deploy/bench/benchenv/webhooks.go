@@ -110,9 +110,10 @@ func (d *Deliveries) Sent() int64 { return d.next.Load() }
 // Conn is one keep-alive HTTP/1.1 connection to a receiver; a failed
 // request closes it and the next Do dials again.
 type Conn struct {
-	addr string
-	c    net.Conn
-	br   *bufio.Reader
+	addr       string
+	c          net.Conn
+	br         *bufio.Reader
+	retryAfter bool // the last answer had a Retry-After header
 }
 
 // NewConn returns a connection to addr, dialled on first use.
@@ -129,6 +130,7 @@ func (c *Conn) Do(req []byte) (int, string, error) {
 		}
 		c.c, c.br = nc, bufio.NewReaderSize(nc, 4096)
 	}
+	c.retryAfter = false
 	status, msg, err := c.roundTrip(req)
 	if err != nil {
 		c.Close()
@@ -146,6 +148,7 @@ func (c *Conn) roundTrip(req []byte) (int, string, error) {
 		return 0, "", err
 	}
 	msg := ""
+	c.retryAfter = resp.Header.Get("Retry-After") != ""
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 		msg = strings.TrimSpace(string(b))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -23,10 +24,10 @@ type results struct {
 	limited429     int64 // case 4: 429s the API answered
 	limitedRate    float64
 	steadyAchieved float64 // case 5
-	steadyLat      []time.Duration
-	mixedLat       []time.Duration // case 6: genuine events among foreign records
-	forwardFast    float64         // case 7: forward, destination latency 0
-	forwardSlow    float64         // case 8: forward, destination latency 50 ms
+	steadyLat      *benchenv.Hist
+	mixedLat       *benchenv.Hist // case 6: genuine events among foreign records
+	forwardFast    float64        // case 7: forward, destination latency 0
+	forwardSlow    float64        // case 8: forward, destination latency 50 ms
 	ceilingSQL     float64
 	loadStart      string
 }
@@ -43,9 +44,12 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	// else running), whose events are then the backlog the consumer
 	// drains, API latency 0.
 	fmt.Fprintf(b.log, "consumerbench: case 1: receiver closed loop for %v, then the consumer drains it\n", o.receiverFor)
-	if res.receiverEvents, res.receiverRate, err = b.poster(addr, "maxrate").closedLoop(ctx, 16, o.receiverFor); err != nil {
-		return err
+	maxRate := benchenv.Load{Addr: addr, Conns: 16, Next: benchenv.NewDeliveries("maxrate", addr, []byte(secret), 0).Next}.Closed(ctx, o.receiverFor)
+	ok, failed := maxRate.Counts()
+	if failed > 0 {
+		return fmt.Errorf("%d deliveries were not acknowledged (last: %s)", failed, maxRate.LastError)
 	}
+	res.receiverEvents, res.receiverRate = ok, maxRate.Rate()
 	stopRelay, err := b.startRelay(ctx)
 	if err != nil {
 		return err
@@ -64,21 +68,15 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 
 	// 2. API latency 50 ms, every event a new object.
 	fmt.Fprintf(b.log, "consumerbench: case 2: %d events, API latency %v, new objects\n", o.events, o.apiLatency)
-	if err := b.preload(ctx, "slow", o.events, func(i int) string { return "pay_slow_" + strconv.Itoa(i) }); err != nil {
-		return err
-	}
 	b.api.latency.Store(int64(o.apiLatency))
-	if res.slowRate, err = b.drain(ctx, "slow", o.events); err != nil {
+	if res.slowRate, err = b.backlog(ctx, "slow", o.events, func(i int) string { return "pay_slow_" + strconv.Itoa(i) }); err != nil {
 		return err
 	}
 
 	// 3. API latency 50 ms, ten events per object arriving together.
 	fmt.Fprintf(b.log, "consumerbench: case 3: %d events, 10 per object\n", o.events)
-	if err := b.preload(ctx, "grouped", o.events, func(i int) string { return "pay_grp_" + strconv.Itoa(i/10) }); err != nil {
-		return err
-	}
 	before := b.api.calls.Load()
-	if res.groupedRate, err = b.drain(ctx, "grouped", o.events); err != nil {
+	if res.groupedRate, err = b.backlog(ctx, "grouped", o.events, func(i int) string { return "pay_grp_" + strconv.Itoa(i/10) }); err != nil {
 		return err
 	}
 	res.groupedCalls = float64(b.api.calls.Load()-before) / float64(o.events)
@@ -87,12 +85,9 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	// 4. api_rate_limit: the fake API answers 429 above the limit plus the
 	// 5 % burst a token bucket of that rate allows in any one second.
 	fmt.Fprintf(b.log, "consumerbench: case 4: %d events with api_rate_limit %d\n", o.limitedEvents, o.rateLimit)
-	if err := b.preload(ctx, "limited", o.limitedEvents, func(i int) string { return "pay_lim_" + strconv.Itoa(i) }); err != nil {
-		return err
-	}
 	b.api.limit.Store(int64(o.rateLimit * 105 / 100))
 	b.api.record(true)
-	if res.limitedRate, err = b.drain(ctx, "limited", o.limitedEvents); err != nil {
+	if res.limitedRate, err = b.backlog(ctx, "limited", o.limitedEvents, func(i int) string { return "pay_lim_" + strconv.Itoa(i) }); err != nil {
 		return err
 	}
 	res.limitedMax = maxInWindow(b.api.record(false), time.Second)
@@ -106,7 +101,7 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 		return err
 	}
 	total := int(o.rate * o.steadyFor.Seconds())
-	acked, achieved, err := b.poster(addr, "steady").steady(ctx, "steady_", o.rate, total)
+	acked, achieved, err := b.steady(ctx, addr, "steady", o.rate, total)
 	if err != nil {
 		stop()
 		return err
@@ -131,6 +126,15 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	return b.forwardCases(ctx, res)
 }
 
+// backlog preloads n events of prov (object names the subject of event i)
+// and drains them (drain).
+func (b *bench) backlog(ctx context.Context, prov string, n int, object func(i int) string) (float64, error) {
+	if err := b.preload(ctx, prov, n, object); err != nil {
+		return 0, err
+	}
+	return b.drain(ctx, prov, n)
+}
+
 // drain starts a consumer on prov's pre-loaded topic, waits for n final
 // events and returns the drain rate (first to last processed).
 func (b *bench) drain(ctx context.Context, prov string, n int) (float64, error) {
@@ -149,7 +153,7 @@ func (b *bench) drain(ctx context.Context, prov string, n int) (float64, error) 
 // mixed produces foreign records straight to the topic while genuine events
 // arrive through the receiver at the same time, and returns the genuine
 // events' 2xx → final latencies.
-func (b *bench) mixed(ctx context.Context, addr string) ([]time.Duration, error) {
+func (b *bench) mixed(ctx context.Context, addr string) (*benchenv.Hist, error) {
 	topic := b.cfg.Providers["mixed"].Topic
 	stop, err := b.startConsumer(ctx, "mixed", nil)
 	if err != nil {
@@ -178,7 +182,7 @@ func (b *bench) mixed(ctx context.Context, addr string) ([]time.Duration, error)
 		}
 		done <- cl.Flush(ctx)
 	}()
-	acked, _, err := b.poster(addr, "mixed").steady(ctx, "mixed_", o.mixedRate, o.genuine)
+	acked, _, err := b.steady(ctx, addr, "mixed", o.mixedRate, o.genuine)
 	if err != nil {
 		return nil, err
 	}

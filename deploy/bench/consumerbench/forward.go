@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // fwdSecret signs the forward cases' deliveries (Standard Webhooks).
@@ -17,25 +18,24 @@ const fwdSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 // after the current latency and counts deliveries.
 type destination struct {
 	url       string
-	srv       *http.Server
+	stop      func()
 	latency   atomic.Int64 // time.Duration
 	delivered atomic.Int64
 }
 
 func startDestination() (*destination, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	d := &destination{url: "http://" + ln.Addr().String() + "/hooks"}
-	d.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	d := &destination{}
+	base, stop, err := benchenv.Serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if l := time.Duration(d.latency.Load()); l > 0 {
 			time.Sleep(l)
 		}
 		d.delivered.Add(1)
 		w.WriteHeader(http.StatusNoContent)
-	})}
-	go func() { _ = d.srv.Serve(ln) }()
+	}))
+	if err != nil {
+		return nil, err
+	}
+	d.url, d.stop = base+"/hooks", stop
 	return d, nil
 }
 
@@ -50,19 +50,13 @@ func forwardYAML(d *destination, concurrency int) string {
 func (b *bench) forwardCases(ctx context.Context, res *results) error {
 	o := b.o
 	fmt.Fprintf(b.log, "consumerbench: case 7: %d events forwarded to a 0-latency destination\n", o.events)
-	if err := b.preload(ctx, "fwdfast", o.events, func(i int) string { return "pay_fwd_" + strconv.Itoa(i) }); err != nil {
-		return err
-	}
 	var err error
-	if res.forwardFast, err = b.drain(ctx, "fwdfast", o.events); err != nil {
+	if res.forwardFast, err = b.backlog(ctx, "fwdfast", o.events, func(i int) string { return "pay_fwd_" + strconv.Itoa(i) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(b.log, "consumerbench: case 8: %d events forwarded to a destination answering after %v\n", o.events, o.apiLatency)
-	if err := b.preload(ctx, "fwdslow", o.events, func(i int) string { return "pay_fws_" + strconv.Itoa(i) }); err != nil {
-		return err
-	}
 	b.dest.latency.Store(int64(o.apiLatency))
-	if res.forwardSlow, err = b.drain(ctx, "fwdslow", o.events); err != nil {
+	if res.forwardSlow, err = b.backlog(ctx, "fwdslow", o.events, func(i int) string { return "pay_fws_" + strconv.Itoa(i) }); err != nil {
 		return err
 	}
 	b.dest.latency.Store(0)

@@ -1,24 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/schemas"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gatehouse/gatehouse/ingest"
-	"github.com/gatehouse/gatehouse/ingest/signature"
 )
 
 func body(id, object string, now time.Time) []byte {
@@ -89,107 +86,20 @@ func (b *bench) waitTopic(ctx context.Context, topic string, n int) error {
 	}
 }
 
-// poster signs and posts deliveries to the real receiver.
-type poster struct {
-	addr   string
-	prov   string
-	client *http.Client
-	sc     signature.Config
-}
-
-func (b *bench) poster(addr, prov string) *poster {
-	return &poster{addr: addr, prov: prov, sc: signature.Config{Scheme: "reference", TimestampHeader: tsHeader, SignatureHeader: sgHeader},
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512}, Timeout: 30 * time.Second}}
-}
-
-// post delivers event id about object and returns when the 2xx arrived.
-func (p *poster) post(ctx context.Context, id, object string) (time.Time, error) {
-	now := time.Now()
-	bd := body(id, object, now)
-	h, err := signature.Sign(p.sc, []byte(secret), bd, now, id)
-	if err != nil {
-		return time.Time{}, err
+// steady sends total deliveries of prov to the receiver at addr at rate
+// per second (an open loop over up to 512 connections) and returns the
+// 2xx time of each event id and the rate achieved.
+func (b *bench) steady(ctx context.Context, addr, prov string, rate float64, total int) (map[string]time.Time, float64, error) {
+	d := time.Duration(float64(total) / rate * float64(time.Second))
+	r := benchenv.Load{Addr: addr, Conns: 512, Next: benchenv.NewDeliveries(prov, addr, []byte(secret), 0).Next, IDs: true}.Fixed(ctx, rate, d)
+	if _, failed := r.Counts(); failed > 0 {
+		return nil, 0, fmt.Errorf("%d deliveries were not acknowledged (last: %s)", failed, r.LastError)
 	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.addr+"/webhooks/"+p.prov, bytes.NewReader(bd))
-	req.Header = h
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := p.client.Do(req)
-	at := time.Now()
-	if err != nil {
-		return at, err
+	acked := make(map[string]time.Time, len(r.Acks))
+	for _, a := range r.Acks {
+		acked[a.ID] = r.Start.Add(a.Due + a.Latency)
 	}
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return at, fmt.Errorf("status %d", resp.StatusCode)
-	}
-	return at, nil
-}
-
-// closedLoop posts as fast as conns connections allow for d and returns
-// the acknowledged deliveries per second.
-func (p *poster) closedLoop(ctx context.Context, conns int, d time.Duration) (int, float64, error) {
-	var n, errs atomic.Int64
-	start := time.Now()
-	stop := start.Add(d)
-	var wg sync.WaitGroup
-	for c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; time.Now().Before(stop) && ctx.Err() == nil; i++ {
-				id := fmt.Sprintf("%s_%d_%d", p.prov, c, i)
-				if _, err := p.post(ctx, id, "pay_"+id); err != nil {
-					errs.Add(1)
-					continue
-				}
-				n.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	if errs.Load() > 0 {
-		return 0, 0, fmt.Errorf("%d deliveries were not acknowledged", errs.Load())
-	}
-	return int(n.Load()), float64(n.Load()) / time.Since(start).Seconds(), nil
-}
-
-// steady posts total deliveries at rate per second (each from its own
-// goroutine, at most 512 in flight) and returns the 2xx time of each id.
-func (p *poster) steady(ctx context.Context, prefix string, rate float64, total int) (map[string]time.Time, float64, error) {
-	var mu sync.Mutex
-	acked := map[string]time.Time{}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 512)
-	interval := time.Duration(float64(time.Second) / rate)
-	start := time.Now()
-	var errs atomic.Int64
-	for i := range total {
-		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
-			time.Sleep(d)
-		}
-		if ctx.Err() != nil {
-			return nil, 0, ctx.Err()
-		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func(id string) {
-			defer func() { <-sem; wg.Done() }()
-			at, err := p.post(ctx, id, "pay_"+id)
-			if err != nil {
-				errs.Add(1)
-				return
-			}
-			mu.Lock()
-			acked[id] = at
-			mu.Unlock()
-		}(prefix + strconv.Itoa(i))
-	}
-	wg.Wait()
-	achieved := float64(total) / time.Since(start).Seconds()
-	if errs.Load() > 0 {
-		return nil, 0, fmt.Errorf("%d deliveries were not acknowledged", errs.Load())
-	}
-	return acked, achieved, nil
+	return acked, r.Rate(), ctx.Err()
 }
 
 // waitFinal waits until n events of prov are in a final state.
@@ -226,14 +136,14 @@ FROM inbox WHERE provider = $1`, prov).Scan(&n, &span); err != nil {
 	return float64(n) / span, nil
 }
 
-// latencies returns, sorted, processed_at minus the 2xx time of each id.
-func (b *bench) latencies(ctx context.Context, prov string, acked map[string]time.Time) ([]time.Duration, error) {
+// latencies returns processed_at minus the 2xx time of each id.
+func (b *bench) latencies(ctx context.Context, prov string, acked map[string]time.Time) (*benchenv.Hist, error) {
 	rows, err := b.Pool.Query(ctx, `SELECT event_id, processed_at FROM inbox WHERE provider = $1 AND processed_at IS NOT NULL`, prov)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []time.Duration
+	out := benchenv.NewHist()
 	for rows.Next() {
 		var id string
 		var at time.Time
@@ -241,18 +151,10 @@ func (b *bench) latencies(ctx context.Context, prov string, acked map[string]tim
 			return nil, err
 		}
 		if t, ok := acked[id]; ok {
-			out = append(out, at.Sub(t))
+			out.Record(at.Sub(t))
 		}
 	}
-	slices.Sort(out)
 	return out, rows.Err()
 }
 
-func pct(d []time.Duration, q float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	return d[int(q*float64(len(d)-1))]
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
+func ms(d time.Duration) string { return benchenv.Ms(d, 0) }

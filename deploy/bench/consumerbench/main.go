@@ -23,57 +23,31 @@ import (
 )
 
 type options struct {
-	events         int
-	receiverFor    time.Duration
-	apiLatency     time.Duration
-	apiConcurrency int
-	maxPoll        int
-	rateLimit      int
-	limitedEvents  int
-	rate           float64
-	steadyFor      time.Duration
-	foreign        int
-	genuine        int
-	mixedRate      float64
-	partitions     int
-	keep           bool
-	forwardOnly    bool
+	events         int           `flag:"n" default:"20000" help:"events of cases 2 and 3 (pre-loaded backlogs)"`
+	receiverFor    time.Duration `flag:"receiver-for" default:"10s" help:"case 1: how long the receiver's closed loop runs (its events are the backlog drained)"`
+	apiLatency     time.Duration `flag:"api-latency" default:"50ms" help:"cases 2 and 3: the provider API's latency"`
+	apiConcurrency int           `flag:"api-concurrency" default:"256" help:"providers.<name>.api_concurrency"`
+	maxPoll        int           `flag:"max-poll" default:"1000" help:"consumers.max_poll_records (the batch size)"`
+	rateLimit      int           `flag:"rate-limit" default:"100" help:"case 4: api_rate_limit, and the limit above which the fake API answers 429"`
+	limitedEvents  int           `flag:"limited-n" default:"1500" help:"case 4: events"`
+	rate           float64       `flag:"rate" default:"2000" help:"case 5: events/s offered to the receiver"`
+	steadyFor      time.Duration `flag:"d" default:"15s" help:"case 5: duration"`
+	foreign        int           `flag:"foreign" default:"10000" help:"case 6: records with no inbox row"`
+	genuine        int           `flag:"genuine" default:"1000" help:"case 6: genuine events"`
+	mixedRate      float64       `flag:"mixed-rate" default:"200" help:"case 6: genuine events/s"`
+	partitions     int           `flag:"partitions" default:"6" help:"partitions of each topic"`
+	keep           bool          `flag:"keep" help:"keep the PostgreSQL and Kafka directories"`
+	forwardOnly    bool          `flag:"forward-only" help:"run case 1 (the receiver's rate and its drain) and the forward cases 7 and 8 only"`
 }
 
 func main() { benchenv.Main("consumerbench", run) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("consumerbench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: consumerbench [flags]\n\nMeasures the consumer stage beside the receiver (docs/BENCHMARKS.md).\n"+
-			"Example: go run ./deploy/bench/consumerbench -n 5000 -d 5s\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
 	o := &options{}
-	fs.IntVar(&o.events, "n", 20000, "events of cases 2 and 3 (pre-loaded backlogs)")
-	fs.DurationVar(&o.receiverFor, "receiver-for", 10*time.Second, "case 1: how long the receiver's closed loop runs (its events are the backlog drained)")
-	fs.DurationVar(&o.apiLatency, "api-latency", 50*time.Millisecond, "cases 2 and 3: the provider API's latency")
-	fs.IntVar(&o.apiConcurrency, "api-concurrency", 256, "providers.<name>.api_concurrency")
-	fs.IntVar(&o.maxPoll, "max-poll", 1000, "consumers.max_poll_records (the batch size)")
-	fs.IntVar(&o.rateLimit, "rate-limit", 100, "case 4: api_rate_limit, and the limit above which the fake API answers 429")
-	fs.IntVar(&o.limitedEvents, "limited-n", 1500, "case 4: events")
-	fs.Float64Var(&o.rate, "rate", 2000, "case 5: events/s offered to the receiver")
-	fs.DurationVar(&o.steadyFor, "d", 15*time.Second, "case 5: duration")
-	fs.IntVar(&o.foreign, "foreign", 10000, "case 6: records with no inbox row")
-	fs.IntVar(&o.genuine, "genuine", 1000, "case 6: genuine events")
-	fs.Float64Var(&o.mixedRate, "mixed-rate", 200, "case 6: genuine events/s")
-	fs.IntVar(&o.partitions, "partitions", 6, "partitions of each topic")
-	fs.BoolVar(&o.keep, "keep", false, "keep the PostgreSQL and Kafka directories")
-	fs.BoolVar(&o.forwardOnly, "forward-only", false, "run case 1 (the receiver's rate and its drain) and the forward cases 7 and 8 only")
-	for _, a := range args {
-		if a == "-h" || a == "-help" || a == "--help" {
-			fs.SetOutput(stdout) // help is asked for: stdout, exit 0
-			fs.Usage()
-			return nil
-		}
-	}
-	if err := fs.Parse(args); err != nil {
+	benchenv.Flags(fs, o)
+	if done, err := benchenv.ParseFlags(fs, "Usage: consumerbench [flags]\n\nMeasures the consumer stage beside the receiver (docs/BENCHMARKS.md).\n"+
+		"Example: go run ./deploy/bench/consumerbench -n 5000 -d 5s\n\nFlags:\n", args, stdout, stderr); done || err != nil {
 		return err
 	}
 	if o.events < 10 || o.rate <= 0 || o.steadyFor <= 0 || o.partitions < 1 || o.maxPoll < 1 || o.rateLimit < 1 || o.genuine < 1 || o.mixedRate <= 0 {
@@ -84,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer b.close()
-	res := &results{loadStart: loadAvg()}
+	res := &results{loadStart: benchenv.LoadAvgText()}
 	if err := b.runCases(ctx, res); err != nil {
 		return err
 	}

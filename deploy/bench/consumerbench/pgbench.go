@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
-	"strings"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // pgbenchScript is one consumer batch of :batch new events, with the
@@ -42,41 +41,11 @@ func (b *bench) ceilingSQL(ctx context.Context) (float64, error) {
 SELECT 'pgb', 'pgb_' || i, 'payment.succeeded', '{"id":"x"}', true, 'bench' FROM generate_series(1, $1::int) i`, n); err != nil {
 		return 0, fmt.Errorf("pgbench rows: %w", err)
 	}
-	path, err := pgbenchPath()
-	if err != nil {
-		return 0, err
-	}
 	script := filepath.Join(b.Dir, "consumer.sql")
 	if err := os.WriteFile(script, []byte(pgbenchScript), 0o644); err != nil {
 		return 0, err
 	}
-	cmd := exec.CommandContext(ctx, path, "-n", "-M", "prepared", "-c", "1", "-D", "batch="+strconv.Itoa(batch),
+	_, tps, _, err := benchenv.Pgbench(ctx, nil, "-n", "-M", "prepared", "-c", "1", "-D", "batch="+strconv.Itoa(batch),
 		"-t", strconv.Itoa(txns), "-f", script, b.DBURL)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return 0, fmt.Errorf("pgbench: %w: %s", err, out)
-	}
-	m := regexp.MustCompile(`tps = ([0-9.]+)`).FindSubmatch(out)
-	if m == nil {
-		return 0, fmt.Errorf("pgbench printed no tps: %s", out)
-	}
-	tps, err := strconv.ParseFloat(string(m[1]), 64)
 	return tps * float64(batch), err
-}
-
-func pgbenchPath() (string, error) {
-	if p, err := exec.LookPath("pgbench"); err == nil {
-		return p, nil
-	}
-	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
-		p := filepath.Join(strings.TrimSpace(string(out)), "pgbench")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	ms, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pgbench")
-	if len(ms) > 0 {
-		return ms[len(ms)-1], nil
-	}
-	return "", fmt.Errorf("pgbench not found (deploy/local/deps.sh installs postgresql-contrib)")
 }

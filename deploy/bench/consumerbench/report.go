@@ -3,13 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
-
-// loadAvg is the 1-minute load average, as the reports print it.
-func loadAvg() string { return strconv.FormatFloat(benchenv.LoadAvg(), 'f', 2, 64) }
 
 func (r *results) print(w io.Writer, b *bench) {
 	o := b.o
@@ -18,18 +14,18 @@ func (r *results) print(w io.Writer, b *bench) {
 		"one Kafka 4 broker, the real receiver, relay (logical replication) and consumer in one process, and a local "+
 		"reference-provider API. Topics of %d partitions, consumers.max_poll_records %d (the batch), api_concurrency %d.\n\n",
 		b.PGVersion, o.partitions, o.maxPoll, o.apiConcurrency)
-	fmt.Fprintf(w, "| case | measure | value | target |\n|---|---|---|---|\n")
-	fmt.Fprintf(w, "| – | receiver max rate, closed loop, 16 connections, %v (%d events), in-process, nothing else running | %.0f events/s | |\n", o.receiverFor, r.receiverEvents, r.receiverRate)
-	fmt.Fprintf(w, "| – | PostgreSQL ceiling: pgbench running the consumer's batched statements (`consumers_claim_many` + one transaction of `consumers_apply`, %d events a batch, 1 client) | %.0f events/s | |\n", o.maxPoll, r.ceilingSQL)
-	fmt.Fprintf(w, "| 1 | consumer drain of the receiver's backlog, API latency 0, new objects | %.0f events/s = **%.2f × the receiver** (%.0f%% of the PostgreSQL ceiling) | ≥ 1.0 × |\n",
+	tb := benchenv.NewTable(w, "case", "measure", "value", "target")
+	tb.Rowf("– | receiver max rate, closed loop, 16 connections, %v (%d events), in-process, nothing else running | %.0f events/s |", o.receiverFor, r.receiverEvents, r.receiverRate)
+	tb.Rowf("– | PostgreSQL ceiling: pgbench running the consumer's batched statements (`consumers_claim_many` + one transaction of `consumers_apply`, %d events a batch, 1 client) | %.0f events/s |", o.maxPoll, r.ceilingSQL)
+	tb.Rowf("1 | consumer drain of the receiver's backlog, API latency 0, new objects | %.0f events/s = **%.2f × the receiver** (%.0f%% of the PostgreSQL ceiling) | ≥ 1.0 ×",
 		r.fastRate, r.fastRate/r.receiverRate, 100*r.fastRate/r.ceilingSQL)
 	if !o.forwardOnly {
 		r.printFetchCases(w, o)
 	}
-	fmt.Fprintf(w, "| 7 | forward (Standard Webhooks, concurrency %d) of %d events to a local destination answering at once | %.0f events/s = **%.2f × the receiver** | ≥ 1.0 × |\n",
+	tb.Rowf("7 | forward (Standard Webhooks, concurrency %d) of %d events to a local destination answering at once | %.0f events/s = **%.2f × the receiver** | ≥ 1.0 ×",
 		o.apiConcurrency, o.events, r.forwardFast, r.forwardFast/r.receiverRate)
-	fmt.Fprintf(w, "| 8 | forward of %d events to a destination answering after %v | **%.0f events/s** | ≥ 2 000 |\n", o.events, o.apiLatency, r.forwardSlow)
-	fmt.Fprintf(w, "| – | load average (1 min) at start / end | %s / %s | |\n", r.loadStart, loadAvg())
+	tb.Rowf("8 | forward of %d events to a destination answering after %v | **%.0f events/s** | ≥ 2 000", o.events, o.apiLatency, r.forwardSlow)
+	tb.Rowf("– | load average (1 min) at start / end | %s / %s |", r.loadStart, benchenv.LoadAvgText())
 }
 
 // printFetchCases prints cases 2 to 6 (the fetch through the reference API).
@@ -39,11 +35,11 @@ func (r *results) printFetchCases(w io.Writer, o *options) {
 	fmt.Fprintf(w, "| 4 | `api_rate_limit: %d`, %d events, the API answering 429 above 105 %% of it: most requests it saw in any one second; 429 answers | **%d** requests; %d × 429 (%.0f events/s) | ≤ %d; no storm |\n",
 		o.rateLimit, o.limitedEvents, r.limitedMax, r.limited429, r.limitedRate, o.rateLimit*105/100)
 	fmt.Fprintf(w, "| 5 | steady %.0f events/s offered (%.0f achieved) for %v through receiver → relay → consumer: 2xx → final, p50 / p99 / max | %s / **%s** / %s | p99 ≤ 250 ms |\n",
-		o.rate, r.steadyAchieved, o.steadyFor, ms(pct(r.steadyLat, .5)), ms(pct(r.steadyLat, .99)), ms(pct(r.steadyLat, 1)))
+		o.rate, r.steadyAchieved, o.steadyFor, ms(r.steadyLat.Q(.5)), ms(r.steadyLat.Q(.99)), ms(r.steadyLat.Q(1)))
 	ratio := 0.0
-	if p := pct(r.steadyLat, .99); p > 0 {
-		ratio = float64(pct(r.mixedLat, .99)) / float64(p)
+	if p := r.steadyLat.Q(.99); p > 0 {
+		ratio = float64(r.mixedLat.Q(.99)) / float64(p)
 	}
 	fmt.Fprintf(w, "| 6 | %d records with no inbox row interleaved with %d genuine events (%.0f/s): genuine 2xx → final, p50 / p99 | %s / %s = **%.2f × case 5's p99** | ≤ 2 × |\n",
-		o.foreign, o.genuine, o.mixedRate, ms(pct(r.mixedLat, .5)), ms(pct(r.mixedLat, .99)), ratio)
+		o.foreign, o.genuine, o.mixedRate, ms(r.mixedLat.Q(.5)), ms(r.mixedLat.Q(.99)), ratio)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -16,20 +15,14 @@ import (
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 
-	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse/gatehouse/consumers"
-	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
 )
 
-const (
-	secret   = "whsec_consumerbench_test_mode"
-	tsHeader = "X-Bench-Timestamp"
-	sgHeader = "X-Bench-Signature"
-)
+const secret = "whsec_consumerbench_test_mode"
 
 // providers are the run's providers, one per case, so each case has a
 // topic of its own; "limited" has api_rate_limit 100.
@@ -63,14 +56,7 @@ func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
 	fmt.Fprintf(&yaml, "listen: \"127.0.0.1:0\"\nkafka:\n  partitions: %d\nconsumers:\n  max_poll_records: %d\n  retry_delays: [10s, 1m]\nproviders:\n",
 		o.partitions, o.maxPoll)
 	for _, p := range providers {
-		fmt.Fprintf(&yaml, `  %[1]s:
-    scheme: reference
-    timestamp_header: %[2]s
-    signature_header: %[3]s
-    secrets: [{id: bench, value: %[4]q}]
-    aggregate_id_path: [data.payment_id]
-    topic: bench.%[1]s
-`, p, tsHeader, sgHeader, secret)
+		yaml.WriteString(benchenv.ProviderYAML(p, []byte(secret), "    topic: bench."+p+"\n"))
 		if strings.HasPrefix(p, "fwd") {
 			yaml.WriteString(forwardYAML(b.dest, o.apiConcurrency))
 			continue
@@ -101,7 +87,7 @@ func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
 // second and answers 429 above its own limit (when set), as Stripe does.
 type fakeAPI struct {
 	url     string
-	srv     *http.Server
+	stop    func()
 	latency atomic.Int64 // time.Duration
 	limit   atomic.Int64 // requests per second before 429s; 0: none
 	calls   atomic.Int64
@@ -113,13 +99,11 @@ type fakeAPI struct {
 }
 
 func startAPI() (*fakeAPI, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	a := &fakeAPI{}
+	var err error
+	if a.url, a.stop, err = benchenv.Serve(http.HandlerFunc(a.serve)); err != nil {
 		return nil, err
 	}
-	a := &fakeAPI{url: "http://" + ln.Addr().String()}
-	a.srv = &http.Server{Handler: http.HandlerFunc(a.serve)}
-	go func() { _ = a.srv.Serve(ln) }()
 	return a, nil
 }
 
@@ -172,21 +156,8 @@ func (b *bench) startRelay(ctx context.Context) (func(), error) {
 	for _, p := range providers {
 		topics = append(topics, b.cfg.Providers[p].Topic)
 	}
-	rl, err := relay.New(relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: b.cfg.Relay, Kafka: b.cfg.Kafka,
+	return benchenv.Relay(ctx, relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: b.cfg.Relay, Kafka: b.cfg.Kafka,
 		Topics: topics, Logger: quiet()})
-	if err != nil {
-		return nil, err
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = rl.Run(rctx); close(done) }()
-	select {
-	case <-rl.Ready():
-	case <-time.After(60 * time.Second):
-		cancel()
-		return nil, fmt.Errorf("relay not ready within 60s")
-	}
-	return func() { cancel(); <-done; rl.Close() }, nil
 }
 
 // startConsumer runs a consumer group member for one provider's topic.
@@ -208,36 +179,17 @@ func (b *bench) startConsumer(ctx context.Context, prov string, reg prometheus.R
 	return func() { cancel(); <-done }, nil
 }
 
-// receiver runs the real webhook receiver on a loopback listener.
+// receiver runs the real webhook receiver on a loopback listener (host:port).
 func (b *bench) receiver() (addr string, stop func(), err error) {
-	w, err := ingest.NewWriter(b.Pool, 4, 64)
-	if err != nil {
-		return "", nil, err
-	}
-	rcv, err := ingest.New(ingest.Config{Providers: b.cfg.Providers, Store: w, Logger: quiet(),
-		Registerer: prometheus.NewRegistry()})
-	if err != nil {
-		w.Close()
-		return "", nil, err
-	}
-	mux := chi.NewRouter()
-	rcv.Routes(mux)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		w.Close()
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: mux}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = srv.Close(); w.Close() }, nil
+	return benchenv.InProcess(b.Pool, b.cfg.Providers, 4, 64, quiet(), prometheus.NewRegistry())
 }
 
 func (b *bench) close() {
 	if b.api != nil {
-		_ = b.api.srv.Close()
+		b.api.stop()
 	}
 	if b.dest != nil {
-		_ = b.dest.srv.Close()
+		b.dest.stop()
 	}
 	b.Stack.Close()
 }

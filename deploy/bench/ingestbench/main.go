@@ -11,6 +11,11 @@
 // checks ack latency (measured from each request's scheduled send time, so
 // queueing is not hidden), with pgbench -R at the same rate beside it.
 //
+// With -overload it is instead the "Under overload" section (overload.go):
+// provider B alone and beside provider A's flood and slow clients. With
+// -tracing, the receiver with tracing off and on (tracecmp.go); with
+// -tune, Writer worker counts in-process (tune.go).
+//
 // It prints a Markdown section (the table of docs/BENCHMARKS.md) on stdout
 // and progress on stderr. Usage:
 //
@@ -23,9 +28,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"runtime/pprof"
-	"strconv"
 	"strings"
 	"time"
 
@@ -33,54 +35,59 @@ import (
 )
 
 type options struct {
-	gatehouse   string        // path of the gatehouse binary; "" runs the receiver in-process
-	conc        []int         // closed-loop concurrencies
-	runs        int           // runs per configuration
-	duration    time.Duration // length of each run
-	warmup      time.Duration // untimed warm-up per side before the runs
-	openRuns    int           // open-loop runs
-	openConns   int           // connections available to the open-loop run
-	openRate    float64       // fixed open-loop rate (0 = half the measured maximum)
-	bodyBytes   int           // approximate size of each event body
-	workers     int           // in-process Writer workers
-	batch       int           // in-process Writer max batch
-	poolSize    int           // in-process pool size
-	pgDir       string        // where the private cluster lives ("" = temp dir)
-	keep        bool          // keep the cluster directory
-	receiverLog string        // where the receiver's delivery log goes
-	cpuProfile  string        // CPU profile of this process (load generator, and the receiver when in-process)
-	tune        []int         // Writer worker counts to compare in-process instead of the benchmark
-	tracing     bool          // compare tracing off and on (tracecmp.go) instead of the benchmark
-	baseline    string        // with tracing: a third receiver binary (the receiver before tracing)
+	gatehouse   string        `flag:"gatehouse" default:"bin/gatehouse" help:"gatehouse binary to benchmark; empty runs the receiver in-process"`
+	conc        []int         // closed-loop concurrencies (-c)
+	runs        int           `flag:"runs" default:"5" help:"timed runs per configuration and side (0 with -open-rate: open loop only; with -overload: pairs, default 3)"`
+	duration    time.Duration `flag:"d" default:"10s" help:"duration of each run"`
+	warmup      time.Duration `flag:"warmup" default:"3s" help:"untimed warm-up per side"`
+	openRuns    int           `flag:"open-runs" default:"3" help:"open-loop runs at half the maximum rate"`
+	openConns   int           `flag:"open-conns" default:"64" help:"connections (and pgbench clients) of the open-loop run"`
+	openRate    float64       `flag:"open-rate" help:"open-loop rate in events/s (default half the maximum closed-loop rate)"`
+	bodyBytes   int           `flag:"body" default:"512" help:"approximate event body size in bytes"`
+	workers     int           `flag:"workers" default:"4" help:"in-process only: Writer workers"`
+	batch       int           `flag:"batch" default:"64" help:"in-process only: Writer max batch"`
+	poolSize    int           `flag:"pool" default:"32" help:"in-process only: pgx pool size"`
+	pgDir       string        `flag:"pgdir" help:"directory for the private PostgreSQL cluster (default a temp dir)"`
+	keep        bool          `flag:"keep" help:"keep the cluster directory"`
+	receiverLog string        `flag:"receiver-log" default:"/dev/null" help:"file receiving the receiver's per-delivery log"`
+	cpuProfile  string        `flag:"cpuprofile" help:"write a CPU profile of this process (load generator, plus the receiver with -gatehouse '') to this file"`
+	tune        []int         // Writer worker counts to compare in-process instead of the benchmark (-tune)
+	tracing     bool          `flag:"tracing" help:"compare the receiver with tracing off and on (100 % sampling to a local Jaeger), interleaved with pgbench, instead of the benchmark"`
+	baseline    string        `flag:"baseline" help:"with -tracing: also run this gatehouse binary (e.g. built from the commit before tracing)"`
 	extraEnv    []string      // added to the receiver binary's environment
-	mix         []string      // catalogue schemes of the mix section (mix.go); none: no mix section
-	mixConns    int           // the mix section's closed-loop connections
-	mixRuns     int           // the mix section's rounds
+	mix         []string      // catalogue schemes of the mix section (mix.go); none: no mix section (-mix)
+	mixConns    int           `flag:"mix-c" default:"64" help:"closed-loop connections of the mix section"`
+	mixRuns     int           `flag:"mix-runs" default:"2" help:"rounds of the mix section (each scheme once a round)"`
+	// The overload mode (overload.go) instead of the benchmark.
+	overload    bool `flag:"overload" help:"instead of the benchmark, the \"Under overload\" section: provider B alone and beside provider A's flood and slow clients"`
+	flood       int  `flag:"flood" default:"500" help:"with -overload: provider A's closed-loop connections"`
+	rate        int  `flag:"rate" default:"200" help:"with -overload: provider B's events per second (open loop)"`
+	slowB       int  `flag:"slow-body" default:"200" help:"with -overload: connections sending a body at 1 byte/s"`
+	slowH       int  `flag:"slow-header" default:"200" help:"with -overload: connections sending their headers at 1 byte/s"`
+	maxInFlight int  `flag:"max-in-flight" help:"with -overload: ingest.max_in_flight (0: gatehouse's default)"`
+	share       int  `flag:"share" help:"with -overload: each provider's max_in_flight (0: gatehouse's default)"`
 }
 
 func main() { benchenv.Main("ingestbench", run) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parseFlags(args, stderr)
-	if err != nil {
+	o, done, err := parseFlags(args, stdout, stderr)
+	if done || err != nil {
 		return err
+	}
+	if o.overload {
+		return overload(ctx, o, stdout, stderr)
 	}
 	b, err := setup(ctx, o, stderr)
 	if err != nil {
 		return err
 	}
 	defer b.close()
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := benchenv.Profile(o.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	if len(o.tune) > 0 {
 		return b.tune(ctx, o.tune, stdout)
 	}
@@ -104,63 +111,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func parseFlags(args []string, stderr io.Writer) (*options, error) {
+func parseFlags(args []string, stdout, stderr io.Writer) (*options, bool, error) {
 	fs := flag.NewFlagSet("ingestbench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	o := &options{}
+	benchenv.Flags(fs, o)
 	conc := fs.String("c", "16,64", "closed-loop concurrencies (comma-separated)")
-	fs.StringVar(&o.gatehouse, "gatehouse", "bin/gatehouse", "gatehouse binary to benchmark; empty runs the receiver in-process")
-	fs.IntVar(&o.runs, "runs", 5, "timed runs per configuration and side (0 with -open-rate: open loop only)")
-	fs.DurationVar(&o.duration, "d", 10*time.Second, "duration of each run")
-	fs.DurationVar(&o.warmup, "warmup", 3*time.Second, "untimed warm-up per side")
-	fs.IntVar(&o.openRuns, "open-runs", 3, "open-loop runs at half the maximum rate")
-	fs.Float64Var(&o.openRate, "open-rate", 0, "open-loop rate in events/s (default half the maximum closed-loop rate)")
-	fs.IntVar(&o.openConns, "open-conns", 64, "connections (and pgbench clients) of the open-loop run")
-	fs.IntVar(&o.bodyBytes, "body", 512, "approximate event body size in bytes")
-	fs.IntVar(&o.workers, "workers", 4, "in-process only: Writer workers")
-	fs.IntVar(&o.batch, "batch", 64, "in-process only: Writer max batch")
-	fs.IntVar(&o.poolSize, "pool", 32, "in-process only: pgx pool size")
-	fs.StringVar(&o.pgDir, "pgdir", "", "directory for the private PostgreSQL cluster (default a temp dir)")
-	fs.BoolVar(&o.keep, "keep", false, "keep the cluster directory")
-	fs.StringVar(&o.receiverLog, "receiver-log", os.DevNull, "file receiving the receiver's per-delivery log")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (load generator, plus the receiver with -gatehouse '') to this file")
-	fs.BoolVar(&o.tracing, "tracing", false, "compare the receiver with tracing off and on (100 % sampling to a local Jaeger), interleaved with pgbench, instead of the benchmark")
-	fs.StringVar(&o.baseline, "baseline", "", "with -tracing: also run this gatehouse binary (e.g. built from the commit before tracing)")
 	mix := fs.String("mix", strings.Join(benchenv.MixSchemes, ","), "catalogue schemes of the mix section (comma-separated; \"\" for none)")
-	fs.IntVar(&o.mixConns, "mix-c", 64, "closed-loop connections of the mix section")
-	fs.IntVar(&o.mixRuns, "mix-runs", 2, "rounds of the mix section (each scheme once a round)")
 	tune := fs.String("tune", "", "compare these Writer worker counts (comma-separated) with in-process receivers, interleaved with pgbench, instead of the benchmark")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
+	if done, err := benchenv.ParseFlags(fs, "ingestbench measures the webhook receiver against pgbench running its identical statement (docs/BENCHMARKS.md).\n\nExample: go run ./deploy/bench/ingestbench -gatehouse bin/gatehouse -runs 3 -d 10s\n\nFlags:\n", args, stdout, stderr); done || err != nil {
+		return nil, true, err
+	}
+	runsSet := false
+	fs.Visit(func(f *flag.Flag) { runsSet = runsSet || f.Name == "runs" })
+	if o.overload && !runsSet {
+		o.runs = 3
 	}
 	var err error
-	if o.conc, err = intList("-c", *conc); err != nil {
-		return nil, err
+	if o.conc, err = benchenv.IntList("-c", *conc); err != nil {
+		return nil, true, err
 	}
-	for _, m := range strings.Split(*mix, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			o.mix = append(o.mix, m)
-		}
-	}
+	o.mix = benchenv.List(*mix)
 	if *tune != "" {
-		if o.tune, err = intList("-tune", *tune); err != nil {
-			return nil, err
+		if o.tune, err = benchenv.IntList("-tune", *tune); err != nil {
+			return nil, true, err
 		}
 	}
 	if o.runs < 0 || o.duration <= 0 || (o.runs == 0 && o.openRate <= 0) {
-		return nil, fmt.Errorf("-d must be positive, and -runs too unless -open-rate is given")
+		return nil, true, fmt.Errorf("-d must be positive, and -runs too unless -open-rate is given")
 	}
-	return o, nil
-}
-
-func intList(flagName, v string) ([]int, error) {
-	var out []int
-	for _, s := range strings.Split(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%s: bad value %q", flagName, s)
-		}
-		out = append(out, n)
-	}
-	return out, nil
+	return o, false, nil
 }

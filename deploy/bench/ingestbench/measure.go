@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -68,6 +70,24 @@ type results struct {
 	maxRate float64
 }
 
+// cpuMark is a snapshot of the CPU time of the processes of one side, and
+// of the whole machine.
+type cpuMark struct {
+	pg, recv, self time.Duration
+	steal          time.Duration // machine-wide, all CPUs (/proc/stat)
+}
+
+func (b *bench) cpuMark() cpuMark {
+	var m cpuMark
+	m.pg, _ = benchenv.PostgresCPU(filepath.Join(b.Dir, "pgdata"))
+	if b.recv != nil && b.recv.pid > 0 {
+		m.recv, _, _ = benchenv.ProcCPU(b.recv.pid, false)
+	}
+	m.self, _, _ = benchenv.ProcCPU(os.Getpid(), false)
+	m.steal = benchenv.StealTime()
+	return m
+}
+
 // dbMark is the database position used to count transactions and WAL.
 type dbMark struct{ xid, lsn int64 }
 
@@ -88,11 +108,7 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult,
 	if err != nil {
 		return sample{}, err
 	}
-	var recvMetrics gatherer
-	if b.recv != nil {
-		recvMetrics = b.recv.metrics
-	}
-	hist0, err := ackHistogram(recvMetrics)
+	hist0, err := b.recv.acks()
 	if err != nil {
 		return sample{}, fmt.Errorf("receiver metrics: %w", err)
 	}
@@ -101,7 +117,7 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult,
 	r, err := f()
 	wakeP99, wakeMax := probe.finish()
 	cpu1 := b.cpuMark()
-	hist1, herr := ackHistogram(recvMetrics)
+	hist1, herr := b.recv.acks()
 	if herr != nil {
 		return sample{}, fmt.Errorf("receiver metrics: %w", herr)
 	}
@@ -127,11 +143,11 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult,
 		pgCPU: cpu1.pg - cpu0.pg, appCPU: cpu1.recv - cpu0.recv + cpu1.self - cpu0.self + r.clientCPU,
 		recvCPU: cpu1.recv - cpu0.recv, load: benchenv.LoadAvg(),
 		steal: cpu1.steal - cpu0.steal, wakeP99: wakeP99, wakeMax: wakeMax,
-		serverP99: hist1.quantile(hist0, 0.99),
+		serverP99: hist1.Quantile(hist0, 0.99),
 	}, nil
 }
 
-func (b *bench) presign(rate float64) *requests {
+func (b *bench) presign(rate float64) func(time.Time) []byte {
 	return presign(b.gen, int(rate*b.o.duration.Seconds()*1.3)+2000)
 }
 
@@ -186,7 +202,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 				c, i+1, r.tput(), ms(r.pct(0.99)), r.perCommit(), cpuPerEvent(r.pgCPU, r.n), cpuPerEvent(r.appCPU, r.n), cpuPerEvent(r.recvCPU, r.n),
 				p.tput(), ms(p.pct(0.99)), cpuPerEvent(p.pgCPU, p.n), cpuPerEvent(p.appCPU, p.n), r.tput()/p.tput(), p.load)
 		}
-		res.maxRate = max(res.maxRate, median(cfg.recv, sample.tput))
+		res.maxRate = max(res.maxRate, benchenv.MedianOf(cfg.recv, sample.tput))
 	}
 	if b.o.openRuns > 0 {
 		half := res.maxRate / 2
@@ -240,4 +256,4 @@ func counterbalanced(i int, a, b func() error) error {
 	return nil
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+func ms(d time.Duration) string { return benchenv.Ms(d, 2) }

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -46,9 +45,6 @@ type mixResult struct {
 	conns int
 	rows  []*mixRow // the reference first
 }
-
-// source is what a load loop sends: deliveries of one scheme.
-type source interface{ Next(time.Time) []byte }
 
 // mix runs o.mixRuns rounds; each round runs the reference scheme and then
 // every scheme of the mix, in an order rotated by the round so no scheme
@@ -106,31 +102,18 @@ func (m *mixResult) print(w io.Writer, b *bench) {
 	fmt.Fprintf(w, "\n### The catalogue's schemes\n\n")
 	fmt.Fprintf(w, "Each provider's deliveries as it sends them (`deploy/bench/benchenv/schemes.go`: GitHub's body HMAC with an unsigned delivery id, so the replay guard; Stripe's timestamped header; Shopify's base64 HMAC; Slack's `v0:`; Standard Webhooks; Twilio's form body with the URL signed; Mailgun's token inside the body), about %d-byte bodies, unique events, closed loop at %d connections, %d rounds of %s per scheme; each round runs the reference scheme first and then the others in an order rotated by round. Receiver CPU is the `gatehouse serve` process's; PostgreSQL CPU all its processes'. Ratio: the scheme's events/s over the reference scheme's of the same round (median of rounds). Medians.\n\n",
 		b.o.bodyBytes, m.conns, b.o.mixRuns, b.o.duration)
-	fmt.Fprintf(w, "| scheme | events/s | p99 ack | events per commit | receiver CPU per event | PostgreSQL CPU per event | WAL per event | ratio to the reference scheme (range) |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	tb := benchenv.NewTable(w, "scheme", "events/s>", "p99 ack>", "events per commit>", "receiver CPU per event>", "PostgreSQL CPU per event>", "WAL per event>", "ratio to the reference scheme (range)>")
 	ok := true
 	for _, r := range m.rows {
-		lo, hi, med := spread(r.ratio)
+		lo, hi, med := benchenv.Spread(r.ratio)
 		if r.scheme != "reference" && med < 0.9 {
 			ok = false
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %.1f | %.0f µs | %.0f µs | %s B | %.2f (%.2f–%.2f) |\n", r.scheme,
-			thousands(median(r.ss, sample.tput)), medianMs(r.ss, 0.99), median(r.ss, sample.perCommit),
-			median(r.ss, func(s sample) float64 { return cpuPerEvent(s.recvCPU, s.n) }),
-			median(r.ss, func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
-			thousands(median(r.ss, func(s sample) float64 { return float64(s.walBytes) / float64(s.n) })), med, lo, hi)
+		tb.Rowf("%s | %s | %s | %.1f | %.0f µs | %.0f µs | %s B | %.2f (%.2f–%.2f)", r.scheme,
+			benchenv.Thousands(benchenv.MedianOf(r.ss, sample.tput)), medianMs(r.ss, 0.99), benchenv.MedianOf(r.ss, sample.perCommit),
+			benchenv.MedianOf(r.ss, func(s sample) float64 { return cpuPerEvent(s.recvCPU, s.n) }),
+			benchenv.MedianOf(r.ss, func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
+			benchenv.Thousands(benchenv.MedianOf(r.ss, func(s sample) float64 { return float64(s.walBytes) / float64(s.n) })), med, lo, hi)
 	}
-	fmt.Fprintf(w, "\nTarget: every scheme ≥ 0.9 of the reference scheme: %s.\n", verdict(ok))
-}
-
-// spread is the minimum, maximum and median of v.
-func spread(v []float64) (lo, hi, med float64) {
-	if len(v) == 0 {
-		return 0, 0, 0
-	}
-	v = slices.Sorted(slices.Values(v))
-	med = v[len(v)/2]
-	if len(v)%2 == 0 {
-		med = (v[len(v)/2-1] + v[len(v)/2]) / 2
-	}
-	return v[0], v[len(v)-1], med
+	fmt.Fprintf(w, "\nTarget: every scheme ≥ 0.9 of the reference scheme: %s.\n", benchenv.Verdict(ok))
 }

@@ -6,17 +6,15 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/gatehouse/gatehouse/internal/testenv"
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // pgScript is the pgbench side: the Writer's statement with one row per
@@ -99,8 +97,6 @@ func arrayLit(v string) string {
 	return `{"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v) + `"}`
 }
 
-var tpsLine = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
-
 // runPgbench runs the script with clients connections for d (at rate
 // transactions/s when rate > 0) and reads every transaction's latency from
 // pgbench's per-transaction log.
@@ -120,34 +116,23 @@ func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d t
 		args = append(args, "-D", def)
 	}
 	args = append(args, dbURL)
-	bin, err := pgbenchPath()
-	if err != nil {
-		return runResult{}, err
-	}
-	cmd := exec.CommandContext(ctx, bin, args...)
 	// pgbench's prepared statement gets PostgreSQL's generic plan, as the
 	// receiver's does. Left to plan_cache_mode=auto, PostgreSQL keeps
 	// re-planning pgbench's one-row executions (their custom plans look
 	// cheaper than the generic one), which costs ~300 µs per transaction
 	// and made the ceiling look lower than it is (docs/BENCHMARKS.md).
-	cmd.Env = append(os.Environ(), "PGOPTIONS=-c plan_cache_mode=force_generic_plan")
-	out, err := cmd.CombinedOutput()
+	_, tps, cpu, err := benchenv.Pgbench(ctx, []string{"PGOPTIONS=-c plan_cache_mode=force_generic_plan"}, args...)
 	if err != nil {
-		return runResult{}, fmt.Errorf("pgbench: %w: %s", err, tail(out, 1500))
+		return runResult{}, err
 	}
-	m := tpsLine.FindSubmatch(out)
-	if m == nil {
-		return runResult{}, fmt.Errorf("pgbench: no tps in output: %s", tail(out, 1500))
-	}
-	tps, _ := strconv.ParseFloat(string(m[1]), 64)
 	lats, err := readPgbenchLogs(logDir)
 	if err != nil {
 		return runResult{}, err
 	}
-	r := runResult{n: len(lats), lats: lats, clientCPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+	r := runResult{n: lats.N(), lat: lats, clientCPU: cpu}
 	// pgbench's own tps excludes connection set-up; express it as n/elapsed.
 	if tps > 0 {
-		r.elapsed = time.Duration(float64(len(lats)) / tps * float64(time.Second))
+		r.elapsed = time.Duration(float64(lats.N()) / tps * float64(time.Second))
 	}
 	if rate > 0 {
 		r.elapsed = d
@@ -155,30 +140,14 @@ func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d t
 	return r, nil
 }
 
-// pgbenchPath finds pgbench on PATH or beside the PostgreSQL server binaries.
-func pgbenchPath() (string, error) {
-	if p, err := exec.LookPath("pgbench"); err == nil {
-		return p, nil
-	}
-	dir, err := testenv.PGBinDir()
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(dir, "pgbench")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("pgbench not found on PATH nor in %s (make deps installs it)", dir)
-	}
-	return p, nil
-}
-
 // readPgbenchLogs collects field 3 (latency in µs; from the scheduled start
 // under -R) of every line of every per-thread log file in dir.
-func readPgbenchLogs(dir string) ([]time.Duration, error) {
+func readPgbenchLogs(dir string) (*benchenv.Hist, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "pgb.*"))
 	if err != nil || len(files) == 0 {
 		return nil, fmt.Errorf("pgbench: no transaction logs in %s", dir)
 	}
-	var lats []time.Duration
+	lats := benchenv.NewHist()
 	for _, f := range files {
 		fh, err := os.Open(f)
 		if err != nil {
@@ -194,20 +163,12 @@ func readPgbenchLogs(dir string) ([]time.Duration, error) {
 			if err != nil {
 				continue // "skipped" under --latency-limit; not used here
 			}
-			lats = append(lats, time.Duration(us)*time.Microsecond)
+			lats.Record(time.Duration(us) * time.Microsecond)
 		}
 		fh.Close()
 		if err := sc.Err(); err != nil {
 			return nil, err
 		}
 	}
-	slices.Sort(lats)
 	return lats, nil
-}
-
-func tail(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
 }

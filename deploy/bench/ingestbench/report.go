@@ -3,57 +3,23 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
-// median of f over samples (the mean of the middle two for even counts).
-func median(ss []sample, f func(sample) float64) float64 {
-	if len(ss) == 0 {
-		return 0
-	}
-	v := make([]float64, len(ss))
-	for i, s := range ss {
-		v[i] = f(s)
-	}
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
-}
-
 func medianMs(ss []sample, q float64) string {
-	return fmt.Sprintf("%.2f ms", median(ss, func(s sample) float64 { return float64(s.pct(q)) / float64(time.Millisecond) }))
+	return fmt.Sprintf("%.2f ms", benchenv.MedianOf(ss, func(s sample) float64 { return float64(s.pct(q)) / float64(time.Millisecond) }))
 }
 
-// thousands formats n with thin spaces between digit groups.
-func thousands(f float64) string {
-	s := fmt.Sprintf("%.0f", f)
-	var out []string
-	for len(s) > 3 {
-		out = append([]string{s[len(s)-3:]}, out...)
-		s = s[:len(s)-3]
-	}
-	return strings.Join(append([]string{s}, out...), " ")
-}
-
-func verdict(ok bool) string {
-	if ok {
-		return "met"
-	}
-	return "NOT met"
-}
-
-// ratios returns the paired per-run ratios receiver/pgbench, sorted.
-func ratios(c *shape) []float64 {
+// paired is the minimum, maximum and median of the per-run throughput
+// ratios a[i]/b[i] of runs made side by side.
+func paired(a, b []sample) (lo, hi, med float64) {
 	var r []float64
-	for i := range min(len(c.recv), len(c.pgb)) {
-		r = append(r, c.recv[i].tput()/c.pgb[i].tput())
+	for i := range min(len(a), len(b)) {
+		r = append(r, a[i].tput()/b[i].tput())
 	}
-	slices.Sort(r)
-	return r
+	return benchenv.Spread(r)
 }
 
 func (res *results) print(w io.Writer) {
@@ -62,39 +28,40 @@ func (res *results) print(w io.Writer) {
 	fmt.Fprintf(w, "Receiver: %s. PostgreSQL %s, private cluster on local disk (%s). ", b.recv.desc, b.PGVersion, b.settings)
 	fmt.Fprintf(w, "Events: unique, %d-byte JSON bodies signed with the reference scheme, sent over HTTP/1.1 keep-alive connections; ack latency is measured by the client from request write to 204. ", len(b.gen.Body(1_000_000_000_000, time.Now())))
 	fmt.Fprintf(w, "pgbench runs the Writer's statement captured from the wire (one row per transaction, `-M prepared -j 2`, `plan_cache_mode=force_generic_plan` so it is not re-planned per transaction) on the same database. ")
-	fmt.Fprintf(w, "%d × %s per configuration and side, alternating receiver and pgbench in counterbalanced order (R P, P R, R P, …); tables truncated and checkpointed before each run; every run checked for exactly one inbox and one outbox row per 2xx; all benchmark processes at nice %d. Medians.\n\n", b.o.runs, b.o.duration, niceValue())
+	fmt.Fprintf(w, "%d × %s per configuration and side, alternating receiver and pgbench in counterbalanced order (R P, P R, R P, …); tables truncated and checkpointed before each run; every run checked for exactly one inbox and one outbox row per 2xx; all benchmark processes at nice %d. Medians.\n\n", b.o.runs, b.o.duration, benchenv.NiceValue())
 
-	fmt.Fprintf(w, "| load | side | throughput (events/s) | p50 ack | p99 ack | events per commit | WAL per event | PostgreSQL CPU per event | client-side CPU per event |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	tb := benchenv.NewTable(w, "load", "side", "throughput (events/s)>", "p50 ack>", "p99 ack>", "events per commit>", "WAL per event>", "PostgreSQL CPU per event>", "client-side CPU per event>")
 	for _, c := range res.closed {
-		res.rows(w, c)
-		r := ratios(c)
-		mr := median(c.recv, sample.tput) / median(c.pgb, sample.tput)
-		fmt.Fprintf(w, "| | **ratio receiver / pgbench** | **%.2f** (of the medians; paired runs: median %.2f, range %.2f–%.2f) | | | | | | |\n",
-			mr, r[len(r)/2], r[0], r[len(r)-1])
+		res.rows(tb, c)
+		lo, hi, med := paired(c.recv, c.pgb)
+		mr := benchenv.MedianOf(c.recv, sample.tput) / benchenv.MedianOf(c.pgb, sample.tput)
+		tb.Rowf("| **ratio receiver / pgbench** | **%.2f** (of the medians; paired runs: median %.2f, range %.2f–%.2f) | | | | | |", mr, med, lo, hi)
 	}
 	if res.open != nil {
-		res.rows(w, res.open)
+		res.rows(tb, res.open)
 	}
-	fmt.Fprintf(w, "\nTargets: ratio ≥ 1.0 at every concurrency: %s", verdict(res.ratiosMet()))
+	fmt.Fprintf(w, "\nTargets: ratio ≥ 1.0 at every concurrency: %s", benchenv.Verdict(res.ratiosMet()))
 	if res.open != nil {
-		p99 := median(res.open.recv, func(s sample) float64 { return float64(s.pct(0.99)) / float64(time.Millisecond) })
+		p99 := benchenv.MedianOf(res.open.recv, func(s sample) float64 { return float64(s.pct(0.99)) / float64(time.Millisecond) })
 		fmt.Fprintf(w, "; p99 ack ≤ 10 ms at half the maximum rate (%s events/s): %s (median p99 %.2f ms, worst run %s)",
-			thousands(res.open.rate), verdict(p99 <= 10), p99, ms(worst(res.open.recv, 0.99)))
+			benchenv.Thousands(res.open.rate), benchenv.Verdict(p99 <= 10), p99, ms(worst(res.open.recv, 0.99)))
 	}
-	fmt.Fprintf(w, ".\n\n<details><summary>Per run</summary>\n\n| load | run | receiver events/s | receiver p99 | pgbench tps | pgbench p99 | ratio | load average after the pair | receiver run: CPU stolen by the hypervisor (cores) | receiver run: wake-up delay of a 1 ms sleep in the load generator, p99 / max | receiver p99 by gatehouse's own ack histogram |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, ".\n\n<details><summary>Per run</summary>\n\n")
+	tb = benchenv.NewTable(w, "load", "run>", "receiver events/s>", "receiver p99>", "pgbench tps>", "pgbench p99>", "ratio>", "load average after the pair>",
+		"receiver run: CPU stolen by the hypervisor (cores)>", "receiver run: wake-up delay of a 1 ms sleep in the load generator, p99 / max>", "receiver p99 by gatehouse's own ack histogram>")
 	for _, c := range append(res.closed, res.open) {
 		if c == nil {
 			continue
 		}
 		for i := range min(len(c.recv), len(c.pgb)) {
 			r, p := c.recv[i], c.pgb[i]
-			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.2f | %.1f | %.2f | %s / %s | %s |\n", c.name, i+1, thousands(r.tput()), ms(r.pct(0.99)), thousands(p.tput()), ms(p.pct(0.99)), r.tput()/p.tput(), max(r.load, p.load), r.cores(r.steal), ms(r.wakeP99), ms(r.wakeMax), ms(r.serverP99))
+			tb.Rowf("%s | %d | %s | %s | %s | %s | %.2f | %.1f | %.2f | %s / %s | %s", c.name, i+1, benchenv.Thousands(r.tput()), ms(r.pct(0.99)), benchenv.Thousands(p.tput()), ms(p.pct(0.99)), r.tput()/p.tput(), max(r.load, p.load), r.cores(r.steal), ms(r.wakeP99), ms(r.wakeMax), ms(r.serverP99))
 		}
 	}
 	fmt.Fprintf(w, "\n</details>\n")
 }
 
-func (res *results) rows(w io.Writer, c *shape) {
+func (res *results) rows(tb *benchenv.Table, c *shape) {
 	pg := "pgbench, same statement, 1 row per transaction"
 	if c.rate > 0 {
 		pg = "pgbench -R at the same rate"
@@ -107,17 +74,17 @@ func (res *results) rows(w io.Writer, c *shape) {
 		if i == 0 {
 			load = c.name
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.1f | %s B | %.0f µs | %.0f µs |\n", load, side.name,
-			thousands(median(side.ss, sample.tput)), medianMs(side.ss, 0.5), medianMs(side.ss, 0.99),
-			median(side.ss, sample.perCommit), thousands(median(side.ss, func(s sample) float64 { return float64(s.walBytes) / float64(s.n) })),
-			median(side.ss, func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
-			median(side.ss, func(s sample) float64 { return cpuPerEvent(s.appCPU, s.n) }))
+		tb.Rowf("%s | %s | %s | %s | %s | %.1f | %s B | %.0f µs | %.0f µs", load, side.name,
+			benchenv.Thousands(benchenv.MedianOf(side.ss, sample.tput)), medianMs(side.ss, 0.5), medianMs(side.ss, 0.99),
+			benchenv.MedianOf(side.ss, sample.perCommit), benchenv.Thousands(benchenv.MedianOf(side.ss, func(s sample) float64 { return float64(s.walBytes) / float64(s.n) })),
+			benchenv.MedianOf(side.ss, func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
+			benchenv.MedianOf(side.ss, func(s sample) float64 { return cpuPerEvent(s.appCPU, s.n) }))
 	}
 }
 
 func (res *results) ratiosMet() bool {
 	for _, c := range res.closed {
-		if median(c.recv, sample.tput)/median(c.pgb, sample.tput) < 1 {
+		if benchenv.MedianOf(c.recv, sample.tput)/benchenv.MedianOf(c.pgb, sample.tput) < 1 {
 			return false
 		}
 	}

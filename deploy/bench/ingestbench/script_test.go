@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
+
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -58,17 +60,7 @@ func TestBuildScriptRejectsUnknownParameters(t *testing.T) {
 
 func TestStats(t *testing.T) {
 	ss := []sample{{runResult: runResult{n: 10, elapsed: time.Second}}, {runResult: runResult{n: 30, elapsed: time.Second}}, {runResult: runResult{n: 20, elapsed: time.Second}}}
-	if got := median(ss, sample.tput); got != 20 {
+	if got := benchenv.MedianOf(ss, sample.tput); got != 20 {
 		t.Errorf("median = %v, want 20", got)
-	}
-	if got := median(ss[:2], sample.tput); got != 20 {
-		t.Errorf("median of two = %v, want 20", got)
-	}
-	r := runResult{lats: []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}
-	if r.pct(0.5) != 6 || r.pct(0.99) != 10 || r.pct(0) != 1 {
-		t.Errorf("pct: %v %v %v", r.pct(0.5), r.pct(0.99), r.pct(0))
-	}
-	if got := thousands(1234567); got != "1 234 567" {
-		t.Errorf("thousands = %q", got)
 	}
 }

@@ -33,6 +33,7 @@ type bench struct {
 	script          *pgScript // the Writer's statement, captured from the wire, as a pgbench script
 	settings        string    // the PostgreSQL settings quoted in the table
 	mixSecret       []byte    // the mix section's providers' secret
+	rate            float64   // the highest receiver rate seen, to presign enough requests
 }
 
 func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
@@ -40,7 +41,7 @@ func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &bench{Stack: st, o: o, log: log}
+	b := &bench{Stack: st, o: o, log: log, rate: 1000}
 	if err := b.init(ctx); err != nil {
 		b.close()
 		return nil, err

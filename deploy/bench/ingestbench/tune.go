@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // tune compares Writer settings on a shared, noisy machine: it starts one
@@ -15,61 +16,84 @@ import (
 func (b *bench) tune(ctx context.Context, workers []int, w io.Writer) error {
 	recvs := make([]*receiver, len(workers))
 	for i, n := range workers {
-		o := *b.o
-		o.gatehouse, o.workers = "", n
-		bb := *b
-		bb.o = &o
-		r, err := startReceiver(ctx, &bb)
+		r, err := b.startWith(ctx, func(o *options) { o.gatehouse, o.workers = "", n })
 		if err != nil {
 			return err
 		}
 		defer r.stop()
 		recvs[i] = r
 	}
-	rate := 1000.0
-	fmt.Fprintf(w, "| connections | Writer workers | events/s | paired ratio to pgbench | events per commit | PostgreSQL CPU/event | receiver+client CPU/event |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+	tb := benchenv.NewTable(w, "connections>", "Writer workers>", "events/s>", "paired ratio to pgbench>", "events per commit>", "PostgreSQL CPU/event>", "receiver+client CPU/event>")
 	for _, c := range b.o.conc {
-		samples := make([][]sample, len(workers)+1) // last: pgbench
-		for round := range b.o.runs {
-			for k := range len(workers) + 1 {
-				i := (k + round) % (len(workers) + 1)
-				var s sample
-				var err error
-				if i == len(workers) {
-					s, err = b.sampleRun(ctx, "pgbench", func() (runResult, error) {
-						return runPgbench(ctx, b.DBURL, b.script, c, b.o.duration, 0)
-					})
-				} else {
-					b.gen.SetAddr(recvs[i].addr)
-					src := b.presign(rate)
-					s, err = b.sampleRun(ctx, "receiver", func() (runResult, error) {
-						return closedLoop(ctx, recvs[i].addr, c, b.o.duration, src)
-					})
-					rate = max(rate, s.tput())
-				}
-				if err != nil {
-					return err
-				}
-				samples[i] = append(samples[i], s)
-			}
+		samples, err := b.rotate(ctx, c, recvs, nil, func(round int, _ [][]sample) {
 			fmt.Fprintf(b.log, "ingestbench: tune c=%d round %d done\n", c, round+1)
+		})
+		if err != nil {
+			return err
 		}
 		pg := samples[len(workers)]
 		for i, n := range workers {
-			var ratios []float64
-			for r := range samples[i] {
-				ratios = append(ratios, samples[i][r].tput()/pg[r].tput())
-			}
-			slices.Sort(ratios)
-			fmt.Fprintf(w, "| %d | %d | %s | %.2f (%.2f–%.2f) | %.1f | %.0f µs | %.0f µs |\n", c, n,
-				thousands(median(samples[i], sample.tput)), ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1],
-				median(samples[i], sample.perCommit),
-				median(samples[i], func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
-				median(samples[i], func(s sample) float64 { return cpuPerEvent(s.appCPU, s.n) }))
+			lo, hi, med := paired(samples[i], pg)
+			tb.Rowf("%d | %d | %s | %.2f (%.2f–%.2f) | %.1f | %.0f µs | %.0f µs", c, n,
+				benchenv.Thousands(benchenv.MedianOf(samples[i], sample.tput)), med, lo, hi,
+				benchenv.MedianOf(samples[i], sample.perCommit),
+				benchenv.MedianOf(samples[i], func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
+				benchenv.MedianOf(samples[i], func(s sample) float64 { return cpuPerEvent(s.appCPU, s.n) }))
 		}
-		fmt.Fprintf(w, "| %d | pgbench | %s | | 1.0 | %.0f µs | %.0f µs |\n", c, thousands(median(pg, sample.tput)),
-			median(pg, func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
-			median(pg, func(s sample) float64 { return cpuPerEvent(s.appCPU, s.n) }))
+		tb.Rowf("%d | pgbench | %s | | 1.0 | %.0f µs | %.0f µs", c, benchenv.Thousands(benchenv.MedianOf(pg, sample.tput)),
+			benchenv.MedianOf(pg, func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
+			benchenv.MedianOf(pg, func(s sample) float64 { return cpuPerEvent(s.appCPU, s.n) }))
 	}
 	return nil
+}
+
+// rotate runs, in every round (-runs) at c connections, each receiver of
+// recvs in closed loop and pgbench (the last side) back to back in an order
+// rotated by the round, so background load hits all sides alike; it returns
+// each side's samples and calls done after every round.
+func (b *bench) rotate(ctx context.Context, c int, recvs []*receiver, names []string, done func(round int, samples [][]sample)) ([][]sample, error) {
+	orig := b.recv
+	defer func() { b.recv = orig; b.gen.SetAddr(orig.addr) }()
+	samples := make([][]sample, len(recvs)+1)
+	for round := range b.o.runs {
+		for k := range len(recvs) + 1 {
+			i := (k + round) % (len(recvs) + 1)
+			var s sample
+			var err error
+			if i == len(recvs) {
+				b.recv = nil
+				s, err = b.sampleRun(ctx, "pgbench", func() (runResult, error) {
+					return runPgbench(ctx, b.DBURL, b.script, c, b.o.duration, 0)
+				})
+			} else {
+				b.recv = recvs[i]
+				b.gen.SetAddr(b.recv.addr)
+				src := b.presign(b.rate)
+				name := "receiver"
+				if names != nil {
+					name = names[i]
+				}
+				s, err = b.sampleRun(ctx, name, func() (runResult, error) {
+					return closedLoop(ctx, b.recv.addr, c, b.o.duration, src)
+				})
+				b.rate = max(b.rate, s.tput())
+			}
+			if err != nil {
+				return nil, err
+			}
+			samples[i] = append(samples[i], s)
+		}
+		done(round, samples)
+	}
+	return samples, nil
+}
+
+// startWith starts another receiver on the same database, with the
+// options changed by change.
+func (b *bench) startWith(ctx context.Context, change func(*options)) (*receiver, error) {
+	o := *b.o
+	change(&o)
+	bb := *b
+	bb.o = &o
+	return startReceiver(ctx, &bb)
 }

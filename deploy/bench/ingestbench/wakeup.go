@@ -2,8 +2,9 @@ package main
 
 import (
 	"runtime"
-	"slices"
 	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // wakeProbe measures how late this process is woken: a goroutine on its own
@@ -14,15 +15,15 @@ import (
 // does.
 type wakeProbe struct {
 	stop chan struct{}
-	done chan []time.Duration
+	done chan *benchenv.Hist
 }
 
 func startWakeProbe() *wakeProbe {
-	p := &wakeProbe{stop: make(chan struct{}), done: make(chan []time.Duration, 1)}
+	p := &wakeProbe{stop: make(chan struct{}), done: make(chan *benchenv.Hist, 1)}
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		var late []time.Duration
+		late := benchenv.NewHist()
 		for {
 			select {
 			case <-p.stop:
@@ -32,7 +33,7 @@ func startWakeProbe() *wakeProbe {
 			}
 			t := time.Now()
 			time.Sleep(time.Millisecond)
-			late = append(late, time.Since(t)-time.Millisecond)
+			late.Record(time.Since(t) - time.Millisecond)
 		}
 	}()
 	return p
@@ -42,9 +43,5 @@ func startWakeProbe() *wakeProbe {
 func (p *wakeProbe) finish() (p99, worst time.Duration) {
 	close(p.stop)
 	late := <-p.done
-	if len(late) == 0 {
-		return 0, 0
-	}
-	slices.Sort(late)
-	return late[len(late)*99/100], late[len(late)-1]
+	return late.Q(0.99), late.Q(1)
 }

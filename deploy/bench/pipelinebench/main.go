@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -45,72 +46,35 @@ import (
 )
 
 type options struct {
-	duration    time.Duration
-	maxD        time.Duration
-	conns       int
-	openConns   int
-	rate        float64
-	body        int
-	interval    time.Duration
-	keyInterval time.Duration
-	retention   time.Duration
-	check       time.Duration
-	every       time.Duration
-	drain       time.Duration
-	gatehouse   string
-	keep        bool
-	logDir      string
-	args        []string // as given, for the report
+	duration    time.Duration `flag:"d" default:"10m" help:"length of the open-loop (fixed-rate) phase"`
+	maxD        time.Duration `flag:"max-d" default:"20s" help:"length of the closed-loop phase that finds the receiver's maximum rate"`
+	conns       int           `flag:"conns" default:"64" help:"connections of the closed-loop phase"`
+	openConns   int           `flag:"open-conns" default:"64" help:"connections of the open-loop phase"`
+	rate        float64       `flag:"rate" help:"open-loop rate in events/s (default half the closed-loop maximum)"`
+	body        int           `flag:"body" default:"512" help:"approximate event body size in bytes"`
+	interval    time.Duration `flag:"interval" default:"1m" help:"storage.partition_interval (also outbox_partition_interval and the dedupe window)"`
+	keyInterval time.Duration `flag:"key-interval" default:"1m" help:"storage.key_partition_interval"`
+	retention   time.Duration `flag:"retention" default:"3m" help:"storage.retention (also outbox_retention)"`
+	check       time.Duration `flag:"check" default:"10s" help:"storage.check_interval"`
+	every       time.Duration `flag:"every" default:"10s" help:"sampling interval of metrics and table sizes"`
+	drain       time.Duration `flag:"drain" default:"3m" help:"longest wait for the relay and consumers to catch up after the closed-loop phase"`
+	gatehouse   string        `flag:"gatehouse" help:"gatehouse binary (default: go build ./cmd/gatehouse into the run's directory)"`
+	keep        bool          `flag:"keep" help:"keep the run's directories (data, config, process logs)"`
+	logDir      string        `flag:"logdir" help:"write the config and the processes' logs into this directory and keep them (default: a temporary directory, removed after a successful run)"`
+	args        []string      // as given, for the report
 }
 
 func main() { benchenv.Main("pipelinebench", run) }
 
-func parseFlags(args []string, stdout, stderr io.Writer) (*options, error) {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	o := &options{args: args}
 	fs := flag.NewFlagSet("pipelinebench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "pipelinebench: serve + relay + consume at a fixed rate (half the receiver's maximum) for -d, with partitions created and dropped during the run.\n\nExample: go run ./deploy/bench/pipelinebench -d 10m\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	fs.DurationVar(&o.duration, "d", 10*time.Minute, "length of the open-loop (fixed-rate) phase")
-	fs.DurationVar(&o.maxD, "max-d", 20*time.Second, "length of the closed-loop phase that finds the receiver's maximum rate")
-	fs.IntVar(&o.conns, "conns", 64, "connections of the closed-loop phase")
-	fs.IntVar(&o.openConns, "open-conns", 64, "connections of the open-loop phase")
-	fs.Float64Var(&o.rate, "rate", 0, "open-loop rate in events/s (default half the closed-loop maximum)")
-	fs.IntVar(&o.body, "body", 512, "approximate event body size in bytes")
-	fs.DurationVar(&o.interval, "interval", time.Minute, "storage.partition_interval (also outbox_partition_interval and the dedupe window)")
-	fs.DurationVar(&o.keyInterval, "key-interval", time.Minute, "storage.key_partition_interval")
-	fs.DurationVar(&o.retention, "retention", 3*time.Minute, "storage.retention (also outbox_retention)")
-	fs.DurationVar(&o.check, "check", 10*time.Second, "storage.check_interval")
-	fs.DurationVar(&o.every, "every", 10*time.Second, "sampling interval of metrics and table sizes")
-	fs.DurationVar(&o.drain, "drain", 3*time.Minute, "longest wait for the relay and consumers to catch up after the closed-loop phase")
-	fs.StringVar(&o.gatehouse, "gatehouse", "", "gatehouse binary (default: go build ./cmd/gatehouse into the run's directory)")
-	fs.BoolVar(&o.keep, "keep", false, "keep the run's directories (data, config, process logs)")
-	fs.StringVar(&o.logDir, "logdir", "", "write the config and the processes' logs into this directory and keep them (default: a temporary directory, removed after a successful run)")
-	for _, a := range args {
-		if a == "-h" || a == "-help" || a == "--help" {
-			fs.SetOutput(stdout)
-			fs.Usage()
-			return nil, flag.ErrHelp
-		}
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, err
+	benchenv.Flags(fs, o)
+	if done, err := benchenv.ParseFlags(fs, "pipelinebench: serve + relay + consume at a fixed rate (half the receiver's maximum) for -d, with partitions created and dropped during the run.\n\nExample: go run ./deploy/bench/pipelinebench -d 10m\n\nFlags:\n", args, stdout, stderr); done || err != nil {
+		return err
 	}
 	if o.duration < time.Minute || o.every <= 0 || o.maxD <= 0 || o.conns < 1 || o.openConns < 1 {
-		return nil, errors.New("-d must be at least 1m; -every, -max-d, -conns and -open-conns positive")
-	}
-	return o, nil
-}
-
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	o, err := parseFlags(args, stdout, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
-		return err
+		return errors.New("-d must be at least 1m; -every, -max-d, -conns and -open-conns positive")
 	}
 	dir := o.logDir
 	if dir != "" {
@@ -158,18 +122,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	exited := func(p *proc) {
-		cancel(fmt.Errorf("%w: gatehouse %s (%v): %s", errExited, p.name, p.err, tail(p.log)))
+	exited := func(p *benchenv.Proc) {
+		cancel(fmt.Errorf("%w: gatehouse %s (%v): %s", benchenv.ErrExited, p.Name, p.Err(), benchenv.Tail(p.Log)))
 	}
-	var procs []*proc
+	var procs []*benchenv.Proc
 	defer func() {
 		for i := len(procs) - 1; i >= 0; i-- {
-			procs[i].stop()
+			procs[i].Stop()
 		}
 	}()
 	for _, sub := range []string{"serve", "relay", "consume"} {
 		st.Logf("starting gatehouse %s", sub)
-		p, err := startProc(ctx, bin, sub, cfg, dir, exited)
+		// Its PostgreSQL backends carry its name (cpu.go).
+		p, err := benchenv.Gatehouse{Bin: bin, Sub: sub, Config: cfg, Log: filepath.Join(dir, sub+".log"),
+			Env: []string{"PGAPPNAME=gatehouse-" + sub}, Ready: true, Exited: exited}.Start(ctx)
 		if err != nil {
 			return err
 		}
@@ -184,8 +150,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return err
 	}
 	for _, p := range procs {
-		n, last := p.warnings()
-		r.logs = append(r.logs, procLog{name: p.name, warnings: n, last: last})
+		n, last := warnings(p)
+		r.logs = append(r.logs, procLog{name: p.Name, warnings: n, last: last})
 	}
 	r.print(stdout)
 	return nil
@@ -195,9 +161,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 // then runs the open-loop phase while sampling, and waits for the final
 // catch-up.
 func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, secret []byte, r *results) error {
-	gen := benchenv.NewDeliveries(provider, sm.serve.public, secret, o.body)
+	gen := benchenv.NewDeliveries(provider, sm.serve.Public, secret, o.body)
 	st.Logf("closed loop for %s at %d connections", o.maxD, o.conns)
-	r.max = benchenv.ClosedLoop(ctx, sm.serve.public, o.conns, o.maxD, gen.Next)
+	r.max = benchenv.Load{Addr: sm.serve.Public, Conns: o.conns, Next: gen.Next}.Closed(ctx, o.maxD)
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
@@ -222,36 +188,23 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 	}
 	r.samples = []sample{first}
 	var mu sync.Mutex
-	sctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(o.every)
-		defer t.Stop()
-		for {
-			select {
-			case <-sctx.Done():
-				return
-			case <-t.C:
-			}
-			s, err := sm.take(sctx)
-			mu.Lock()
-			switch {
-			case sctx.Err() != nil: // the open loop ended during the sample
-			case err != nil:
-				r.sampleErrs++
-				st.Logf("sample at %s failed: %v", s.at.Round(time.Second), err)
-			default:
-				r.samples = append(r.samples, s)
-				st.Logf("%s: accepted %.0f, published %.0f, processed %.0f, relay age %.1fs, oldest pending %.1fs, consumer lag %.0f, storage %s, load %.1f",
-					s.at.Round(time.Second), s.accepted, s.published, s.processed, s.relayAge, s.pendingAge, s.consumerLag, mib(s.totalBytes()), s.load)
-			}
-			mu.Unlock()
+	stop := benchenv.Every(ctx, o.every, func(sctx context.Context) {
+		s, err := sm.take(sctx)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case sctx.Err() != nil: // the open loop ended during the sample
+		case err != nil:
+			r.sampleErrs++
+			st.Logf("sample at %s failed: %v", s.at.Round(time.Second), err)
+		default:
+			r.samples = append(r.samples, s)
+			st.Logf("%s: accepted %.0f, published %.0f, processed %.0f, relay age %.1fs, oldest pending %.1fs, consumer lag %.0f, storage %s, load %.1f",
+				s.at.Round(time.Second), s.accepted, s.published, s.processed, s.relayAge, s.pendingAge, s.consumerLag, mib(s.totalBytes()), s.load)
 		}
-	}()
-	r.open = benchenv.FixedRate(ctx, sm.serve.public, o.openConns, r.rate, o.duration, gen.Next)
+	})
+	r.open = benchenv.Load{Addr: sm.serve.Public, Conns: o.openConns, Next: gen.Next}.Fixed(ctx, r.rate, o.duration)
 	stop()
-	<-done
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}

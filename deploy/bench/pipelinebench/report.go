@@ -79,52 +79,29 @@ func meanMax(ss []sample, f func(sample) float64, unit string) string {
 	return fmt.Sprintf("%.1f / %.1f%s", sum/float64(n), hi, unit)
 }
 
-// latencies returns the sorted latencies of the 2xx answers among acks.
-func latencies(acks []benchenv.Ack) []time.Duration {
-	out := make([]time.Duration, 0, len(acks))
-	for _, a := range acks {
-		if a.OK() {
-			out = append(out, a.Latency)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// pct is the q-quantile of sorted (nearest rank); 0 when empty.
-func pct(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	return sorted[int(q*float64(len(sorted)-1)+0.5)]
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+func ms(d time.Duration) string { return benchenv.Ms(d, 2) }
 
 // minute is the open loop's requests due in one minute.
 type minute struct {
 	from, to time.Duration
 	sent     int
 	failed   int
-	lats     []time.Duration
+	lats     *benchenv.Hist
 }
 
 func (r *results) minutes() []minute {
 	var out []minute
 	for from := time.Duration(0); from < r.o.duration; from += time.Minute {
-		out = append(out, minute{from: from, to: min(from+time.Minute, r.o.duration)})
+		out = append(out, minute{from: from, to: min(from+time.Minute, r.o.duration), lats: benchenv.NewHist()})
 	}
 	for _, a := range r.open.Acks {
 		m := &out[min(int(a.Due/time.Minute), len(out)-1)]
 		m.sent++
 		if a.OK() {
-			m.lats = append(m.lats, a.Latency)
+			m.lats.Record(a.Latency)
 		} else {
 			m.failed++
 		}
-	}
-	for i := range out {
-		slices.Sort(out[i].lats)
 	}
 	return out
 }
@@ -143,7 +120,7 @@ func (r *results) print(w io.Writer) {
 	m1 := r.near(time.Minute)
 	lastFrom := r.near(end - time.Minute)
 	firstWin, lastWin := r.within(0, m1.at), r.within(lastFrom.at, end)
-	all := latencies(r.open.Acks)
+	all := r.open.Latencies()
 	mins := r.minutes()
 	ok, failed := r.open.Counts()
 	var loadSum, loadMax float64
@@ -168,42 +145,43 @@ func (r *results) print(w io.Writer) {
 		r.rate, o.duration, o.openConns, time.Duration(float64(time.Second)/r.rate), ok, failed, lastErr(r.open.LastError),
 		drainText(r.postDrain, o.drain))
 
-	fmt.Fprintf(w, "| stage | first minute: events/s | first minute: queue age mean / max | last minute: events/s | last minute: queue age mean / max |\n|---|---|---|---|---|\n")
+	tb := benchenv.NewTable(w, "stage", "first minute: events/s", "first minute: queue age mean / max", "last minute: events/s", "last minute: queue age mean / max")
 	acc := func(s sample) float64 { return s.accepted }
 	pub := func(s sample) float64 { return s.published }
 	pro := func(s sample) float64 { return s.processed }
-	fmt.Fprintf(w, "| receiver (accepted) | %.0f | ack p99 %s | %.0f | ack p99 %s |\n",
-		perSecond(first, m1, acc), ms(pct(mins[0].lats, 0.99)), perSecond(lastFrom, last, acc), ms(pct(mins[len(mins)-1].lats, 0.99)))
+	tb.Rowf("receiver (accepted) | %.0f | ack p99 %s | %.0f | ack p99 %s",
+		perSecond(first, m1, acc), ms(mins[0].lats.Q(0.99)), perSecond(lastFrom, last, acc), ms(mins[len(mins)-1].lats.Q(0.99)))
 	relayAge := func(s sample) float64 { return s.relayAge }
 	slotLag := func(s sample) float64 { return s.slotLag }
-	fmt.Fprintf(w, "| relay (published to Kafka) | %.0f | oldest unpublished outbox row %s; slot lag %s | %.0f | %s; slot lag %s |\n",
+	tb.Rowf("relay (published to Kafka) | %.0f | oldest unpublished outbox row %s; slot lag %s | %.0f | %s; slot lag %s",
 		perSecond(first, m1, pub), meanMax(firstWin, relayAge, " s"), meanMax(firstWin, slotLag, " s"),
 		perSecond(lastFrom, last, pub), meanMax(lastWin, relayAge, " s"), meanMax(lastWin, slotLag, " s"))
 	pending := func(s sample) float64 { return s.pendingAge }
 	cAge := func(s sample) float64 { return s.consumerAge }
 	cLag := func(s sample) float64 { return s.consumerLag }
-	fmt.Fprintf(w, "| consumers (processed) | %.0f | oldest unfinished (pending or processing) inbox row %s; lag %s (their queue-age gauge %s) | %.0f | %s; lag %s (gauge %s) |\n\n",
+	tb.Rowf("consumers (processed) | %.0f | oldest unfinished (pending or processing) inbox row %s; lag %s (their queue-age gauge %s) | %.0f | %s; lag %s (gauge %s)",
 		perSecond(first, m1, pro), meanMax(firstWin, pending, " s"), meanMax(firstWin, cLag, " records"), meanMax(firstWin, cAge, " s"),
 		perSecond(lastFrom, last, pro), meanMax(lastWin, pending, " s"), meanMax(lastWin, cLag, " records"), meanMax(lastWin, cAge, " s"))
+	fmt.Fprintln(w)
 
 	r.printCPU(w, first, last)
 	r.printStorage(w, first, m1, last)
 	fmt.Fprintf(w, "Ack latency of the open loop (2xx answers, from the due time, at the load generator): p50 %s, p99 **%s**, p99.9 %s, max %s. "+
 		"The receiver's own gatehouse_webhook_ack_seconds (handler start to 204, bucket-interpolated): p50 %s, p99 %s.\n\n",
-		ms(pct(all, 0.5)), ms(pct(all, 0.99)), ms(pct(all, 0.999)), ms(pct(all, 1)),
-		ms(last.ack.quantile(first.ack, 0.5)), ms(last.ack.quantile(first.ack, 0.99)))
-	fmt.Fprintf(w, "| minute | sent | non-2xx | ack p50 | ack p99 | p99 / run p99 | ack max | receiver's p99 | receiver/s | relay/s | consumers/s | outbox age max | unfinished inbox row age max | consumers' queue-age gauge max | storage | load |\n")
-	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	runP99 := pct(all, 0.99)
+		ms(all.Q(0.5)), ms(all.Q(0.99)), ms(all.Q(0.999)), ms(all.Q(1)),
+		ms(last.ack.Quantile(first.ack, 0.5)), ms(last.ack.Quantile(first.ack, 0.99)))
+	tb = benchenv.NewTable(w, "minute", "sent", "non-2xx", "ack p50", "ack p99", "p99 / run p99", "ack max", "receiver's p99", "receiver/s", "relay/s",
+		"consumers/s", "outbox age max", "unfinished inbox row age max", "consumers' queue-age gauge max", "storage", "load")
+	runP99 := all.Q(0.99)
 	for i, m := range mins {
 		a, b := r.near(m.from), r.near(m.to)
 		win := r.within(m.from, m.to)
 		spike := math.NaN()
 		if runP99 > 0 {
-			spike = float64(pct(m.lats, 0.99)) / float64(runP99)
+			spike = float64(m.lats.Q(0.99)) / float64(runP99)
 		}
-		fmt.Fprintf(w, "| %d | %d | %d | %s | %s | %.2f | %s | %s | %.0f | %.0f | %.0f | %s | %s | %s | %s | %.1f |\n",
-			i+1, m.sent, m.failed, ms(pct(m.lats, 0.5)), ms(pct(m.lats, 0.99)), spike, ms(pct(m.lats, 1)), ms(b.ack.quantile(a.ack, 0.99)),
+		tb.Rowf("%d | %d | %d | %s | %s | %.2f | %s | %s | %.0f | %.0f | %.0f | %s | %s | %s | %s | %.1f",
+			i+1, m.sent, m.failed, ms(m.lats.Q(0.5)), ms(m.lats.Q(0.99)), spike, ms(m.lats.Q(1)), ms(b.ack.Quantile(a.ack, 0.99)),
 			perSecond(a, b, acc), perSecond(a, b, pub), perSecond(a, b, pro),
 			maxOf(win, func(s sample) float64 { return s.relayAge }, " s"),
 			maxOf(win, pending, " s"), maxOf(win, cAge, " s"), mib(b.totalBytes()), b.load)
@@ -223,8 +201,8 @@ func (r *results) printStorage(w io.Writer, first, m1, last sample) {
 	// The last third of the run: long after the retention horizon in a
 	// 10-minute run, so a bounded table no longer grows there.
 	third := r.near(last.at - last.at/3)
-	fmt.Fprintf(w, "| table | start of open loop | end of first minute | end of run | max during run | growth over the last %s |\n|---|---|---|---|---|---|\n",
-		(last.at - third.at).Round(time.Second))
+	tb := benchenv.NewTable(w, "table", "start of open loop", "end of first minute", "end of run", "max during run",
+		fmt.Sprintf("growth over the last %s", (last.at-third.at).Round(time.Second)))
 	growth := func(a, b int64) string {
 		if a < 0 || b < 0 {
 			return "n/a"
@@ -246,11 +224,12 @@ func (r *results) printStorage(w io.Writer, first, m1, last sample) {
 	}
 	for _, t := range tables {
 		f := func(s sample) int64 { return s.bytes[t] }
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", t, size(f(first)), size(f(m1)), size(f(last)), size(maxBytes(f)), growth(f(third), f(last)))
+		tb.Rowf("%s | %s | %s | %s | %s | %s", t, size(f(first)), size(f(m1)), size(f(last)), size(maxBytes(f)), growth(f(third), f(last)))
 	}
 	total := func(s sample) int64 { return s.totalBytes() }
-	fmt.Fprintf(w, "| **total** | %s | %s | **%s** | %s | %s |\n\n", mib(total(first)), mib(total(m1)), mib(total(last)), mib(maxBytes(total)),
+	tb.Rowf("**total** | %s | %s | **%s** | %s | %s", mib(total(first)), mib(total(m1)), mib(total(last)), mib(maxBytes(total)),
 		growth(total(third), total(last)))
+	fmt.Fprintln(w)
 	var parents []string
 	for p := range last.parts {
 		parents = append(parents, p)

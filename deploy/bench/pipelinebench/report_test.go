@@ -10,12 +10,12 @@ import (
 )
 
 func TestQuantileInterpolatesBetweenReadings(t *testing.T) {
-	before := buckets{0.001: 10, 0.01: 10, math.Inf(1): 10}
-	after := buckets{0.001: 10, 0.01: 110, math.Inf(1): 110} // 100 acks, all in (1 ms, 10 ms]
-	if got := after.quantile(before, 0.5); got != 5500*time.Microsecond {
+	before := benchenv.Buckets{0.001: 10, 0.01: 10, math.Inf(1): 10}
+	after := benchenv.Buckets{0.001: 10, 0.01: 110, math.Inf(1): 110} // 100 acks, all in (1 ms, 10 ms]
+	if got := after.Quantile(before, 0.5); got != 5500*time.Microsecond {
 		t.Errorf("p50 %s, want 5.5ms", got)
 	}
-	if got := after.quantile(after, 0.99); got != 0 {
+	if got := after.Quantile(after, 0.99); got != 0 {
 		t.Errorf("no acks between equal readings: %s, want 0", got)
 	}
 }
@@ -36,7 +36,7 @@ func TestReportFiguresComeFromTheirWindows(t *testing.T) {
 		r.samples = append(r.samples, sample{at: at, accepted: 100 * sec, published: 100 * sec, processed: processed,
 			relayAge: 0, consumerAge: sec / 60, created: sec / 60, dropped: math.Floor(sec / 90),
 			bytes: map[string]int64{"inbox": int64(sec) << 20, "outbox": 0}, parts: map[string]int64{"inbox": 5},
-			ack: buckets{0.01: 100 * sec, math.Inf(1): 100 * sec}})
+			ack: benchenv.Buckets{0.01: 100 * sec, math.Inf(1): 100 * sec}})
 	}
 	for i := range 18000 {
 		st := 204

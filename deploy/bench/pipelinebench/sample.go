@@ -3,15 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"math"
-	"net/http"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
@@ -37,8 +31,8 @@ type sample struct {
 	consumerLag float64 // sum of gatehouse_consumer_lag_records
 	pendingAge  float64 // age of the oldest inbox row pending or processing: accepted, not yet finished by a consumer
 
-	created, dropped float64 // gatehouse_storage_partitions_{created,dropped}_total, every process
-	ack              buckets // serve: gatehouse_webhook_ack_seconds{status="204"}
+	created, dropped float64          // gatehouse_storage_partitions_{created,dropped}_total, every process
+	ack              benchenv.Buckets // serve: gatehouse_webhook_ack_seconds{status="204"}
 
 	cpu   map[string]float64 // stage → CPU seconds of its process (process_cpu_seconds_total)
 	pgCPU map[string]float64 // stage → CPU seconds of its PostgreSQL backends (cpu.go)
@@ -57,89 +51,9 @@ func (s sample) totalBytes() int64 {
 	return t
 }
 
-type families map[string]*dto.MetricFamily
-
-func scrape(ctx context.Context, addr string) (families, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", addr, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
-		return nil, fmt.Errorf("scrape %s: %s: %s", addr, resp.Status, b)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	return p.TextToMetricFamilies(resp.Body)
-}
-
-// values returns the values of the series of name whose labels include
-// every pair of match (name, value, name, value…).
-func (f families) values(name string, match ...string) []float64 {
-	var out []float64
-	for _, m := range f[name].GetMetric() {
-		ok := true
-		for i := 0; i+1 < len(match); i += 2 {
-			found := false
-			for _, l := range m.GetLabel() {
-				found = found || (l.GetName() == match[i] && l.GetValue() == match[i+1])
-			}
-			ok = ok && found
-		}
-		if !ok {
-			continue
-		}
-		switch {
-		case m.Counter != nil:
-			out = append(out, m.GetCounter().GetValue())
-		case m.Gauge != nil:
-			out = append(out, m.GetGauge().GetValue())
-		case m.Untyped != nil:
-			out = append(out, m.GetUntyped().GetValue())
-		}
-	}
-	return out
-}
-
-func (f families) sum(name string, match ...string) float64 {
-	var t float64
-	for _, v := range f.values(name, match...) {
-		t += v
-	}
-	return t
-}
-
-// by sums the counter name by the value of its label.
-func (f families) by(name, label string) map[string]float64 {
-	out := map[string]float64{}
-	for _, m := range f[name].GetMetric() {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == label {
-				out[l.GetValue()] += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return out
-}
-
-// max is the largest value of the series, NaN when there is none.
-func (f families) max(name string, match ...string) float64 {
-	out := math.NaN()
-	for _, v := range f.values(name, match...) {
-		if math.IsNaN(out) || v > out {
-			out = v
-		}
-	}
-	return out
-}
-
 // sampler reads the three processes and the database.
 type sampler struct {
-	serve, relay, consume *proc
+	serve, relay, consume *benchenv.Proc
 	pool                  *pgxpool.Pool
 	start                 time.Time
 	backends              *backendCPU
@@ -168,28 +82,28 @@ func (sm *sampler) take(ctx context.Context) (sample, error) {
 	s := sample{at: time.Since(sm.start), load: benchenv.LoadAvg()}
 	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
 	defer cancel()
-	fs := map[*proc]families{}
-	for _, p := range []*proc{sm.serve, sm.relay, sm.consume} {
-		f, err := scrape(ctx, p.admin)
+	fs := map[*benchenv.Proc]benchenv.Families{}
+	for _, p := range []*benchenv.Proc{sm.serve, sm.relay, sm.consume} {
+		f, err := benchenv.Scrape(ctx, p.Admin)
 		if err != nil {
 			return s, err
 		}
 		fs[p] = f
 	}
 	sv, rl, co := fs[sm.serve], fs[sm.relay], fs[sm.consume]
-	s.accepted = sv.sum("gatehouse_webhook_deliveries_total", "outcome", "accepted")
-	s.published = rl.sum("gatehouse_relay_records_published_total")
-	s.processed = co.sum("gatehouse_consumer_records_processed_total")
-	s.outcomes = co.by("gatehouse_consumer_records_processed_total", "outcome")
-	s.paths = rl.by("gatehouse_relay_records_published_total", "path")
-	s.ack = ackBuckets(sv)
-	s.relayAge = rl.max("gatehouse_relay_outbox_oldest_unsent_age_seconds")
-	s.slotLag = rl.max("gatehouse_relay_slot_lag_seconds")
-	s.consumerAge = co.max("gatehouse_consumer_queue_age_seconds")
-	s.consumerLag = co.sum("gatehouse_consumer_lag_records")
+	s.accepted = sv.Sum("gatehouse_webhook_deliveries_total", "outcome", "accepted")
+	s.published = rl.Sum("gatehouse_relay_records_published_total")
+	s.processed = co.Sum("gatehouse_consumer_records_processed_total")
+	s.outcomes = co.By("gatehouse_consumer_records_processed_total", "outcome")
+	s.paths = rl.By("gatehouse_relay_records_published_total", "path")
+	s.ack = sv.AckBuckets()
+	s.relayAge = rl.Max("gatehouse_relay_outbox_oldest_unsent_age_seconds")
+	s.slotLag = rl.Max("gatehouse_relay_slot_lag_seconds")
+	s.consumerAge = co.Max("gatehouse_consumer_queue_age_seconds")
+	s.consumerLag = co.Sum("gatehouse_consumer_lag_records")
 	s.cpu = map[string]float64{}
 	for p, f := range fs {
-		s.cpu[p.name] = f.sum("process_cpu_seconds_total")
+		s.cpu[p.Name] = f.Sum("process_cpu_seconds_total")
 	}
 	for _, m := range co["gatehouse_consumer_batch_size_records"].GetMetric() {
 		s.batch[0] += m.GetHistogram().GetSampleSum()
@@ -203,8 +117,8 @@ func (sm *sampler) take(ctx context.Context) (sample, error) {
 		return s, err
 	}
 	for _, f := range fs {
-		s.created += f.sum("gatehouse_storage_partitions_created_total")
-		s.dropped += f.sum("gatehouse_storage_partitions_dropped_total")
+		s.created += f.Sum("gatehouse_storage_partitions_created_total")
+		s.dropped += f.Sum("gatehouse_storage_partitions_dropped_total")
 	}
 	// The consumers' queue age measured in the database, whatever their
 	// own gauge says: the (processing_state, received_at) index of every

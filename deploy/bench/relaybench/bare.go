@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // The replication drain's own ceiling: PostgreSQL's walsender streaming
@@ -68,7 +70,7 @@ func (b *bench) bareDrain(ctx context.Context, want int) (result, error) {
 	elapsed := time.Since(start)
 	cpu := cpuBetween(cpu0, b.sampleCPU())
 	r := result{what: bareWhat, offered: fmt.Sprintf("backlog of %d rows", want), n: want,
-		throughput: float64(want) / elapsed.Seconds(), p50: -1, p99: -1, load: loadAvg(), cpu: &cpu}
+		throughput: float64(want) / elapsed.Seconds(), p50: -1, p99: -1, load: benchenv.LoadAvgText(), cpu: &cpu}
 	b.logf("bare reader: %.0f records/s; %s", r.throughput, cpu.perRow(want))
 	return r, nil
 }

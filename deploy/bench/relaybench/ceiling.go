@@ -29,59 +29,38 @@ func ceilingRecord(topic string, r row) *kgo.Record {
 // ceiling runs the franz-go producer straight to the broker: paced at rate,
 // or flat out for the run length when rate is 0.
 func (b *bench) ceiling(ctx context.Context, rate int) (result, error) {
-	topic, err := b.newTopic(ctx, "ceiling")
-	if err != nil {
-		return result{}, err
-	}
 	cl, err := b.ceilingClient()
 	if err != nil {
 		return result{}, err
 	}
 	defer cl.Close()
-	s := newStamps()
-	total := 0
-	var mu sync.Mutex
-	cctx, cancel := context.WithTimeout(ctx, b.o.duration+2*time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- b.consume(cctx, topic, s, func() int { mu.Lock(); defer mu.Unlock(); return total }) }()
-	warmUp()
-	produce := func(rs []row) {
-		now := time.Now()
-		ids := make([]string, len(rs))
-		for i, r := range rs {
-			ids[i] = r.id
-		}
-		s.markSent(ids, now)
-		for _, r := range rs {
-			cl.Produce(ctx, ceilingRecord(topic, r), nil)
-		}
-	}
-	start := time.Now()
-	cpu0 := b.sampleCPU()
 	offered := "max"
 	if rate > 0 {
 		offered = fmt.Sprintf("%d/s", rate)
-		n, err := paced(ctx, rate, b.o.duration, func(n int) error { produce(b.rows(n)); return nil })
-		if err != nil {
-			return result{}, err
-		}
-		mu.Lock()
-		total = n
-		mu.Unlock()
-	} else {
-		pre := b.rows(20_000)
-		n := 0
-		for time.Since(start) < b.o.duration {
-			produce(pre)
-			n += len(pre)
-			pre = b.rows(20_000)
-		}
-		mu.Lock()
-		total = n
-		mu.Unlock()
 	}
-	if err := <-done; err != nil {
+	var cpu0 cpuSample
+	s, total, start, err := b.onTopic(ctx, "ceiling", b.o.duration+2*time.Minute, nil, func(topic string, s *stamps) (int, error) {
+		produce := func(rs []row) {
+			ids := make([]string, len(rs))
+			for i, r := range rs {
+				ids[i] = r.id
+			}
+			s.markSent(ids, time.Now())
+			for _, r := range rs {
+				cl.Produce(ctx, ceilingRecord(topic, r), nil)
+			}
+		}
+		cpu0 = b.sampleCPU()
+		if rate > 0 {
+			return paced(ctx, rate, b.o.duration, func(n int) error { produce(b.rows(n)); return nil })
+		}
+		n := 0
+		for start := time.Now(); time.Since(start) < b.o.duration; n += 20_000 {
+			produce(b.rows(20_000))
+		}
+		return n, nil
+	})
+	if err != nil {
 		return result{}, err
 	}
 	r := summarize("franz-go producer → broker (ceiling)", offered, s, total, s.lastRecv.Sub(start), rate > 0)
@@ -103,31 +82,25 @@ const burstOffered = "burst of %d records, just before the %s drain"
 // has a ceiling measured at the same moment: on a shared machine the
 // flat-out ceiling of the run's start swings with the load by 5x.
 func (b *bench) ceilingBurst(ctx context.Context, n int, mode string) (result, error) {
-	topic, err := b.newTopic(ctx, "ceiling-burst")
-	if err != nil {
-		return result{}, err
-	}
 	cl, err := b.ceilingClient()
 	if err != nil {
 		return result{}, err
 	}
 	defer cl.Close()
-	recs := make([]*kgo.Record, 0, n)
-	for _, r := range b.rows(n) {
-		recs = append(recs, ceilingRecord(topic, r))
-	}
-	s := newStamps()
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- b.consume(cctx, topic, s, func() int { return n }) }()
-	warmUp()
-	cpu0 := b.sampleCPU()
-	start := time.Now()
-	for _, rec := range recs {
-		cl.Produce(ctx, rec, nil)
-	}
-	if err := <-done; err != nil {
+	var recs []*kgo.Record
+	var cpu0 cpuSample
+	s, _, start, err := b.onTopic(ctx, "ceiling-burst", 5*time.Minute, func(topic string) {
+		for _, r := range b.rows(n) {
+			recs = append(recs, ceilingRecord(topic, r))
+		}
+	}, func(string, *stamps) (int, error) {
+		cpu0 = b.sampleCPU()
+		for _, rec := range recs {
+			cl.Produce(ctx, rec, nil)
+		}
+		return n, nil
+	})
+	if err != nil {
 		return result{}, err
 	}
 	u := cpuBetween(cpu0, b.sampleCPU())
@@ -135,4 +108,35 @@ func (b *bench) ceilingBurst(ctx context.Context, n int, mode string) (result, e
 	r.cpu = &u
 	b.logf("ceiling burst before the %s drain: %.0f records/s; %s", mode, r.throughput, u.perRow(n))
 	return r, nil
+}
+
+// onTopic makes a new topic named after prefix, calls prepare with it
+// (when not nil), starts a consumer reading it from its start, waits for
+// the consumer to be fetching, and then runs write: the run starts then.
+// It returns when the consumer has received the n records write reports
+// having written, or fails after limit.
+func (b *bench) onTopic(ctx context.Context, prefix string, limit time.Duration, prepare func(topic string), write func(topic string, s *stamps) (n int, err error)) (s *stamps, n int, start time.Time, err error) {
+	topic, err := b.newTopic(ctx, prefix)
+	if err != nil {
+		return nil, 0, start, err
+	}
+	if prepare != nil {
+		prepare(topic)
+	}
+	s = newStamps()
+	var mu sync.Mutex
+	total := 0
+	cctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- b.consume(cctx, topic, s, func() int { mu.Lock(); defer mu.Unlock(); return total }) }()
+	warmUp()
+	start = time.Now()
+	if n, err = write(topic, s); err != nil {
+		return nil, 0, start, err
+	}
+	mu.Lock()
+	total = n
+	mu.Unlock()
+	return s, n, start, <-done
 }

@@ -6,11 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // CPU accounting of a backlog drain: the CPU time each process of the
@@ -33,10 +34,6 @@ type procCPU struct {
 	cpu   time.Duration
 }
 
-// clockTick is USER_HZ, the unit of /proc/<pid>/stat's times (100 on
-// every Linux architecture Go supports).
-const clockTick = 10 * time.Millisecond
-
 // sampleCPU reads the CPU time of this process, of PostgreSQL's postmaster
 // and its children, and of the Kafka broker (the java process whose command
 // line names the broker's directory). Processes it cannot read are left out.
@@ -47,18 +44,15 @@ func (b *bench) sampleCPU() cpuSample {
 		s.procs[os.Getpid()] = procCPU{class: cpuClasses[0],
 			cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}
 	}
-	postmaster := 0
-	if pid, err := os.ReadFile(filepath.Join(b.Dir, "pgdata", "postmaster.pid")); err == nil {
-		postmaster, _ = strconv.Atoi(strings.TrimSpace(strings.SplitN(string(pid), "\n", 2)[0]))
-	}
+	postmaster, _ := benchenv.Postmaster(filepath.Join(b.Dir, "pgdata"))
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		ppid, cpu, ok := procStat(pid)
-		if !ok {
+		cpu, ppid, err := benchenv.ProcCPU(pid, false)
+		if err != nil {
 			continue
 		}
 		class := ""
@@ -78,29 +72,6 @@ func (b *bench) sampleCPU() cpuSample {
 		}
 	}
 	return s
-}
-
-// procStat reads the parent pid and the user+system CPU time of pid.
-func procStat(pid int) (ppid int, cpu time.Duration, ok bool) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, 0, false
-	}
-	// The command name (field 2) may hold spaces; the fields after its
-	// closing parenthesis are space-separated: state, ppid, ... utime is
-	// field 14 and stime 15 of the whole line.
-	i := bytes.LastIndexByte(raw, ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	f := strings.Fields(string(raw[i+1:]))
-	if len(f) < 13 {
-		return 0, 0, false
-	}
-	ppid, _ = strconv.Atoi(f[1])
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return ppid, time.Duration(ut+st) * clockTick, true
 }
 
 // cpuUse is the CPU each class spent between two samples; a process
@@ -142,28 +113,29 @@ func (u cpuUse) perRow(rows int) string {
 // cpuTable prints the CPU per record of every run that measured it: the
 // ceiling's flat-out run and the backlog drains.
 func cpuTable(w io.Writer, rows []result) {
-	head := false
+	var t *benchenv.Table
 	for _, r := range rows {
 		if r.cpu == nil || r.n == 0 {
 			continue
 		}
-		if !head {
-			head = true
+		if t == nil {
 			fmt.Fprintln(w, "CPU per record (µs of CPU time per row, from /proc; the relaybench process holds the relay or the ceiling's producer, and the benchmark's consumer):")
 			fmt.Fprintln(w)
-			fmt.Fprintf(w, "| run | path | offered | records/s | %s | total | cores busy |\n", strings.Join(cpuClasses, " | "))
-			fmt.Fprintf(w, "|---:|---|---|---:|%s---:|---:|\n", strings.Repeat("---:|", len(cpuClasses)))
+			cols := []string{"run>", "path", "offered", "records/s>"}
+			for _, c := range cpuClasses {
+				cols = append(cols, c+">")
+			}
+			t = benchenv.NewTable(w, append(cols, "total>", "cores busy>")...)
 		}
 		var total time.Duration
-		cols := make([]string, len(cpuClasses))
-		for i, c := range cpuClasses {
+		cells := []any{r.run + 1, r.what, r.offered, fmt.Sprintf("%.0f", r.throughput)}
+		for _, c := range cpuClasses {
 			total += r.cpu.class[c]
-			cols[i] = fmt.Sprintf("%.1f", float64(r.cpu.class[c].Microseconds())/float64(r.n))
+			cells = append(cells, fmt.Sprintf("%.1f", float64(r.cpu.class[c].Microseconds())/float64(r.n)))
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %.0f | %s | %.1f | %.2f |\n", r.run+1, r.what, r.offered, r.throughput,
-			strings.Join(cols, " | "), float64(total.Microseconds())/float64(r.n), total.Seconds()/r.cpu.wall.Seconds())
+		t.Row(append(cells, fmt.Sprintf("%.1f", float64(total.Microseconds())/float64(r.n)), fmt.Sprintf("%.2f", total.Seconds()/r.cpu.wall.Seconds()))...)
 	}
-	if head {
+	if t != nil {
 		fmt.Fprintln(w)
 	}
 }
@@ -171,17 +143,9 @@ func cpuTable(w io.Writer, rows []result) {
 // profileOnce starts the CPU profile of -cpuprofile the first time it is
 // called and returns the function that stops it.
 func (b *bench) profileOnce() (func(), error) {
-	if b.o.cpuProfile == "" || b.profiled {
+	if b.profiled {
 		return func() {}, nil
 	}
 	b.profiled = true
-	f, err := os.Create(b.o.cpuProfile)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return benchenv.Profile(b.o.cpuProfile)
 }

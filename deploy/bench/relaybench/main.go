@@ -29,27 +29,24 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 type options struct {
-	duration   time.Duration
+	duration   time.Duration `flag:"d" default:"10s" help:"length of each paced and max run"`
 	rates      []int
 	modes      []string
-	backlog    int
-	keys       int
-	batch      int // rows per transaction in max and backlog runs
-	writers    int // concurrent writers in max runs
-	partitions int
-	runs       int
-	pgDir      string
-	cpuProfile string
+	backlog    int    `flag:"backlog" default:"200000" help:"rows of the backlog-drain run (0 skips it)"`
+	keys       int    `flag:"keys" default:"1000" help:"distinct keys (subject objects)"`
+	batch      int    `flag:"batch" default:"500" help:"rows per transaction in max and backlog runs"`
+	writers    int    `flag:"writers" default:"2" help:"concurrent writers in the max run"`
+	partitions int    `flag:"partitions" default:"6" help:"partitions of the benchmark topics"`
+	runs       int    `flag:"runs" default:"1" help:"repetitions of every measurement (each is a row)"`
+	pgDir      string `flag:"pg-dir" help:"directory of the private PostgreSQL cluster (default: a temp dir)"`
+	cpuProfile string `flag:"cpuprofile" help:"write a CPU profile of this process (relay and benchmark consumer) during the first backlog drain to this file"`
 }
 
 func main() { benchenv.Main("relaybench", run) }
@@ -71,32 +68,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o := &options{}
 	rates := fs.String("rates", "1000,5000", "paced rates in rows/s")
 	modes := fs.String("modes", "replication,poll", "relay modes to measure")
-	fs.DurationVar(&o.duration, "d", 10*time.Second, "length of each paced and max run")
-	fs.IntVar(&o.backlog, "backlog", 200_000, "rows of the backlog-drain run (0 skips it)")
-	fs.IntVar(&o.keys, "keys", 1000, "distinct keys (subject objects)")
-	fs.IntVar(&o.batch, "batch", 500, "rows per transaction in max and backlog runs")
-	fs.IntVar(&o.writers, "writers", 2, "concurrent writers in the max run")
-	fs.IntVar(&o.partitions, "partitions", 6, "partitions of the benchmark topics")
-	fs.IntVar(&o.runs, "runs", 1, "repetitions of every measurement (each is a row)")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (relay and benchmark consumer) during the first backlog drain to this file")
-	fs.StringVar(&o.pgDir, "pg-dir", "", "directory of the private PostgreSQL cluster (default: a temp dir)")
+	benchenv.Flags(fs, o)
 	if done, err := benchenv.ParseFlags(fs, helpText, args, stdout, stderr); done || err != nil {
 		return err
 	}
-	for _, s := range strings.Split(*rates, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n <= 0 {
-				return fmt.Errorf("bad rate %q", s)
-			}
-			o.rates = append(o.rates, n)
-		}
+	var err error
+	if o.rates, err = benchenv.IntList("-rates", *rates); err != nil {
+		return err
 	}
-	for _, m := range strings.Split(*modes, ",") {
-		if m = strings.TrimSpace(m); m != "" {
-			o.modes = append(o.modes, m)
-		}
-	}
+	o.modes = benchenv.List(*modes)
 	b, err := setup(ctx, o, stderr)
 	if err != nil {
 		return err

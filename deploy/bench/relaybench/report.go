@@ -3,16 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
-
-// loadAvg is the 1-minute load average, as the reports print it.
-func loadAvg() string { return strconv.FormatFloat(benchenv.LoadAvg(), 'f', 2, 64) }
 
 func ms(d time.Duration) string {
 	if d < 0 {
@@ -30,10 +25,9 @@ func report(w io.Writer, o *options, b *bench, rows []result) {
 		"Latency is commit-to-topic: from the writer's COMMIT returning (ceiling: from the Produce call) to a consumer receiving the record. "+
 		"Paced runs last %v; throughput = rows / (last record received − start).\n\n",
 		b.PGVersion, b.KafkaVersion, o.partitions, o.keys, o.duration)
-	fmt.Fprintln(w, "| path | offered | rows | records/s | p50 | p99 | duplicates | load avg |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
+	t := benchenv.NewTable(w, "path", "offered", "rows>", "records/s>", "p50>", "p99>", "duplicates>", "load avg>")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %s | %d | %.0f | %s | %s | %d | %s |\n", r.what, r.offered, r.n, r.throughput, ms(r.p50), ms(r.p99), r.dups, r.load)
+		t.Row(r.what, r.offered, r.n, fmt.Sprintf("%.0f", r.throughput), ms(r.p50), ms(r.p99), r.dups, r.load)
 	}
 	fmt.Fprintln(w)
 	if o.runs > 1 {
@@ -60,28 +54,15 @@ func medians(w io.Writer, rows []result) {
 	}
 	fmt.Fprintln(w, "Medians over the runs above:")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| path | offered | runs | records/s (median) | p50 (median) | p99 (median) |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|")
+	t := benchenv.NewTable(w, "path", "offered", "runs>", "records/s (median)>", "p50 (median)>", "p99 (median)>")
 	for _, k := range order {
 		g := groups[k]
-		tp := median(g, func(r result) float64 { return r.throughput })
-		p50 := time.Duration(median(g, func(r result) float64 { return float64(r.p50) }))
-		p99 := time.Duration(median(g, func(r result) float64 { return float64(r.p99) }))
-		fmt.Fprintf(w, "| %s | %s | %d | %.0f | %s | %s |\n", k.what, k.offered, len(g), tp, ms(p50), ms(p99))
+		tp := benchenv.MedianOf(g, func(r result) float64 { return r.throughput })
+		p50 := time.Duration(benchenv.MedianOf(g, func(r result) float64 { return float64(r.p50) }))
+		p99 := time.Duration(benchenv.MedianOf(g, func(r result) float64 { return float64(r.p99) }))
+		t.Row(k.what, k.offered, len(g), fmt.Sprintf("%.0f", tp), ms(p50), ms(p99))
 	}
 	fmt.Fprintln(w)
-}
-
-func median(rs []result, f func(result) float64) float64 {
-	v := make([]float64, len(rs))
-	for i, r := range rs {
-		v[i] = f(r)
-	}
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 // drainRatios prints, per mode, each run's backlog drain rate over the
@@ -93,67 +74,59 @@ func drainRatios(w io.Writer, rows []result) {
 			ceiling[r.run] = r.throughput
 		}
 	}
-	ratios := map[string][]result{}
-	var modes []string
+	rt := ratios{}
 	for _, r := range rows {
-		c := ceiling[r.run]
-		if !strings.HasPrefix(r.offered, "backlog") || c == 0 {
-			continue
+		if c := ceiling[r.run]; strings.HasPrefix(r.offered, "backlog") && c > 0 {
+			rt.add(r.what, r.throughput/c)
 		}
-		if _, ok := ratios[r.what]; !ok {
-			modes = append(modes, r.what)
-		}
-		ratios[r.what] = append(ratios[r.what], result{throughput: r.throughput / c})
 	}
-	if len(modes) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "Backlog drain over the producer ceiling (max) of the same run:")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| path | runs | ratio per run | median |")
-	fmt.Fprintln(w, "|---|---:|---|---:|")
-	for _, m := range modes {
-		var each []string
-		for _, r := range ratios[m] {
-			each = append(each, fmt.Sprintf("%.2f", r.throughput))
-		}
-		fmt.Fprintf(w, "| %s | %d | %s | %.2f |\n", m, len(ratios[m]), strings.Join(each, ", "),
-			median(ratios[m], func(r result) float64 { return r.throughput }))
-	}
-	fmt.Fprintln(w)
+	rt.print(w, "Backlog drain over the producer ceiling (max) of the same run:")
 }
 
 // burstRatios prints, per mode, each backlog drain over the ceiling burst
 // measured just before it (the same moment and record count).
 func burstRatios(w io.Writer, rows []result) {
-	ratios := map[string][]result{}
-	var modes []string
+	rt := ratios{}
 	burst := 0.0
 	for _, r := range rows {
 		switch {
 		case strings.HasPrefix(r.offered, "burst"):
 			burst = r.throughput
 		case strings.HasPrefix(r.offered, "backlog") && burst > 0:
-			if _, ok := ratios[r.what]; !ok {
-				modes = append(modes, r.what)
-			}
-			ratios[r.what] = append(ratios[r.what], result{throughput: r.throughput / burst})
+			rt.add(r.what, r.throughput/burst)
 		}
 	}
-	if len(modes) == 0 {
+	rt.print(w, "Backlog drain over the producer burst of the same size measured just before it (the ceiling at the same moment):")
+}
+
+// ratios are the per-run ratios of each mode, modes in the order met.
+type ratios struct {
+	modes []string
+	of    map[string][]float64
+}
+
+func (rt *ratios) add(mode string, v float64) {
+	if rt.of == nil {
+		rt.of = map[string][]float64{}
+	}
+	if _, ok := rt.of[mode]; !ok {
+		rt.modes = append(rt.modes, mode)
+	}
+	rt.of[mode] = append(rt.of[mode], v)
+}
+
+func (rt *ratios) print(w io.Writer, title string) {
+	if len(rt.modes) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "Backlog drain over the producer burst of the same size measured just before it (the ceiling at the same moment):")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| path | runs | ratio per run | median |")
-	fmt.Fprintln(w, "|---|---:|---|---:|")
-	for _, m := range modes {
+	fmt.Fprintf(w, "%s\n\n", title)
+	t := benchenv.NewTable(w, "path", "runs>", "ratio per run", "median>")
+	for _, m := range rt.modes {
 		var each []string
-		for _, r := range ratios[m] {
-			each = append(each, fmt.Sprintf("%.2f", r.throughput))
+		for _, v := range rt.of[m] {
+			each = append(each, fmt.Sprintf("%.2f", v))
 		}
-		fmt.Fprintf(w, "| %s | %d | %s | %.2f |\n", m, len(ratios[m]), strings.Join(each, ", "),
-			median(ratios[m], func(r result) float64 { return r.throughput }))
+		t.Row(m, len(rt.of[m]), strings.Join(each, ", "), fmt.Sprintf("%.2f", benchenv.Median(rt.of[m])))
 	}
 	fmt.Fprintln(w)
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sort"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
 )
@@ -119,7 +119,7 @@ func paced(ctx context.Context, rate int, d time.Duration, emit func(n int) erro
 }
 
 func summarize(what, offered string, s *stamps, n int, elapsed time.Duration, withLatency bool) result {
-	r := result{what: what, offered: offered, n: n, p50: -1, p99: -1, load: loadAvg()}
+	r := result{what: what, offered: offered, n: n, p50: -1, p99: -1, load: benchenv.LoadAvgText()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.dups = s.records - len(s.recv)
@@ -127,15 +127,14 @@ func summarize(what, offered string, s *stamps, n int, elapsed time.Duration, wi
 		r.throughput = float64(n) / elapsed.Seconds()
 	}
 	if withLatency {
-		var ls []time.Duration
+		h := benchenv.NewHist()
 		for id, at := range s.recv {
 			if c, ok := s.sent[id]; ok {
-				ls = append(ls, max(at.Sub(c), 0))
+				h.Record(at.Sub(c))
 			}
 		}
-		sort.Slice(ls, func(i, j int) bool { return ls[i] < ls[j] })
-		if len(ls) > 0 {
-			r.p50, r.p99 = ls[len(ls)/2], ls[min(len(ls)-1, len(ls)*99/100)]
+		if h.N() > 0 {
+			r.p50, r.p99 = h.Q(0.5), h.Q(0.99)
 		}
 	}
 	return r
@@ -152,26 +151,8 @@ func (b *bench) startRelay(ctx context.Context, mode string) (func(), error) {
 	rc.RepublishAfter, rc.StatusInterval, rc.HeartbeatInterval = cfg.Relay.RepublishAfter, cfg.Relay.StatusInterval, cfg.Relay.HeartbeatInterval
 	rc.PollInterval, rc.BatchSize, rc.MetricsInterval = cfg.Relay.PollInterval, cfg.Relay.BatchSize, cfg.Relay.MetricsInterval
 	kc.ClientID, kc.TopicConfigs = cfg.Kafka.ClientID, cfg.Kafka.TopicConfigs
-	rl, err := relay.New(relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: rc, Kafka: kc,
+	return benchenv.Relay(ctx, relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: rc, Kafka: kc,
 		Logger: slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	if err != nil {
-		return nil, err
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- rl.Run(rctx) }()
-	select {
-	case <-rl.Ready():
-	case err := <-done:
-		cancel()
-		rl.Close()
-		return nil, fmt.Errorf("relay stopped: %v", err)
-	case <-time.After(time.Minute):
-		cancel()
-		rl.Close()
-		return nil, fmt.Errorf("relay not ready after a minute")
-	}
-	return func() { cancel(); <-done; rl.Close() }, nil
 }
 
 // relayRuns measures one mode: paced runs, a max run and a backlog drain.
@@ -191,27 +172,8 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 	}
 	defer func() { stop() }()
 	measure := func(offered string, latency bool, write func(topic string, s *stamps) (int, error)) (result, error) {
-		topic, err := b.newTopic(ctx, mode)
+		s, n, start, err := b.onTopic(ctx, mode, b.o.duration+5*time.Minute, nil, write)
 		if err != nil {
-			return result{}, err
-		}
-		s := newStamps()
-		var mu sync.Mutex
-		total := 0
-		cctx, cancel := context.WithTimeout(ctx, b.o.duration+5*time.Minute)
-		defer cancel()
-		done := make(chan error, 1)
-		go func() { done <- b.consume(cctx, topic, s, func() int { mu.Lock(); defer mu.Unlock(); return total }) }()
-		warmUp()
-		start := time.Now()
-		n, err := write(topic, s)
-		if err != nil {
-			return result{}, err
-		}
-		mu.Lock()
-		total = n
-		mu.Unlock()
-		if err := <-done; err != nil {
 			return result{}, err
 		}
 		r := summarize(what, offered, s, n, s.lastRecv.Sub(start), latency)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 type row struct {
@@ -110,7 +112,7 @@ func (b *bench) writersAlone(ctx context.Context) (result, error) {
 		return result{}, err
 	}
 	r := result{what: "PostgreSQL writers alone (no relay, no slot)", offered: fmt.Sprintf("max (%d writers × %d rows/tx)", b.o.writers, b.o.batch),
-		n: n, throughput: float64(n) / elapsed.Seconds(), p50: -1, p99: -1, load: loadAvg()}
+		n: n, throughput: float64(n) / elapsed.Seconds(), p50: -1, p99: -1, load: benchenv.LoadAvgText()}
 	b.logf("writers alone: %d rows, %.0f rows/s", n, r.throughput)
 	return r, nil
 }

@@ -170,7 +170,7 @@ func ingestRounds(ctx context.Context, st *benchenv.Stack, cfg *config.Config, k
 	gens := map[string]*benchenv.Deliveries{"shop": benchenv.NewDeliveries("shop", addr, key, 512), "plain": benchenv.NewDeliveries("plain", addr, key, 512)}
 	for i := range 2*o.rounds + 2 {
 		name := []string{"shop", "plain"}[(i+i/2)%2] // shop plain plain shop shop plain …
-		res := benchenv.ClosedLoop(ctx, addr, o.conns, o.d, gens[name].Next)
+		res := benchenv.Load{Addr: addr, Conns: o.conns, Next: gens[name].Next}.Closed(ctx, o.d)
 		ok, failed := res.Counts()
 		if failed > 0 {
 			return nil, nil, fmt.Errorf("%s round: %d failed deliveries", name, failed)

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/api"
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // apiCase is one list query of the API and the console (api.Inbox.ListEvents).
@@ -87,10 +88,10 @@ func reportAPI(w io.Writer, o options, ts []apiTiming) {
 	fmt.Fprintf(w, "\n### API and console pages on the history store\n\n")
 	fmt.Fprintf(w, "`api.Inbox.ListEvents` (the read model of `GET /api/v1/events` and the console's events page), 50 a page, on the history store after the runs above; a deep page starts at a keyset cursor %d days back. Median (worst) of %d interleaved samples; target ≤ 200 ms. A scan filter reads at most %d rows a page and, without since/until, only the last 24 h (window).\n\n",
 		o.days/2, o.apiSamples, api.ScanBudget)
-	fmt.Fprintf(w, "| query | first page ms | rows | deep page ms | rows |\n|---|---|---|---|---|\n")
+	tb := benchenv.NewTable(w, "query", "first page ms", "rows", "deep page ms", "rows")
 	for _, t := range ts {
-		fmt.Fprintf(w, "| %s | %s (%s) | %d%s | %s (%s) | %d%s |\n", t.c.name, ms(quantile(t.first, 0.5)), ms(slices.Max(t.first)), t.firstRows, flags(t.firstPart, t.firstWindow),
-			ms(quantile(t.deep, 0.5)), ms(slices.Max(t.deep)), t.deepRows, flags(t.deepPart, t.deepWin))
+		tb.Rowf("%s | %s (%s) | %d%s | %s (%s) | %d%s", t.c.name, ms(benchenv.Pct(t.first, 0.5)), ms(slices.Max(t.first)), t.firstRows, flags(t.firstPart, t.firstWindow),
+			ms(benchenv.Pct(t.deep, 0.5)), ms(slices.Max(t.deep)), t.deepRows, flags(t.deepPart, t.deepWin))
 	}
 }
 

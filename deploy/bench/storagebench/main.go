@@ -44,17 +44,17 @@ import (
 )
 
 type options struct {
-	history     int
-	days        int
-	keyInterval time.Duration
-	loadWorkers int
-	duration    time.Duration
-	runs        int
-	passes      int
-	conns       int
-	apiSamples  int
-	sharedBuf   string
-	keyFilterFP float64
+	history     int           `flag:"history" default:"5000000" help:"earlier events loaded into the history store"`
+	days        int           `flag:"days" default:"30" help:"days of history (one inbox partition a day; the default retention is 30 days)"`
+	keyInterval time.Duration `flag:"key-interval" default:"24h" help:"width of the dedupe key partitions (storage.key_partition_interval)"`
+	loadWorkers int           `flag:"load-workers" default:"2" help:"partitions loaded at once"`
+	duration    time.Duration `flag:"d" default:"15s" help:"length of each closed-loop run"`
+	runs        int           `flag:"runs" default:"3" help:"interleaved pairs of runs (empty, history)"`
+	passes      int           `flag:"passes" default:"3" help:"retention passes, each in its own closed-loop run after a steady one: odd ones drop the oldest inbox partition (daily with the defaults), even ones also the oldest key partition (daily too with the defaults)"`
+	conns       int           `flag:"conns" default:"64" help:"concurrent deliveries"`
+	apiSamples  int           `flag:"api-samples" default:"20" help:"samples of each API page timing (0: skip the API timings)"`
+	sharedBuf   string        `flag:"shared-buffers" help:"PostgreSQL's shared_buffers (default: testenv's 128MB, PostgreSQL's own default)"`
+	keyFilterFP float64       `flag:"key-filters" help:"false positive rate of the key filters built for the history's sealed key partitions (storage.key_filter_false_positives; 0: none)"`
 }
 
 func main() { benchenv.Main("storagebench", run) }
@@ -74,17 +74,8 @@ Flags:
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o options
 	fs := flag.NewFlagSet("storagebench", flag.ContinueOnError)
-	fs.IntVar(&o.history, "history", 5_000_000, "earlier events loaded into the history store")
-	fs.IntVar(&o.days, "days", 30, "days of history (one inbox partition a day; the default retention is 30 days)")
-	fs.DurationVar(&o.keyInterval, "key-interval", 24*time.Hour, "width of the dedupe key partitions (storage.key_partition_interval)")
-	fs.IntVar(&o.loadWorkers, "load-workers", 2, "partitions loaded at once")
-	fs.DurationVar(&o.duration, "d", 15*time.Second, "length of each closed-loop run")
-	fs.IntVar(&o.runs, "runs", 3, "interleaved pairs of runs (empty, history)")
-	fs.IntVar(&o.passes, "passes", 3, "retention passes, each in its own closed-loop run after a steady one: odd ones drop the oldest inbox partition (daily with the defaults), even ones also the oldest key partition (daily too with the defaults)")
-	fs.IntVar(&o.conns, "conns", 64, "concurrent deliveries")
-	fs.IntVar(&o.apiSamples, "api-samples", 20, "samples of each API page timing (0: skip the API timings)")
-	fs.Float64Var(&o.keyFilterFP, "key-filters", config.DefaultKeyFilterFalsePositives, "false positive rate of the key filters built for the history's sealed key partitions (storage.key_filter_false_positives; 0: none)")
-	fs.StringVar(&o.sharedBuf, "shared-buffers", "", "PostgreSQL's shared_buffers (default: testenv's 128MB, PostgreSQL's own default)")
+	o.keyFilterFP = config.DefaultKeyFilterFalsePositives
+	benchenv.Flags(fs, &o)
 	if done, err := benchenv.ParseFlags(fs, helpText, args, stdout, stderr); done || err != nil {
 		return err
 	}

@@ -3,8 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // loaded describes the history store.
@@ -33,18 +34,18 @@ func report(w io.Writer, o options, l loaded, empty, hist []result, passes []pas
 	fmt.Fprintf(w, "History store: %d earlier events over %d daily inbox partitions (loaded in %s with %d workers): inbox %s, dedupe_keys %s; key partitions %s wide, %d within a new id's 30-day key lifetime, of which %d sealed ones have a key filter at %g false positives (built in %s; %s), probed only when it may hold the id.\n\n",
 		o.history, o.days, l.took.Round(time.Second), o.loadWorkers, mib(l.bytes["inbox"]), mib(l.bytes["dedupe_keys"]), o.keyInterval, l.probes,
 		l.filtered, o.keyFilterFP, l.filterTook.Round(time.Second), mib(l.bytes["dedupe_key_filters"]))
-	fmt.Fprintf(w, "| pair | empty events/s | history events/s | ratio | empty WAL B/event | history WAL B/event | WAL ratio | empty p50/p99 ms | history p50/p99 ms | key index scans/event empty, history |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	tb := benchenv.NewTable(w, "pair", "empty events/s", "history events/s", "ratio", "empty WAL B/event", "history WAL B/event", "WAL ratio", "empty p50/p99 ms", "history p50/p99 ms", "key index scans/event empty, history")
 	var ratios, walRatios []float64
 	for i := range empty {
 		e, h := empty[i], hist[i]
 		r, wr := h.rate()/e.rate(), h.walPerEvent()/e.walPerEvent()
 		ratios, walRatios = append(ratios, r), append(walRatios, wr)
-		fmt.Fprintf(w, "| %d | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %s / %s | %s / %s | %.2f, %.2f |\n", i+1, e.rate(), h.rate(), r,
+		tb.Rowf("%d | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %s / %s | %s / %s | %.2f, %.2f", i+1, e.rate(), h.rate(), r,
 			e.walPerEvent(), h.walPerEvent(), wr, ms(e.p(0.5)), ms(e.p(0.99)), ms(h.p(0.5)), ms(h.p(0.99)), e.scansPerEvent(), h.scansPerEvent())
 	}
-	fmt.Fprintf(w, "\nMedian throughput ratio (history / empty): **%.2f**; median WAL-per-event ratio: **%.2f** (targets ≥ 0.9 and ≤ 1.2).\n\n", median(ratios), median(walRatios))
+	fmt.Fprintf(w, "\nMedian throughput ratio (history / empty): **%.2f**; median WAL-per-event ratio: **%.2f** (targets ≥ 0.9 and ≤ 1.2).\n\n", benchenv.Median(ratios), benchenv.Median(walRatios))
 	fmt.Fprintf(w, "Retention passes, each in the middle of a %s closed-loop run on the history store, after a steady run of the same length:\n\n", o.duration)
-	fmt.Fprintf(w, "| pass | dropped | took | steady events/s | steady p99 ms | steady worst 1-s p99 ms | with the pass events/s | p99 while the pass ran ms | worst 1-s p99 ms | throughput ratio | p99 ratio while the pass ran | worst-second ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	tb = benchenv.NewTable(w, "pass", "dropped", "took", "steady events/s", "steady p99 ms", "steady worst 1-s p99 ms", "with the pass events/s", "p99 while the pass ran ms", "worst 1-s p99 ms", "throughput ratio", "p99 ratio while the pass ran", "worst-second ratio")
 	thr, spike, worsts := map[bool][]float64{}, map[bool][]float64{}, map[bool][]float64{} // by whether a key partition went too
 	for i, p := range passes {
 		worst, around := worstSecond(p.during), passWindowP99(p.during)
@@ -56,46 +57,36 @@ func report(w io.Writer, o options, l loaded, empty, hist []result, passes []pas
 		if p.pass.err != nil {
 			dropped += " (error: " + p.pass.err.Error() + ")"
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %.0f | %s | %s | %.0f | %s | %s | %.2f | %.2f | %.2f |\n", i+1, dropped, p.pass.took.Round(time.Millisecond),
+		tb.Rowf("%d | %s | %s | %.0f | %s | %s | %.0f | %s | %s | %.2f | %.2f | %.2f", i+1, dropped, p.pass.took.Round(time.Millisecond),
 			p.steady.rate(), ms(p.steady.p(0.99)), ms(worstSecond(p.steady)), p.during.rate(), ms(around), ms(worst), tr, sr, wr)
 	}
 	fmt.Fprintf(w, "\nOver the %d passes that dropped an inbox partition only (daily with the defaults): median throughput with the pass / steady **%.2f** (target ≥ 0.95); median p99 of the acks while the pass ran (the seconds from its start to one after its end) / the steady run's p99 **%.2f** (target ≤ 2); median worst one-second p99 with the pass / the steady run's worst second %.2f.\n",
-		len(thr[false]), median(thr[false]), median(spike[false]), median(worsts[false]))
+		len(thr[false]), benchenv.Median(thr[false]), benchenv.Median(spike[false]), benchenv.Median(worsts[false]))
 	if len(thr[true]) > 0 {
-		fmt.Fprintf(w, "The same over the %d passes that also dropped a key partition (daily with the defaults too): **%.2f**, **%.2f** and %.2f.\n", len(thr[true]), median(thr[true]), median(spike[true]), median(worsts[true]))
+		fmt.Fprintf(w, "The same over the %d passes that also dropped a key partition (daily with the defaults too): **%.2f**, **%.2f** and %.2f.\n", len(thr[true]), benchenv.Median(thr[true]), benchenv.Median(spike[true]), benchenv.Median(worsts[true]))
 	}
 }
 
 // passWindowP99 is the p99 of the acks completed from the second the
 // pass started in to the second after the one it ended in.
 func passWindowP99(r result) time.Duration {
-	var lat []time.Duration
+	lat := benchenv.NewHist()
 	for s := int(r.midFrom / time.Second); s <= int(r.midTo/time.Second)+1 && s < len(r.perSec); s++ {
-		lat = append(lat, r.perSec[s]...)
+		if r.perSec[s] != nil {
+			lat.Merge(r.perSec[s])
+		}
 	}
-	return quantile(lat, 0.99)
+	return lat.Q(0.99)
 }
 
 func worstSecond(r result) time.Duration {
 	worst := time.Duration(0)
 	for _, s := range r.perSec {
-		if len(s) > 20 {
-			worst = max(worst, quantile(s, 0.99))
+		if s != nil && s.N() > 20 {
+			worst = max(worst, s.Q(0.99))
 		}
 	}
 	return worst
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/1e6) }
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 0 {
-		return (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	return s[len(s)/2]
-}
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f", benchenv.Millis(d)) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/storage"
 )
@@ -31,23 +31,14 @@ type result struct {
 	keyScans int64 // index scans of the key partitions (keyScans)
 	// midFrom, midTo: when mid ran, from the start of the run.
 	midFrom, midTo time.Duration
-	lat            []time.Duration
-	perSec         [][]time.Duration // latencies by second of the run
+	lat            *benchenv.Hist
+	perSec         []*benchenv.Hist // latencies by second of the run
 }
 
 func (r result) rate() float64             { return float64(r.events) / r.elapsed.Seconds() }
 func (r result) walPerEvent() float64      { return float64(r.walBytes) / float64(max(1, r.events)) }
 func (r result) scansPerEvent() float64    { return float64(r.keyScans) / float64(max(1, r.events)) }
-func (r result) p(q float64) time.Duration { return quantile(r.lat, q) }
-
-func quantile(d []time.Duration, q float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(q*float64(len(s))))]
-}
+func (r result) p(q float64) time.Duration { return r.lat.Q(q) }
 
 // closedLoop runs o.conns deliveries at once through one Writer (as serve
 // does) for o.duration, each sending the next new random id as soon as its
@@ -74,7 +65,7 @@ func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(con
 	secs := int(o.duration/time.Second) + 2
 	var (
 		mu     sync.Mutex
-		res    = result{perSec: make([][]time.Duration, secs)}
+		res    = result{lat: benchenv.NewHist(), perSec: make([]*benchenv.Hist, secs)}
 		stop   atomic.Bool
 		wg     sync.WaitGroup
 		failed atomic.Value
@@ -104,10 +95,13 @@ func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(con
 			}
 			mu.Lock()
 			res.events += len(local)
-			res.lat = append(res.lat, local...)
 			for i, d := range local {
+				res.lat.Record(d)
 				if s := localSec[i]; s < secs {
-					res.perSec[s] = append(res.perSec[s], d)
+					if res.perSec[s] == nil {
+						res.perSec[s] = benchenv.NewHist()
+					}
+					res.perSec[s].Record(d)
 				}
 			}
 			mu.Unlock()

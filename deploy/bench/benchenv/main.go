@@ -1,0 +1,119 @@
+package benchenv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Main is a section's main: run gets a context cancelled by SIGINT or
+// SIGTERM, the arguments and the output streams; an error is printed with
+// the section's name and exits 1. What run writes to stdout is held until
+// it returns and then printed after the run's stamp (Stamp.Mark).
+func Main(name string, run func(ctx context.Context, args []string, stdout, stderr io.Writer) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	st := NewStamp()
+	var out bytes.Buffer
+	err := run(ctx, os.Args[1:], &out, os.Stderr)
+	stop()
+	st.End = LoadAvg()
+	_, _ = os.Stdout.Write(st.Mark(out.Bytes()))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+}
+
+// Stamp is what a section's output starts with: the commit measured, the
+// date, and the machine's 1-minute load average at the start and end of
+// the run, so a run on a busy machine cannot pass for a quiet one.
+type Stamp struct {
+	Commit     string
+	Date       time.Time
+	Start, End float64 // 1-minute load averages
+	Cores      int
+}
+
+// NewStamp reads the commit (git rev-parse --short HEAD; "unknown" outside
+// a checkout), the date and the load average at start.
+func NewStamp() Stamp {
+	commit := "unknown"
+	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+		commit = strings.TrimSpace(string(out))
+	}
+	return Stamp{Commit: commit, Date: time.Now().UTC(), Start: LoadAvg(), Cores: runtime.NumCPU()}
+}
+
+// Disturbed reports a load average at start above 1.5 × the cores.
+func (s Stamp) Disturbed() bool { return s.Start > 1.5*float64(s.Cores) }
+
+// Mark returns out (a section's Markdown) preceded by the stamp's line,
+// with every "## " heading marked (DISTURBED: …) when the run was; out
+// without a heading (help, an early error) is returned as it is.
+func (s Stamp) Mark(out []byte) []byte {
+	lines := strings.SplitAfter(string(out), "\n")
+	heading := false
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "## ") {
+			continue
+		}
+		heading = true
+		if s.Disturbed() {
+			text, nl := strings.CutSuffix(l, "\n")
+			lines[i] = text + " (DISTURBED: load average " + strconv.FormatFloat(s.Start, 'f', 2, 64) + " at start)"
+			if nl {
+				lines[i] += "\n"
+			}
+		}
+	}
+	if !heading {
+		return out
+	}
+	return []byte(fmt.Sprintf("Run: commit %s, %s, load average (1 min) %.2f at start and %.2f at end, %d cores.\n\n",
+		s.Commit, s.Date.Format("2006-01-02 15:04 UTC"), s.Start, s.End, s.Cores) + strings.Join(lines, ""))
+}
+
+// LoadAvg is the 1-minute load average: the machine may be shared, and
+// every report quotes it.
+func LoadAvg() float64 {
+	raw, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(raw))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}
+
+// LoadAvgText is LoadAvg as the reports print it ("0.52").
+func LoadAvgText() string { return strconv.FormatFloat(LoadAvg(), 'f', 2, 64) }
+
+// Every calls f every d, from another goroutine, until the returned stop
+// is called; stop cancels the context f gets and waits for f to return.
+func Every(ctx context.Context, d time.Duration, f func(ctx context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			f(ctx)
+		}
+	}()
+	return func() { cancel(); <-done }
+}

@@ -1,0 +1,160 @@
+package benchenv
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Families are a process's metric families by name.
+type Families map[string]*dto.MetricFamily
+
+// Scrape reads the /metrics of the admin listener at addr.
+func Scrape(ctx context.Context, addr string) (Families, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		return nil, fmt.Errorf("scrape %s: %s: %s", addr, resp.Status, b)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	return p.TextToMetricFamilies(resp.Body)
+}
+
+// Gather reads an in-process registry.
+func Gather(reg prometheus.Gatherer) (Families, error) {
+	mfs, err := reg.Gather()
+	out := make(Families, len(mfs))
+	for _, mf := range mfs {
+		out[mf.GetName()] = mf
+	}
+	return out, err
+}
+
+// Values returns the values of the series of name whose labels include
+// every pair of match (name, value, name, value…).
+func (f Families) Values(name string, match ...string) []float64 {
+	var out []float64
+	for _, m := range f[name].GetMetric() {
+		if !labelled(m, match...) {
+			continue
+		}
+		switch {
+		case m.Counter != nil:
+			out = append(out, m.GetCounter().GetValue())
+		case m.Gauge != nil:
+			out = append(out, m.GetGauge().GetValue())
+		case m.Untyped != nil:
+			out = append(out, m.GetUntyped().GetValue())
+		}
+	}
+	return out
+}
+
+func labelled(m *dto.Metric, match ...string) bool {
+	for i := 0; i+1 < len(match); i += 2 {
+		found := false
+		for _, l := range m.GetLabel() {
+			found = found || (l.GetName() == match[i] && l.GetValue() == match[i+1])
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// Sum is the sum of Values.
+func (f Families) Sum(name string, match ...string) float64 { return Sum(f.Values(name, match...)) }
+
+// By sums the counter name by the value of its label.
+func (f Families) By(name, label string) map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range f[name].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == label {
+				out[l.GetValue()] += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+// Max is the largest of Values, NaN when there is none.
+func (f Families) Max(name string, match ...string) float64 {
+	v := f.Values(name, match...)
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	return slices.Max(v)
+}
+
+// Buckets are the cumulative counts per upper bound of the receiver's own
+// gatehouse_webhook_ack_seconds histogram (status 204): from the handler's
+// start to the 204, without the time a request spends in the kernel and in
+// the load generator.
+type Buckets map[float64]float64
+
+// AckBuckets reads the 204 buckets of gatehouse_webhook_ack_seconds.
+func (f Families) AckBuckets() Buckets {
+	out := Buckets{}
+	for _, m := range f["gatehouse_webhook_ack_seconds"].GetMetric() {
+		if !labelled(m, "status", "204") {
+			continue
+		}
+		for _, b := range m.GetHistogram().GetBucket() {
+			if !math.IsInf(b.GetUpperBound(), 1) { // the text format lists +Inf too
+				out[b.GetUpperBound()] += float64(b.GetCumulativeCount())
+			}
+		}
+		out[math.Inf(1)] += float64(m.GetHistogram().GetSampleCount())
+	}
+	return out
+}
+
+// Quantile estimates the q-quantile of the acks between two readings,
+// interpolating linearly inside the bucket (as PromQL's
+// histogram_quantile); 0 when there were none. Above the highest finite
+// bound it answers that bound.
+func (after Buckets) Quantile(before Buckets, q float64) time.Duration {
+	total := after[math.Inf(1)] - before[math.Inf(1)]
+	if total <= 0 {
+		return 0
+	}
+	bounds := slices.Sorted(func(yield func(float64) bool) {
+		for ub := range after {
+			if !yield(ub) {
+				return
+			}
+		}
+	})
+	seconds := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	rank, lower, prev := q*total, 0.0, 0.0
+	for _, ub := range bounds {
+		c := after[ub] - before[ub]
+		if c >= rank {
+			if math.IsInf(ub, 1) {
+				return seconds(lower)
+			}
+			return seconds(lower + (ub-lower)*(rank-prev)/math.Max(c-prev, 1))
+		}
+		lower, prev = ub, c
+	}
+	return seconds(lower)
+}

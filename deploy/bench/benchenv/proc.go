@@ -1,0 +1,142 @@
+package benchenv
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// CPU accounting from /proc, one way for every section: on a shared
+// machine throughput moves with everyone else's load, while CPU time per
+// event is a property of the code path.
+
+// ClockTick is USER_HZ (100 on Linux), the unit of /proc's CPU times.
+const ClockTick = 10 * time.Millisecond
+
+// statFields returns the fields of /proc/<pid>/stat after the
+// parenthesised command name (which may hold spaces): f[0] is field 3.
+func statFields(pid string) ([]string, error) {
+	raw, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndexByte(raw, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("parse /proc/%s/stat", pid)
+	}
+	f := strings.Fields(string(raw[i+1:]))
+	if len(f) < 17 {
+		return nil, fmt.Errorf("parse /proc/%s/stat", pid)
+	}
+	return f, nil
+}
+
+// ProcCPU returns utime+stime of pid, plus cutime+cstime (its reaped
+// children) when children is true, and its parent's pid.
+func ProcCPU(pid int, children bool) (cpu time.Duration, ppid int, err error) {
+	f, err := statFields(strconv.Itoa(pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	last := 12
+	if children {
+		last = 14
+	}
+	sum := 0
+	for _, s := range f[11 : last+1] {
+		n, _ := strconv.Atoi(s)
+		sum += n
+	}
+	return time.Duration(sum) * ClockTick, ppid, nil
+}
+
+// Postmaster is the pid in pgdata's postmaster.pid.
+func Postmaster(pgdata string) (int, error) {
+	raw, err := os.ReadFile(filepath.Join(pgdata, "postmaster.pid"))
+	if err != nil {
+		return 0, fmt.Errorf("postmaster.pid: %w", err)
+	}
+	pm, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(raw), "\n", 2)[0]))
+	if err != nil {
+		return 0, fmt.Errorf("postmaster.pid: %w", err)
+	}
+	return pm, nil
+}
+
+// Children calls f with the pid and CPU time of every live process whose
+// parent is ppid.
+func Children(ppid int, f func(pid int, cpu time.Duration)) {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == ppid {
+			continue
+		}
+		if t, pp, err := ProcCPU(pid, false); err == nil && pp == ppid {
+			f(pid, t)
+		}
+	}
+}
+
+// PostgresCPU is the CPU time of the postmaster of pgdata and all its
+// processes, live and exited (exited backends are accounted in the
+// postmaster's children time).
+func PostgresCPU(pgdata string) (time.Duration, error) {
+	pm, err := Postmaster(pgdata)
+	if err != nil {
+		return 0, err
+	}
+	total, _, err := ProcCPU(pm, true)
+	if err != nil {
+		return 0, err
+	}
+	Children(pm, func(_ int, t time.Duration) { total += t })
+	return total, nil
+}
+
+// StealTime is the steal time of all CPUs together (/proc/stat): time the
+// hypervisor gave this machine's CPUs to someone else.
+func StealTime() time.Duration {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(raw), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	v, _ := strconv.Atoi(f[8])
+	return time.Duration(v) * ClockTick
+}
+
+// NiceValue is this process's nice value (inherited by everything it starts).
+func NiceValue() int {
+	f, err := statFields("self")
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[16]) // field 19: nice
+	return n
+}
+
+// StatusKB reads one kB field (VmRSS:, VmHWM:) of /proc/<pid>/status; 0
+// when it cannot.
+func StatusKB(pid int, field string) int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field {
+			v, _ := strconv.ParseInt(f[1], 10, 64)
+			return v
+		}
+	}
+	return 0
+}

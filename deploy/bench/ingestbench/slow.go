@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
+)
+
+// slow counts the slow clients' connections and how they ended.
+type slow struct {
+	conns, cut408, closed atomic.Int64
+}
+
+// slowClients keeps n connections open for d, each sending a byte a
+// second: of a body (after complete headers declaring 1000 bytes) when
+// body, else of its header block. A connection the server ends is opened
+// again.
+func slowClients(ctx context.Context, addr, provider string, n int, body bool, d time.Duration, s *slow) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				slowConn(ctx, addr, provider, body, s)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func slowConn(ctx context.Context, addr, provider string, body bool, s *slow) {
+	c, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		time.Sleep(100 * time.Millisecond)
+		return
+	}
+	defer c.Close()
+	s.conns.Add(1)
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	head := "POST /webhooks/" + provider + " HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+	var trickle string
+	if body {
+		if _, err := io.WriteString(c, head+"Content-Length: 1000\r\n\r\n"); err != nil {
+			return
+		}
+		trickle = strings.Repeat("x", 1000)
+	} else {
+		trickle = head + "X-Slow: " + strings.Repeat("a", 4000)
+	}
+	answered := make(chan string, 1)
+	go func() {
+		b := make([]byte, 64)
+		n, _ := c.Read(b)
+		answered <- string(b[:n])
+	}()
+	for i := 0; i < len(trickle); i++ {
+		select {
+		case got := <-answered:
+			if strings.HasPrefix(got, "HTTP/1.1 408") {
+				s.cut408.Add(1)
+			} else {
+				s.closed.Add(1)
+			}
+			return
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+		if _, err := c.Write([]byte{trickle[i]}); err != nil {
+			s.closed.Add(1)
+			return
+		}
+	}
+}
+
+// peakRSS is the largest resident set of pid seen every 50 ms until ctx ends.
+func peakRSS(ctx context.Context, pid int) int64 {
+	var peak int64
+	for ctx.Err() == nil {
+		peak = max(peak, benchenv.StatusKB(pid, "VmRSS:"))
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return peak
+}
