@@ -195,7 +195,7 @@ func overloadReport(w io.Writer, o *options, st *benchenv.Stack, load float64, a
 	})))
 	t.Row("A's answers", codes(over, func(r overloadRun) benchenv.LoadResult { return r.a }))
 	t.Row("A's refusals (503/429): p50 / p99 / slowest", fmt.Sprintf("%.2f / %.2f / %.2f ms", med(over, aRefusal(0.5)), med(over, aRefusal(0.99)),
-		slices.Max(col(over, aRefusal(1)))), "every one ≤ 50 ms")
+		slices.Max(col(over, aRefusal(1)))), "held about ingest.refusal_hold (500 ms), so a closed-loop flood waits instead of spinning")
 	t.Row("A's refusals without Retry-After, all runs", sum(over, func(r overloadRun) float64 { _, _, n := answered(r.a); return float64(n) }), 0)
 	t.Row("slow-body connections opened / cut with 408", fmt.Sprintf("%.0f / %.0f",
 		med(over, func(r overloadRun) float64 { return float64(r.body.conns.Load()) }), med(over, func(r overloadRun) float64 { return float64(r.body.cut408.Load()) })))
