@@ -21,6 +21,19 @@ import (
 // receiver's writes; an index left invalid by an interrupted build is
 // built again; the index of a provider no longer indexed is dropped. A
 // partition's indexes go with it when it is dropped.
+//
+// The write's cost: a GIN index takes a row's path-value pairs into a
+// pending list (fastupdate) and merges the list into the index when it
+// outgrows gin_pending_list_limit, in whichever insert passes the limit,
+// a receiver's write. So the indexes are created with a pending list of
+// searchPendingKB, and every maintenance pass merges each current
+// partition's list (gin_clean_pending_list) in the background: the
+// receiver's writes only append, and a search reads at most a pass's worth
+// of pending rows besides the index.
+
+// searchPendingKB is the search indexes' gin_pending_list_limit (kB): a
+// pass's worth of a busy provider's rows (64 MiB).
+const searchPendingKB = "65536"
 
 // searchIndexName is the name of provider's search index on partition.
 func searchIndexName(partition, provider string) string {
@@ -82,12 +95,23 @@ WHERE h.inhparent = 'inbox'::regclass AND i.relname LIKE '%\_search\_%'`)
 				how = "CREATE INDEX" // empty until its range begins: instant, and nobody writes to it yet
 			}
 			q := how + " IF NOT EXISTS " + pgx.Identifier{name}.Sanitize() + " ON " + pgx.Identifier{p.name}.Sanitize() +
-				" USING gin (payload jsonb_path_ops) WHERE provider = " + quoteLiteral(provider)
+				" USING gin (payload jsonb_path_ops) WITH (fastupdate = on, gin_pending_list_limit = " + searchPendingKB +
+				") WHERE provider = " + quoteLiteral(provider)
 			if _, err := conn.Exec(ctx, q); err != nil {
 				return created, dropped, fmt.Errorf("create search index %s: %w", name, err)
 			}
 			created = append(created, name)
 		}
+	}
+	// Merge the pending lists of the partitions being written (the
+	// current one and its neighbours): the receiver never has to.
+	if _, err := conn.Exec(ctx, `SELECT gin_clean_pending_list(i.oid) FROM pg_index x
+JOIN pg_class i ON i.oid = x.indexrelid
+JOIN pg_inherits h ON h.inhrelid = x.indrelid
+JOIN pg_class t ON t.oid = x.indrelid
+JOIN storage_partitions p ON p.name = t.relname AND p.parent = 'inbox'
+WHERE h.inhparent = 'inbox'::regclass AND i.relname LIKE '%\_search\_%' AND x.indisvalid AND p.ends > now() - interval '1 hour' AND p.starts < now() + interval '1 hour'`); err != nil {
+		return created, dropped, fmt.Errorf("merge search indexes' pending lists: %w", err)
 	}
 	for _, name := range existing {
 		if !want[name] {

@@ -106,7 +106,23 @@ WHERE i.relname LIKE '%\_search\_%'`).Scan(&indexBytes); err != nil {
 		return err
 	}
 	indexed := searchLatency(ctx, api.Inbox{Pool: st.Pool, SearchIndexed: api.SearchIndexed(cfg.Providers)}, o)
+	// The maintenance pass runs every minute beside the rounds, as in
+	// gatehouse serve (it merges the indexes' pending lists).
+	mctx, stopMaintenance := context.WithCancel(ctx)
+	go func() {
+		t := time.NewTicker(time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case <-mctx.Done():
+				return
+			case <-t.C:
+				_, _ = mt.Pass(mctx)
+			}
+		}
+	}()
 	with, without, err := ingestRounds(ctx, st, cfg, key, o)
+	stopMaintenance()
 	if err != nil {
 		return err
 	}
