@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/api"
 )
 
 // seedIssues writes two failure issues over the fixture's inbox rows: acme
@@ -52,6 +56,21 @@ func TestIssuesAPI(t *testing.T) {
 	ctx := context.Background()
 	acme, beta := f.seedIssues(ctx)
 	a1, b1 := fmt.Sprint(acme), fmt.Sprint(beta)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(api.NewIssuesOpenCollector(f.pool))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var open []string
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			open = append(open, fmt.Sprintf("%s %s/%s=%v", mf.GetName(), m.GetLabel()[0].GetValue(), m.GetLabel()[1].GetValue(), m.GetGauge().GetValue()))
+		}
+	}
+	if got := strings.Join(open, ", "); got != "gatehouse_issues_open acme/fetch=1, gatehouse_issues_open beta/forward:billing=1" {
+		t.Errorf("metrics = %s", got)
+	}
 	read := f.token("dave", "events:read", "roles", []string{"gatehouse:operator"})
 	op := f.token("dave", "events:read events:replay", "roles", []string{"gatehouse:operator"})
 	post := func(path, tok, body string) answer {
