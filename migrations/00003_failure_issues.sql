@@ -39,6 +39,7 @@ CREATE TABLE failure_issue_events (
     last_seen   timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (issue_id, provider, event_id)
 );
+CREATE INDEX failure_issue_events_last_seen_idx ON failure_issue_events (last_seen);
 
 -- +goose Down
 DROP TABLE failure_issue_events;

@@ -1207,6 +1207,12 @@ CREATE INDEX auth_tokens_family_idx ON public.auth_tokens USING btree (family_id
 CREATE INDEX erasures_requested_at_idx ON public.erasures USING btree (requested_at);
 
 --
+-- Name: failure_issue_events_last_seen_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX failure_issue_events_last_seen_idx ON public.failure_issue_events USING btree (last_seen);
+
+--
 -- Name: failure_issues_last_seen_idx; Type: INDEX; Schema: public; Owner: -
 --
 
