@@ -88,7 +88,7 @@ func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
 			{Name: "dedupe_keys", Retention: keyMax + s.KeyPartitionInterval, Interval: s.KeyPartitionInterval},
 			outboxTable(c),
 		},
-		Sized:    []string{"replays", "erasures", "ingest_replay_guard", "dedupe_key_filters", "pipeline_minutes",
+		Sized: []string{"replays", "erasures", "ingest_replay_guard", "dedupe_key_filters", "pipeline_minutes",
 			"failure_issues", "failure_issue_events"},
 		Interval: s.PartitionInterval, Ahead: s.Ahead, Every: s.CheckInterval,
 		Sweep:  sw.sweep,
