@@ -159,9 +159,6 @@ func New(cfg Config) (*Server, error) {
 		cfg.Now = time.Now
 	}
 	s := &Server{cfg: cfg, inbox: inbox, operators: map[[2]string]bool{}, m: newMetrics(cfg.Registerer)}
-	if cfg.Registerer != nil {
-		cfg.Registerer.MustRegister(NewIssuesOpenCollector(cfg.Pool))
-	}
 	for _, op := range cfg.Operators {
 		s.operators[[2]string{op.Issuer, op.Subject}] = true
 	}

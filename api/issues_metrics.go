@@ -18,7 +18,8 @@ type issuesOpen struct {
 }
 
 // NewIssuesOpenCollector returns the collector of gatehouse_issues_open
-// (api.New registers it on Config.Registerer). A scrape whose query fails
+// (cmd/gatehouse registers it in every process serving the public
+// surface, whether or not the API is mounted). A scrape whose query fails
 // or takes over 2 s exports nothing for it.
 func NewIssuesOpenCollector(pool *pgxpool.Pool) prometheus.Collector {
 	return &issuesOpen{pool: pool, desc: prometheus.NewDesc("gatehouse_issues_open",
