@@ -91,3 +91,30 @@ func TestFailureIssuesEndToEnd(t *testing.T) {
 		t.Errorf("muted issue after a recurrence = %+v, want still muted with 3 events", is[1])
 	}
 }
+
+// The provider's API answers 503 to every fetch: the events retry, then
+// die; one issue in stage fetch counts both events (their payment ids
+// differ, the normalised error does not) and every failed attempt. The ids
+// carry a digit as real ones do (a prefixed id is normalised only then:
+// pay_a would stay, as snake_case words such as event_id must).
+func TestFailureIssuesFetchStage(t *testing.T) {
+	f := newFixture(t)
+	for _, id := range []string{"1a", "2b"} {
+		f.api.setPayment("pay_"+id, 1, "succeeded")
+		f.api.fail("/v1/payments/pay_"+id, 503, 503, 503, 503, 503, 503)
+		if !f.ingest("fs_"+id, "payment.succeeded", "pay_"+id) {
+			t.Fatal("not new")
+		}
+	}
+	f.relay()
+	f.start(f.config(nil))
+	f.waitState(schemas.StateDead, 60*time.Second, "fs_1a", "fs_2b")
+	is := f.issues()
+	if len(is) != 1 {
+		t.Fatalf("issues = %+v, want one", is)
+	}
+	if a := is[0]; a.Stage != StageFetch || a.Events != 2 || a.Failures != 8 || a.Status != "open" ||
+		!strings.Contains(a.Message, "/v<n>/payments/pay_<id>: status 503") {
+		t.Fatalf("issue = %+v, want stage fetch, 2 events, 8 failed attempts (4 each)", a)
+	}
+}
