@@ -55,7 +55,11 @@ func TestFailureIssuesEndToEnd(t *testing.T) {
 		t.Fatalf("issues = %+v, want one", is)
 	}
 	a := is[0]
-	if !strings.HasPrefix(a.Stage, StageForwardPrefix) || a.Status != "open" || a.Events != 3 || a.Failures != 3 ||
+	key, err := DestinationKey(svc.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Stage != StageForwardPrefix+key || a.Status != "open" || a.Events != 3 || a.Failures != 3 ||
 		len(a.Samples) != 3 || len(a.Types) != 1 || a.Types[0] != "payment.succeeded" || !strings.Contains(a.Message, "status 422") {
 		t.Fatalf("issue = %+v", a)
 	}
