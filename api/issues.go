@@ -31,23 +31,26 @@ const MaxIssueReplay = 1000
 // Issue is a failure issue: the failed attempts of one provider's events
 // in one stage with one error fingerprint (consumers.Fingerprint).
 type Issue struct {
-	ID              int64     `json:"id"`
-	Provider        string    `json:"provider"`
-	Stage           string    `json:"stage"`
-	Fingerprint     string    `json:"fingerprint"`
-	ErrorClass      string    `json:"error_class"`
-	Message         string    `json:"message"`
-	LastError       string    `json:"last_error"`
-	Status          string    `json:"status"`
-	FirstSeen       time.Time `json:"first_seen"`
-	LastSeen        time.Time `json:"last_seen"`
-	StatusChangedAt time.Time `json:"status_changed_at"`
-	EventCount      int64     `json:"event_count"`
-	Failures        int64     `json:"failures"`
-	Reopened        int       `json:"reopened"`
-	EventTypes      []string  `json:"event_types"`
-	SampleEventIDs  []string  `json:"sample_event_ids"`
-	DeadEvents      *int64    `json:"dead_events,omitempty"` // GetIssue only: its events now dead
+	ID              int64      `json:"id"`
+	Provider        string     `json:"provider"`
+	Stage           string     `json:"stage"`
+	Fingerprint     string     `json:"fingerprint"`
+	ErrorClass      string     `json:"error_class"`
+	Message         string     `json:"message"`
+	LastError       string     `json:"last_error"`
+	Status          string     `json:"status"`
+	FirstSeen       time.Time  `json:"first_seen"`
+	LastSeen        time.Time  `json:"last_seen"`
+	StatusChangedAt time.Time  `json:"status_changed_at"`
+	EventCount      int64      `json:"event_count"`
+	Failures        int64      `json:"failures"`
+	Reopened        int        `json:"reopened"`
+	EventTypes      []string   `json:"event_types"`
+	SampleEventIDs  []string   `json:"sample_event_ids"`
+	ReplayedEvents  int64      `json:"replayed_events"`
+	LastReplayedAt  *time.Time `json:"last_replayed_at,omitempty"`
+	LastReplayedBy  *string    `json:"last_replayed_by,omitempty"`
+	DeadEvents      *int64     `json:"dead_events,omitempty"` // GetIssue only: its events now dead
 }
 
 // IssueFilter selects issues: by status and provider ("" : any).
@@ -66,12 +69,13 @@ type IssueCursor struct {
 func (c IssueCursor) String() string { return encodeCursor(c) }
 
 const issueColumns = `id, provider, stage, fingerprint, error_class, message, last_error, status, first_seen, last_seen,
-  status_changed_at, event_count, failures, reopened, event_types, sample_event_ids`
+  status_changed_at, event_count, failures, reopened, event_types, sample_event_ids, replayed_events, last_replayed_at, last_replayed_by`
 
 func scanIssue(row pgx.Row) (*Issue, error) {
 	var is Issue
 	err := row.Scan(&is.ID, &is.Provider, &is.Stage, &is.Fingerprint, &is.ErrorClass, &is.Message, &is.LastError, &is.Status,
-		&is.FirstSeen, &is.LastSeen, &is.StatusChangedAt, &is.EventCount, &is.Failures, &is.Reopened, &is.EventTypes, &is.SampleEventIDs)
+		&is.FirstSeen, &is.LastSeen, &is.StatusChangedAt, &is.EventCount, &is.Failures, &is.Reopened, &is.EventTypes, &is.SampleEventIDs,
+		&is.ReplayedEvents, &is.LastReplayedAt, &is.LastReplayedBy)
 	is.FirstSeen, is.LastSeen, is.StatusChangedAt = is.FirstSeen.UTC(), is.LastSeen.UTC(), is.StatusChangedAt.UTC()
 	return &is, err
 }
@@ -174,4 +178,14 @@ WHERE e.issue_id = $1 AND i.processing_state = 'dead' ORDER BY e.last_seen, e.ev
 		return nil, 0, fmt.Errorf("read dead events of issue: %w", err)
 	}
 	return events, total, nil
+}
+
+// RecordIssueReplay records on the issue that by replayed n of its events
+// now (the issue's audit; each event's replay has its own replays row).
+func (ib Inbox) RecordIssueReplay(ctx context.Context, id int64, by string, n int) error {
+	if _, err := ib.Pool.Exec(ctx, `UPDATE failure_issues SET replayed_events = replayed_events + $3,
+  last_replayed_at = now(), last_replayed_by = $2 WHERE id = $1`, id, by, n); err != nil {
+		return fmt.Errorf("record replay of failure issue: %w", err)
+	}
+	return nil
 }

@@ -125,7 +125,8 @@ type ReplayFailure struct {
 // replayIssue re-enqueues every event of the issue that is now dead (up
 // to MaxIssueReplay), each through the Replayer exactly as POST
 // /events/{provider}/{event_id}/replay does (a replays row naming the
-// operator per event), and logs the action once.
+// operator per event), records the action on the issue (replayed_events,
+// last_replayed_at, last_replayed_by) and logs it once.
 func (s *Server) replayIssue(w http.ResponseWriter, r *http.Request) {
 	id, err := issueID(r)
 	if err != nil {
@@ -162,6 +163,9 @@ func (s *Server) replayIssue(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		res.Replayed = append(res.Replayed, rr)
+	}
+	if err := s.inbox.RecordIssueReplay(r.Context(), id, by, len(res.Replayed)); err != nil {
+		s.cfg.Logger.Error("record failure issue replay", "issue", id, "err", err) // the events are replayed: answer so
 	}
 	s.cfg.Logger.Info("failure issue replayed via api", "issue", id, "replayed", len(res.Replayed), "failed", len(res.Failed),
 		"remaining", res.Remaining, "operator_issuer", c.User.Issuer, "operator_subject", c.User.Subject)

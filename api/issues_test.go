@@ -154,6 +154,9 @@ WHERE i.provider = 'acme' AND i.event_id = 'evt_1'`).Scan(&state, &by); err != n
 	if state != "pending" || by != "api:"+f.is.URL+" dave" {
 		t.Fatalf("evt_1 after the issue's replay: state %s, requested_by %q", state, by)
 	}
+	if a := f.bearerGet("/api/v1/issues/"+a1, read); a.body["replayed_events"] != float64(1) || a.body["last_replayed_by"] != "api:"+f.is.URL+" dave" || a.body["dead_events"] != float64(0) {
+		t.Fatalf("issue after its replay: %s", a.raw)
+	}
 	if a := post("/api/v1/issues/"+a1+"/replay", op, ""); a.status != 202 || len(a.body["replayed"].([]any)) != 0 {
 		t.Fatalf("second replay: %d %s", a.status, a.raw)
 	}

@@ -25,6 +25,9 @@ CREATE TABLE failure_issues (
     reopened          integer     NOT NULL DEFAULT 0,        -- times a recurrence reopened it after resolved
     event_types       text[]      NOT NULL DEFAULT '{}',     -- at most 20
     sample_event_ids  text[]      NOT NULL DEFAULT '{}',     -- the last 10, newest last
+    replayed_events   bigint      NOT NULL DEFAULT 0,        -- events re-enqueued by replays of the issue
+    last_replayed_at  timestamptz,                           -- the latest replay of the issue (each event's own row is in replays)
+    last_replayed_by  text,
     UNIQUE (provider, stage, fingerprint)
 );
 CREATE INDEX failure_issues_last_seen_idx ON failure_issues (last_seen);

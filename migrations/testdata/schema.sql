@@ -424,6 +424,9 @@ CREATE TABLE public.failure_issues (
     reopened integer DEFAULT 0 NOT NULL,
     event_types text[] DEFAULT '{}'::text[] NOT NULL,
     sample_event_ids text[] DEFAULT '{}'::text[] NOT NULL,
+    replayed_events bigint DEFAULT 0 NOT NULL,
+    last_replayed_at timestamp with time zone,
+    last_replayed_by text,
     CONSTRAINT failure_issues_status_check CHECK ((status = ANY (ARRAY['open'::text, 'acknowledged'::text, 'resolved'::text, 'muted'::text])))
 );
 
