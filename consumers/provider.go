@@ -30,7 +30,7 @@ func (h *providerHandler) Handle(ctx context.Context, ev *Event) (*Effect, error
 	if h.fetch != nil {
 		var err error
 		if eff, err = h.fetch.Handle(ctx, ev); err != nil {
-			return nil, err
+			return nil, inStage(StageFetch, err)
 		}
 	}
 	var todo []*Forwarder
@@ -66,6 +66,8 @@ func (h *providerHandler) Handle(ctx context.Context, ev *Event) (*Effect, error
 			defer wg.Done()
 			if errs[i] = fw.Deliver(ctx, ev, obj); errs[i] == nil && ledger != nil {
 				errs[i] = ledger.recordForward(ctx, ev.Provider, ev.ID, fw.Destination())
+			} else {
+				errs[i] = inStage(StageForwardPrefix+fw.Destination(), errs[i])
 			}
 		}()
 	}

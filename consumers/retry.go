@@ -71,8 +71,12 @@ func (s *session) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev 
 		if ev != nil && ev.Provider == provider && ev.ID == id {
 			at = receivedAt(ev)
 		}
-		if ferr := r.store.fail(ctx, provider, id, at, state, class, truncate(err.Error(), maxErrorMessage), next); ferr != nil {
+		ierr, ferr := r.store.recordFailure(ctx, provider, id, at, state, class, truncate(err.Error(), maxErrorMessage), next, Stage(err))
+		if ferr != nil {
 			r.log.ErrorContext(ctx, "record failure state", "provider", provider, "event_id", id, "err", ferr)
+		}
+		if ierr != nil {
+			r.log.ErrorContext(ctx, "record failure issue", "provider", provider, "event_id", id, "err", ierr)
 		}
 	}
 	r.log.WarnContext(ctx, "event processing failed", "provider", provider, "event_id", id, "topic", rec.Topic,

@@ -2,9 +2,11 @@ package consumers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/schemas"
@@ -78,28 +80,62 @@ func (s store) apply(ctx context.Context, ev *Event, eff *Effect) (string, error
 	return out, nil
 }
 
-// fail records a failed attempt: retrying with the next due time, or dead.
+// fail is recordFailure in stage StageApply, the issue's error joined.
+func (s store) fail(ctx context.Context, provider, eventID string, at *time.Time, state, class, msg string, next *time.Time) error {
+	ierr, err := s.recordFailure(ctx, provider, eventID, at, state, class, msg, next, StageApply)
+	return errors.Join(err, ierr)
+}
+
+// recordFailure records a failed attempt: retrying with the next due time, or dead.
 // A final row is left alone (a late failure of a duplicate copy). at (nil:
 // unknown) is the event's received_at: the update reads its partition, and
-// every partition only when that changed no row.
-func (s store) fail(ctx context.Context, provider, eventID string, at *time.Time, state, class, msg string, next *time.Time) error {
+// every partition only when that changed no row. In the same transaction
+// the failure is counted into its failure issue (stage, the fingerprint
+// of msg), only when the inbox row changed: the issue counts exactly the
+// failures recorded. The issue is written under a savepoint: when it
+// fails the inbox state is still recorded, and the issue's error returned
+// beside nil (issueErr) for the caller to log.
+func (s store) recordFailure(ctx context.Context, provider, eventID string, at *time.Time, state, class, msg string, next *time.Time, stage string) (issueErr, err error) {
 	const update = `UPDATE inbox SET processing_state = $3, last_error = $4, last_error_class = $5,
   next_attempt_at = $6, updated_at = now()
 WHERE provider = $1 AND event_id = $2 AND processing_state <> ALL($7)`
+	const returning = ` RETURNING received_at, event_type`
 	args := []any{provider, eventID, state, msg, class, next, schemas.FinalStates()}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("record %s: %w", state, err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	var rat time.Time
+	var typ string
+	found := false
 	if at != nil {
-		tag, err := s.pool.Exec(ctx, update+` AND received_at = $8`, append(args, *at)...)
+		err := tx.QueryRow(ctx, update+` AND received_at = $8`+returning, append(args, *at)...).Scan(&rat, &typ)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return nil, fmt.Errorf("record %s: %w", state, err)
+		}
+		found = err == nil
+	}
+	if !found {
+		err := tx.QueryRow(ctx, update+returning, args...).Scan(&rat, &typ)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, nil // final, or no row: nothing recorded, nothing counted
+		}
 		if err != nil {
-			return fmt.Errorf("record %s: %w", state, err)
-		}
-		if tag.RowsAffected() > 0 {
-			return nil
+			return nil, fmt.Errorf("record %s: %w", state, err)
 		}
 	}
-	if _, err := s.pool.Exec(ctx, update, args...); err != nil {
-		return fmt.Errorf("record %s: %w", state, err)
+	if sp, err := tx.Begin(ctx); err != nil {
+		issueErr = fmt.Errorf("failure issue: %w", err)
+	} else if issueErr = recordIssue(ctx, sp, provider, eventID, typ, rat, stage, class, msg, time.Now()); issueErr != nil {
+		_ = sp.Rollback(ctx)
+	} else if err := sp.Commit(ctx); err != nil {
+		issueErr = fmt.Errorf("failure issue: %w", err)
 	}
-	return nil
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("record %s: %w", state, err)
+	}
+	return issueErr, nil
 }
 
 // effectArgs are consumers_apply's object arguments of eff (not nil): an

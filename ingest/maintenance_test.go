@@ -106,6 +106,12 @@ VALUES ('p', $1, gen_random_uuid(), 'dead', 1, 'op', now() - make_interval(hours
 		mustExec(t, pool, `INSERT INTO erasures (requested_by, requested_at, provider, selector, events, outbox_rows, objects)
 VALUES ('op', now() - make_interval(days => $1 * 100), 'p', 'event x', 1, 0, 0)`, h)
 	}
+	for _, h := range []int{1, 3} { // failure issues last as long as the longest retention (2 h)
+		mustExec(t, pool, `WITH i AS (INSERT INTO failure_issues (provider, stage, fingerprint, error_class, message, last_error, last_seen)
+VALUES ('p', 'fetch', $1, 'transient', 'm', 'm', now() - make_interval(hours => $2)) RETURNING id)
+INSERT INTO failure_issue_events (issue_id, provider, event_id, received_at, last_seen) SELECT id, 'p', 'e1', now(), now() - make_interval(hours => $2) FROM i`,
+			fmt.Sprint("f", h), h)
+	}
 	reg := prometheus.NewRegistry()
 	mt, err := NewMaintenance(MaintenanceConfig{Pool: pool, Config: cfg, Registerer: reg})
 	if err != nil {
@@ -136,6 +142,9 @@ VALUES ('op', now() - make_interval(days => $1 * 100), 'p', 'event x', 1, 0, 0)`
 	}
 	if got := count(t, pool, `SELECT count(*) FROM replays`); got != 1 {
 		t.Errorf("replays = %d, want 1 (the one of the last 2 h)", got)
+	}
+	if got := count(t, pool, `SELECT count(*) FROM failure_issues`) + count(t, pool, `SELECT count(*) FROM failure_issue_events`); got != 2 {
+		t.Errorf("failure issues and their events = %d, want 2 (the issue seen 1 h ago and its event)", got)
 	}
 	if got := count(t, pool, `SELECT count(*) FROM erasures`); got != 3 {
 		t.Errorf("erasure audit rows = %d, want 3 (younger than 365 days)", got)

@@ -46,6 +46,8 @@ type MaintenanceConfig struct {
 //   - replays, erasures (the audit) and outbox_erasures (the outbox rows
 //     an erasure reached, kept as long as the audit), deleted row by row
 //     by age;
+//   - failure_issues and failure_issue_events (the consumers' failure
+//     issues), deleted once last_seen is older than the longest retention;
 //   - the search indexes of the providers whose search is indexed, on
 //     every inbox partition (search_index.go);
 //   - outbox, an append-only log partitioned by created_at, dropped once
@@ -86,7 +88,8 @@ func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
 			{Name: "dedupe_keys", Retention: keyMax + s.KeyPartitionInterval, Interval: s.KeyPartitionInterval},
 			outboxTable(c),
 		},
-		Sized:    []string{"replays", "erasures", "ingest_replay_guard", "dedupe_key_filters", "pipeline_minutes"},
+		Sized: []string{"replays", "erasures", "ingest_replay_guard", "dedupe_key_filters", "pipeline_minutes",
+			"failure_issues", "failure_issue_events"},
 		Interval: s.PartitionInterval, Ahead: s.Ahead, Every: s.CheckInterval,
 		Sweep:  sw.sweep,
 		Logger: cfg.Logger, Registerer: cfg.Registerer, Now: cfg.Now,
@@ -135,7 +138,10 @@ func (sw *sweeper) sweep(ctx context.Context, conn *pgx.Conn) (map[string]int64,
 		table, col string
 		keep       time.Duration
 	}{{"replays", "requested_at", sw.payloadMax}, {"erasures", "requested_at", sw.audit}, {"outbox_erasures", "erased_at", sw.audit},
-		{"pipeline_minutes", "minute", ChartRetention}} {
+		{"pipeline_minutes", "minute", ChartRetention},
+		// The consumers' failure issues (and an issue's events) last as long
+		// as the longest-kept events they count.
+		{"failure_issue_events", "last_seen", sw.payloadMax}, {"failure_issues", "last_seen", sw.payloadMax}} {
 		rows, err := storage.DeleteOlder(ctx, conn, t.table, t.col, t.keep)
 		n[t.table] += rows
 		if err != nil {

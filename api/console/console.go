@@ -1,6 +1,7 @@
 // Package console is the operator's console at /console: what arrived per
 // provider and stage, the events with their filters and detail, and the
-// dead letters with replay. It is served by `serve` behind the browser
+// dead letters with replay, and the failure issues with their status and
+// the replay of their dead events. It is served by `serve` behind the browser
 // login, for operators only (the same operator list as /api/v1/events),
 // server-rendered with html/template under a strict Content-Security-Policy.
 // Replays go through the API (POST /api/v1/events/{provider}/{id}/replay
@@ -88,7 +89,7 @@ func New(cfg Config) (*Console, error) {
 	}
 	funcs := template.FuncMap{"ago": func(t time.Time) string { return ago(cfg.Now().Sub(t)) }, "pathEscape": url.PathEscape,
 		"scanBudget": func() int { return api.ScanBudget }}
-	for _, page := range []string{"overview", "events", "event", "dead", "charts", "error"} {
+	for _, page := range []string{"overview", "events", "event", "dead", "issues", "issue", "charts", "error"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
 			return nil, err
@@ -110,6 +111,8 @@ func (c *Console) Routes(r chi.Router) {
 			r.Get("/events", c.events)
 			r.Get("/events/{provider}/{event_id}", c.event)
 			r.Get("/dead", c.dead)
+			r.Get("/issues", c.issues)
+			r.Get("/issues/{id}", c.issue)
 			r.Get("/charts", c.charts)
 		})
 	})

@@ -198,6 +198,60 @@ VALUES ('demo', $1, 'payment.succeeded', $2::jsonb, true, 's1', 'dead', 4, 'tran
 		status, _ = chromedp.Run(tab, chromedp.Text(chromedp.ID("state")))
 	}
 	shot("event-succeeded")
+
+	// A failure issue holding a dead event: acknowledge it, then replay
+	// every dead event of it from its page (app.js through the API with
+	// its CSRF header); the event ends succeeded.
+	deadline = time.Now().Add(90 * time.Second)
+	if _, err := pool.Exec(ctx, `INSERT INTO inbox (provider, event_id, event_type, payload, verified, secret_id, processing_state, attempts, last_error_class, last_error)
+VALUES ('demo', 'evt_dead_2', 'payment.succeeded', '{"id":"evt_dead_2","type":"payment.succeeded","created_at":"2026-11-23T10:00:00Z","data":{"payment_id":"pay_console"}}', true, 's1', 'dead', 4, 'transient', 'GET /v1/payments/pay_console: 503')`); err != nil {
+		t.Fatal(err)
+	}
+	var issue int64
+	if err := pool.QueryRow(ctx, `WITH i AS (INSERT INTO failure_issues (provider, stage, fingerprint, error_class, message, last_error, event_count, failures, event_types, sample_event_ids)
+VALUES ('demo', 'fetch', 'f00d', 'transient', 'GET /v<n>/payments/pay_console: <n>', 'GET /v1/payments/pay_console: 503', 1, 4, '{payment.succeeded}', '{evt_dead_2}') RETURNING id)
+INSERT INTO failure_issue_events (issue_id, provider, event_id, received_at) SELECT i.id, 'demo', 'evt_dead_2', x.received_at FROM i, inbox x
+WHERE x.provider = 'demo' AND x.event_id = 'evt_dead_2' RETURNING issue_id`).Scan(&issue); err != nil {
+		t.Fatal(err)
+	}
+	issueURL := fmt.Sprintf("%s/console/issues/%d", base, issue)
+	if err := chromedp.Do(tab, chromedp.Navigate(issueURL), chromedp.WaitVisible(chromedp.CSS(`button.issue-status[data-status="acknowledged"]`)),
+		chromedp.Click(chromedp.CSS(`button.issue-status[data-status="acknowledged"]`))); err != nil {
+		t.Fatalf("acknowledge: %v (%s)", err, where())
+	}
+	for st := ""; st != "acknowledged"; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the issue is %q after its acknowledge button (%s)", st, where())
+		}
+		time.Sleep(200 * time.Millisecond)
+		if err := pool.QueryRow(ctx, `SELECT status FROM failure_issues WHERE id = $1`, issue).Scan(&st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := chromedp.Do(tab, chromedp.Navigate(issueURL), chromedp.WaitVisible(chromedp.CSS("button.issue-replay")),
+		chromedp.Click(chromedp.CSS("button.issue-replay"))); err != nil {
+		t.Fatalf("replay the issue: %v", err)
+	}
+	for {
+		msg, _ := chromedp.Run(tab, chromedp.Text(chromedp.CSS("button.issue-replay + span.progress")))
+		if strings.Contains(msg, "replayed 1") {
+			break
+		}
+		if time.Now().After(deadline) || strings.Contains(msg, "refused") {
+			t.Fatalf("the issue's replay answered %q\n%s", msg, tailFile(dev.LogPath))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	shot("issue")
+	for st := ""; st != "succeeded"; {
+		if time.Now().After(deadline) {
+			t.Fatalf("evt_dead_2 is %q after the issue's replay\n%s", st, tailFile(dev.LogPath))
+		}
+		time.Sleep(300 * time.Millisecond)
+		if err := pool.QueryRow(ctx, `SELECT processing_state FROM inbox WHERE provider = 'demo' AND event_id = 'evt_dead_2'`).Scan(&st); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Deliveries through the real receiver reach the charts (the rollup
 	// flushes every 10 s): the hour's total counts them, and its line is
 	// drawn from the same aggregates.
@@ -231,7 +285,7 @@ VALUES ('demo', $1, 'payment.succeeded', $2::jsonb, true, 's1', 'dead', 4, 'tran
 		}
 	}
 	shot("charts")
-	for name, path := range map[string]string{"overview": "/console/", "events": "/console/events?provider=demo"} {
+	for name, path := range map[string]string{"overview": "/console/", "events": "/console/events?provider=demo", "issues": "/console/issues"} {
 		if err := chromedp.Do(tab, chromedp.Navigate(base+path), chromedp.WaitVisible(chromedp.CSS("main h1"))); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/gatehouse/gatehouse/auth/bearer/bearertest"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
@@ -14,14 +16,15 @@ import (
 // TestServeMountsAPI drives the real binary with an api section: the
 // OpenAPI document is served, a request without credentials gets the bare
 // Bearer challenge, a token from the configured issuer is accepted, and
-// the API's metrics are on the admin listener.
+// the API's metrics and the open failure issues are on the admin listener.
 func TestServeMountsAPI(t *testing.T) {
 	is := bearertest.NewIssuer(t)
 	cfgPath := writeConfigYAML(t, `api:
   audience: https://gatehouse.test/api
   issuers: [{issuer: "`+is.URL+`"}]
 `+demoProvider)
-	p := startServe(t, testenv.Postgres(t), cfgPath)
+	dbURL := testenv.Postgres(t)
+	p := startServe(t, dbURL, cfgPath)
 	get := func(url, auth string) (int, string, string) {
 		req, _ := http.NewRequest(http.MethodGet, url, nil)
 		if auth != "" {
@@ -47,6 +50,20 @@ func TestServeMountsAPI(t *testing.T) {
 	}
 	if code, _, body := get(p.admin+"/metrics", ""); code != 200 || !strings.Contains(body, `gatehouse_api_authentications_total{method="bearer",result="ok"} 1`) {
 		t.Fatalf("metrics: %d, api counters missing", code)
+	}
+	// An open failure issue is exported from the table (serve exports it
+	// with or without the API).
+	conn, err := pgx.Connect(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	if _, err := conn.Exec(t.Context(), `INSERT INTO failure_issues (provider, stage, fingerprint, error_class, message, last_error)
+VALUES ('demo', 'fetch', 'f00d', 'transient', 'm', 'm')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, body := get(p.admin+"/metrics", ""); !strings.Contains(body, `gatehouse_issues_open{provider="demo",stage="fetch"} 1`) {
+		t.Error("metrics: gatehouse_issues_open of the open issue missing")
 	}
 	// A method chi does not know: 405 with the path's methods in Allow
 	// (RFC 9110 §15.5.6), 404 where nothing is served.

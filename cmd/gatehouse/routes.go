@@ -66,6 +66,9 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 		return nil, err
 	}
 	s := &surface{router: r, close: w.Close}
+	// The open failure issues, read from the table: exported even when the
+	// API is not mounted, so GatehouseFailureIssueOpen can fire.
+	b.reg.MustRegister(api.NewIssuesOpenCollector(b.pool))
 	fail := func(err error) (*surface, error) { w.Close(); return nil, err }
 	w.SetTracer(b.tp)
 	rollup := ingest.NewRollup(b.pool, 0, b.log)

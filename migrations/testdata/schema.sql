@@ -392,6 +392,58 @@ ALTER TABLE public.erasures ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
 );
 
 --
+-- Name: failure_issue_events; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.failure_issue_events (
+    issue_id bigint NOT NULL,
+    provider text NOT NULL,
+    event_id text NOT NULL,
+    received_at timestamp with time zone NOT NULL,
+    last_seen timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: failure_issues; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.failure_issues (
+    id bigint NOT NULL,
+    provider text NOT NULL,
+    stage text NOT NULL,
+    fingerprint text NOT NULL,
+    error_class text NOT NULL,
+    message text NOT NULL,
+    last_error text NOT NULL,
+    status text DEFAULT 'open'::text NOT NULL,
+    first_seen timestamp with time zone DEFAULT now() NOT NULL,
+    last_seen timestamp with time zone DEFAULT now() NOT NULL,
+    status_changed_at timestamp with time zone DEFAULT now() NOT NULL,
+    event_count bigint DEFAULT 0 NOT NULL,
+    failures bigint DEFAULT 0 NOT NULL,
+    reopened integer DEFAULT 0 NOT NULL,
+    event_types text[] DEFAULT '{}'::text[] NOT NULL,
+    sample_event_ids text[] DEFAULT '{}'::text[] NOT NULL,
+    replayed_events bigint DEFAULT 0 NOT NULL,
+    last_replayed_at timestamp with time zone,
+    last_replayed_by text,
+    CONSTRAINT failure_issues_status_check CHECK ((status = ANY (ARRAY['open'::text, 'acknowledged'::text, 'resolved'::text, 'muted'::text])))
+);
+
+--
+-- Name: failure_issues_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.failure_issues ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.failure_issues_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: forward_deliveries; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -952,6 +1004,27 @@ ALTER TABLE ONLY public.erasures
     ADD CONSTRAINT erasures_pkey PRIMARY KEY (id);
 
 --
+-- Name: failure_issue_events failure_issue_events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.failure_issue_events
+    ADD CONSTRAINT failure_issue_events_pkey PRIMARY KEY (issue_id, provider, event_id);
+
+--
+-- Name: failure_issues failure_issues_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.failure_issues
+    ADD CONSTRAINT failure_issues_pkey PRIMARY KEY (id);
+
+--
+-- Name: failure_issues failure_issues_provider_stage_fingerprint_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.failure_issues
+    ADD CONSTRAINT failure_issues_provider_stage_fingerprint_key UNIQUE (provider, stage, fingerprint);
+
+--
 -- Name: forward_deliveries forward_deliveries_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1135,6 +1208,18 @@ CREATE INDEX auth_tokens_family_idx ON public.auth_tokens USING btree (family_id
 --
 
 CREATE INDEX erasures_requested_at_idx ON public.erasures USING btree (requested_at);
+
+--
+-- Name: failure_issue_events_last_seen_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX failure_issue_events_last_seen_idx ON public.failure_issue_events USING btree (last_seen);
+
+--
+-- Name: failure_issues_last_seen_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX failure_issues_last_seen_idx ON public.failure_issues USING btree (last_seen);
 
 --
 -- Name: forward_deliveries_delivered_at; Type: INDEX; Schema: public; Owner: -
@@ -1326,6 +1411,13 @@ ALTER TABLE ONLY public.auth_tokens
 
 ALTER TABLE ONLY public.dedupe_key_filters
     ADD CONSTRAINT dedupe_key_filters_name_fkey FOREIGN KEY (name) REFERENCES public.storage_partitions(name) ON DELETE CASCADE;
+
+--
+-- Name: failure_issue_events failure_issue_events_issue_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.failure_issue_events
+    ADD CONSTRAINT failure_issue_events_issue_id_fkey FOREIGN KEY (issue_id) REFERENCES public.failure_issues(id) ON DELETE CASCADE;
 
 --
 -- Name: storage_purges storage_purges_name_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

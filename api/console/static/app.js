@@ -42,6 +42,29 @@ function setup() {
       }
     });
   }
+  for (const b of document.querySelectorAll("button.issue-status")) {
+    b.addEventListener("click", async () => {
+      const out = b.parentElement.querySelector(".progress");
+      const r = await fetch("/api/v1/issues/" + encodeURIComponent(b.dataset.issue) + "/status", {
+        method: "POST", credentials: "same-origin", headers: { "X-CSRF": "1", "Content-Type": "application/json" },
+        body: JSON.stringify({ status: b.dataset.status }),
+      });
+      if (r.ok) { window.location.reload(); } else { out.textContent = "refused (" + r.status + ")"; }
+    });
+  }
+  for (const b of document.querySelectorAll("button.issue-replay")) {
+    b.addEventListener("click", async () => {
+      const out = b.parentElement.querySelector(".progress");
+      out.textContent = "replaying…";
+      const r = await fetch("/api/v1/issues/" + encodeURIComponent(b.dataset.issue) + "/replay", {
+        method: "POST", credentials: "same-origin", headers: { "X-CSRF": "1" },
+      });
+      if (r.status !== 202) { out.textContent = "refused (" + r.status + ")"; return; }
+      const o = await r.json();
+      out.textContent = "replayed " + o.replayed.length + (o.failed.length ? ", " + o.failed.length + " refused" : "") +
+        (o.remaining ? ", " + o.remaining + " more dead: replay again" : "");
+    });
+  }
   const table = document.getElementById("providers");
   if (table) {
     setInterval(async () => {

@@ -1,0 +1,146 @@
+package consumers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Stages of a failure, the stage of a failure issue (failure_issues.stage).
+const (
+	StageFetch         = "fetch"    // the provider's API
+	StageApply         = "apply"    // everything else: claim, decode, the projection write
+	StageForwardPrefix = "forward:" // + the destination's key (Forwarder.Destination)
+)
+
+// StageError names the stage an error happened in. Its text is the
+// wrapped error's: the stage is carried beside it, never in last_error.
+type StageError struct {
+	Stage string
+	Err   error
+}
+
+func (e *StageError) Error() string { return e.Err.Error() }
+func (e *StageError) Unwrap() error { return e.Err }
+
+// inStage wraps err (nil stays nil) as a StageError of stage.
+func inStage(stage string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &StageError{Stage: stage, Err: err}
+}
+
+// Stage returns the stage of err: a StageError's (the first in its chain,
+// the first of several joined forward failures), StageFetch for an
+// APIError from the provider's API, else StageApply.
+func Stage(err error) string {
+	var se *StageError
+	if errors.As(err, &se) && se.Stage != "" {
+		return se.Stage
+	}
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return StageFetch
+	}
+	return StageApply
+}
+
+// normalisers replace, in order, what differs between two occurrences of
+// one failure: timestamps, UUIDs, prefixed ids (pay_1a2b…), hex strings of
+// 8 characters or more with a digit and a letter (or a 0x prefix), and
+// numbers other than an HTTP status.
+var (
+	timestamps = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?`)
+	uuids      = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+	prefixed   = regexp.MustCompile(`\b([A-Za-z]{1,16})_[A-Za-z0-9]*[0-9][A-Za-z0-9]*\b`)
+	hexes      = regexp.MustCompile(`(?i)\b(0x)?[0-9a-f]{8,}\b`)
+	numbers    = regexp.MustCompile(`(?i)(status:? )?\d+(\.\d+)?`)
+	spaces     = regexp.MustCompile(`\s+`)
+)
+
+// NormalizeError is msg with what differs between occurrences of one
+// failure replaced by placeholders (<time>, <uuid>, prefix_<id>, <hex>,
+// <n>; "status 503" keeps its code) and whitespace collapsed.
+func NormalizeError(msg string) string {
+	msg = timestamps.ReplaceAllString(msg, "<time>")
+	msg = uuids.ReplaceAllString(msg, "<uuid>")
+	msg = prefixed.ReplaceAllString(msg, "${1}_<id>")
+	msg = hexes.ReplaceAllStringFunc(msg, func(m string) string {
+		l := strings.ToLower(m)
+		if strings.HasPrefix(l, "0x") || (strings.ContainsAny(l, "0123456789") && strings.ContainsAny(l, "abcdef")) {
+			return "<hex>"
+		}
+		return m // a word (deadbeef stays a word) or a number (below)
+	})
+	msg = numbers.ReplaceAllStringFunc(msg, func(m string) string {
+		if strings.HasPrefix(strings.ToLower(m), "status") {
+			return m
+		}
+		return "<n>"
+	})
+	return strings.TrimSpace(spaces.ReplaceAllString(msg, " "))
+}
+
+// Fingerprint is the hex of the first 8 bytes of the SHA-256 of
+// NormalizeError(msg): equal for two occurrences of one failure.
+func Fingerprint(msg string) string {
+	sum := sha256.Sum256([]byte(NormalizeError(msg)))
+	return hex.EncodeToString(sum[:8])
+}
+
+// Bounds of an issue's lists.
+const (
+	issueEventTypes = 20 // affected event types kept
+	issueSamples    = 10 // the last sample event ids kept
+)
+
+// upsertIssue counts one failed attempt of an event into its issue, in tx:
+// a new issue is open; a resolved one reopens (muted and acknowledged keep
+// their status). The event's row in failure_issue_events makes event_count
+// count distinct events.
+const upsertIssue = `INSERT INTO failure_issues AS i (provider, stage, fingerprint, error_class, message, last_error,
+  failures, event_types, sample_event_ids, first_seen, last_seen, status_changed_at)
+VALUES ($1, $2, $3, $4, $5, $6, 1, ARRAY[$7::text], ARRAY[$8::text], $9, $9, $9)
+ON CONFLICT (provider, stage, fingerprint) DO UPDATE SET
+  error_class = EXCLUDED.error_class, last_error = EXCLUDED.last_error,
+  last_seen = greatest(i.last_seen, EXCLUDED.last_seen), failures = i.failures + 1,
+  status = CASE WHEN i.status = 'resolved' THEN 'open' ELSE i.status END,
+  reopened = i.reopened + CASE WHEN i.status = 'resolved' THEN 1 ELSE 0 END,
+  status_changed_at = CASE WHEN i.status = 'resolved' THEN EXCLUDED.last_seen ELSE i.status_changed_at END,
+  event_types = CASE WHEN $7 = ANY(i.event_types) OR cardinality(i.event_types) >= $10 THEN i.event_types
+    ELSE i.event_types || $7::text END,
+  sample_event_ids = (SELECT a[greatest(cardinality(a) - $11 + 1, 1):]
+    FROM (SELECT array_remove(i.sample_event_ids, $8::text) || $8::text AS a) s)
+RETURNING id`
+
+// recordIssue counts the failure of one event (provider, eventID of type
+// typ, received at receivedAt) into its issue in tx.
+func recordIssue(ctx context.Context, tx pgx.Tx, provider, eventID, typ string, receivedAt time.Time, stage, class, msg string, now time.Time) error {
+	norm := NormalizeError(msg)
+	var id int64
+	if err := tx.QueryRow(ctx, upsertIssue, provider, stage, Fingerprint(msg), class, truncate(norm, maxErrorMessage), msg,
+		typ, eventID, now, issueEventTypes, issueSamples).Scan(&id); err != nil {
+		return fmt.Errorf("upsert failure issue: %w", err)
+	}
+	var inserted bool
+	if err := tx.QueryRow(ctx, `INSERT INTO failure_issue_events (issue_id, provider, event_id, received_at, last_seen)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (issue_id, provider, event_id) DO UPDATE SET last_seen = EXCLUDED.last_seen
+RETURNING xmax = 0`, id, provider, eventID, receivedAt, now).Scan(&inserted); err != nil {
+		return fmt.Errorf("record failure issue event: %w", err)
+	}
+	if inserted {
+		if _, err := tx.Exec(ctx, `UPDATE failure_issues SET event_count = event_count + 1 WHERE id = $1`, id); err != nil {
+			return fmt.Errorf("count failure issue event: %w", err)
+		}
+	}
+	return nil
+}
