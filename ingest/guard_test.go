@@ -59,16 +59,7 @@ func TestMailgunTokenIsAcceptedOnce(t *testing.T) {
 // now one event: the later deliveries are duplicates of the first.
 func TestUnsignedIDCannotStoreADeliveryAgain(t *testing.T) {
 	h := newCatalogHarness(t)
-	for _, c := range []struct {
-		provider, idHeader, body string
-		headers                  map[string]string
-	}{
-		{"github", "X-GitHub-Delivery", `{"action":"opened","repository":{"full_name":"o/r"}}`, map[string]string{"X-GitHub-Event": "issues", "X-GitHub-Hook-ID": "7"}},
-		{"shopify", "X-Shopify-Webhook-Id", `{"id":820982911946154508}`, map[string]string{"X-Shopify-Topic": "orders/create"}},
-		{"bitbucket", "X-Request-UUID", `{"repository":{"full_name":"team/repo"}}`, map[string]string{"X-Event-Key": "repo:push"}},
-		{"twilio", "I-Twilio-Idempotency-Token", `MessageSid=SM1&MessageStatus=delivered`, nil},
-		{"linear", "Linear-Delivery", `{"action":"create","type":"Issue","data":{"id":"i1"},"webhookTimestamp":` + ms(h.harness) + `}`, nil},
-	} {
+	for _, c := range guardedDeliveries(h) {
 		t.Run(c.provider, func(t *testing.T) {
 			extra := map[string]string{c.idHeader: "id-1"}
 			for k, v := range c.headers {
@@ -143,6 +134,24 @@ func TestReplayGuardExpires(t *testing.T) {
 	}
 }
 
+// guardedDelivery is one provider whose event id is not signed: where its
+// id goes, a body and its own headers.
+type guardedDelivery struct {
+	provider, idHeader, body string
+	headers                  map[string]string
+}
+
+// guardedDeliveries are the catalogue's providers that keep a content guard.
+func guardedDeliveries(h *catalogHarness) []guardedDelivery {
+	return []guardedDelivery{
+		{"github", "X-GitHub-Delivery", `{"action":"opened","repository":{"full_name":"o/r"}}`, map[string]string{"X-GitHub-Event": "issues", "X-GitHub-Hook-ID": "7"}},
+		{"shopify", "X-Shopify-Webhook-Id", `{"id":820982911946154508}`, map[string]string{"X-Shopify-Topic": "orders/create"}},
+		{"bitbucket", "X-Request-UUID", `{"repository":{"full_name":"team/repo"}}`, map[string]string{"X-Event-Key": "repo:push"}},
+		{"twilio", "I-Twilio-Idempotency-Token", `MessageSid=SM1&MessageStatus=delivered`, nil},
+		{"linear", "Linear-Delivery", `{"action":"create","type":"Issue","data":{"id":"i1"},"webhookTimestamp":` + ms(h.harness) + `}`, nil},
+	}
+}
+
 // changed is body with one more member (or form field).
 func changed(body string) []byte {
 	if strings.HasPrefix(body, "{") {
@@ -158,15 +167,10 @@ func changed(body string) []byte {
 // scheme signs the URL.
 func TestQueryStringDoesNotBypassGuard(t *testing.T) {
 	h := newCatalogHarness(t)
-	for _, c := range []struct {
-		provider, idHeader, body string
-		headers                  map[string]string
-	}{
-		{"github", "X-GitHub-Delivery", `{"action":"opened","repository":{"full_name":"o/r"}}`, map[string]string{"X-GitHub-Event": "issues", "X-GitHub-Hook-ID": "7"}},
-		{"shopify", "X-Shopify-Webhook-Id", `{"id":820982911946154508}`, map[string]string{"X-Shopify-Topic": "orders/create"}},
-		{"bitbucket", "X-Request-UUID", `{"repository":{"full_name":"team/repo"}}`, map[string]string{"X-Event-Key": "repo:push"}},
-		{"linear", "Linear-Delivery", `{"action":"create","type":"Issue","data":{"id":"i1"},"webhookTimestamp":` + ms(h.harness) + `}`, nil},
-	} {
+	for _, c := range guardedDeliveries(h) {
+		if c.provider == "twilio" {
+			continue // Twilio signs the URL: another query string does not verify
+		}
 		t.Run(c.provider, func(t *testing.T) {
 			extra := map[string]string{c.idHeader: "id-1"}
 			for k, v := range c.headers {
