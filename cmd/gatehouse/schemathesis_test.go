@@ -170,10 +170,10 @@ func reached(calls []exchange, method, pathPart string, status int) bool {
 
 // apiConfig: a schema-valid cursor the server did not issue is refused by
 // design (400, documented), so positive_data_acceptance also expects 400
-// on the two paged operations.
+// on the paged operations.
 const apiConfig = `
 [[operations]]
-include-operation-id = ["listEvents", "listObjects"]
+include-operation-id = ["listEvents", "listObjects", "listIssues"]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "404", "503"]
 `
 
