@@ -205,16 +205,6 @@ func ingestRounds(ctx context.Context, st *benchenv.Stack, cfg *config.Config, k
 	return with, without, nil
 }
 
-func median(v []float64) float64 {
-	v = slices.Sorted(slices.Values(v))
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
-
 func report(w io.Writer, st *benchenv.Stack, o options, scan, indexed searched, build time.Duration, indexBytes int64, with, without []float64) {
 	fmt.Fprintf(w, "## Payload search\n\n")
 	fmt.Fprintf(w, "PostgreSQL %s, private cluster (fsync on). %d events of one provider received over the last 24 hours (~600-byte payloads, %d customers), searched for one customer's orders (`match={\"data\":{\"object\":{\"customer\":\"cus_N\"}}}`, random N) through the API's read model (`api.Inbox.ListEvents`, first page of %d), %d searches per mode. Load average after: %.1f.\n\n",
@@ -224,12 +214,12 @@ func report(w io.Writer, st *benchenv.Stack, o options, scan, indexed searched, 
 		name string
 		s    searched
 	}{{"bounded scan (search: scan)", scan}, {"GIN index (search: indexed)", indexed}} {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %d of %d |\n", r.name, ms(r.s.q(0.5)), ms(r.s.q(0.95)), ms(r.s.lat[len(r.s.lat)-1]), r.s.found, r.s.partial, len(r.s.lat))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %d of %d |\n", r.name, benchenv.Ms(r.s.q(0.5), 1), benchenv.Ms(r.s.q(0.95), 1), benchenv.Ms(r.s.lat[len(r.s.lat)-1], 1), r.s.found, r.s.partial, len(r.s.lat))
 	}
 	fmt.Fprintf(w, "\nThe index: built in %s by the maintenance pass (concurrently, on the existing partitions), %.0f MB for %d events.\n\n", build.Round(time.Second), float64(indexBytes)/1e6, o.events)
-	ratio := median(with) / median(without)
+	ratio := benchenv.Median(with) / benchenv.Median(without)
 	fmt.Fprintf(w, "| receiver, closed loop, %d connections, in-process, on the loaded database | events/s (median of %d rounds) | rounds |\n|---|---:|---|\n", o.conns, len(with))
-	fmt.Fprintf(w, "| provider with `search: indexed` | %.0f | %v |\n| provider without | %.0f | %v |\n| **ratio with ÷ without** | **%.2f** | |\n\n", median(with), rounded(with), median(without), rounded(without), ratio)
+	fmt.Fprintf(w, "| provider with `search: indexed` | %.0f | %v |\n| provider without | %.0f | %v |\n| **ratio with ÷ without** | **%.2f** | |\n\n", benchenv.Median(with), rounded(with), benchenv.Median(without), rounded(without), ratio)
 	verdict := func(ok bool) string {
 		if ok {
 			return "met"
@@ -237,7 +227,7 @@ func report(w io.Writer, st *benchenv.Stack, o options, scan, indexed searched, 
 		return "NOT met"
 	}
 	fmt.Fprintf(w, "Targets: first page ≤ 1 s at p95 with the index: %s (%s); ingest ratio ≥ 0.85: %s (%.2f).\n",
-		verdict(indexed.q(0.95) <= time.Second), ms(indexed.q(0.95)), verdict(ratio >= 0.85), ratio)
+		verdict(indexed.q(0.95) <= time.Second), benchenv.Ms(indexed.q(0.95), 1), verdict(ratio >= 0.85), ratio)
 }
 
 func rounded(v []float64) []int {
