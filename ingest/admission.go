@@ -355,8 +355,12 @@ func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, limit int6
 			if !r.bodies.take(grow) {
 				return nil, errBodyBudget
 			}
-			buf = slices.Grow(buf, int(grow))
-			r.bodies.give(grow - (int64(cap(buf)) - charged)) // the allocator's rounding
+			// An exact capacity, not slices.Grow: append's growth rounds
+			// up past what was charged (16 KiB + 16 KiB became 48 KiB),
+			// which would hold more than the bound.
+			nb := make([]byte, len(buf), int64(cap(buf))+grow)
+			copy(nb, buf)
+			buf = nb
 			charged = int64(cap(buf))
 		}
 		n, err := body.Read(buf[len(buf):cap(buf)])

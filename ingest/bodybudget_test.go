@@ -45,11 +45,15 @@ func TestUnverifiedBodiesAreBounded(t *testing.T) {
 		}
 	}
 	// Wait until both bodies are buffered and the bytes held are steady.
+	// Each has read 20 000 bytes into a buffer grown past them; steady
+	// means the same value over four samples 50 ms apart.
 	var held float64
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for steady, deadline := 0, time.Now().Add(10*time.Second); steady < 4 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		now := h.metric("gatehouse_webhook_unverified_bytes")
 		if now >= 2*20000 && now == held {
-			break
+			steady++
+		} else {
+			steady = 0
 		}
 		held = now
 	}
@@ -82,5 +86,39 @@ func TestUnverifiedBodiesAreBounded(t *testing.T) {
 	}
 	if n := h.count("inbox", "event_id = 'evt_budget_1'"); n != 1 {
 		t.Errorf("inbox rows %d, want 1", n)
+	}
+}
+
+// The budget is charged what a body's buffer really holds, and the buffer
+// grows at most by doubling: append's growth rounded 16 KiB + 16 KiB up
+// to 48 KiB, charged without checking the bound, so two slow clients could
+// hold 96 KiB under a 64 KiB bound.
+func TestUnverifiedBufferGrowsByWhatWasCharged(t *testing.T) {
+	h := newHarness(t, func(c *ingest.Config) {
+		c.MaxUnverifiedBytes = 1 << 20
+		c.BodyGrace = time.Minute
+	})
+	u, _ := url.Parse(h.url)
+	c, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	head := "POST /webhooks/demo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1048000\r\n\r\n"
+	if _, err := c.Write(append([]byte(head), bytes.Repeat([]byte("a"), 20000)...)); err != nil {
+		t.Fatal(err)
+	}
+	var held float64
+	for steady, deadline := 0, time.Now().Add(10*time.Second); steady < 4 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		now := h.metric("gatehouse_webhook_unverified_bytes")
+		if now >= 20000 && now == held {
+			steady++
+		} else {
+			steady = 0
+		}
+		held = now
+	}
+	if held < 20000 || held > 2*20000 {
+		t.Fatalf("one client that sent 20000 bytes holds %v of the budget, want 20000..40000", held)
 	}
 }
