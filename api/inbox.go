@@ -190,6 +190,30 @@ WHERE provider = $1 AND event_id = $2 ORDER BY requested_at`, provider, eventID)
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[Replay])
 }
 
+// Forward is what one forward destination took of an event: recorded
+// when the event went to several destinations or through a transform.
+// Body and Headers are what a transform sent (nil when the delivery was
+// sent as built, or when the event was erased); Dropped is a transform
+// that cancelled the delivery.
+type Forward struct {
+	Destination string
+	DeliveredAt time.Time
+	Body        []byte
+	Headers     map[string]string
+	Dropped     bool
+}
+
+// Forwards answers what each forward destination took of an event, by
+// destination.
+func (ib Inbox) Forwards(ctx context.Context, provider, eventID string) ([]Forward, error) {
+	rows, err := ib.Pool.Query(ctx, `SELECT destination, delivered_at, body, headers, dropped FROM forward_deliveries
+WHERE provider = $1 AND event_id = $2 ORDER BY destination`, provider, eventID)
+	if err != nil {
+		return nil, fmt.Errorf("query forward deliveries: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[Forward])
+}
+
 // Change is one row of the effect log an event wrote.
 type Change struct {
 	ObjectID   string

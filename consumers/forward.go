@@ -154,23 +154,40 @@ func (e *ForwardError) Error() string {
 // Deliver sends ev (and obj when the forwarder includes objects and obj is
 // not nil) until the destination answers; see Forwarder for the errors.
 func (f *Forwarder) Deliver(ctx context.Context, ev *Event, obj json.RawMessage) error {
+	_, err := f.DeliverShaped(ctx, ev, obj)
+	return err
+}
+
+// Transforms reports whether the forwarder's deliveries pass through a
+// transform (what it sent is then recorded for the console).
+func (f *Forwarder) Transforms() bool { return f.tf != nil }
+
+// DeliverShaped is Deliver that also answers what was sent.
+func (f *Forwarder) DeliverShaped(ctx context.Context, ev *Event, obj json.RawMessage) (Sent, error) {
 	body, err := f.body(ev, obj)
 	if err != nil {
-		return Permanent(err)
+		return Sent{}, Permanent(err)
 	}
 	var extra http.Header
 	if f.tf != nil {
 		tr, err := f.tf.run(ev.Type, body)
 		if err != nil {
 			f.m.result("transform_failed")
-			return Permanent(fmt.Errorf("forward to %s: %w", f.redacted, err))
+			return Sent{}, Permanent(fmt.Errorf("forward to %s: %w", f.redacted, err))
 		}
 		if tr.cancel {
 			f.m.result("dropped")
-			return nil
+			return Sent{Transformed: true, Dropped: true}, nil
 		}
 		body, extra = tr.body, tr.headers
 	}
+	sent := Sent{Body: body, Headers: extra, Transformed: f.tf != nil}
+	return sent, f.deliver(ctx, ev, body, extra)
+}
+
+// deliver sends body until the destination answers, through the
+// destination's circuit breaker.
+func (f *Forwarder) deliver(ctx context.Context, ev *Event, body []byte, extra http.Header) error {
 	id := ev.Provider + ":" + ev.ID
 	for {
 		probe, err := f.d.br.admit(ctx)

@@ -2,17 +2,20 @@ package consumers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 )
 
 // forwardLedger remembers which destinations answered 2xx for an event
-// that goes to several (table forward_deliveries), so a
-// retry delivers only to the ones that failed. The runner hands its store
+// that goes to several, or whose delivery a transform shaped (table
+// forward_deliveries), so a retry delivers only to the ones that failed
+// and the console shows what a transform sent. The runner hands its store
 // to the handlers through the context (withForwardLedger); without one
 // (a handler called directly) every retry delivers to every destination.
 type forwardLedger interface {
 	forwardedTo(ctx context.Context, provider, eventID string) (map[string]bool, error)
-	recordForward(ctx context.Context, provider, eventID, destination string) error
+	recordForward(ctx context.Context, provider, eventID, destination string, sent Sent) error
 }
 
 type ledgerKey struct{}
@@ -47,12 +50,38 @@ func (s store) forwardedTo(ctx context.Context, provider, eventID string) (map[s
 	return out, nil
 }
 
-// recordForward records that destination answered 2xx for the event.
-func (s store) recordForward(ctx context.Context, provider, eventID, destination string) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO forward_deliveries (provider, event_id, destination) VALUES ($1, $2, $3)
-ON CONFLICT DO NOTHING`, provider, eventID, destination)
+// recordForward records that destination answered 2xx for the event
+// (or that a transform dropped it), with what a transform sent.
+func (s store) recordForward(ctx context.Context, provider, eventID, destination string, sent Sent) error {
+	var body []byte
+	var headers []byte
+	if sent.Transformed && !sent.Dropped {
+		body = sent.Body
+		if len(sent.Headers) > 0 {
+			h := make(map[string]string, len(sent.Headers))
+			for k := range sent.Headers {
+				h[k] = sent.Headers.Get(k)
+			}
+			var err error
+			if headers, err = json.Marshal(h); err != nil {
+				return fmt.Errorf("record forward delivery: %w", err)
+			}
+		}
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO forward_deliveries (provider, event_id, destination, body, headers, dropped)
+VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, provider, eventID, destination, body, headers, sent.Dropped)
 	if err != nil {
 		return fmt.Errorf("record forward delivery: %w", err)
 	}
 	return nil
+}
+
+// Sent is what a Forwarder sent for one event: the body and the extra
+// headers as a transform shaped them (Transformed), or nothing when the
+// transform dropped the event (Dropped).
+type Sent struct {
+	Body        []byte
+	Headers     http.Header
+	Transformed bool
+	Dropped     bool
 }

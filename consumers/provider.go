@@ -49,7 +49,7 @@ func (h *providerHandler) Handle(ctx context.Context, ev *Event) (*Effect, error
 		obj = eff.Data
 	}
 	ledger := ledgerFrom(ctx)
-	if len(todo) == 1 || ledger == nil {
+	if ledger == nil || (len(todo) == 1 && !todo[0].Transforms()) {
 		ledger = nil // nothing to remember: a retry goes to the one destination again
 	} else {
 		done, err := ledger.forwardedTo(ctx, ev.Provider, ev.ID)
@@ -64,8 +64,9 @@ func (h *providerHandler) Handle(ctx context.Context, ev *Event) (*Effect, error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if errs[i] = fw.Deliver(ctx, ev, obj); errs[i] == nil && ledger != nil {
-				errs[i] = ledger.recordForward(ctx, ev.Provider, ev.ID, fw.Destination())
+			sent, err := fw.DeliverShaped(ctx, ev, obj)
+			if errs[i] = err; err == nil && ledger != nil {
+				errs[i] = ledger.recordForward(ctx, ev.Provider, ev.ID, fw.Destination(), sent)
 			} else {
 				errs[i] = inStage(StageForwardPrefix+fw.Destination(), errs[i])
 			}

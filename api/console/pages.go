@@ -193,6 +193,8 @@ type EventDetail struct {
 	Changes []api.Change
 	// TraceURL links the event's trace (Config.TraceURL); "" : no link.
 	TraceURL string
+	// Forwards is what each forward destination took (forwardView).
+	Forwards []ForwardView
 }
 
 func (c *Console) event(w http.ResponseWriter, r *http.Request) {
@@ -227,6 +229,14 @@ func (c *Console) event(w http.ResponseWriter, r *http.Request) {
 	if d.Changes, err = c.inbox.Changes(ctx, provider, id); err != nil {
 		c.dbError(w, r, err)
 		return
+	}
+	forwards, err := c.inbox.Forwards(ctx, provider, id)
+	if err != nil {
+		c.dbError(w, r, err)
+		return
+	}
+	for _, f := range forwards {
+		d.Forwards = append(d.Forwards, forwardView(f))
 	}
 	c.render(w, r, http.StatusOK, "event", "Event "+id, d)
 }

@@ -119,6 +119,8 @@ END $$;
 CREATE FUNCTION public.consumers_erase_events(p_provider text, p_event_ids text[]) RETURNS integer
     LANGUAGE sql
     AS $$
+    UPDATE forward_deliveries SET body = NULL, headers = NULL
+    WHERE provider = p_provider AND event_id = ANY (p_event_ids) AND (body IS NOT NULL OR headers IS NOT NULL);
     WITH d AS (
         DELETE FROM provider_objects o
         WHERE o.provider = p_provider AND o.object_id IN (
@@ -451,7 +453,10 @@ CREATE TABLE public.forward_deliveries (
     provider text NOT NULL,
     event_id text NOT NULL,
     destination text NOT NULL,
-    delivered_at timestamp with time zone DEFAULT now() NOT NULL
+    delivered_at timestamp with time zone DEFAULT now() NOT NULL,
+    body bytea,
+    headers jsonb,
+    dropped boolean DEFAULT false NOT NULL
 );
 
 --
