@@ -27,6 +27,7 @@ import (
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/testenv"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -96,7 +97,7 @@ auth:
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	f.store, err = auth.NewStore(auth.StoreConfig{Pool: pool, Auth: f.cfg.Auth, Logger: log})
+	f.store, err = auth.NewStore(auth.StoreConfig{Pool: pool, Auth: wiring.Auth(f.cfg), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

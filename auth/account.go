@@ -55,7 +55,7 @@ func (s *Service) account(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(err, ErrNoSession), errors.Is(err, ErrSessionEnded), errors.Is(err, ErrRefreshTokenReuse):
 			s.toSignin(w, r, "/account", true)
 			return
-		case errors.Is(err, ErrNoRefreshToken):
+		case errors.Is(err, ErrNoRefreshToken), errors.Is(err, ErrRefreshOff):
 		default:
 			s.log.Warn("account: token refresh failed; session kept", "session", sess.ID, "err", err)
 		}

@@ -98,7 +98,7 @@ func writeOAuthError(w http.ResponseWriter, status int, code, desc string) {
 // and answers {"revoked_sessions": n}.
 func (s *Service) operatorRevokeUser(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	want := s.cfg.OperatorTokenValue()
+	want := s.cfg.OperatorToken
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || len(want) == 0 || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="gatehouse-operator"`)

@@ -8,8 +8,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-
-	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // ErrUnknownKey is returned when a ciphertext names a key id that is not
@@ -27,16 +25,16 @@ type Keyring struct {
 
 // NewKeyring builds a keyring from resolved config keys (first = primary).
 // It fails when there is no key or a key is not 32 bytes.
-func NewKeyring(keys []config.AuthKey) (*Keyring, error) {
+func NewKeyring(keys []Key) (*Keyring, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("auth: keyring: no encryption key")
 	}
 	k := &Keyring{primary: keys[0].ID, aeads: map[string]cipher.AEAD{}}
 	for _, key := range keys {
-		if len(key.Key()) != 32 {
-			return nil, fmt.Errorf("auth: keyring: key %q is %d bytes, want 32", key.ID, len(key.Key()))
+		if len(key.Value) != 32 {
+			return nil, fmt.Errorf("auth: keyring: key %q is %d bytes, want 32", key.ID, len(key.Value))
 		}
-		block, err := aes.NewCipher(key.Key())
+		block, err := aes.NewCipher(key.Value)
 		if err != nil {
 			return nil, fmt.Errorf("auth: keyring: %w", err)
 		}

@@ -36,7 +36,7 @@ func TestEndToEndChromiumRealOP(t *testing.T) {
 	pool := testPool(t)
 	a := testAuthConfig(t)
 	a.Issuer, a.ClientID, a.RedirectURL = op.Issuer, op.ClientID, base+"/callback"
-	a.SetSecrets([]byte(op.ClientSecret), nil)
+	a.ClientSecret = []byte(op.ClientSecret)
 	a.Scopes = []string{"profile", "email"}
 	a.OfflineAccess = true // zitadel's example OP issues refresh tokens only for offline_access
 	a.RefreshBefore, a.LoginTimeout, a.OPRevokeInterval = time.Minute, 10*time.Minute, 100*time.Millisecond

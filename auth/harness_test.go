@@ -18,8 +18,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // rp is gatehouse's auth Service behind a TLS test server, against a hostile OP.
@@ -35,7 +33,7 @@ type rp struct {
 	base  string
 }
 
-func newRP(t *testing.T, pool *pgxpool.Pool, op *hostileOP, edit func(*config.Auth)) *rp {
+func newRP(t *testing.T, pool *pgxpool.Pool, op *hostileOP, edit func(*Settings)) *rp {
 	t.Helper()
 	h := &rp{t: t, op: op, pool: pool, logs: &testkit.SyncBuffer{}, clk: &clock{t: time.Now()}}
 	var handler http.Handler = http.NotFoundHandler()
@@ -46,8 +44,7 @@ func newRP(t *testing.T, pool *pgxpool.Pool, op *hostileOP, edit func(*config.Au
 	a := testAuthConfig(t)
 	a.Issuer = op.issuer()
 	a.ClientID = hostileClientID
-	a.ClientSecret = "literal"
-	a.SetSecrets([]byte(hostileSecret), []byte("operator-token-abc"))
+	a.ClientSecret, a.OperatorToken = []byte(hostileSecret), []byte("operator-token-abc")
 	a.RedirectURL = h.base + "/callback"
 	a.Scopes = []string{"profile", "email"}
 	a.RefreshBefore = time.Minute
@@ -177,7 +174,7 @@ func ioNopCloser(s string) io.ReadCloser { return io.NopCloser(strings.NewReader
 // startLoginServer serves the login stage (its routes and its background
 // work) for a as the end-to-end tests run it: on ln, against the real OP a
 // names, logging JSON at debug level into the returned buffer.
-func startLoginServer(t *testing.T, ctx context.Context, ln net.Listener, pool *pgxpool.Pool, a config.Auth) (*testkit.SyncBuffer, *Store, *Service) {
+func startLoginServer(t *testing.T, ctx context.Context, ln net.Listener, pool *pgxpool.Pool, a Settings) (*testkit.SyncBuffer, *Store, *Service) {
 	t.Helper()
 	logs := &testkit.SyncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

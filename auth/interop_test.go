@@ -3,8 +3,6 @@ package auth
 import (
 	"strings"
 	"testing"
-
-	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // TestTokenEndpointAuthFromDiscovery: an OP that supports only
@@ -70,7 +68,7 @@ func TestOfflineAccessAndLoginCookie(t *testing.T) {
 			t.Errorf("the pre-login cookie survived the login: %+v", ck)
 		}
 	}
-	h2 := newRP(t, pool, op, func(a *config.Auth) { a.OfflineAccess = true })
+	h2 := newRP(t, pool, op, func(a *Settings) { a.OfflineAccess = true })
 	h2.mustLogin(h2.browser())
 	op.mu.Lock()
 	defer op.mu.Unlock()

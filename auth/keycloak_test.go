@@ -38,7 +38,7 @@ func TestKeycloakEndToEnd(t *testing.T) {
 	a := testAuthConfig(t)
 	a.Issuer, a.ClientID, a.RedirectURL = kc.Issuer, kc.ClientID, base+"/callback"
 	a.PostLogoutRedirectURL = base + "/signin"
-	a.SetSecrets([]byte(kc.ClientSecret), nil)
+	a.ClientSecret = []byte(kc.ClientSecret)
 	a.Scopes = []string{"profile", "email"}
 	a.RefreshBefore, a.LoginTimeout, a.OPRevokeInterval = time.Minute, 10*time.Minute, 100*time.Millisecond
 	a.IDTokenAlgs = []string{"RS256"}

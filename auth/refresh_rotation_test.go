@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 func TestRefreshRotationAndReuseAgainstHostileOP(t *testing.T) {
@@ -125,5 +123,3 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
-var _ = config.Auth{}

@@ -15,14 +15,12 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/oauth2"
-
-	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // Config configures a Service.
 type Config struct {
 	// Auth is the auth section (issuer, client, redirect URL, lifetimes…).
-	Auth config.Auth
+	Auth Settings
 	// Store holds sessions and tokens. Required.
 	Store *Store
 	// Home is where GET / sends a signed-in user ("" or nil: /account);
@@ -81,7 +79,7 @@ func tokenAuthMethod(confidential bool, configured string, supported []string) (
 
 // Service is the browser login surface (see the package documentation).
 type Service struct {
-	cfg      config.Auth
+	cfg      Settings
 	store    *Store
 	client   *http.Client
 	log      *slog.Logger
@@ -141,7 +139,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	s.oauth = &oauth2.Config{
 		ClientID:     cfg.Auth.ClientID,
-		ClientSecret: string(cfg.Auth.ClientSecretValue()),
+		ClientSecret: string(cfg.Auth.ClientSecret),
 		Endpoint:     s.provider.Endpoint(),
 		RedirectURL:  cfg.Auth.RedirectURL,
 		Scopes:       scopes,
@@ -229,7 +227,7 @@ func (s *Service) Routes(r chi.Router) {
 	r.With(s.csrf).Post("/account/sessions/{id}/revoke", s.revokeOne)
 	r.With(s.csrf).Post("/account/sessions/revoke-all", s.revokeAll)
 	r.Post("/backchannel-logout", s.backchannelLogout)
-	if len(s.cfg.OperatorTokenValue()) > 0 {
+	if len(s.cfg.OperatorToken) > 0 {
 		r.Post("/operator/v1/revoke-user", s.operatorRevokeUser)
 	}
 }
@@ -243,7 +241,11 @@ func (s *Service) csrf(next http.Handler) http.Handler { return RequireCSRF(s.or
 // is revoked), ErrRefreshTokenReuse (family revoked), ErrNoRefreshToken, or
 // a transport error (the session stays).
 func (s *Service) AccessToken(ctx context.Context, sessionID string) (string, error) {
-	ts, err := s.store.freshTokens(ctx, sessionID, s.cfg.RefreshBefore, false, s.refresh)
+	before, refresh := s.cfg.RefreshBefore, s.refresh
+	if s.cfg.NoRefresh { // the token as it is, until it expires
+		before, refresh = 0, func(context.Context, string) (*oauth2.Token, error) { return nil, ErrRefreshOff }
+	}
+	ts, err := s.store.freshTokens(ctx, sessionID, before, false, refresh)
 	s.countRefresh(err)
 	if err != nil {
 		return "", err
@@ -253,6 +255,9 @@ func (s *Service) AccessToken(ctx context.Context, sessionID string) (string, er
 
 // ForceRefresh refreshes the session's tokens now, whatever their expiry.
 func (s *Service) ForceRefresh(ctx context.Context, sessionID string) error {
+	if s.cfg.NoRefresh {
+		return ErrRefreshOff
+	}
 	_, err := s.store.freshTokens(ctx, sessionID, s.cfg.RefreshBefore, true, s.refresh)
 	s.countRefresh(err)
 	return err
@@ -265,7 +270,7 @@ func (s *Service) countRefresh(err error) {
 	case errors.Is(err, ErrSessionEnded), errors.Is(err, ErrRefreshTokenReuse):
 		s.refreshes.WithLabelValues("session_ended").Inc()
 		s.Kick()
-	case errors.Is(err, ErrNoSession), errors.Is(err, ErrNoRefreshToken):
+	case errors.Is(err, ErrNoSession), errors.Is(err, ErrNoRefreshToken), errors.Is(err, ErrRefreshOff):
 	default:
 		s.refreshes.WithLabelValues("error").Inc()
 	}

@@ -12,8 +12,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // Errors returned by Store.
@@ -59,8 +57,8 @@ type StoreConfig struct {
 	// Pool is the database holding migrations/00001_baseline.sql. Required.
 	Pool *pgxpool.Pool
 	// Auth supplies CookieName, SessionIdleTimeout, SessionLifetime and the
-	// resolved EncryptionKeys (see internal/config.Auth for the defaults).
-	Auth config.Auth
+	// resolved EncryptionKeys (wiring.Auth fills them from the configuration).
+	Auth Settings
 	// Logger nil: slog.Default() (the rule of every stage's Config); Now
 	// defaults to time.Now.
 	Logger *slog.Logger

@@ -17,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/oauth2"
 
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
@@ -36,19 +35,19 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func testKey(t testing.TB, id string) config.AuthKey {
+func testKey(t testing.TB, id string) Key {
 	k := make([]byte, 32)
 	if _, err := rand.Read(k); err != nil {
 		t.Fatal(err)
 	}
-	return config.NewAuthKey(id, k)
+	return Key{ID: id, Value: k}
 }
 
-func testAuthConfig(t testing.TB, keys ...config.AuthKey) config.Auth {
+func testAuthConfig(t testing.TB, keys ...Key) Settings {
 	if len(keys) == 0 {
-		keys = []config.AuthKey{testKey(t, "k1")}
+		keys = []Key{testKey(t, "k1")}
 	}
-	return config.Auth{
+	return Settings{
 		CookieName:         "__Host-gatehouse-session",
 		SessionIdleTimeout: 30 * time.Minute,
 		SessionLifetime:    12 * time.Hour,
@@ -67,7 +66,7 @@ func testPool(t testing.TB) *pgxpool.Pool {
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func newTestStore(t testing.TB, pool *pgxpool.Pool, clk *clock, a config.Auth) *Store {
+func newTestStore(t testing.TB, pool *pgxpool.Pool, clk *clock, a Settings) *Store {
 	s, err := NewStore(StoreConfig{Pool: pool, Auth: a, Logger: quietLogger(), Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,8 @@ var (
 	ErrSessionEnded = errors.New("auth: the identity provider ended the session")
 	// ErrNoRefreshToken: the access token expired and no refresh token is held.
 	ErrNoRefreshToken = errors.New("auth: access token expired and no refresh token")
+	// ErrRefreshOff: the access token expired and auth.refresh is off.
+	ErrRefreshOff = errors.New("auth: access token expired and server-side refresh is off (auth.refresh)")
 )
 
 // tokenSet is the OP's tokens of one session; it is only ever stored encrypted.

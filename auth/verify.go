@@ -65,7 +65,7 @@ func (s *Service) verifyLogin(ctx context.Context, tok *oauth2.Token, nonce stri
 	}
 	id := &identity{user: User{Issuer: idt.Issuer, Subject: idt.Subject}, email: claims.Email, name: claims.Name,
 		sid: claims.Sid, raw: raw}
-	if s.cfg.UserInfoEnabled() && s.meta.UserInfo != "" {
+	if !s.cfg.SkipUserInfo && s.meta.UserInfo != "" {
 		uctx, cancel := context.WithTimeout(s.opContext(ctx), 10*time.Second)
 		defer cancel()
 		ui, err := s.provider.UserInfo(uctx, oauth2.StaticTokenSource(tok))

@@ -103,7 +103,7 @@ func FromConfig(c *config.Config, deps Config) (Config, error) {
 	out.DrainTimeout = c.Consumers.DrainTimeout
 	out.SessionTimeout = c.Consumers.SessionTimeout
 	out.ClientID = c.Kafka.ClientID
-	out.KafkaOpts = append(kafka.SecurityOpts(&c.Kafka), out.KafkaOpts...)
+	out.KafkaOpts = append(kafka.SecurityOpts(c.Kafka.Security()), out.KafkaOpts...)
 	out.TopicSpec = kafka.TopicSpec{Partitions: c.Kafka.Partitions, ReplicationFactor: c.Kafka.ReplicationFactor,
 		Configs: c.Kafka.TopicConfigs}
 	if out.Logger == nil {

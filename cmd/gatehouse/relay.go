@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 func runRelay(ctx context.Context, e env, args []string) error {
@@ -56,7 +57,7 @@ func newRelay(b *base) (*relay.Relay, error) {
 	}
 	sort.Strings(topics)
 	return relay.New(relay.Config{
-		Pool: b.pool, DatabaseURL: b.cfg.DatabaseURL, Relay: b.cfg.Relay, Kafka: b.cfg.Kafka,
+		Pool: b.pool, DatabaseURL: b.cfg.DatabaseURL, Relay: wiring.Relay(b.cfg), Kafka: wiring.RelayKafka(b.cfg),
 		Topics: topics, Logger: b.log, Registerer: b.reg, Tracer: b.tp,
 	})
 }

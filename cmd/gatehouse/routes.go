@@ -17,6 +17,7 @@ import (
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 // gatehouse's whole HTTP surface. Each stage defines its handlers; this
@@ -111,10 +112,10 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	s.background = append(s.background, kf.Run)
 	var store *auth.Store
 	if b.cfg.Auth.Enabled() {
-		if store, err = auth.NewStore(auth.StoreConfig{Pool: b.pool, Auth: b.cfg.Auth, Logger: b.log}); err != nil {
+		if store, err = auth.NewStore(auth.StoreConfig{Pool: b.pool, Auth: wiring.Auth(b.cfg), Logger: b.log}); err != nil {
 			return fail(err)
 		}
-		svc, err := auth.New(ctx, auth.Config{Auth: b.cfg.Auth, Store: store, Logger: b.log, Registerer: b.reg, Home: operatorHome(b.cfg)})
+		svc, err := auth.New(ctx, auth.Config{Auth: wiring.Auth(b.cfg), Store: store, Logger: b.log, Registerer: b.reg, Home: operatorHome(b.cfg)})
 		if err != nil {
 			return fail(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse/gatehouse/auth"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 // runSessions is `gatehouse sessions list|revoke --user <issuer>,<subject>`
@@ -32,7 +33,7 @@ func runSessions(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer b.close()
-	store, err := auth.NewStore(auth.StoreConfig{Pool: b.pool, Auth: b.cfg.Auth, Logger: b.log})
+	store, err := auth.NewStore(auth.StoreConfig{Pool: b.pool, Auth: wiring.Auth(b.cfg), Logger: b.log})
 	if err != nil {
 		return err
 	}

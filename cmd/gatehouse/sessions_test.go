@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/auth"
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
@@ -68,8 +67,8 @@ func TestSessionsRevokeCommand(t *testing.T) {
 	if !strings.Contains(out.String(), "revoked 2 session(s)") {
 		t.Fatalf("revoke output: %q", out.String())
 	}
-	a := config.Auth{CookieName: "__Host-gatehouse-session", SessionIdleTimeout: time.Hour, SessionLifetime: 2 * time.Hour,
-		EncryptionKeys: []config.AuthKey{config.NewAuthKey("k", key)}}
+	a := auth.Settings{CookieName: "__Host-gatehouse-session", SessionIdleTimeout: time.Hour, SessionLifetime: 2 * time.Hour,
+		EncryptionKeys: []auth.Key{{ID: "k", Value: key}}}
 	store, err := auth.NewStore(auth.StoreConfig{Pool: pool, Auth: a})
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
@@ -69,10 +68,10 @@ func newEnv(t testing.TB, mode string, brokers []string, dbURL string) *env {
 }
 
 func (e *env) config(reg prometheus.Registerer) Config {
-	rc := config.Relay{Mode: e.mode, Slot: e.slot, Publication: "gatehouse_outbox", RepublishAfter: 2 * time.Second,
+	rc := Settings{Mode: e.mode, Slot: e.slot, Publication: "gatehouse_outbox", RepublishAfter: 2 * time.Second,
 		StatusInterval: 100 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond, PollInterval: 20 * time.Millisecond,
 		BatchSize: 500, MetricsInterval: 200 * time.Millisecond}
-	kc := config.Kafka{Brokers: e.brokers, ClientID: "relay-test", Partitions: 3, ReplicationFactor: 1}
+	kc := Kafka{Brokers: e.brokers, ClientID: "relay-test", Partitions: 3, ReplicationFactor: 1}
 	lvl := slog.LevelWarn
 	if os.Getenv("RELAY_TEST_DEBUG") != "" {
 		lvl = slog.LevelDebug

@@ -27,10 +27,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/gatehouse/gatehouse/internal/tracing"
-
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/kafka"
+	"github.com/gatehouse/gatehouse/internal/tracing"
 )
 
 // Mode names.
@@ -47,10 +45,11 @@ type Config struct {
 	// DatabaseURL opens the replication connection and the lock session.
 	// Required.
 	DatabaseURL string
-	// Relay is the relay section of the configuration (defaults applied).
-	Relay config.Relay
-	// Kafka is the Kafka section (Brokers required).
-	Kafka config.Kafka
+	// Relay is how the relay reads the outbox (cmd/gatehouse fills it from
+	// the relay section of the configuration, defaults applied).
+	Relay Settings
+	// Kafka is where it publishes (Brokers required).
+	Kafka Kafka
 	// Topics are created at start (the configured providers' topics); topics
 	// of rows are created on first use as well.
 	Topics []string
@@ -66,6 +65,32 @@ type Config struct {
 	// RetryInterval is the pause between attempts after an error and between
 	// lock attempts while another relay is active. Default 1s.
 	RetryInterval time.Duration
+}
+
+// Settings are the relay's own settings (docs/CONFIG.md, relay.*).
+type Settings struct {
+	// Mode is ModeReplication or ModePoll.
+	Mode string
+	// Slot is the replication slot (and the name of the relay's lock and
+	// cursor); Publication the publication of the outbox log.
+	Slot, Publication string
+	// RepublishAfter is when the dispatcher re-publishes a row still
+	// unsent; StatusInterval how often the stream confirms its position;
+	// HeartbeatInterval how often an idle slot is advanced; PollInterval
+	// the poll mode's pause; MetricsInterval how often lag is measured.
+	RepublishAfter, StatusInterval, HeartbeatInterval, PollInterval, MetricsInterval time.Duration
+	// BatchSize bounds the rows read at once.
+	BatchSize int
+}
+
+// Kafka is the cluster the relay publishes to and how new topics are made.
+type Kafka struct {
+	Brokers           []string
+	ClientID          string
+	Partitions        int32
+	ReplicationFactor int16
+	TopicConfigs      map[string]string
+	Security          kafka.Security
 }
 
 // Relay moves outbox rows to Kafka. Build it with New, run it with Run.
@@ -135,12 +160,12 @@ func New(cfg Config) (*Relay, error) {
 		kgo.UnknownTopicRetries(-1),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
 	)
-	opts = append(opts, kafka.SecurityOpts(&cfg.Kafka)...)
+	opts = append(opts, kafka.SecurityOpts(cfg.Kafka.Security)...)
 	if r.cl, err = kgo.NewClient(opts...); err != nil {
 		return nil, fmt.Errorf("kafka producer: %w", err)
 	}
 	admOpts, _ := kafka.Options(kafka.ClientConfig{Brokers: cfg.Kafka.Brokers, ClientID: cfg.Kafka.ClientID, Name: "relay-admin"})
-	admCl, err := kgo.NewClient(append(admOpts, kafka.SecurityOpts(&cfg.Kafka)...)...)
+	admCl, err := kgo.NewClient(append(admOpts, kafka.SecurityOpts(cfg.Kafka.Security)...)...)
 	if err != nil {
 		r.cl.Close()
 		return nil, fmt.Errorf("kafka admin: %w", err)

@@ -107,11 +107,6 @@ type AuthKey struct {
 // Key returns the decoded 32-byte key.
 func (k AuthKey) Key() []byte { return k.resolved }
 
-// NewAuthKey returns a resolved key (for tests and tools).
-func NewAuthKey(id string, key []byte) AuthKey {
-	return AuthKey{ID: id, resolved: append([]byte(nil), key...)}
-}
-
 // Enabled reports whether browser login is configured.
 func (a *Auth) Enabled() bool { return a.Issuer != "" }
 
@@ -120,12 +115,6 @@ func (a *Auth) ClientSecretValue() []byte { return a.clientSecret }
 
 // OperatorTokenValue returns the resolved operator API token; nil when unset.
 func (a *Auth) OperatorTokenValue() []byte { return a.operatorToken }
-
-// SetSecrets sets resolved secrets directly (for tests and tools that build
-// an Auth without Parse).
-func (a *Auth) SetSecrets(clientSecret, operatorToken []byte) {
-	a.clientSecret, a.operatorToken = clientSecret, operatorToken
-}
 
 // RefreshEnabled reports whether server-side refresh is on.
 func (a *Auth) RefreshEnabled() bool { return a.Refresh == nil || *a.Refresh }

@@ -5,6 +5,8 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
+
+	"github.com/gatehouse/gatehouse/internal/kafka"
 )
 
 // KafkaTLS configures TLS to the brokers (managed clusters: MSK, Confluent
@@ -51,6 +53,12 @@ func (k *Kafka) TLSConfig() *tls.Config {
 
 // SASLPassword returns the resolved kafka.sasl.password.
 func (k *Kafka) SASLPassword() []byte { return k.SASL.password }
+
+// Security is kafka.tls and kafka.sasl as a client takes them
+// (kafka.SecurityOpts).
+func (k *Kafka) Security() kafka.Security {
+	return kafka.Security{TLS: k.TLSConfig(), Mechanism: k.SASL.Mechanism, Username: k.SASL.Username, Password: k.SASL.password}
+}
 
 func (t *KafkaTLS) on() bool {
 	return t.Enabled || t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != ""

@@ -28,7 +28,7 @@ func kafkaChecks(ctx context.Context, o Options, cfg *config.Config) []Check {
 		reach.Detail = err.Error()
 		return []Check{reach}
 	}
-	opts = append(opts, kafka.SecurityOpts(&cfg.Kafka)...)
+	opts = append(opts, kafka.SecurityOpts(cfg.Kafka.Security())...)
 	opts = append(opts, kgo.DialTimeout(o.Timeout), kgo.RequestRetries(1))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {

@@ -6,6 +6,7 @@ package kafka
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,8 +22,6 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 	"github.com/twmb/franz-go/plugin/kprom"
 	"github.com/twmb/franz-go/plugin/kslog"
-
-	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // ClientConfig is what Options needs to build a client's base options.
@@ -194,16 +193,25 @@ func (e *Embedded) Brokers() []string { return e.c.ListenAddrs() }
 // Close stops the embedded broker; its data is lost.
 func (e *Embedded) Close() { e.c.Close() }
 
-// SecurityOpts returns the client options of kafka.tls and kafka.sasl:
-// a TLS dialer and a SASL mechanism (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512);
-// none for a plaintext cluster. Every client gatehouse builds appends them.
-func SecurityOpts(k *config.Kafka) []kgo.Opt {
+// Security is how a client reaches the brokers: TLS (nil: plaintext) and
+// SASL (Mechanism PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; "" for none).
+// cmd/gatehouse builds it from kafka.tls and kafka.sasl.
+type Security struct {
+	TLS                 *tls.Config
+	Mechanism, Username string
+	Password            []byte
+}
+
+// SecurityOpts returns the client options of s: a TLS dialer and a SASL
+// mechanism; none for a plaintext cluster. Every client gatehouse builds
+// appends them.
+func SecurityOpts(s Security) []kgo.Opt {
 	var opts []kgo.Opt
-	if c := k.TLSConfig(); c != nil {
-		opts = append(opts, kgo.DialTLSConfig(c))
+	if s.TLS != nil {
+		opts = append(opts, kgo.DialTLSConfig(s.TLS.Clone()))
 	}
-	user, pass := k.SASL.Username, string(k.SASLPassword())
-	switch k.SASL.Mechanism {
+	user, pass := s.Username, string(s.Password)
+	switch s.Mechanism {
 	case "PLAIN":
 		opts = append(opts, kgo.SASL(plain.Auth{User: user, Pass: pass}.AsMechanism()))
 	case "SCRAM-SHA-256":

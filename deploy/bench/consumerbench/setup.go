@@ -20,6 +20,7 @@ import (
 	"github.com/gatehouse/gatehouse/consumers"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 const secret = "whsec_consumerbench_test_mode"
@@ -156,7 +157,7 @@ func (b *bench) startRelay(ctx context.Context) (func(), error) {
 	for _, p := range providers {
 		topics = append(topics, b.cfg.Providers[p].Topic)
 	}
-	return benchenv.Relay(ctx, relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: b.cfg.Relay, Kafka: b.cfg.Kafka,
+	return benchenv.Relay(ctx, relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: wiring.Relay(b.cfg), Kafka: wiring.RelayKafka(b.cfg),
 		Topics: topics, Logger: quiet()})
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 // result is one row of the table.
@@ -142,15 +143,13 @@ func summarize(what, offered string, s *stamps, n int, elapsed time.Duration, wi
 
 // startRelay runs a relay of mode until the returned stop is called.
 func (b *bench) startRelay(ctx context.Context, mode string) (func(), error) {
-	rc := config.Relay{Mode: mode, Slot: "bench_" + mode, Publication: "gatehouse_outbox"}
-	kc := config.Kafka{Brokers: b.Kafka.Brokers, Partitions: int32(b.o.partitions), ReplicationFactor: 1}
 	cfg, err := config.Parse(nil, func(string) string { return "" })
 	if err != nil {
 		return nil, err
 	}
-	rc.RepublishAfter, rc.StatusInterval, rc.HeartbeatInterval = cfg.Relay.RepublishAfter, cfg.Relay.StatusInterval, cfg.Relay.HeartbeatInterval
-	rc.PollInterval, rc.BatchSize, rc.MetricsInterval = cfg.Relay.PollInterval, cfg.Relay.BatchSize, cfg.Relay.MetricsInterval
-	kc.ClientID, kc.TopicConfigs = cfg.Kafka.ClientID, cfg.Kafka.TopicConfigs
+	cfg.Relay.Mode, cfg.Relay.Slot, cfg.Relay.Publication = mode, "bench_"+mode, "gatehouse_outbox"
+	cfg.Kafka.Brokers, cfg.Kafka.Partitions, cfg.Kafka.ReplicationFactor = b.Kafka.Brokers, int32(b.o.partitions), 1
+	rc, kc := wiring.Relay(cfg), wiring.RelayKafka(cfg)
 	return benchenv.Relay(ctx, relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: rc, Kafka: kc,
 		Logger: slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 }
