@@ -20,7 +20,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse/gatehouse/auth/bearer"
-	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // Prefix is where the API is mounted.
@@ -43,6 +42,15 @@ var AllScopes = []string{ScopeSessionsRead, ScopeSessionsWrite, ScopeEventsRead,
 // TokenVerifier checks a bearer token (auth/bearer.Verifier).
 type TokenVerifier interface {
 	Verify(ctx context.Context, token string) (*bearer.Principal, error)
+}
+
+// Provider is what the API reads of a configured provider: the owner
+// mapping of its objects (OwnerPath, a dotted path into the object whose
+// value is "<issuer> <subject>", or a subject under OwnerIssuer; "" maps
+// no owner) and whether its payloads are indexed for search.
+type Provider struct {
+	OwnerPath, OwnerIssuer string
+	SearchIndexed          bool
 }
 
 // User is a person: the pair (issuer, subject).
@@ -120,11 +128,11 @@ type Config struct {
 	Replayer Replayer
 	// Eraser erases stored payloads (POST /erasures); nil answers 503.
 	Eraser Eraser
-	// Providers are the configured webhook providers (for replay topics and
-	// aggregate ids, and the owner mapping of objects).
-	Providers map[string]*config.Provider
+	// Providers are the configured webhook providers, by name: the owner
+	// mapping of their objects and how their payloads are searched.
+	Providers map[string]Provider
 	// Operators are (issuer, subject) pairs allowed to read and replay events.
-	Operators []config.APIOperator
+	Operators []User
 	// OperatorRole in a bearer token's roles also makes an operator.
 	// Default "gatehouse:operator".
 	OperatorRole string

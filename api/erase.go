@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/ingest"
-	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // ErasureRequest is the body of POST /erasures: the provider and exactly
@@ -42,13 +41,13 @@ type Eraser interface {
 // resolved through the provider's aggregate_id_path and key keying the
 // digest the audit keeps of an object id or a path's value
 // (ingest.AuditKey).
-func IngestEraser(pool *pgxpool.Pool, providers map[string]*config.Provider, key ingest.AuditKey) Eraser {
+func IngestEraser(pool *pgxpool.Pool, providers map[string]*ingest.Provider, key ingest.AuditKey) Eraser {
 	return ingestEraser{pool: pool, providers: providers, key: key}
 }
 
 type ingestEraser struct {
 	pool      *pgxpool.Pool
-	providers map[string]*config.Provider
+	providers map[string]*ingest.Provider
 	key       ingest.AuditKey
 }
 

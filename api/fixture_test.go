@@ -116,11 +116,12 @@ auth:
 		t.Fatal(err)
 	}
 	ac := api.Config{
-		Verifier: v, Sessions: api.AuthSessions(f.store), Replayer: api.IngestReplayer(pool, f.cfg.Providers), Eraser: api.IngestEraser(pool, f.cfg.Providers, ingest.NewAuditKey(f.cfg.Auth.EncryptionKeys[0].ID, f.cfg.Auth.EncryptionKeys[0].Key())), Pool: pool, Providers: f.cfg.Providers,
+		Verifier: v, Sessions: api.AuthSessions(f.store), Replayer: api.IngestReplayer(pool, wiring.Providers(f.cfg)),
+		Eraser: api.IngestEraser(pool, wiring.Providers(f.cfg), ingest.NewAuditKey(f.cfg.Auth.EncryptionKeys[0].ID, f.cfg.Auth.EncryptionKeys[0].Key())), Pool: pool, Providers: wiring.APIProviders(f.cfg),
 		Logger: log, Registerer: prometheus.NewRegistry(),
 	}
 	if o.operator {
-		ac.Operators = []config.APIOperator{{Issuer: f.is.URL, Subject: "carol"}}
+		ac.Operators = []api.User{{Issuer: f.is.URL, Subject: "carol"}}
 	}
 	srv, err := api.New(ac)
 	if err != nil {

@@ -46,8 +46,8 @@ func scanObject(row pgx.Row) (*Object, error) {
 // ownerArgs returns the owner clause's arguments for provider, false when
 // the provider maps no owner (its objects are then nobody's to read).
 func (s *Server) ownerArgs(provider string, c *Caller) ([]any, bool) {
-	p := s.cfg.Providers[provider]
-	if p == nil || p.OwnerPath == "" {
+	p, ok := s.cfg.Providers[provider]
+	if !ok || p.OwnerPath == "" {
 		return nil, false
 	}
 	return []any{provider, strings.Split(p.OwnerPath, "."), c.User.Issuer, c.User.Subject, p.OwnerIssuer}, true

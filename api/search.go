@@ -6,8 +6,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // Payload search: an EventFilter may select events by what their stored
@@ -17,17 +15,14 @@ import (
 // search is a scan filter (ListEvents: at most ScanBudget rows a page over
 // a bounded window); for a provider whose search is "indexed", with the
 // provider named, each inbox partition's jsonb_path_ops GIN index of that
-// provider's payloads (internal/config Provider.Search, kept by ingest's
+// provider's payloads (providers.<name>.search, kept by ingest's
 // maintenance) finds the matching rows, and a page reads only them. An
 // erased payload holds only its marker, so no search finds what it held.
 
 // SearchIndexed is the Inbox.SearchIndexed of the providers ps: those
-// whose search is config.SearchIndexed.
-func SearchIndexed(ps map[string]*config.Provider) func(string) bool {
-	return func(name string) bool {
-		p, ok := ps[name]
-		return ok && p.Search == config.SearchIndexed
-	}
+// whose search is indexed.
+func SearchIndexed(ps map[string]Provider) func(string) bool {
+	return func(name string) bool { return ps[name].SearchIndexed }
 }
 
 // PathValue is one path=value condition: the payload's value at Path is

@@ -16,7 +16,6 @@ import (
 
 	"github.com/gatehouse/gatehouse/auth"
 	"github.com/gatehouse/gatehouse/ingest"
-	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // AuthSessions adapts the login stage's *auth.Store to SessionStore.
@@ -72,19 +71,19 @@ func (a sessionStore) RevokeSession(ctx context.Context, u User, id, reason stri
 // IngestReplayer is ingest.Replay for the API: the same target lookup
 // (ingest.ReplayTargetFor over providers) and transaction as `gatehouse
 // replay`.
-func IngestReplayer(pool *pgxpool.Pool, providers map[string]*config.Provider) Replayer {
+func IngestReplayer(pool *pgxpool.Pool, providers map[string]*ingest.Provider) Replayer {
 	return ingestReplayer{pool: pool, providers: providers}
 }
 
 // TracedIngestReplayer is IngestReplayer with each replay traced by tp (a
 // new trace linked to the original delivery; internal/tracing).
-func TracedIngestReplayer(pool *pgxpool.Pool, providers map[string]*config.Provider, tp trace.TracerProvider) Replayer {
+func TracedIngestReplayer(pool *pgxpool.Pool, providers map[string]*ingest.Provider, tp trace.TracerProvider) Replayer {
 	return ingestReplayer{pool: pool, providers: providers, tracer: tp}
 }
 
 type ingestReplayer struct {
 	pool      *pgxpool.Pool
-	providers map[string]*config.Provider
+	providers map[string]*ingest.Provider
 	tracer    trace.TracerProvider
 }
 

@@ -21,7 +21,6 @@ import (
 
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/relay"
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/kafka"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 	"github.com/gatehouse/gatehouse/schemas"
@@ -199,9 +198,9 @@ func (f *fixture) publisher() *relay.Relay {
 	if f.rl != nil {
 		return f.rl
 	}
-	rc := config.Relay{Mode: relay.ModePoll, BatchSize: 500}
+	rc := relay.Settings{Mode: relay.ModePoll, BatchSize: 500}
 	rl, err := relay.New(relay.Config{Pool: f.pool, DatabaseURL: f.dbURL, Relay: rc,
-		Kafka: config.Kafka{Brokers: f.brokers, Partitions: 3}})
+		Kafka: relay.Kafka{Brokers: f.brokers, Partitions: 3}})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 // pipeline is the real path of an event: a signed webhook to the real
@@ -46,8 +47,9 @@ func newPipeline(t *testing.T, name, providerYAML string) *pipeline {
 	}
 	p := cfg.Providers[name]
 	p.Topic = f.topic
-	rcv, err := ingest.New(ingest.Config{Providers: cfg.Providers, Store: f.writer, Logger: slog.New(slog.DiscardHandler),
-		Registerer: prometheus.NewRegistry()})
+	ic := wiring.Receiver(cfg)
+	ic.Store, ic.Logger, ic.Registerer = f.writer, slog.New(slog.DiscardHandler), prometheus.NewRegistry()
+	rcv, err := ingest.New(ic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func (pl *pipeline) send(eventID string, body []byte, contentType string, hdr ht
 	if pl.signSecret != nil {
 		secret = pl.signSecret
 	}
-	if err := signature.SignRequest(ingest.SignatureConfig(pl.p), secret, req, time.Now(), eventID); err != nil {
+	if err := signature.SignRequest(wiring.Provider(pl.p).Signature, secret, req, time.Now(), eventID); err != nil {
 		pl.t.Fatal(err)
 	}
 	u := pl.srv.URL + "/webhooks/" + pl.provider

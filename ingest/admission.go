@@ -12,8 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/gatehouse/gatehouse/internal/config"
 )
 
 // Admission control. Each provider has a share of the bound on deliveries
@@ -382,7 +380,7 @@ func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, limit int6
 
 // newShare is p's share of a global bound of total; unset fields (a
 // Provider not built by config.Parse) take config's defaults.
-func newShare(p *config.Provider, total int) *share {
+func newShare(p *Provider, total int) *share {
 	s := &share{max: p.MaxInFlight, reserved: p.ReservedInFlight, status: p.OverloadStatus}
 	if s.max <= 0 {
 		s.max = max(1, total/4)

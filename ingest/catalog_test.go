@@ -21,6 +21,7 @@ import (
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/schemas/providers"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 // The RFC 8032 section 7.1 TEST 1 key pair stands in for a Discord
@@ -88,7 +89,7 @@ type catalogHarness struct {
 
 func newCatalogHarness(t *testing.T) *catalogHarness {
 	cat, sign := catalog(t)
-	h := newHarness(t, func(c *ingest.Config) { c.Providers = cat.Providers })
+	h := newHarness(t, func(c *ingest.Config) { c.Providers = wiring.Providers(cat) })
 	return &catalogHarness{harness: h, cat: cat, sign: sign}
 }
 
@@ -112,7 +113,7 @@ func (h *catalogHarness) signed(t *testing.T, provider, secret string, body []by
 	for k, v := range extra {
 		r.Header.Set(k, v)
 	}
-	if err := signature.SignRequest(ingest.SignatureConfig(h.cat.Providers[provider]), []byte(secret), r, h.now, eventID); err != nil {
+	if err := signature.SignRequest(wiring.Provider(h.cat.Providers[provider]).Signature, []byte(secret), r, h.now, eventID); err != nil {
 		t.Fatal(err)
 	}
 	return delivery{query: r.RawQuery, contentType: ct, header: r.Header, body: r.Body}

@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
@@ -126,10 +125,11 @@ func sweepReplayGuard(ctx context.Context, pool *pgxpool.Pool, now time.Time, ba
 // definition does not sign as {id}. The lifetime is p.ReplayGuardTTL, else
 // twice the replay window of a scheme with a signed timestamp, else
 // DefaultReplayGuardTTL.
-func guardOf(p *config.Provider, k providers.Kind) (string, time.Duration) {
+func guardOf(p *Provider, k providers.Kind) (string, time.Duration) {
 	g := k.Guard
-	if p.Scheme == "hmac" && p.HMAC != nil {
-		if unsignedHeader(k.EventID, p.HMAC) {
+	h := p.Signature.HMAC
+	if h != nil { // scheme hmac: only it takes a definition
+		if unsignedHeader(k.EventID, h) {
 			g = providers.GuardContent
 		}
 	}
@@ -139,8 +139,8 @@ func guardOf(p *config.Provider, k providers.Kind) (string, time.Duration) {
 	ttl := p.ReplayGuardTTL
 	if ttl <= 0 {
 		ttl = DefaultReplayGuardTTL
-		if d, _ := signature.Describe(k.Scheme, p.HMAC); d.Timestamp != "" {
-			ttl = 2 * p.Tolerance
+		if d, _ := signature.Describe(k.Scheme, h); d.Timestamp != "" {
+			ttl = 2 * p.Signature.Tolerance
 		}
 	}
 	return g, ttl

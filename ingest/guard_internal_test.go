@@ -3,6 +3,7 @@ package ingest
 import (
 	"testing"
 
+	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
@@ -30,7 +31,7 @@ func TestGuardOfSeesUnsignedHeadersInsideJoins(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := cfg.Providers["custom"]
-			if got, _ := guardOf(p, p.Kind()); got != c.want {
+			if got, _ := guardOf(&Provider{Signature: signature.Config{HMAC: p.HMAC}}, p.Kind()); got != c.want {
 				t.Errorf("guard %q, want %q", got, c.want)
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 // Finding 3 of issue 25: Mailgun signs only signature.timestamp and
@@ -217,7 +218,7 @@ func (s *failFirst) Write(ctx context.Context, rec ingest.Record) (ingest.Outcom
 func TestGuardNeverAcknowledgesAnUnstoredEvent(t *testing.T) {
 	h := newCatalogHarness(t)
 	h2 := newHarnessDB(t, h.dbURL, func(c *ingest.Config) {
-		c.Providers = h.cat.Providers
+		c.Providers = wiring.Providers(h.cat)
 		w := c.Store.(*ingest.Writer)
 		c.Store = &failFirst{inner: w, seen: map[string]bool{}}
 	})

@@ -21,13 +21,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"go.opentelemetry.io/otel/trace"
 )
-
-// DefaultMaxUnverifiedBytes is Config.MaxUnverifiedBytes's default.
-const DefaultMaxUnverifiedBytes = 64 << 20
 
 // VerificationFailed is the body of every signature rejection (SPEC.md).
 const VerificationFailed = "Webhook signature verification failed"
@@ -44,7 +40,7 @@ type recorder interface {
 
 // Config holds a Receiver's dependencies.
 type Config struct {
-	Providers map[string]*config.Provider
+	Providers map[string]*Provider
 	Store     recorder
 	// Logger nil: slog.Default(). Registerer nil: metrics are not registered
 	// (the rule of every stage's Config).
@@ -56,25 +52,24 @@ type Config struct {
 	// SPEC.md). Default 5s.
 	WriteTimeout time.Duration
 	// MaxInFlight bounds deliveries served at once over all providers;
-	// each provider's share is its Provider.MaxInFlight (default a quarter
-	// of it) and
-	// ReservedInFlight (admission.go). Default 256.
+	// each provider's share is its Provider.MaxInFlight and
+	// ReservedInFlight (admission.go). Required (ingest.max_in_flight).
 	MaxInFlight int
-	// MinBodyRate (bytes/s, default 16384) and BodyGrace (default 2s): a
-	// body slower than the rate after the grace is cut with 408.
+	// MinBodyRate (bytes/s) and BodyGrace: a body slower than the rate
+	// after the grace is cut with 408. Required.
 	MinBodyRate int64
 	BodyGrace   time.Duration
 	// MaxUnverifiedBytes bounds the bytes held for bodies being read whose
 	// signature is not checked yet, over all providers (bodyBudget).
-	// Default 64 MiB.
+	// Required.
 	MaxUnverifiedBytes int64
 	// QueueWait bounds how long a verified delivery within its provider's
-	// share waits for a slot when the shared ones are all taken (admission).
-	// Default 1s.
+	// share waits for a slot when the shared ones are all taken (admission;
+	// 0: it does not wait).
 	QueueWait time.Duration
 	// RefusalHold is how long an over-share refusal is held before it is
-	// answered, MaxHeldRefusals how many may be held at once (default
-	// 500ms and 1024; a negative RefusalHold answers at once).
+	// answered (0 or negative: at once), MaxHeldRefusals how many may be
+	// held at once (default 1024).
 	RefusalHold     time.Duration
 	MaxHeldRefusals int
 	// RetryAfter is the Retry-After of every 503 and 429. Default 5s.
@@ -85,8 +80,8 @@ type Config struct {
 	// nil: none.
 	Rollup *Rollup
 	// KeyLifetime is how long a provider's event ids are remembered as
-	// duplicates (config's KeyLifetime: the longer of its dedupe window
-	// and retention). Nil or 0: DefaultKeyLifetime.
+	// duplicates (the longer of its dedupe window and retention). Nil or
+	// 0: DefaultKeyLifetime.
 	KeyLifetime func(provider string) time.Duration
 }
 
@@ -105,8 +100,8 @@ type Receiver struct {
 
 type endpoint struct {
 	name     string
-	p        *config.Provider
-	kind     providers.Kind // p.Kind(), once
+	p        *Provider
+	kind     providers.Kind // p.Kind
 	verifier signature.Verifier
 	share    *share // guarded by the Receiver's admission
 	guard    string // providers.GuardContent, GuardToken or ""
@@ -116,14 +111,7 @@ type endpoint struct {
 }
 
 // secret returns the value of the provider's secret id.
-func (ep *endpoint) secret(id string) []byte {
-	for _, s := range ep.p.Secrets {
-		if s.ID == id {
-			return s.Resolved()
-		}
-	}
-	return nil
-}
+func (ep *endpoint) secret(id string) []byte { return ep.p.secret(id) }
 
 // New builds a Receiver, with each provider's verifier built once; it
 // fails, naming providers.<name>.secrets, when a secret or key cannot be
@@ -139,26 +127,11 @@ func New(cfg Config) (*Receiver, error) {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 5 * time.Second
 	}
-	if cfg.MaxInFlight <= 0 {
-		cfg.MaxInFlight = 256
-	}
-	if cfg.MinBodyRate <= 0 {
-		cfg.MinBodyRate = 16 << 10
-	}
-	if cfg.BodyGrace <= 0 {
-		cfg.BodyGrace = 2 * time.Second
-	}
-	if cfg.QueueWait <= 0 {
-		cfg.QueueWait = time.Second
-	}
-	if cfg.RefusalHold == 0 {
-		cfg.RefusalHold = 500 * time.Millisecond
+	if cfg.MaxInFlight <= 0 || cfg.MinBodyRate <= 0 || cfg.BodyGrace <= 0 || cfg.MaxUnverifiedBytes <= 0 || cfg.QueueWait < 0 {
+		return nil, errors.New("ingest: MaxInFlight, MinBodyRate, BodyGrace and MaxUnverifiedBytes must be positive, QueueWait not negative (wiring.Receiver fills them from the configuration's ingest section)")
 	}
 	if cfg.MaxHeldRefusals <= 0 {
 		cfg.MaxHeldRefusals = 1024
-	}
-	if cfg.MaxUnverifiedBytes <= 0 {
-		cfg.MaxUnverifiedBytes = DefaultMaxUnverifiedBytes
 	}
 	if cfg.RetryAfter < time.Second {
 		cfg.RetryAfter = 5 * time.Second
@@ -167,13 +140,13 @@ func New(cfg Config) (*Receiver, error) {
 		tracer: tracing.Tracer(cfg.Tracer, "ingest"), tracing: tracing.Recording(cfg.Tracer)}
 	r.bodies.max = cfg.MaxUnverifiedBytes
 	for name, p := range cfg.Providers {
-		v, err := signature.New(SignatureConfig(p))
+		v, err := signature.New(p.Signature)
 		if err != nil {
 			return nil, fmt.Errorf("providers.%s.secrets: %w", name, err)
 		}
-		ep := &endpoint{name: name, p: p, kind: p.Kind(), verifier: v, share: newShare(p, cfg.MaxInFlight)}
+		ep := &endpoint{name: name, p: p, kind: p.Kind, verifier: v, share: newShare(p, cfg.MaxInFlight)}
 		ep.guard, ep.guardTTL = guardOf(p, ep.kind)
-		ep.signsURL = signature.NeedsPublicURL(ep.kind.Scheme, p.HMAC)
+		ep.signsURL = signature.NeedsPublicURL(ep.kind.Scheme, p.Signature.HMAC)
 		if cfg.KeyLifetime != nil {
 			ep.keyLife = cfg.KeyLifetime(name)
 		}

@@ -75,7 +75,7 @@ func serveGetHandshake(w http.ResponseWriter, req *http.Request, ep *endpoint) i
 			return http.StatusBadRequest
 		}
 		got := sha256.Sum256([]byte(q.Get("hub.verify_token")))
-		want := sha256.Sum256(ep.p.VerifyTokenValue())
+		want := sha256.Sum256(ep.p.VerifyToken)
 		if !hmac.Equal(got[:], want[:]) {
 			http.Error(w, "hub.verify_token does not match", http.StatusForbidden)
 			return http.StatusForbidden

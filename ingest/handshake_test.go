@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 // Signed handshakes are answered after verification, never stored, and an
@@ -125,7 +126,7 @@ func TestURLSignedProvidersUsePublicURL(t *testing.T) {
 			if provider == "hubspot" {
 				body = []byte(`[{"eventId":7,"subscriptionId":8,"subscriptionType":"contact.creation","objectId":1}]`)
 			}
-			cfg := ingest.SignatureConfig(h.cat.Providers[provider])
+			cfg := wiring.Provider(h.cat.Providers[provider]).Signature
 			cfg.PublicURL = "https://attacker.example.net/webhooks/" + provider
 			r := &signature.Request{Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
 			if err := signature.SignRequest(cfg, []byte(catalogSecret), r, h.now, ""); err != nil {

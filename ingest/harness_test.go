@@ -22,6 +22,7 @@ import (
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/testenv"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -121,13 +122,9 @@ func newHarnessDB(t *testing.T, dbURL string, opts ...harnessOpt) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Close)
-	icfg := ingest.Config{
-		Providers:  cfg.Providers,
-		Store:      w,
-		Logger:     slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Registerer: h.reg,
-		Now:        func() time.Time { return h.now },
-	}
+	icfg := wiring.Receiver(cfg)
+	icfg.Store, icfg.Registerer, icfg.Now = w, h.reg, func() time.Time { return h.now }
+	icfg.Logger = slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	for _, o := range opts {
 		o(&icfg)
 	}
@@ -151,7 +148,7 @@ func envelope(id, typ string, data map[string]any) []byte {
 // sign signs body as provider with secret at time at.
 func (h *harness) sign(provider, secret string, body []byte, at time.Time, eventID string) http.Header {
 	h.t.Helper()
-	hdr, err := signature.Sign(ingest.SignatureConfig(h.cfg.Providers[provider]), []byte(secret), body, at, eventID)
+	hdr, err := signature.Sign(wiring.Provider(h.cfg.Providers[provider]).Signature, []byte(secret), body, at, eventID)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
@@ -32,8 +32,9 @@ func TestOutboxPartitionsDropByAgeWithAnExternalRelay(t *testing.T) {
 		VALUES (gen_random_uuid(), 'p', 'a', 't', '{}', 'e1', 'topic', '2001-01-01')`)
 	mustExec(t, pool, `UPDATE storage_partitions SET ends = now() - interval '7 days' WHERE name = 'outbox_legacy'`)
 	for _, mode := range []string{"replication", "external"} {
-		cfg := retentionConfig(t, "24h", "24h", "24h", "relay:\n  mode: "+mode)
-		mt, err := NewMaintenance(MaintenanceConfig{Pool: pool, Config: cfg})
+		cfg := retentionConfig(t, "24h", "24h", "24h", func(c *MaintenanceConfig) { c.OutboxExternal = mode == "external" })
+		cfg.Pool = pool
+		mt, err := NewMaintenance(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,29 +52,30 @@ func TestOutboxPartitionsDropByAgeWithAnExternalRelay(t *testing.T) {
 	}
 }
 
-// retentionConfig is a configuration with one provider "p" (reference
-// scheme) and the given storage.partition_interval, retention and
-// dedupe_window.
-func retentionConfig(t *testing.T, interval, retention, dedupe string, extra ...string) *config.Config {
+// retentionConfig is the maintenance of one provider "p" (and of
+// unconfigured ones) kept retention, its keys the longer of retention and
+// dedupe, with inbox and key partitions of width interval and the
+// configuration's other storage defaults (ahead 3, audit 1 year, outbox 1 h
+// partitions kept 24 h); opts change it further.
+func retentionConfig(t *testing.T, interval, retention, dedupe string, opts ...func(*MaintenanceConfig)) MaintenanceConfig {
 	t.Helper()
-	raw := fmt.Sprintf(`
-storage:
-  partition_interval: %[1]s
-  key_partition_interval: %[1]s
-  retention: %s
-  dedupe_window: %s
-providers:
-  p:
-    scheme: reference
-    timestamp_header: X-T
-    signature_header: X-S
-    secrets: [{id: s, value: secret}]
-%s`, interval, retention, dedupe, strings.Join(extra, "\n"))
-	cfg, err := config.Parse([]byte(raw), func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
+	d := func(s string) time.Duration {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
 	}
-	return cfg
+	kept := Kept{Retention: d(retention), KeyLifetime: max(d(retention), d(dedupe))}
+	c := MaintenanceConfig{
+		Providers: map[string]Kept{"p": kept}, Default: kept,
+		PartitionInterval: d(interval), KeyPartitionInterval: d(interval), OutboxPartitionInterval: time.Hour,
+		Ahead: 3, CheckInterval: time.Minute, AuditRetention: 365 * 24 * time.Hour, OutboxRetention: 24 * time.Hour,
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
 }
 
 // TestRetentionPassBoundsEveryIngestTable fills every ingest table with
@@ -83,7 +85,7 @@ func TestRetentionPassBoundsEveryIngestTable(t *testing.T) {
 	ctx := context.Background()
 	pool := openPool(t, testenv.Postgres(t))
 	// Provider q keeps its events 1 h, p and unconfigured ones 2 h.
-	cfg := retentionConfig(t, "1h", "2h", "2h", "  q:\n    scheme: reference\n    timestamp_header: X-T\n    signature_header: X-S\n    secrets: [{id: s, value: secret}]\n    retention: 1h")
+	cfg := retentionConfig(t, "1h", "2h", "2h", func(c *MaintenanceConfig) { c.Providers["q"] = Kept{Retention: time.Hour, KeyLifetime: 2 * time.Hour} })
 	// Hour-wide partitions from 6 h ago; the migration's own are dropped
 	// first (they start today at the migration's time).
 	mustExec(t, pool, `DO $$ DECLARE r record; BEGIN
@@ -113,7 +115,8 @@ INSERT INTO failure_issue_events (issue_id, provider, event_id, received_at, las
 			fmt.Sprint("f", h), h)
 	}
 	reg := prometheus.NewRegistry()
-	mt, err := NewMaintenance(MaintenanceConfig{Pool: pool, Config: cfg, Registerer: reg})
+	cfg.Pool, cfg.Registerer = pool, reg
+	mt, err := NewMaintenance(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +200,8 @@ func TestOneMaintainerAtATime(t *testing.T) {
 	if _, err := holder.Exec(ctx, lockHeld, "ingest"); err != nil {
 		t.Fatal(err)
 	}
-	mt, err := NewMaintenance(MaintenanceConfig{Pool: pool, Config: cfg})
+	cfg.Pool = pool
+	mt, err := NewMaintenance(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +278,8 @@ func TestInterruptedDetachIsFinishedByTheNextPass(t *testing.T) {
 	if got := count(t, pool, `SELECT count(*) FROM pg_inherits WHERE inhrelid = $1::regclass AND inhdetachpending`, name); got != 1 {
 		t.Fatalf("partition not left detach-pending (%d)", got)
 	}
-	mt, err := NewMaintenance(MaintenanceConfig{Pool: pool, Config: cfg})
+	cfg.Pool = pool
+	mt, err := NewMaintenance(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,12 +303,10 @@ func TestInterruptedDetachIsFinishedByTheNextPass(t *testing.T) {
 func TestKeyPartitionsHaveTheirOwnWidth(t *testing.T) {
 	ctx := context.Background()
 	pool := openPool(t, testenv.Postgres(t))
-	cfg, err := config.Parse([]byte("storage: {partition_interval: 1h, key_partition_interval: 168h, retention: 2h, dedupe_window: 3h}\n"), func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := retentionConfig(t, "1h", "2h", "3h", func(c *MaintenanceConfig) { c.KeyPartitionInterval = 168 * time.Hour; c.Providers = nil })
 	reg := prometheus.NewRegistry()
-	mt, err := NewMaintenance(MaintenanceConfig{Pool: pool, Config: cfg, Registerer: reg})
+	cfg.Pool, cfg.Registerer = pool, reg
+	mt, err := NewMaintenance(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 // readme returns docs/PROVIDERS.md, which holds the provider catalogue
@@ -108,7 +108,7 @@ func TestReadmeHMACExamples(t *testing.T) {
 
 func verifyReadme(t *testing.T, p *config.Provider, r *signature.Request, at time.Time) {
 	t.Helper()
-	v, err := signature.New(ingest.SignatureConfig(p))
+	v, err := signature.New(wiring.Provider(p).Signature)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/tidwall/gjson"
 
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"github.com/gatehouse/gatehouse/schemas"
 	"go.opentelemetry.io/otel/attribute"
@@ -40,7 +39,7 @@ type ReplayTarget struct {
 // that is no longer configured is refused the same way everywhere (an
 // error wrapping ErrNotReplayable): nothing consumes a topic gatehouse has
 // no provider for.
-func ReplayTargetFor(providers map[string]*config.Provider, provider string) (ReplayTarget, error) {
+func ReplayTargetFor(providers map[string]*Provider, provider string) (ReplayTarget, error) {
 	p := providers[provider]
 	if p == nil {
 		return ReplayTarget{}, fmt.Errorf("%w: provider %q is not configured", ErrNotReplayable, provider)

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/storage"
 )
 
@@ -19,16 +18,43 @@ import (
 // rollup.go) keeps a minute: the longest chart shows a day.
 const ChartRetention = 48 * time.Hour
 
-// MaintenanceConfig configures ingest's storage maintenance.
+// MaintenanceConfig configures ingest's storage maintenance; package
+// wiring builds it from the storage section and each provider's own
+// retention.
 type MaintenanceConfig struct {
 	Pool *pgxpool.Pool
-	// Config supplies storage (partition width, retention, dedupe window,
-	// audit retention) and the providers' own retention.
-	Config *config.Config
+	// Providers are the configured providers and what is kept of each.
+	Providers map[string]Kept
+	// Default is what is kept of the events of a provider no longer
+	// configured (storage.retention and storage.dedupe_window).
+	Default Kept
+	// PartitionInterval, KeyPartitionInterval and OutboxPartitionInterval
+	// are the widths of new inbox, dedupe_keys and outbox partitions;
+	// Ahead how many exist beyond the current one; CheckInterval the time
+	// between passes.
+	PartitionInterval, KeyPartitionInterval, OutboxPartitionInterval time.Duration
+	Ahead                                                            int
+	CheckInterval                                                    time.Duration
+	// AuditRetention keeps replays, erasures and outbox_erasures;
+	// OutboxRetention the outbox log's partitions (at least: a partition
+	// is dropped only once every relay's cursor passed it, unless
+	// OutboxExternal: relay.mode external, Debezium reads the outbox and
+	// age alone decides).
+	AuditRetention, OutboxRetention time.Duration
+	OutboxExternal                  bool
 	// Logger nil: slog.Default(). Registerer nil: metrics are not registered.
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 	Now        func() time.Time
+}
+
+// Kept is what ingest keeps of one provider's events.
+type Kept struct {
+	// Retention keeps the payloads; KeyLifetime the event ids, as
+	// duplicates (the longer of the dedupe window and Retention).
+	Retention, KeyLifetime time.Duration
+	// SearchIndexed keeps a search index on every inbox partition.
+	SearchIndexed bool
 }
 
 // NewMaintenance returns the maintainer of ingest's tables (README
@@ -55,42 +81,41 @@ type MaintenanceConfig struct {
 //     all of its rows (with relay.mode external, Debezium reads the
 //     outbox and age alone decides).
 func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
-	c := cfg.Config
-	s := c.Storage
-	payloadMax, keyMax := c.Lifetimes()
+	payloadMax, keyMax := cfg.Default.Retention, max(cfg.Default.Retention, cfg.Default.KeyLifetime)
+	for _, k := range cfg.Providers {
+		payloadMax, keyMax = max(payloadMax, k.Retention), max(keyMax, k.KeyLifetime)
+	}
 	short := map[string]time.Duration{} // providers kept shorter than the inbox's partitions
-	for name := range c.Providers {
-		if payload, _ := c.Retention(name); payload < payloadMax {
-			short[name] = payload
-		}
-	}
-	if s.Retention < payloadMax {
-		short[""] = s.Retention // events of providers no longer configured
-	}
 	var indexed []string
-	for name, p := range c.Providers {
-		if p.Search == config.SearchIndexed {
+	for name, k := range cfg.Providers {
+		if k.Retention < payloadMax {
+			short[name] = k.Retention
+		}
+		if k.SearchIndexed {
 			indexed = append(indexed, name)
 		}
+	}
+	if cfg.Default.Retention < payloadMax {
+		short[""] = cfg.Default.Retention // events of providers no longer configured
 	}
 	slices.Sort(indexed)
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	sw := &sweeper{short: short, payloadMax: payloadMax, audit: s.AuditRetention, known: slices.Sorted(mapKeys(c.Providers)),
+	sw := &sweeper{short: short, payloadMax: payloadMax, audit: cfg.AuditRetention, known: slices.Sorted(mapKeys(cfg.Providers)),
 		indexed: indexed, log: log}
 	return storage.New(storage.Config{
 		Pool:  cfg.Pool,
 		Stage: "ingest",
 		Partitioned: []storage.Table{
 			{Name: "inbox", Retention: payloadMax},
-			{Name: "dedupe_keys", Retention: keyMax + s.KeyPartitionInterval, Interval: s.KeyPartitionInterval},
-			outboxTable(c),
+			{Name: "dedupe_keys", Retention: keyMax + cfg.KeyPartitionInterval, Interval: cfg.KeyPartitionInterval},
+			outboxTable(cfg),
 		},
 		Sized: []string{"replays", "erasures", "ingest_replay_guard", "dedupe_key_filters", "pipeline_minutes",
 			"failure_issues", "failure_issue_events"},
-		Interval: s.PartitionInterval, Ahead: s.Ahead, Every: s.CheckInterval,
+		Interval: cfg.PartitionInterval, Ahead: cfg.Ahead, Every: cfg.CheckInterval,
 		Sweep:  sw.sweep,
 		Logger: cfg.Logger, Registerer: cfg.Registerer, Now: cfg.Now,
 	})
@@ -202,9 +227,9 @@ WHERE txid = ANY(ARRAY(SELECT pg_snapshot_xip($1::pg_snapshot))) OR txid >= pg_s
 )
 
 // outboxTable is the outbox as a partitioned table of ingest's maintenance.
-func outboxTable(c *config.Config) storage.Table {
-	t := storage.Table{Name: "outbox", Retention: c.Storage.OutboxRetention, Interval: c.Storage.OutboxPartitionInterval}
-	if c.Relay.Mode == config.RelayExternal {
+func outboxTable(c MaintenanceConfig) storage.Table {
+	t := storage.Table{Name: "outbox", Retention: c.OutboxRetention, Interval: c.OutboxPartitionInterval}
+	if c.OutboxExternal {
 		return t
 	}
 	t.Held = func(ctx context.Context, conn *pgx.Conn, partition string) (bool, error) {

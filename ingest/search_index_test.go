@@ -4,8 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
@@ -16,12 +16,15 @@ import (
 func TestSearchIndexesFollowPartitionsAndConfig(t *testing.T) {
 	ctx := context.Background()
 	pool := openPool(t, testenv.Postgres(t))
-	cfg := retentionConfig(t, "24h", "720h", "168h", "    search: indexed")
+	cfg := retentionConfig(t, "24h", "720h", "168h", func(c *MaintenanceConfig) {
+		c.Providers["p"] = Kept{Retention: 720 * time.Hour, KeyLifetime: 720 * time.Hour, SearchIndexed: true}
+	})
 	mustExec(t, pool, `INSERT INTO inbox (provider, event_id, event_type, payload, verified, secret_id)
 SELECT 'p', 'e' || i, 't', jsonb_build_object('data', jsonb_build_object('customer', 'cus_' || i)), true, 's' FROM generate_series(1, 2000) i`)
-	pass := func(c *config.Config) {
+	pass := func(c MaintenanceConfig) {
 		t.Helper()
-		mt, err := NewMaintenance(MaintenanceConfig{Pool: pool, Config: c})
+		c.Pool = pool
+		mt, err := NewMaintenance(c)
 		if err != nil {
 			t.Fatal(err)
 		}

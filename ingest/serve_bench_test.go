@@ -17,6 +17,7 @@ import (
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/tracing"
+	"github.com/gatehouse/gatehouse/wiring"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -55,8 +56,10 @@ func BenchmarkReceiverServe(b *testing.B) {
 
 func benchReceiverServe(b *testing.B, tp trace.TracerProvider) {
 	cfg := testProviders(b)
-	rcv, err := ingest.New(ingest.Config{Providers: cfg.Providers, Store: acceptAll{}, Tracer: tp,
-		Logger: slog.New(tracing.LogHandler(slog.NewJSONHandler(io.Discard, nil))), Registerer: prometheus.NewRegistry()})
+	ic := wiring.Receiver(cfg)
+	ic.Store, ic.Tracer, ic.Registerer = acceptAll{}, tp, prometheus.NewRegistry()
+	ic.Logger = slog.New(tracing.LogHandler(slog.NewJSONHandler(io.Discard, nil)))
+	rcv, err := ingest.New(ic)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -65,7 +68,7 @@ func benchReceiverServe(b *testing.B, tp trace.TracerProvider) {
 	now := time.Now()
 	body := envelope("evt_bench", "payment.succeeded", map[string]any{"payment_id": "pay_1", "amount": 1999, "currency": "eur",
 		"description": string(bytes.Repeat([]byte("x"), 350))})
-	hdr, err := signature.Sign(ingest.SignatureConfig(cfg.Providers["demo"]), []byte(demoSecret), body, now, "")
+	hdr, err := signature.Sign(wiring.Provider(cfg.Providers["demo"]).Signature, []byte(demoSecret), body, now, "")
 	if err != nil {
 		b.Fatal(err)
 	}

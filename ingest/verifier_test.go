@@ -6,6 +6,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 // A secret or key the provider's scheme cannot use is refused where the
@@ -23,7 +24,7 @@ func TestNewRefusesUnusableSecret(t *testing.T) {
 			if err != nil {
 				t.Fatalf("config refused what only the verifier can judge: %v", err)
 			}
-			_, err = ingest.New(ingest.Config{Providers: cfg.Providers})
+			_, err = ingest.New(wiring.Receiver(cfg))
 			if err == nil {
 				t.Fatal("accepted")
 			}

@@ -27,6 +27,7 @@ import (
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 	"github.com/gatehouse/gatehouse/schemas"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -206,7 +207,9 @@ func TestRelayedRecordsMatchSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	rcv, err := ingest.New(ingest.Config{Providers: cfg.Providers, Store: w, Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry()})
+	ic := wiring.Receiver(cfg)
+	ic.Store, ic.Logger, ic.Registerer = w, slog.New(slog.DiscardHandler), prometheus.NewRegistry()
+	rcv, err := ingest.New(ic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +227,7 @@ func TestRelayedRecordsMatchSchemas(t *testing.T) {
 	for _, p := range cfg.Providers {
 		topics = append(topics, p.Topic)
 	}
-	rl, err := relay.New(relay.Config{Pool: pool, DatabaseURL: dbURL, Relay: cfg.Relay, Kafka: cfg.Kafka, Topics: topics,
+	rl, err := relay.New(relay.Config{Pool: pool, DatabaseURL: dbURL, Relay: wiring.Relay(cfg), Kafka: wiring.RelayKafka(cfg), Topics: topics,
 		RetryInterval: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +250,7 @@ func TestRelayedRecordsMatchSchemas(t *testing.T) {
 	now := time.Now()
 	send := func(provider, eventID string, body []byte, extra http.Header) {
 		t.Helper()
-		h, err := signature.Sign(ingest.SignatureConfig(cfg.Providers[provider]), cfg.Providers[provider].Secrets[0].Resolved(), body, now, eventID)
+		h, err := signature.Sign(wiring.Provider(cfg.Providers[provider]).Signature, cfg.Providers[provider].Secrets[0].Resolved(), body, now, eventID)
 		if err != nil {
 			t.Fatal(err)
 		}

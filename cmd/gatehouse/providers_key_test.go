@@ -20,12 +20,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/gatehouse/gatehouse/schemas/providers"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 // printedKeys runs `gatehouse providers` and returns, per scheme, the
@@ -295,7 +295,7 @@ func deliverSigned(t *testing.T, public string, p *config.Provider, name, signWi
 	for k, v := range c.headers {
 		r.Header.Set(k, v)
 	}
-	if err := signature.SignRequest(ingest.SignatureConfig(p), []byte(signWith), r, time.Now(), c.eventID); err != nil {
+	if err := signature.SignRequest(wiring.Provider(p).Signature, []byte(signWith), r, time.Now(), c.eventID); err != nil {
 		t.Fatal(err)
 	}
 	url := public + "/webhooks/" + name

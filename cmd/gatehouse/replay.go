@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 func runReplay(ctx context.Context, e env, args []string) error {
@@ -115,7 +116,7 @@ func runReplay(ctx context.Context, e env, args []string) error {
 }
 
 func replayTarget(cfg *config.Config, provider string) (ingest.ReplayTarget, error) {
-	t, err := ingest.ReplayTargetFor(cfg.Providers, provider)
+	t, err := ingest.ReplayTargetFor(wiring.Providers(cfg), provider)
 	if err != nil {
 		return t, fmt.Errorf("replay: %w", err)
 	}

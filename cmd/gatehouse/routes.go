@@ -77,10 +77,9 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 		_, oldest, err := relay.Backlog(ctx, b.pool)
 		return oldest, err
 	}
-	rcv, err := ingest.New(ingest.Config{Providers: b.cfg.Providers, Store: w, Logger: b.log, Registerer: b.reg, Tracer: b.tp,
-		MaxInFlight: b.cfg.Ingest.MaxInFlight, MaxUnverifiedBytes: b.cfg.Ingest.MaxUnverifiedBytes,
-		QueueWait: b.cfg.Ingest.QueueWait, RefusalHold: b.cfg.Ingest.RefusalHold, MinBodyRate: b.cfg.Ingest.MinBodyRate, BodyGrace: b.cfg.Ingest.BodyGrace,
-		KeyLifetime: b.cfg.KeyLifetime, Rollup: rollup})
+	ic := wiring.Receiver(b.cfg)
+	ic.Store, ic.Logger, ic.Registerer, ic.Tracer, ic.Rollup = w, b.log, b.reg, b.tp, rollup
+	rcv, err := ingest.New(ic)
 	if err != nil {
 		return fail(err)
 	}
@@ -93,7 +92,9 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	// Ingest's storage maintenance (docs/STORAGE.md): one pass before
 	// serving, so the current partitions exist after a long stop, then
 	// one pass a minute in the background.
-	mt, err := ingest.NewMaintenance(ingest.MaintenanceConfig{Pool: b.pool, Config: b.cfg, Logger: b.log, Registerer: b.reg})
+	mc := wiring.IngestMaintenance(b.cfg)
+	mc.Pool, mc.Logger, mc.Registerer = b.pool, b.log, b.reg
+	mt, err := ingest.NewMaintenance(mc)
 	if err != nil {
 		return fail(err)
 	}
@@ -126,12 +127,8 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 		return fail(err)
 	}
 	if store != nil {
-		var ops []api.User
-		for _, op := range b.cfg.API.Operators {
-			ops = append(ops, api.User{Issuer: op.Issuer, Subject: op.Subject})
-		}
-		con, err := console.New(console.Config{Pool: b.pool, Sessions: api.AuthSessions(store), Operators: ops,
-			Logger: b.log.With("component", "console"), TraceURL: b.cfg.Tracing.UIURL, SearchIndexed: api.SearchIndexed(b.cfg.Providers)})
+		con, err := console.New(console.Config{Pool: b.pool, Sessions: api.AuthSessions(store), Operators: wiring.Operators(b.cfg),
+			Logger: b.log.With("component", "console"), TraceURL: b.cfg.Tracing.UIURL, SearchIndexed: api.SearchIndexed(wiring.APIProviders(b.cfg))})
 		if err != nil {
 			return fail(err)
 		}
@@ -146,9 +143,10 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 func mountAPI(b *base, r chi.Router, store *auth.Store) error {
 	ac := b.cfg.API
 	cfg := api.Config{
-		Pool: b.pool, Providers: b.cfg.Providers, Operators: ac.Operators, OperatorRole: ac.OperatorRole,
-		Replayer: api.TracedIngestReplayer(b.pool, b.cfg.Providers, b.tp), Eraser: api.IngestEraser(b.pool, b.cfg.Providers, erasureAuditKey(b.cfg)),
-		Logger: b.log.With("component", "api"), Registerer: b.reg,
+		Pool: b.pool, Providers: wiring.APIProviders(b.cfg), Operators: wiring.Operators(b.cfg), OperatorRole: ac.OperatorRole,
+		Replayer: api.TracedIngestReplayer(b.pool, wiring.Providers(b.cfg), b.tp),
+		Eraser:   api.IngestEraser(b.pool, wiring.Providers(b.cfg), erasureAuditKey(b.cfg)),
+		Logger:   b.log.With("component", "api"), Registerer: b.reg,
 	}
 	if ac.BearerEnabled() {
 		bc := bearer.Config{

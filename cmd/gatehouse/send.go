@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 func runSend(ctx context.Context, e env, args []string) error {
@@ -47,6 +48,7 @@ func runSend(ctx context.Context, e env, args []string) error {
 	if !ok {
 		return fmt.Errorf("provider %q is not configured", *provider)
 	}
+	ip := wiring.Provider(p)
 	if *id == "" {
 		b := make([]byte, 8)
 		_, _ = rand.Read(b)
@@ -62,7 +64,7 @@ func runSend(ctx context.Context, e env, args []string) error {
 	}
 	extra.Set("Content-Type", *contentType)
 	sr := &signature.Request{Method: http.MethodPost, Header: extra, Body: body}
-	if err := signature.SignRequest(ingest.SignatureConfig(p), p.Secrets[0].Resolved(), sr, now, *id); err != nil {
+	if err := signature.SignRequest(ip.Signature, ip.Signature.Secrets[0].Value, sr, now, *id); err != nil {
 		return fmt.Errorf("sign as provider %s: %w", *provider, err)
 	}
 	target := *url + "/webhooks/" + *provider
@@ -81,7 +83,7 @@ func runSend(ctx context.Context, e env, args []string) error {
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	shown := *id
-	if ids, err := ingest.DeliveryEventIDs(p, &signature.Request{Method: http.MethodPost, RawQuery: sr.RawQuery, Header: sr.Header, Body: sr.Body}, now); err == nil {
+	if ids, err := ingest.DeliveryEventIDs(ip, &signature.Request{Method: http.MethodPost, RawQuery: sr.RawQuery, Header: sr.Header, Body: sr.Body}, now); err == nil {
 		shown = strings.Join(ids, ",") // as the receiver recorded them: a --body's own ids
 	}
 	fmt.Fprintf(e.stdout, "%s %s event_id=%s %s\n", resp.Proto, resp.Status, shown, bytes.TrimSpace(msg))

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 // send signs a body of the user's (--body) with any catalogue provider's
@@ -42,7 +42,7 @@ func TestSendBodyAndHeadersForAnyProvider(t *testing.T) {
 	seen := make(chan got, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := strings.TrimPrefix(r.URL.Path, "/webhooks/")
-		v, err := signature.New(ingest.SignatureConfig(cfg.Providers[name]))
+		v, err := signature.New(wiring.Provider(cfg.Providers[name]).Signature)
 		if err != nil {
 			t.Error(err)
 		}

@@ -22,6 +22,20 @@ func room(pkg string) string {
 	return strings.SplitN(strings.TrimPrefix(pkg, module), "/", 2)[0]
 }
 
+// configFree are the rooms that never depend on internal/config: each
+// stage and the API take their own small Config, which package wiring
+// builds from the configuration (the issue-36 rule).
+var configFree = []string{"ingest", "auth", "api"}
+
+func isConfigFree(r string) bool {
+	for _, s := range configFree {
+		if r == s {
+			return true
+		}
+	}
+	return false
+}
+
 func isStage(r string) bool {
 	for _, s := range stages {
 		if r == s {
@@ -50,6 +64,10 @@ func violations(pkg string, deps []string) []string {
 			out = append(out, pkg+" imports "+d+": "+from+" imports no stage")
 		case isStage(from) && to == "api":
 			out = append(out, pkg+" imports "+d+": a stage never imports the API")
+		case to == "wiring" && from != "cmd" && from != "deploy":
+			out = append(out, pkg+" imports "+d+": only cmd and the benchmarks build stages from the configuration")
+		case isConfigFree(from) && d == module+"internal/config":
+			out = append(out, pkg+" imports "+d+": a stage takes its own Config, built by package wiring")
 		}
 	}
 	return out
@@ -64,6 +82,9 @@ func TestRulesCatchAViolation(t *testing.T) {
 		module + "internal/config":   {module + "ingest/signature"},
 		module + "schemas/providers": {module + "api"},
 		module + "consumers":         {module + "cmd/gatehouse"},
+		module + "ingest/relay/x":    {module + "internal/config"},
+		module + "auth":              {module + "internal/kafka", module + "internal/config"},
+		module + "api/console":       {module + "wiring"},
 	}
 	for pkg, deps := range bad {
 		if len(violations(pkg, deps)) == 0 {
@@ -76,6 +97,8 @@ func TestRulesCatchAViolation(t *testing.T) {
 		module + "consumers":        {module + "schemas/providers", module + "internal/config"},
 		module + "cmd/gatehouse":    {module + "api/console", module + "consumers", module + "ingest"},
 		module + "internal/testenv": {module + "migrations"},
+		module + "wiring":           {module + "ingest", module + "auth", module + "api", module + "internal/config"},
+		module + "deploy/bench/x":   {module + "wiring", module + "internal/config"},
 	}
 	for pkg, deps := range ok {
 		if v := violations(pkg, deps); len(v) > 0 {

@@ -23,6 +23,7 @@ import (
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 // Gatehouse says how to launch one `gatehouse <Sub> --config <Config>`.
@@ -203,12 +204,14 @@ func WriteConfig(dir, name, dbURL, extra, providers string) (string, error) {
 // chi router, net/http with serve's timeouts) on a loopback port, for a
 // section that sets the Writer's parameters or runs the receiver beside
 // its other stages. stop shuts it down and closes the Writer (not pool).
-func InProcess(pool *pgxpool.Pool, providers map[string]*config.Provider, workers, batch int, log *slog.Logger, reg prometheus.Registerer) (addr string, stop func(), err error) {
+func InProcess(pool *pgxpool.Pool, cfg *config.Config, workers, batch int, log *slog.Logger, reg prometheus.Registerer) (addr string, stop func(), err error) {
 	w, err := ingest.NewWriter(pool, workers, batch)
 	if err != nil {
 		return "", nil, err
 	}
-	rcv, err := ingest.New(ingest.Config{Providers: providers, Store: w, Logger: log, Registerer: reg})
+	ic := wiring.Receiver(cfg)
+	ic.Store, ic.Logger, ic.Registerer = w, log, reg
+	rcv, err := ingest.New(ic)
 	if err != nil {
 		w.Close()
 		return "", nil, err

@@ -182,7 +182,7 @@ func (b *bench) startConsumer(ctx context.Context, prov string, reg prometheus.R
 
 // receiver runs the real webhook receiver on a loopback listener (host:port).
 func (b *bench) receiver() (addr string, stop func(), err error) {
-	return benchenv.InProcess(b.Pool, b.cfg.Providers, 4, 64, quiet(), prometheus.NewRegistry())
+	return benchenv.InProcess(b.Pool, b.cfg, 4, 64, quiet(), prometheus.NewRegistry())
 }
 
 func (b *bench) close() {

@@ -84,7 +84,7 @@ func startInProcess(ctx context.Context, b *bench, path string) (*receiver, erro
 		return nil, fmt.Errorf("pool: %w", err)
 	}
 	reg := obs.NewRegistry()
-	addr, stop, err := benchenv.InProcess(pool, cfg.Providers, b.o.workers, b.o.batch, obs.NewLogger(logf, cfg.LogLevel), reg)
+	addr, stop, err := benchenv.InProcess(pool, cfg, b.o.workers, b.o.batch, obs.NewLogger(logf, cfg.LogLevel), reg)
 	if err != nil {
 		pool.Close()
 		logf.Close()

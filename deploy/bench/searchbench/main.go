@@ -31,6 +31,7 @@ import (
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 func main() { benchenv.Main("searchbench", run) }
@@ -92,7 +93,9 @@ FROM generate_series(1, $1::int) i`, o.events, o.customers); err != nil {
 	scan := searchLatency(ctx, api.Inbox{Pool: st.Pool}, o)
 	st.Logf("building the search index (maintenance pass, concurrently)")
 	t0 := time.Now()
-	mt, err := ingest.NewMaintenance(ingest.MaintenanceConfig{Pool: st.Pool, Config: cfg})
+	mc := wiring.IngestMaintenance(cfg)
+	mc.Pool = st.Pool
+	mt, err := ingest.NewMaintenance(mc)
 	if err != nil {
 		return err
 	}
@@ -105,7 +108,7 @@ FROM generate_series(1, $1::int) i`, o.events, o.customers); err != nil {
 WHERE i.relname LIKE '%\_search\_%'`).Scan(&indexBytes); err != nil {
 		return err
 	}
-	indexed := searchLatency(ctx, api.Inbox{Pool: st.Pool, SearchIndexed: api.SearchIndexed(cfg.Providers)}, o)
+	indexed := searchLatency(ctx, api.Inbox{Pool: st.Pool, SearchIndexed: api.SearchIndexed(wiring.APIProviders(cfg))}, o)
 	// The maintenance pass runs every minute beside the rounds, as in
 	// gatehouse serve (it merges the indexes' pending lists).
 	mctx, stopMaintenance := context.WithCancel(ctx)
@@ -169,7 +172,9 @@ func ingestRounds(ctx context.Context, st *benchenv.Stack, cfg *config.Config, k
 		return nil, nil, err
 	}
 	defer w.Close()
-	rcv, err := ingest.New(ingest.Config{Providers: cfg.Providers, Store: w, Logger: slog.New(slog.DiscardHandler)})
+	ic := wiring.Receiver(cfg)
+	ic.Store, ic.Logger = w, slog.New(slog.DiscardHandler)
+	rcv, err := ingest.New(ic)
 	if err != nil {
 		return nil, nil, err
 	}

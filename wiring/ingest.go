@@ -1,0 +1,69 @@
+package wiring
+
+import (
+	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/internal/config"
+)
+
+// Receiver is the receiver's Config of c: its providers and the ingest
+// section. The caller adds the Store and the observability (Logger,
+// Registerer, Tracer, Rollup).
+func Receiver(c *config.Config) ingest.Config {
+	in := c.Ingest
+	return ingest.Config{
+		Providers:   Providers(c),
+		MaxInFlight: in.MaxInFlight, MaxUnverifiedBytes: in.MaxUnverifiedBytes,
+		QueueWait: in.QueueWait, RefusalHold: in.RefusalHold, MinBodyRate: in.MinBodyRate, BodyGrace: in.BodyGrace,
+		KeyLifetime: c.KeyLifetime,
+	}
+}
+
+// Providers are c's providers as the receiver, replay and erasure read
+// them.
+func Providers(c *config.Config) map[string]*ingest.Provider {
+	out := make(map[string]*ingest.Provider, len(c.Providers))
+	for name, p := range c.Providers {
+		if p != nil {
+			out[name] = Provider(p)
+		}
+	}
+	return out
+}
+
+// Provider is one configured provider as ingest reads it.
+func Provider(p *config.Provider) *ingest.Provider {
+	k := p.Kind()
+	sc := signature.Config{Scheme: k.Scheme, Tolerance: p.Tolerance, TimestampHeader: p.TimestampHeader,
+		SignatureHeader: p.SignatureHeader, HMAC: p.HMAC, PublicURL: p.PublicURL}
+	for _, s := range p.Secrets {
+		sc.Secrets = append(sc.Secrets, signature.Secret{ID: s.ID, Value: s.Resolved()})
+	}
+	return &ingest.Provider{Kind: k, Signature: sc, VerifyToken: p.VerifyTokenValue(), MaxBodyBytes: p.MaxBodyBytes,
+		MaxInFlight: p.MaxInFlight, ReservedInFlight: p.ReservedInFlight, OverloadStatus: p.OverloadStatus,
+		ReplayGuardTTL: p.ReplayGuardTTL, AggregateIDPath: p.AggregateIDPath, Topic: p.Topic,
+		SearchIndexed: p.Search == config.SearchIndexed}
+}
+
+// IngestMaintenance is the maintenance of ingest's tables under c's
+// storage section and providers. The caller adds the Pool and the
+// observability.
+func IngestMaintenance(c *config.Config) ingest.MaintenanceConfig {
+	s := c.Storage
+	m := ingest.MaintenanceConfig{
+		Providers:         map[string]ingest.Kept{},
+		Default:           ingest.Kept{Retention: s.Retention, KeyLifetime: max(s.Retention, s.DedupeWindow)},
+		PartitionInterval: s.PartitionInterval, KeyPartitionInterval: s.KeyPartitionInterval,
+		OutboxPartitionInterval: s.OutboxPartitionInterval, Ahead: s.Ahead, CheckInterval: s.CheckInterval,
+		AuditRetention: s.AuditRetention, OutboxRetention: s.OutboxRetention,
+		OutboxExternal: c.Relay.Mode == config.RelayExternal,
+	}
+	for name, p := range c.Providers {
+		if p == nil {
+			continue
+		}
+		payload, _ := c.Retention(name)
+		m.Providers[name] = ingest.Kept{Retention: payload, KeyLifetime: c.KeyLifetime(name), SearchIndexed: p.Search == config.SearchIndexed}
+	}
+	return m
+}
