@@ -48,7 +48,7 @@ func newPipeline(t *testing.T, name, providerYAML string) *pipeline {
 	p := cfg.Providers[name]
 	p.Topic = f.topic
 	ic := wiring.Receiver(cfg)
-	ic.Store, ic.Logger, ic.Registerer = f.writer, slog.New(slog.DiscardHandler), prometheus.NewRegistry()
+	ic.Writer, ic.Logger, ic.Registerer = f.writer, slog.New(slog.DiscardHandler), prometheus.NewRegistry()
 	rcv, err := ingest.New(ic)
 	if err != nil {
 		t.Fatal(err)

@@ -159,8 +159,8 @@ func holdWrites() (opt harnessOpt, release func()) {
 	ch := make(chan struct{})
 	var once sync.Once
 	return func(c *ingest.Config) {
-		w := c.Store.(*ingest.Writer)
-		c.Store, c.WriteTimeout = heldStore{inner: w, release: ch}, time.Minute
+		w := c.Writer.(*ingest.Writer)
+		c.Writer, c.WriteTimeout = heldStore{inner: w, release: ch}, time.Minute
 	}, func() { once.Do(func() { close(ch) }) }
 }
 

@@ -81,14 +81,14 @@ func (r *Receiver) records(ep *endpoint, evs []parsed, secretID, traceparent str
 func (r *Receiver) record(ctx context.Context, recs []Record) ([]Outcome, error) {
 	outs := make([]Outcome, len(recs))
 	if len(recs) == 1 {
-		out, err := r.cfg.Store.Write(ctx, recs[0])
+		out, err := r.cfg.Writer.Write(ctx, recs[0])
 		outs[0] = out
 		return outs, err
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for i := range recs {
 		g.Go(func() error {
-			out, err := r.cfg.Store.Write(gctx, recs[i])
+			out, err := r.cfg.Writer.Write(gctx, recs[i])
 			outs[i] = out
 			return err
 		})

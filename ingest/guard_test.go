@@ -219,8 +219,8 @@ func TestGuardNeverAcknowledgesAnUnstoredEvent(t *testing.T) {
 	h := newCatalogHarness(t)
 	h2 := newHarnessDB(t, h.dbURL, func(c *ingest.Config) {
 		c.Providers = wiring.Providers(h.cat)
-		w := c.Store.(*ingest.Writer)
-		c.Store = &failFirst{inner: w, seen: map[string]bool{}}
+		w := c.Writer.(*ingest.Writer)
+		c.Writer = &failFirst{inner: w, seen: map[string]bool{}}
 	})
 	body := []byte(`{"repository":{"full_name":"team/repo"},"push":{"n":1}}`)
 	d := h.signed(t, "bitbucket", h.sign["bitbucket"], body, map[string]string{"X-Request-UUID": "u-1", "X-Event-Key": "repo:push"}, "u-1")

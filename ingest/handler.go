@@ -33,15 +33,16 @@ const VerificationFailed = "Webhook signature verification failed"
 // and a 4xx tells the provider the delivery failed so it retries later.
 const StatusVerificationFailed = http.StatusBadRequest
 
-// recorder is the atomic inbox+outbox write (Writer in production).
-type recorder interface {
+// EventWriter is the atomic inbox+outbox write of a delivery's events:
+// *Writer (store.go) in production.
+type EventWriter interface {
 	Write(ctx context.Context, rec Record) (Outcome, error)
 }
 
 // Config holds a Receiver's dependencies.
 type Config struct {
 	Providers map[string]*Provider
-	Store     recorder
+	Writer    EventWriter
 	// Logger nil: slog.Default(). Registerer nil: metrics are not registered
 	// (the rule of every stage's Config).
 	Logger     *slog.Logger

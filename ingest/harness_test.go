@@ -123,7 +123,7 @@ func newHarnessDB(t *testing.T, dbURL string, opts ...harnessOpt) *harness {
 	}
 	t.Cleanup(w.Close)
 	icfg := wiring.Receiver(cfg)
-	icfg.Store, icfg.Registerer, icfg.Now = w, h.reg, func() time.Time { return h.now }
+	icfg.Writer, icfg.Registerer, icfg.Now = w, h.reg, func() time.Time { return h.now }
 	icfg.Logger = slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	for _, o := range opts {
 		o(&icfg)

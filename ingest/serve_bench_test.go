@@ -57,7 +57,7 @@ func BenchmarkReceiverServe(b *testing.B) {
 func benchReceiverServe(b *testing.B, tp trace.TracerProvider) {
 	cfg := testProviders(b)
 	ic := wiring.Receiver(cfg)
-	ic.Store, ic.Tracer, ic.Registerer = acceptAll{}, tp, prometheus.NewRegistry()
+	ic.Writer, ic.Tracer, ic.Registerer = acceptAll{}, tp, prometheus.NewRegistry()
 	ic.Logger = slog.New(tracing.LogHandler(slog.NewJSONHandler(io.Discard, nil)))
 	rcv, err := ingest.New(ic)
 	if err != nil {

@@ -208,7 +208,7 @@ func TestRelayedRecordsMatchSchemas(t *testing.T) {
 	}
 	defer w.Close()
 	ic := wiring.Receiver(cfg)
-	ic.Store, ic.Logger, ic.Registerer = w, slog.New(slog.DiscardHandler), prometheus.NewRegistry()
+	ic.Writer, ic.Logger, ic.Registerer = w, slog.New(slog.DiscardHandler), prometheus.NewRegistry()
 	rcv, err := ingest.New(ic)
 	if err != nil {
 		t.Fatal(err)

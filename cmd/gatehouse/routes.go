@@ -78,7 +78,7 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 		return oldest, err
 	}
 	ic := wiring.Receiver(b.cfg)
-	ic.Store, ic.Logger, ic.Registerer, ic.Tracer, ic.Rollup = w, b.log, b.reg, b.tp, rollup
+	ic.Writer, ic.Logger, ic.Registerer, ic.Tracer, ic.Rollup = w, b.log, b.reg, b.tp, rollup
 	rcv, err := ingest.New(ic)
 	if err != nil {
 		return fail(err)

@@ -210,7 +210,7 @@ func InProcess(pool *pgxpool.Pool, cfg *config.Config, workers, batch int, log *
 		return "", nil, err
 	}
 	ic := wiring.Receiver(cfg)
-	ic.Store, ic.Logger, ic.Registerer = w, log, reg
+	ic.Writer, ic.Logger, ic.Registerer = w, log, reg
 	rcv, err := ingest.New(ic)
 	if err != nil {
 		w.Close()

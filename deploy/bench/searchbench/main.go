@@ -173,7 +173,7 @@ func ingestRounds(ctx context.Context, st *benchenv.Stack, cfg *config.Config, k
 	}
 	defer w.Close()
 	ic := wiring.Receiver(cfg)
-	ic.Store, ic.Logger = w, slog.New(slog.DiscardHandler)
+	ic.Writer, ic.Logger = w, slog.New(slog.DiscardHandler)
 	rcv, err := ingest.New(ic)
 	if err != nil {
 		return nil, nil, err
