@@ -72,6 +72,9 @@ func parseDelivery(k providers.Kind, h http.Header, body []byte, res signature.R
 	if typ == "" {
 		return parsed{}, fmt.Errorf("%w: missing \"type\"", errBadEnvelope)
 	}
+	if err := reservedType(typ); err != nil {
+		return parsed{}, err
+	}
 	p := parsed{ID: id, Type: typ, Payload: body, root: root}
 	// Stripe writes created (Unix seconds), Standard Webhooks timestamp;
 	// schemas.EnvelopeTime reads the same members in the same order.
@@ -137,6 +140,9 @@ func wrap(id, typ string, at eventTime, body []byte) (parsed, error) {
 	if typ == "" {
 		return parsed{}, fmt.Errorf("%w: missing event type", errBadEnvelope)
 	}
+	if err := reservedType(typ); err != nil {
+		return parsed{}, err
+	}
 	b, err := json.Marshal(struct {
 		ID        string          `json:"id"`
 		Type      string          `json:"type"`
@@ -147,6 +153,17 @@ func wrap(id, typ string, at eventTime, body []byte) (parsed, error) {
 		return parsed{}, fmt.Errorf("wrap envelope: %w", err)
 	}
 	return parsed{ID: id, Type: typ, CreatedAt: &at.at, Time: at.text, Payload: b, root: gjson.ParseBytes(b)}, nil
+}
+
+// reservedType refuses a provider event of gatehouse's own erasure-notice
+// type: the consumers skip such a record and data teams erase what it
+// names, so a provider's event of that type (a custom hmac provider whose
+// type is read from a header, say) must never reach the topic.
+func reservedType(typ string) error {
+	if typ == schemas.ErasureNoticeType {
+		return fmt.Errorf("%w: event type %q is reserved for gatehouse's erasure notices", errBadEnvelope, typ)
+	}
+	return nil
 }
 
 // AggregateID is the subject object's id of an envelope (the outbox

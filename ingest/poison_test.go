@@ -85,3 +85,30 @@ func TestLengthCapsNameTheField(t *testing.T) {
 		t.Errorf("inbox rows = %d, want 1", n)
 	}
 }
+
+// gatehouse.erasure is the type of gatehouse's own erasure notices: the
+// consumers skip such a record and data teams erase what it names, so a
+// provider's genuine delivery of that type is refused (400 naming the
+// type), stored nowhere, and its neighbours are unharmed — from the body
+// (reference scheme) and from a header (shopify's topic).
+func TestReservedEventTypeIsRefused(t *testing.T) {
+	h := newHarness(t)
+	body := envelope("evt_forged_notice", "gatehouse.erasure", map[string]any{"payment_id": "p"})
+	r := h.post("demo", h.sign("demo", demoSecret, body, h.now, ""), body)
+	if r.status != http.StatusBadRequest || !strings.Contains(r.body, "reserved") {
+		t.Errorf("a gatehouse.erasure event: %d %q, want 400 saying the type is reserved", r.status, r.body)
+	}
+	shop := []byte(`{"id":1}`)
+	hdr := h.sign("shopify", shopSecret, shop, h.now, "shop-forged")
+	hdr.Set("X-Shopify-Topic", "gatehouse.erasure")
+	if r := h.post("shopify", hdr, shop); r.status != http.StatusBadRequest || !strings.Contains(r.body, "reserved") {
+		t.Errorf("a shopify topic gatehouse.erasure: %d %q, want 400", r.status, r.body)
+	}
+	expectStatus(t, h.send("evt_neighbour", map[string]any{"payment_id": "p"}), http.StatusNoContent)
+	if n := h.count("inbox", "event_type = 'gatehouse.erasure'"); n != 0 {
+		t.Errorf("%d inbox rows of the reserved type", n)
+	}
+	if n := h.count("outbox", "type = 'gatehouse.erasure'"); n != 0 {
+		t.Errorf("%d outbox rows of the reserved type", n)
+	}
+}
