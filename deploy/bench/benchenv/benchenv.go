@@ -37,11 +37,11 @@ type Options struct {
 	Name string
 	// PGDir is PostgreSQL's data directory; "" makes (and removes) a
 	// temporary one.
-	PGDir string
+	PGDir string `flag:"pgdir" help:"directory of the private PostgreSQL cluster (default: a temporary one, removed)"`
 	// Kafka starts a broker beside PostgreSQL.
 	Kafka bool
 	// Keep leaves the data directories behind for inspection.
-	Keep bool
+	Keep bool `flag:"keep" help:"keep the PostgreSQL (and Kafka) directories"`
 	// PGSettings are server settings applied with ALTER SYSTEM and a
 	// restart before anything connects (e.g. "shared_buffers": "1GB");
 	// nil keeps testenv's (shared_buffers 128MB, fsync on).

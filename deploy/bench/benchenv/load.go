@@ -2,6 +2,7 @@ package benchenv
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -225,4 +226,86 @@ func (r LoadResult) Latencies() *Hist {
 		}
 	}
 	return h
+}
+
+// Loop is a closed loop of any operation: conns goroutines call do (with
+// their index) back to back for d or until ctx ends. Each call is an Ack
+// due when it started, Status 200 when do succeeded and 0 (its error the
+// LastError) when not; Elapsed runs to the last call's end.
+func Loop(ctx context.Context, conns int, d time.Duration, do func(worker int) error) LoadResult {
+	acks := make([][]Ack, conns)
+	errs := make([]string, conns)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range conns {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				due := time.Since(start)
+				if due >= d {
+					return
+				}
+				a := Ack{Due: due, Status: 200}
+				if err := do(i); err != nil {
+					a.Status, errs[i] = 0, err.Error()
+				}
+				a.Latency = time.Since(start) - due
+				acks[i] = append(acks[i], a)
+			}
+		})
+	}
+	wg.Wait()
+	r := LoadResult{Start: start, Elapsed: time.Since(start)}
+	for i := range acks {
+		r.Acks = append(r.Acks, acks[i]...)
+		r.LastError = cmp.Or(errs[i], r.LastError)
+	}
+	slices.SortFunc(r.Acks, func(a, b Ack) int { return int(a.Due - b.Due) })
+	return r
+}
+
+// Pace is an open loop of any operation: every 10 ms it calls emit with
+// the number of items due at rate per second since the start and not yet
+// emitted, for d or until ctx ends; it returns how many were emitted.
+func Pace(ctx context.Context, rate float64, d time.Duration, emit func(n int) error) (int, error) {
+	start := time.Now()
+	sent := 0
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		el := time.Since(start)
+		if el >= d {
+			return sent, nil
+		}
+		if due := int(rate*el.Seconds()) - sent; due > 0 {
+			if err := emit(due); err != nil {
+				return sent, err
+			}
+			sent += due
+		}
+		select {
+		case <-ctx.Done():
+			return sent, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// PerSecond is a histogram of the 2xx latencies of each second of the run,
+// by the second they were answered in (nil for a second without any).
+func (r LoadResult) PerSecond() []*Hist {
+	var out []*Hist
+	for _, a := range r.Acks {
+		if !a.OK() {
+			continue
+		}
+		s := int((a.Due + a.Latency) / time.Second)
+		for len(out) <= s {
+			out = append(out, nil)
+		}
+		if out[s] == nil {
+			out[s] = NewHist()
+		}
+		out[s].Record(a.Latency)
+	}
+	return out
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -70,21 +68,18 @@ type results struct {
 	maxRate float64
 }
 
-// cpuMark is a snapshot of the CPU time of the processes of one side, and
-// of the whole machine.
+// cpuMark is the CPU time of the processes of one side (PostgreSQL, this
+// process, the receiver) and of the whole machine.
 type cpuMark struct {
-	pg, recv, self time.Duration
-	steal          time.Duration // machine-wide, all CPUs (/proc/stat)
+	benchenv.CPUMark
+	recv time.Duration
 }
 
 func (b *bench) cpuMark() cpuMark {
-	var m cpuMark
-	m.pg, _ = benchenv.PostgresCPU(filepath.Join(b.Dir, "pgdata"))
-	if b.recv != nil && b.recv.pid > 0 {
-		m.recv, _, _ = benchenv.ProcCPU(b.recv.pid, false)
+	m := cpuMark{CPUMark: b.CPU()}
+	if b.recv != nil {
+		m.recv, _, _ = benchenv.ProcCPU(b.recv.Pid(), false)
 	}
-	m.self, _, _ = benchenv.ProcCPU(os.Getpid(), false)
-	m.steal = benchenv.StealTime()
 	return m
 }
 
@@ -108,7 +103,7 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult,
 	if err != nil {
 		return sample{}, err
 	}
-	hist0, err := b.recv.acks()
+	hist0, err := b.acks(ctx)
 	if err != nil {
 		return sample{}, fmt.Errorf("receiver metrics: %w", err)
 	}
@@ -117,7 +112,7 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult,
 	r, err := f()
 	wakeP99, wakeMax := probe.finish()
 	cpu1 := b.cpuMark()
-	hist1, herr := b.recv.acks()
+	hist1, herr := b.acks(ctx)
 	if herr != nil {
 		return sample{}, fmt.Errorf("receiver metrics: %w", herr)
 	}
@@ -140,9 +135,9 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult,
 	}
 	return sample{
 		runResult: r, xacts: after.xid - before.xid, walBytes: after.lsn - before.lsn,
-		pgCPU: cpu1.pg - cpu0.pg, appCPU: cpu1.recv - cpu0.recv + cpu1.self - cpu0.self + r.clientCPU,
+		pgCPU: cpu1.Postgres - cpu0.Postgres, appCPU: cpu1.recv - cpu0.recv + cpu1.Self - cpu0.Self + r.clientCPU,
 		recvCPU: cpu1.recv - cpu0.recv, load: benchenv.LoadAvg(),
-		steal: cpu1.steal - cpu0.steal, wakeP99: wakeP99, wakeMax: wakeMax,
+		steal: cpu1.Steal - cpu0.Steal, wakeP99: wakeP99, wakeMax: wakeMax,
 		serverP99: hist1.Quantile(hist0, 0.99),
 	}, nil
 }
@@ -160,7 +155,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 	syscall.Sync()
 	fmt.Fprintf(b.log, "ingestbench: warm-up %s per side at %d connections\n", b.o.warmup, maxC)
 	warm, err := b.sampleRun(ctx, "receiver warm-up", func() (runResult, error) {
-		return closedLoop(ctx, b.recv.addr, maxC, b.o.warmup, presign(b.gen, 1000))
+		return b.closed(ctx, maxC, b.o.warmup, presign(b.gen, 1000))
 	})
 	if err != nil {
 		return nil, err
@@ -181,7 +176,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 			recv := func() error {
 				src := b.presign(rate)
 				s, err := b.sampleRun(ctx, "receiver", func() (runResult, error) {
-					return closedLoop(ctx, b.recv.addr, c, b.o.duration, src)
+					return b.closed(ctx, c, b.o.duration, src)
 				})
 				cfg.recv = append(cfg.recv, s)
 				rate = max(rate, s.tput())
@@ -217,7 +212,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 			var r, p sample
 			err := counterbalanced(i, func() (err error) {
 				r, err = b.sampleRun(ctx, "receiver open loop", func() (runResult, error) {
-					return openLoop(ctx, b.recv.addr, b.o.openConns, half, b.o.duration, src)
+					return b.open(ctx, b.o.openConns, half, b.o.duration, src)
 				})
 				return err
 			}, func() (err error) {

@@ -53,7 +53,7 @@ func (b *bench) mix(ctx context.Context) (*mixResult, error) {
 	res := &mixResult{conns: b.o.mixConns, rows: []*mixRow{{scheme: "reference"}}}
 	srcs := []source{b.gen}
 	for _, s := range b.o.mix {
-		d, err := benchenv.NewSchemeDeliveries(s, b.recv.addr, b.mixSecret, b.o.bodyBytes)
+		d, err := benchenv.NewSchemeDeliveries(s, b.recv.Public, b.mixSecret, b.o.bodyBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -64,7 +64,7 @@ func (b *bench) mix(ctx context.Context) (*mixResult, error) {
 	// caches, the plans of each provider's statement).
 	for i, src := range srcs {
 		if _, err := b.sampleRun(ctx, res.rows[i].scheme+" warm-up", func() (runResult, error) {
-			return closedLoop(ctx, b.recv.addr, res.conns, time.Second, presign(src, 2000))
+			return b.closed(ctx, res.conns, time.Second, presign(src, 2000))
 		}); err != nil {
 			return nil, err
 		}
@@ -79,7 +79,7 @@ func (b *bench) mix(ctx context.Context) (*mixResult, error) {
 		for j, i := range append([]int{0}, order...) {
 			src := presign(srcs[i], int(rate*b.o.duration.Seconds()*1.3)+2000)
 			s, err := b.sampleRun(ctx, "mix "+res.rows[i].scheme, func() (runResult, error) {
-				return closedLoop(ctx, b.recv.addr, res.conns, b.o.duration, src)
+				return b.closed(ctx, res.conns, b.o.duration, src)
 			})
 			if err != nil {
 				return nil, err

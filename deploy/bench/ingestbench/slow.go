@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // slow counts the slow clients' connections and how they ended.
@@ -79,17 +77,4 @@ func slowConn(ctx context.Context, addr, provider string, body bool, s *slow) {
 			return
 		}
 	}
-}
-
-// peakRSS is the largest resident set of pid seen every 50 ms until ctx ends.
-func peakRSS(ctx context.Context, pid int) int64 {
-	var peak int64
-	for ctx.Err() == nil {
-		peak = max(peak, benchenv.StatusKB(pid, "VmRSS:"))
-		select {
-		case <-ctx.Done():
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return peak
 }

@@ -26,20 +26,18 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 	}
 	defer j.Stop()
 	names := []string{"tracing off", "tracing on, 100 % to Jaeger"}
-	on, err := b.startWith(ctx, func(o *options) {
-		o.extraEnv = []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + j.OTLPBase, "OTEL_TRACES_SAMPLER=always_on"}
-	})
+	on, err := b.startReceiver(ctx, b.o.gatehouse, "OTEL_EXPORTER_OTLP_ENDPOINT="+j.OTLPBase, "OTEL_TRACES_SAMPLER=always_on")
 	if err != nil {
 		return err
 	}
-	defer on.stop()
-	recvs := []*receiver{b.recv, on}
+	defer on.Stop()
+	recvs := []*benchenv.Proc{b.recv, on}
 	if b.o.baseline != "" {
-		base, err := b.startWith(ctx, func(o *options) { o.gatehouse = b.o.baseline })
+		base, err := b.startReceiver(ctx, b.o.baseline)
 		if err != nil {
 			return err
 		}
-		defer base.stop()
+		defer base.Stop()
 		recvs, names = append(recvs, base), append(names, "baseline "+b.o.baseline)
 	}
 	fmt.Fprintf(w, "## Tracing\n\nThe receiver (`gatehouse serve`) with tracing off and with every delivery traced (OTEL_TRACES_SAMPLER=always_on, OTLP/HTTP to a local Jaeger %s, in-memory storage, on the same machine), "+
@@ -71,4 +69,39 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 			benchenv.MedianOf(samples[1], recvCPU)-benchenv.MedianOf(samples[0], recvCPU))
 	}
 	return nil
+}
+
+// rotate runs, in every round (-runs) at c connections, each receiver of
+// recvs in closed loop and pgbench (the last side) back to back in an order
+// rotated by the round, so background load hits all sides alike; it returns
+// each side's samples and calls done after every round.
+func (b *bench) rotate(ctx context.Context, c int, recvs []*benchenv.Proc, names []string, done func(round int, samples [][]sample)) ([][]sample, error) {
+	orig := b.recv
+	defer func() { b.recv = orig; b.gen.SetAddr(orig.Public) }()
+	samples := make([][]sample, len(recvs)+1)
+	for round := range b.o.runs {
+		for k := range len(recvs) + 1 {
+			i := (k + round) % (len(recvs) + 1)
+			var s sample
+			var err error
+			if i == len(recvs) {
+				b.recv = nil
+				s, err = b.sampleRun(ctx, "pgbench", func() (runResult, error) {
+					return runPgbench(ctx, b.DBURL, b.script, c, b.o.duration, 0)
+				})
+			} else {
+				b.recv = recvs[i]
+				b.gen.SetAddr(b.recv.Public)
+				src := b.presign(b.rate)
+				s, err = b.sampleRun(ctx, names[i], func() (runResult, error) { return b.closed(ctx, c, b.o.duration, src) })
+				b.rate = max(b.rate, s.tput())
+			}
+			if err != nil {
+				return nil, err
+			}
+			samples[i] = append(samples[i], s)
+		}
+		done(round, samples)
+	}
+	return samples, nil
 }
