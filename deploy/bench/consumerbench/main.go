@@ -14,7 +14,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -23,6 +22,7 @@ import (
 )
 
 type options struct {
+	benchenv.Options
 	events         int           `flag:"n" default:"20000" help:"events of cases 2 and 3 (pre-loaded backlogs)"`
 	receiverFor    time.Duration `flag:"receiver-for" default:"10s" help:"case 1: how long the receiver's closed loop runs (its events are the backlog drained)"`
 	apiLatency     time.Duration `flag:"api-latency" default:"50ms" help:"cases 2 and 3: the provider API's latency"`
@@ -36,24 +36,30 @@ type options struct {
 	genuine        int           `flag:"genuine" default:"1000" help:"case 6: genuine events"`
 	mixedRate      float64       `flag:"mixed-rate" default:"200" help:"case 6: genuine events/s"`
 	partitions     int           `flag:"partitions" default:"6" help:"partitions of each topic"`
-	keep           bool          `flag:"keep" help:"keep the PostgreSQL and Kafka directories"`
 	forwardOnly    bool          `flag:"forward-only" help:"run case 1 (the receiver's rate and its drain) and the forward cases 7 and 8 only"`
 }
+
+// Validate checks the flags' values (benchenv.Parse).
+func (o *options) Validate() error {
+	if o.events < 10 || o.rate <= 0 || o.steadyFor <= 0 || o.partitions < 1 || o.maxPoll < 1 || o.rateLimit < 1 || o.genuine < 1 || o.mixedRate <= 0 {
+		return fmt.Errorf("-n (≥ 10), -rate, -d, -partitions, -max-poll, -rate-limit, -genuine and -mixed-rate must be positive")
+	}
+	return nil
+}
+
+const help = "Usage: consumerbench [flags]\n\nMeasures the consumer stage beside the receiver (docs/BENCHMARKS.md).\n" +
+	"Example: go run ./deploy/bench/consumerbench -n 5000 -d 5s\n\nFlags:\n"
 
 func main() { benchenv.Main("consumerbench", run) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("consumerbench", flag.ContinueOnError)
-	o := &options{}
-	benchenv.Flags(fs, o)
-	if done, err := benchenv.ParseFlags(fs, "Usage: consumerbench [flags]\n\nMeasures the consumer stage beside the receiver (docs/BENCHMARKS.md).\n"+
-		"Example: go run ./deploy/bench/consumerbench -n 5000 -d 5s\n\nFlags:\n", args, stdout, stderr); done || err != nil {
+	o := &options{Options: benchenv.Options{Name: "consumerbench", Kafka: true}}
+	st, err := benchenv.Section(ctx, help, o, &o.Options, args, stdout, stderr)
+	if st == nil {
 		return err
 	}
-	if o.events < 10 || o.rate <= 0 || o.steadyFor <= 0 || o.partitions < 1 || o.maxPoll < 1 || o.rateLimit < 1 || o.genuine < 1 || o.mixedRate <= 0 {
-		return fmt.Errorf("-n (≥ 10), -rate, -d, -partitions, -max-poll, -rate-limit, -genuine and -mixed-rate must be positive")
-	}
-	b, err := setup(ctx, o, stderr)
+	defer st.Close()
+	b, err := setup(st, o)
 	if err != nil {
 		return err
 	}
@@ -62,7 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := b.runCases(ctx, res); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "consumerbench: PostgreSQL ceiling (pgbench, the consumer's batched statements)\n")
+	st.Logf("PostgreSQL ceiling (pgbench, the consumer's batched statements)")
 	if res.ceilingSQL, err = b.ceilingSQL(ctx); err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func (b *bench) bareDrain(ctx context.Context, want int) (result, error) {
 		return result{}, fmt.Errorf("bare reader: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	cpu0 := b.sampleCPU()
+	cpu0 := b.CPU()
 	start := time.Now()
 	if err := pglogrepl.StartReplication(ctx, conn, bareSlot, 0, pglogrepl.StartReplicationOptions{
 		PluginArgs: []string{"proto_version '2'", "publication_names 'gatehouse_outbox'", "streaming 'on'"}}); err != nil {
@@ -68,10 +68,10 @@ func (b *bench) bareDrain(ctx context.Context, want int) (result, error) {
 		}
 	}
 	elapsed := time.Since(start)
-	cpu := cpuBetween(cpu0, b.sampleCPU())
+	cpu := b.CPU().Since(cpu0)
 	r := result{what: bareWhat, offered: fmt.Sprintf("backlog of %d rows", want), n: want,
 		throughput: float64(want) / elapsed.Seconds(), p50: -1, p99: -1, load: benchenv.LoadAvgText(), cpu: &cpu}
-	b.logf("bare reader: %.0f records/s; %s", r.throughput, cpu.perRow(want))
+	b.Logf("bare reader: %.0f records/s; %s", r.throughput, cpuLog(cpu, want))
 	return r, nil
 }
 

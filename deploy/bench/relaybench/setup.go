@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
@@ -18,32 +17,19 @@ import (
 type bench struct {
 	*benchenv.Stack
 	o        *options
-	log      io.Writer
 	adm      *kadm.Client
 	runSeq   int
 	profiled bool // the -cpuprofile profile was taken
 }
 
-func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
-	st, err := benchenv.Start(ctx, benchenv.Options{Name: "relaybench", PGDir: o.pgDir, Kafka: true}, log)
-	if err != nil {
-		return nil, err
-	}
-	b := &bench{Stack: st, o: o, log: log}
+// setup connects the admin client the runs create topics with; the
+// caller closes b.adm.
+func setup(st *benchenv.Stack, o *options) (*bench, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(st.Kafka.Brokers...))
 	if err != nil {
-		b.close()
 		return nil, err
 	}
-	b.adm = kadm.NewClient(cl)
-	return b, nil
-}
-
-func (b *bench) close() {
-	if b.adm != nil {
-		b.adm.Close()
-	}
-	b.Stack.Close()
+	return &bench{Stack: st, o: o, adm: kadm.NewClient(cl)}, nil
 }
 
 // newTopic creates a fresh topic for one run.
@@ -53,8 +39,4 @@ func (b *bench) newTopic(ctx context.Context, name string) (string, error) {
 	_, err := kafka.EnsureTopics(ctx, b.adm, slog.New(slog.DiscardHandler),
 		kafka.TopicSpec{Partitions: int32(b.o.partitions), ReplicationFactor: 1}, topic)
 	return topic, err
-}
-
-func (b *bench) logf(format string, args ...any) {
-	fmt.Fprintf(b.log, "relaybench: "+format+"\n", args...)
 }

@@ -113,6 +113,6 @@ func (b *bench) writersAlone(ctx context.Context) (result, error) {
 	}
 	r := result{what: "PostgreSQL writers alone (no relay, no slot)", offered: fmt.Sprintf("max (%d writers × %d rows/tx)", b.o.writers, b.o.batch),
 		n: n, throughput: float64(n) / elapsed.Seconds(), p50: -1, p99: -1, load: benchenv.LoadAvgText()}
-	b.logf("writers alone: %d rows, %.0f rows/s", n, r.throughput)
+	b.Logf("writers alone: %d rows, %.0f rows/s", n, r.throughput)
 	return r, nil
 }
