@@ -48,6 +48,10 @@ type Options struct {
 	PGSettings map[string]string
 }
 
+// Stack returns o: a section's options, which embed its Options, hand
+// them to Run.
+func (o *Options) Stack() *Options { return o }
+
 // Stack is one section's real components, private to its run.
 type Stack struct {
 	O            Options

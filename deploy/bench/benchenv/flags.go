@@ -148,13 +148,20 @@ func Parse(help string, opts any, args []string, stdout, stderr io.Writer) (done
 	return false, nil
 }
 
-// Section is a section's common start: its flags parsed into *opts
-// (Parse), then the Stack of so started (so usually embedded in *opts, so
-// that -pgdir and -keep set it). A nil Stack with a nil error means the
-// tool is done (it printed its help).
-func Section(ctx context.Context, help string, opts any, so *Options, args []string, stdout, stderr io.Writer) (*Stack, error) {
-	if done, err := Parse(help, opts, args, stdout, stderr); done || err != nil {
-		return nil, err
-	}
-	return Start(ctx, *so, stderr)
+// Run is the main of a section with a Stack: Main, with its flags parsed
+// into *opts (Parse; opts embeds the section's Options, so that -pgdir and
+// -keep set them), its Stack started and closed around run.
+func Run(help string, opts interface{ Stack() *Options }, run func(ctx context.Context, st *Stack, stdout io.Writer) error) {
+	so := opts.Stack()
+	Main(so.Name, func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		if done, err := Parse(help, opts, args, stdout, stderr); done || err != nil {
+			return err
+		}
+		st, err := Start(ctx, *so, stderr)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		return run(ctx, st, stdout)
+	})
 }

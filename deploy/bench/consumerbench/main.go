@@ -50,15 +50,12 @@ func (o *options) Validate() error {
 const help = "Usage: consumerbench [flags]\n\nMeasures the consumer stage beside the receiver (docs/BENCHMARKS.md).\n" +
 	"Example: go run ./deploy/bench/consumerbench -n 5000 -d 5s\n\nFlags:\n"
 
-func main() { benchenv.Main("consumerbench", run) }
-
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func main() {
 	o := &options{Options: benchenv.Options{Name: "consumerbench", Kafka: true}}
-	st, err := benchenv.Section(ctx, help, o, &o.Options, args, stdout, stderr)
-	if st == nil {
-		return err
-	}
-	defer st.Close()
+	benchenv.Run(help, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, o, stdout) })
+}
+
+func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) error {
 	b, err := setup(st, o)
 	if err != nil {
 		return err

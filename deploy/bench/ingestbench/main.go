@@ -68,19 +68,16 @@ func (o *options) Validate() error {
 
 const help = "ingestbench measures the webhook receiver against pgbench running its identical statement (docs/BENCHMARKS.md).\n\nExample: go run ./deploy/bench/ingestbench -gatehouse bin/gatehouse -runs 3 -d 10s\n\nFlags:\n"
 
-func main() { benchenv.Main("ingestbench", run) }
-
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func main() {
 	o := &options{Options: benchenv.Options{Name: "ingestbench"}}
-	st, err := benchenv.Section(ctx, help, o, &o.Options, args, stdout, stderr)
-	if st == nil {
-		return err
-	}
-	defer st.Close()
+	benchenv.Run(help, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, o, stdout) })
+}
+
+func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) error {
 	if o.overload {
 		return overload(ctx, st, o, stdout)
 	}
-	b, err := setup(ctx, st, o, stderr)
+	b, err := setup(ctx, st, o)
 	if err != nil {
 		return err
 	}

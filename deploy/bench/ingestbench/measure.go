@@ -153,7 +153,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 	// migrations left dirty in the page cache, instead of letting the kernel
 	// do it during the first runs.
 	syscall.Sync()
-	fmt.Fprintf(b.log, "ingestbench: warm-up %s per side at %d connections\n", b.o.warmup, maxC)
+	b.Logf("warm-up %s per side at %d connections", b.o.warmup, maxC)
 	warm, err := b.sampleRun(ctx, "receiver warm-up", func() (runResult, error) {
 		return b.closed(ctx, maxC, b.o.warmup, presign(b.gen, 1000))
 	})
@@ -193,7 +193,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 				return nil, err
 			}
 			r, p := cfg.recv[len(cfg.recv)-1], cfg.pgb[len(cfg.pgb)-1]
-			fmt.Fprintf(b.log, "ingestbench: c=%d run %d: receiver %.0f/s p99 %s (%.1f events/commit, CPU/event pg %.0fµs app %.0fµs of which receiver %.0fµs) | pgbench %.0f/s p99 %s (CPU/event pg %.0fµs app %.0fµs) | ratio %.2f | load %.1f\n",
+			b.Logf("c=%d run %d: receiver %.0f/s p99 %s (%.1f events/commit, CPU/event pg %.0fµs app %.0fµs of which receiver %.0fµs) | pgbench %.0f/s p99 %s (CPU/event pg %.0fµs app %.0fµs) | ratio %.2f | load %.1f",
 				c, i+1, r.tput(), ms(r.pct(0.99)), r.perCommit(), cpuPerEvent(r.pgCPU, r.n), cpuPerEvent(r.appCPU, r.n), cpuPerEvent(r.recvCPU, r.n),
 				p.tput(), ms(p.pct(0.99)), cpuPerEvent(p.pgCPU, p.n), cpuPerEvent(p.appCPU, p.n), r.tput()/p.tput(), p.load)
 		}
@@ -225,7 +225,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 				return nil, err
 			}
 			res.open.recv, res.open.pgb = append(res.open.recv, r), append(res.open.pgb, p)
-			fmt.Fprintf(b.log, "ingestbench: open loop %.0f/s run %d: receiver p50 %s p99 %s (gatehouse's own histogram: p99 %s; load generator woken late: p99 %s, max %s) | pgbench -R p50 %s p99 %s\n",
+			b.Logf("open loop %.0f/s run %d: receiver p50 %s p99 %s (gatehouse's own histogram: p99 %s; load generator woken late: p99 %s, max %s) | pgbench -R p50 %s p99 %s",
 				half, i+1, ms(r.pct(0.5)), ms(r.pct(0.99)), ms(r.serverP99), ms(r.wakeP99), ms(r.wakeMax), ms(p.pct(0.5)), ms(p.pct(0.99)))
 		}
 	}

@@ -91,7 +91,7 @@ func (b *bench) mix(ctx context.Context) (*mixResult, error) {
 				ref = s
 			}
 			row.ratio = append(row.ratio, s.tput()/ref.tput())
-			fmt.Fprintf(b.log, "ingestbench: mix round %d %s: %.0f/s p99 %s, %.1f events/commit, receiver %.0f µs, PostgreSQL %.0f µs per event, ratio %.2f, load %.1f\n",
+			b.Logf("mix round %d %s: %.0f/s p99 %s, %.1f events/commit, receiver %.0f µs, PostgreSQL %.0f µs per event, ratio %.2f, load %.1f",
 				round+1, row.scheme, s.tput(), ms(s.pct(0.99)), s.perCommit(), cpuPerEvent(s.recvCPU, s.n), cpuPerEvent(s.pgCPU, s.n), s.tput()/ref.tput(), s.load)
 		}
 	}

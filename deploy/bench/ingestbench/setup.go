@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"time"
@@ -26,7 +25,6 @@ const provider = "bench"
 type bench struct {
 	*benchenv.Stack // PostgreSQL, the migrated database, its pool (truncate, checkpoint, settings)
 	o               *options
-	log             io.Writer
 	secret          []byte
 	recv            *benchenv.Proc // the receiver under test (nil during pgbench's runs)
 	gen             *benchenv.Deliveries
@@ -38,8 +36,8 @@ type bench struct {
 
 // setup captures the Writer's statement for pgbench and starts the
 // receiver; the caller stops b.recv.
-func setup(ctx context.Context, st *benchenv.Stack, o *options, log io.Writer) (*bench, error) {
-	b := &bench{Stack: st, o: o, log: log, rate: 1000}
+func setup(ctx context.Context, st *benchenv.Stack, o *options) (*bench, error) {
+	b := &bench{Stack: st, o: o, rate: 1000}
 	var err error
 	b.settings, err = b.readSettings(ctx)
 	if err != nil {

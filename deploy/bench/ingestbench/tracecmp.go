@@ -46,7 +46,7 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 	tb := benchenv.NewTable(w, "connections>", "receiver", "events/s>", "paired ratio to tracing off>", "receiver CPU/event>", "PostgreSQL CPU/event>")
 	for _, c := range b.o.conc {
 		samples, err := b.rotate(ctx, c, recvs, names, func(round int, samples [][]sample) {
-			fmt.Fprintf(b.log, "ingestbench: tracing c=%d round %d: off %.0f/s on %.0f/s\n", c, round+1,
+			b.Logf("tracing c=%d round %d: off %.0f/s on %.0f/s", c, round+1,
 				samples[0][round].tput(), samples[1][round].tput())
 		})
 		if err != nil {

@@ -34,7 +34,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -46,6 +45,7 @@ import (
 )
 
 type options struct {
+	benchenv.Options
 	duration    time.Duration `flag:"d" default:"10m" help:"length of the open-loop (fixed-rate) phase"`
 	maxD        time.Duration `flag:"max-d" default:"20s" help:"length of the closed-loop phase that finds the receiver's maximum rate"`
 	conns       int           `flag:"conns" default:"64" help:"connections of the closed-loop phase"`
@@ -58,24 +58,27 @@ type options struct {
 	check       time.Duration `flag:"check" default:"10s" help:"storage.check_interval"`
 	every       time.Duration `flag:"every" default:"10s" help:"sampling interval of metrics and table sizes"`
 	drain       time.Duration `flag:"drain" default:"3m" help:"longest wait for the relay and consumers to catch up after the closed-loop phase"`
-	gatehouse   string        `flag:"gatehouse" help:"gatehouse binary (default: go build ./cmd/gatehouse into the run's directory)"`
-	keep        bool          `flag:"keep" help:"keep the run's directories (data, config, process logs)"`
+	gatehouse   string        `flag:"gatehouse" default:"bin/gatehouse" help:"gatehouse binary"`
 	logDir      string        `flag:"logdir" help:"write the config and the processes' logs into this directory and keep them (default: a temporary directory, removed after a successful run)"`
 	args        []string      // as given, for the report
 }
 
-func main() { benchenv.Main("pipelinebench", run) }
+func main() {
+	o := &options{Options: benchenv.Options{Name: "pipelinebench", Kafka: true}, args: os.Args[1:]}
+	benchenv.Run(help, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, o, stdout) })
+}
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	o := &options{args: args}
-	fs := flag.NewFlagSet("pipelinebench", flag.ContinueOnError)
-	benchenv.Flags(fs, o)
-	if done, err := benchenv.ParseFlags(fs, "pipelinebench: serve + relay + consume at a fixed rate (half the receiver's maximum) for -d, with partitions created and dropped during the run.\n\nExample: go run ./deploy/bench/pipelinebench -d 10m\n\nFlags:\n", args, stdout, stderr); done || err != nil {
-		return err
-	}
+// Validate checks the flags' values (benchenv.Parse).
+func (o *options) Validate() error {
 	if o.duration < time.Minute || o.every <= 0 || o.maxD <= 0 || o.conns < 1 || o.openConns < 1 {
 		return errors.New("-d must be at least 1m; -every, -max-d, -conns and -open-conns positive")
 	}
+	return nil
+}
+
+const help = "pipelinebench: serve + relay + consume at a fixed rate (half the receiver's maximum) for -d, with partitions created and dropped during the run.\n\nExample: go run ./deploy/bench/pipelinebench -d 10m\n\nFlags:\n"
+
+func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) (err error) {
 	dir := o.logDir
 	if dir != "" {
 		err = os.MkdirAll(dir, 0o755)
@@ -86,24 +89,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return err
 	}
 	defer func() {
-		if err != nil || o.keep || o.logDir != "" {
-			fmt.Fprintf(stderr, "pipelinebench: config and process logs kept in %s\n", dir)
+		if err != nil || o.Keep || o.logDir != "" {
+			st.Logf("config and process logs kept in %s", dir)
 			return
 		}
 		_ = os.RemoveAll(dir)
 	}()
-	st, err := benchenv.Start(ctx, benchenv.Options{Name: "pipelinebench", Kafka: true, Keep: o.keep}, stderr)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	bin := o.gatehouse
-	if bin == "" {
-		st.Logf("building ./cmd/gatehouse")
-		if bin, err = buildGatehouse(ctx, dir); err != nil {
-			return err
-		}
-	}
 	if err := resetPartitions(ctx, st.Pool); err != nil {
 		return err
 	}
@@ -134,7 +125,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	for _, sub := range []string{"serve", "relay", "consume"} {
 		st.Logf("starting gatehouse %s", sub)
 		// Its PostgreSQL backends carry its name (cpu.go).
-		p, err := benchenv.Gatehouse{Bin: bin, Sub: sub, Config: cfg, Log: filepath.Join(dir, sub+".log"),
+		p, err := benchenv.Gatehouse{Bin: o.gatehouse, Sub: sub, Config: cfg, Log: filepath.Join(dir, sub+".log"),
 			Env: []string{"PGAPPNAME=gatehouse-" + sub}, Ready: true, Exited: exited}.Start(ctx)
 		if err != nil {
 			return err

@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -57,21 +55,6 @@ END $$`)
 		return fmt.Errorf("reset partitions: %w", err)
 	}
 	return nil
-}
-
-// buildGatehouse builds ./cmd/gatehouse into dir (run from the repository root).
-func buildGatehouse(ctx context.Context, dir string) (string, error) {
-	out := filepath.Join(dir, "gatehouse")
-	goCmd := os.Getenv("GO")
-	if goCmd == "" {
-		goCmd = "go"
-	}
-	cmd := exec.CommandContext(ctx, goCmd, "build", "-o", out, "./cmd/gatehouse")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("build gatehouse (run from the repository root): %w", err)
-	}
-	return out, nil
 }
 
 // warnings counts the WARN and ERROR lines of the process's JSON log and

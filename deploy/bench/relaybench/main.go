@@ -48,7 +48,10 @@ type options struct {
 	cpuProfile string        `flag:"cpuprofile" help:"write a CPU profile of this process (relay and benchmark consumer) during the first backlog drain to this file"`
 }
 
-func main() { benchenv.Main("relaybench", run) }
+func main() {
+	o := &options{Options: benchenv.Options{Name: "relaybench", Kafka: true}}
+	benchenv.Run(helpText, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, o, stdout) })
+}
 
 const helpText = `relaybench measures gatehouse's outbox relay (logical replication and
 poll mode) against a plain franz-go producer writing the same records to the
@@ -62,13 +65,7 @@ Example:
 Flags:
 `
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o := &options{Options: benchenv.Options{Name: "relaybench", Kafka: true}}
-	st, err := benchenv.Section(ctx, helpText, o, &o.Options, args, stdout, stderr)
-	if st == nil {
-		return err
-	}
-	defer st.Close()
+func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) error {
 	b, err := setup(st, o)
 	if err != nil {
 		return err

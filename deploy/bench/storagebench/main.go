@@ -29,7 +29,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -44,6 +43,7 @@ import (
 )
 
 type options struct {
+	benchenv.Options
 	history     int           `flag:"history" default:"5000000" help:"earlier events loaded into the history store"`
 	days        int           `flag:"days" default:"30" help:"days of history (one inbox partition a day; the default retention is 30 days)"`
 	keyInterval time.Duration `flag:"key-interval" default:"24h" help:"width of the dedupe key partitions (storage.key_partition_interval)"`
@@ -57,7 +57,19 @@ type options struct {
 	keyFilterFP float64       `flag:"key-filters" help:"false positive rate of the key filters built for the history's sealed key partitions (storage.key_filter_false_positives; 0: none)"`
 }
 
-func main() { benchenv.Main("storagebench", run) }
+func main() {
+	o := &options{Options: benchenv.Options{Name: "storagebench"}, keyFilterFP: config.DefaultKeyFilterFalsePositives}
+	benchenv.Run(helpText, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, *o, stdout) })
+}
+
+// Validate completes the options once parsed (benchenv.Parse): PostgreSQL
+// starts with -shared-buffers.
+func (o *options) Validate() error {
+	if o.sharedBuf != "" {
+		o.PGSettings = map[string]string{"shared_buffers": o.sharedBuf}
+	}
+	return nil
+}
 
 const helpText = `storagebench measures what history and retention cost the receiver's write
 (README "Retention"): throughput and WAL per event against an empty store and a
@@ -71,23 +83,7 @@ Example (5 M events of history, ~4 GB, about 10 minutes on 2 cores):
 Flags:
 `
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var o options
-	fs := flag.NewFlagSet("storagebench", flag.ContinueOnError)
-	o.keyFilterFP = config.DefaultKeyFilterFalsePositives
-	benchenv.Flags(fs, &o)
-	if done, err := benchenv.ParseFlags(fs, helpText, args, stdout, stderr); done || err != nil {
-		return err
-	}
-	bo := benchenv.Options{Name: "storagebench"}
-	if o.sharedBuf != "" {
-		bo.PGSettings = map[string]string{"shared_buffers": o.sharedBuf}
-	}
-	st, err := benchenv.Start(ctx, bo, stderr)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) error {
 	histURL, err := testenv.CreateDatabase(ctx, st.PG.AdminURL(), true)
 	if err != nil {
 		return err
