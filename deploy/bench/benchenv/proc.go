@@ -94,16 +94,20 @@ type CPUMark struct {
 	Self time.Duration // this process
 	// Postgres is the postmaster's and all its processes', live and exited
 	// (exited backends are accounted in the postmaster's children time).
-	Postgres  time.Duration
-	Walsender time.Duration // of which the live walsenders'
-	Kafka     time.Duration // the broker's (0 without Kafka)
-	Steal     time.Duration // machine-wide (StealTime)
+	Postgres time.Duration
+	// Walsender is the live walsenders' part of Postgres; in a difference
+	// (Since), a walsender started since counts from zero and one gone
+	// since not at all (a drain's walsender outlives it).
+	Walsender  time.Duration
+	walsenders map[int]time.Duration
+	Kafka      time.Duration // the broker's (0 without Kafka)
+	Steal      time.Duration // machine-wide (StealTime)
 }
 
 // CPU reads the CPU time of this process and of the Stack's PostgreSQL
 // and Kafka; a process it cannot read counts 0.
 func (s *Stack) CPU() CPUMark {
-	m := CPUMark{At: time.Now(), Steal: StealTime()}
+	m := CPUMark{At: time.Now(), Steal: StealTime(), walsenders: map[int]time.Duration{}}
 	m.Self, _, _ = ProcCPU(os.Getpid(), false)
 	pm, err := Postmaster(filepath.Join(s.Dir, "pgdata"))
 	if err == nil {
@@ -119,6 +123,7 @@ func (s *Stack) CPU() CPUMark {
 			m.Postgres += t
 			if cmdlineHas(pid, "walsender") {
 				m.Walsender += t
+				m.walsenders[pid] = t
 			}
 		case pid != os.Getpid() && cmdlineHas(pid, kafkaDir):
 			m.Kafka += t
@@ -129,8 +134,11 @@ func (s *Stack) CPU() CPUMark {
 
 // Since is the CPU used from m0 to m.
 func (m CPUMark) Since(m0 CPUMark) CPUMark {
-	return CPUMark{At: m.At, Wall: m.At.Sub(m0.At), Self: m.Self - m0.Self, Postgres: m.Postgres - m0.Postgres,
-		Walsender: max(m.Walsender-m0.Walsender, 0), Kafka: m.Kafka - m0.Kafka, Steal: m.Steal - m0.Steal}
+	d := CPUMark{At: m.At, Wall: m.At.Sub(m0.At), Self: m.Self - m0.Self, Postgres: m.Postgres - m0.Postgres, Kafka: m.Kafka - m0.Kafka, Steal: m.Steal - m0.Steal}
+	for pid, t := range m.walsenders {
+		d.Walsender += t - m0.walsenders[pid]
+	}
+	return d
 }
 
 // StealTime is the steal time of all CPUs together (/proc/stat): time the
