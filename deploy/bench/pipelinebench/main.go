@@ -215,21 +215,17 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 // took (-1 when they had not caught up by then).
 func waitDrained(ctx context.Context, sm *sampler, limit time.Duration) (time.Duration, error) {
 	t0 := time.Now()
-	for time.Since(t0) < limit {
+	err := benchenv.Until(ctx, time.Second, limit, func() (bool, error) {
 		s, _, err := sm.takeRetry(ctx)
-		if err != nil {
-			return 0, err
-		}
-		if s.drained() {
-			return time.Since(t0), nil
-		}
-		select {
-		case <-ctx.Done():
-			return 0, context.Cause(ctx)
-		case <-time.After(time.Second):
-		}
+		return err == nil && s.drained(), err
+	})
+	switch {
+	case errors.Is(err, benchenv.ErrNotWithin):
+		return -1, nil
+	case err != nil:
+		return 0, err
 	}
-	return -1, nil
+	return time.Since(t0), nil
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

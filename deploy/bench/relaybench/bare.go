@@ -78,15 +78,13 @@ func (b *bench) bareDrain(ctx context.Context, want int) (result, error) {
 // dropSlot drops a replication slot once its walsender has gone (a stopped
 // relay's session may take a moment to end).
 func (b *bench) dropSlot(ctx context.Context, slot string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, err := b.Pool.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot)
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("drop replication slot %s: %w", slot, err)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var last error
+	err := benchenv.Until(ctx, 200*time.Millisecond, 30*time.Second, func() (bool, error) {
+		_, last = b.Pool.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot)
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("drop replication slot %s: %w (%v)", slot, err, last)
 	}
+	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -98,14 +99,12 @@ func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(con
 	}
 	res.walBytes = lsn1 - lsn0
 	w.Close() // its backend's statistics are flushed as it exits
-	for range 50 {
-		if err := pool.QueryRow(ctx, keyScans).Scan(&scans1); err != nil {
-			return res, err
-		}
-		if scans1 > scans0 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
+	err = benchenv.Until(ctx, 100*time.Millisecond, 5*time.Second, func() (bool, error) {
+		err := pool.QueryRow(ctx, keyScans).Scan(&scans1)
+		return scans1 > scans0, err
+	})
+	if err != nil && !errors.Is(err, benchenv.ErrNotWithin) {
+		return res, err
 	}
 	res.keyScans = scans1 - scans0
 	return res, nil
