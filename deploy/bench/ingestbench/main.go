@@ -34,15 +34,15 @@ import (
 type options struct {
 	benchenv.Options
 	gatehouse   string        `flag:"gatehouse" default:"bin/gatehouse" help:"gatehouse binary to benchmark"`
+	receiverLog string        `flag:"receiver-log" default:"/dev/null" help:"file receiving the receiver's per-delivery log"`
 	conc        []int         `flag:"c" default:"16,64" help:"closed-loop concurrencies (comma-separated)"`
 	runs        int           `flag:"runs" default:"5" help:"timed runs per configuration and side (0 with -open-rate: open loop only; with -overload: pairs, 40-overload.sh passes 3)"`
 	duration    time.Duration `flag:"d" default:"10s" help:"duration of each run"`
 	warmup      time.Duration `flag:"warmup" default:"3s" help:"untimed warm-up per side"`
+	openRate    float64       `flag:"open-rate" help:"open-loop rate in events/s (default half the maximum closed-loop rate)"`
 	openRuns    int           `flag:"open-runs" default:"3" help:"open-loop runs at half the maximum rate"`
 	openConns   int           `flag:"open-conns" default:"64" help:"connections (and pgbench clients) of the open-loop run"`
-	openRate    float64       `flag:"open-rate" help:"open-loop rate in events/s (default half the maximum closed-loop rate)"`
 	bodyBytes   int           `flag:"body" default:"512" help:"approximate event body size in bytes"`
-	receiverLog string        `flag:"receiver-log" default:"/dev/null" help:"file receiving the receiver's per-delivery log"`
 	tracing     bool          `flag:"tracing" help:"compare the receiver with tracing off and on (100 % sampling to a local Jaeger), interleaved with pgbench, instead of the benchmark"`
 	baseline    string        `flag:"baseline" help:"with -tracing: also run this gatehouse binary (e.g. built from the commit before tracing)"`
 	mix         []string      `flag:"mix" default:"github,stripe,shopify,slack,standard-webhooks,twilio,mailgun" help:"catalogue schemes of the mix section (comma-separated; \"\" for none)"`

@@ -44,17 +44,17 @@ import (
 
 type options struct {
 	benchenv.Options
+	sharedBuf   string        `flag:"shared-buffers" help:"PostgreSQL's shared_buffers (default: testenv's 128MB, PostgreSQL's own default)"`
 	history     int           `flag:"history" default:"5000000" help:"earlier events loaded into the history store"`
 	days        int           `flag:"days" default:"30" help:"days of history (one inbox partition a day; the default retention is 30 days)"`
 	keyInterval time.Duration `flag:"key-interval" default:"24h" help:"width of the dedupe key partitions (storage.key_partition_interval)"`
+	keyFilterFP float64       `flag:"key-filters" help:"false positive rate of the key filters built for the history's sealed key partitions (storage.key_filter_false_positives; 0: none)"`
 	loadWorkers int           `flag:"load-workers" default:"2" help:"partitions loaded at once"`
 	duration    time.Duration `flag:"d" default:"15s" help:"length of each closed-loop run"`
 	runs        int           `flag:"runs" default:"3" help:"interleaved pairs of runs (empty, history)"`
-	passes      int           `flag:"passes" default:"3" help:"retention passes, each in its own closed-loop run after a steady one: odd ones drop the oldest inbox partition (daily with the defaults), even ones also the oldest key partition (daily too with the defaults)"`
 	conns       int           `flag:"conns" default:"64" help:"concurrent deliveries"`
+	passes      int           `flag:"passes" default:"3" help:"retention passes, each in its own closed-loop run after a steady one: odd ones drop the oldest inbox partition (daily with the defaults), even ones also the oldest key partition (daily too with the defaults)"`
 	apiSamples  int           `flag:"api-samples" default:"20" help:"samples of each API page timing (0: skip the API timings)"`
-	sharedBuf   string        `flag:"shared-buffers" help:"PostgreSQL's shared_buffers (default: testenv's 128MB, PostgreSQL's own default)"`
-	keyFilterFP float64       `flag:"key-filters" help:"false positive rate of the key filters built for the history's sealed key partitions (storage.key_filter_false_positives; 0: none)"`
 }
 
 func main() {
