@@ -32,11 +32,10 @@ func TestStats(t *testing.T) {
 	if got := Median([]float64{10, 30}); got != 20 {
 		t.Errorf("median of two = %v", got)
 	}
-	var ds []time.Duration
+	h := NewHist()
 	for i := 1; i <= 100; i++ {
-		ds = append(ds, time.Duration(i)*time.Millisecond)
+		h.Record(time.Duration(i) * time.Millisecond)
 	}
-	h := HistOf(ds)
 	if p50 := h.Q(0.5); (p50 - 50*time.Millisecond).Abs() > 100*time.Microsecond {
 		t.Errorf("p50 = %v", p50)
 	}
