@@ -25,13 +25,12 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 		return fmt.Errorf("jaeger: %w", err)
 	}
 	defer j.Stop()
-	names := []string{"tracing off", "tracing on, 100 % to Jaeger"}
 	on, err := b.startReceiver(ctx, b.o.gatehouse, "OTEL_EXPORTER_OTLP_ENDPOINT="+j.OTLPBase, "OTEL_TRACES_SAMPLER=always_on")
 	if err != nil {
 		return err
 	}
 	defer on.Stop()
-	recvs := []*benchenv.Proc{b.recv, on}
+	recvs, names := []*benchenv.Proc{b.recv, on}, []string{"tracing off", "tracing on, 100 % to Jaeger"}
 	if b.o.baseline != "" {
 		base, err := b.startReceiver(ctx, b.o.baseline)
 		if err != nil {
@@ -45,7 +44,11 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 		testenv.JaegerModule, b.o.runs, b.o.duration, b.PGVersion, b.settings)
 	tb := benchenv.NewTable(w, "connections>", "receiver", "events/s>", "paired ratio to tracing off>", "receiver CPU/event>", "PostgreSQL CPU/event>")
 	for _, c := range b.o.conc {
-		samples, err := b.rotate(ctx, c, recvs, names, func(round int, samples [][]sample) {
+		var sides []side
+		for i, r := range recvs {
+			sides = append(sides, b.closedSide(ctx, names[i], r, c))
+		}
+		samples, err := b.rotate(ctx, b.o.runs, append(sides, b.pgbenchSide(ctx, "pgbench", c, 0)), func(round int, samples [][]sample) {
 			b.Logf("tracing c=%d round %d: off %.0f/s on %.0f/s", c, round+1,
 				samples[0][round].tput(), samples[1][round].tput())
 		})
@@ -69,39 +72,4 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 			benchenv.MedianOf(samples[1], recvCPU)-benchenv.MedianOf(samples[0], recvCPU))
 	}
 	return nil
-}
-
-// rotate runs, in every round (-runs) at c connections, each receiver of
-// recvs in closed loop and pgbench (the last side) back to back in an order
-// rotated by the round, so background load hits all sides alike; it returns
-// each side's samples and calls done after every round.
-func (b *bench) rotate(ctx context.Context, c int, recvs []*benchenv.Proc, names []string, done func(round int, samples [][]sample)) ([][]sample, error) {
-	orig := b.recv
-	defer func() { b.recv = orig; b.gen.SetAddr(orig.Public) }()
-	samples := make([][]sample, len(recvs)+1)
-	for round := range b.o.runs {
-		for k := range len(recvs) + 1 {
-			i := (k + round) % (len(recvs) + 1)
-			var s sample
-			var err error
-			if i == len(recvs) {
-				b.recv = nil
-				s, err = b.sampleRun(ctx, "pgbench", func() (runResult, error) {
-					return runPgbench(ctx, b.DBURL, b.script, c, b.o.duration, 0)
-				})
-			} else {
-				b.recv = recvs[i]
-				b.gen.SetAddr(b.recv.Public)
-				src := b.presign(b.rate)
-				s, err = b.sampleRun(ctx, names[i], func() (runResult, error) { return b.closed(ctx, c, b.o.duration, src) })
-				b.rate = max(b.rate, s.tput())
-			}
-			if err != nil {
-				return nil, err
-			}
-			samples[i] = append(samples[i], s)
-		}
-		done(round, samples)
-	}
-	return samples, nil
 }
