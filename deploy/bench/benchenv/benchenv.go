@@ -222,3 +222,17 @@ func Pgbench(ctx context.Context, env []string, args ...string) (out []byte, tps
 }
 
 func tail(b []byte, n int) string { return string(b[max(0, len(b)-n):]) }
+
+// DropPartitions drops every partition the migrations (or anything since)
+// created and forgets them (storage_partitions), so a section lays out its
+// own or leaves it to the running maintenance.
+func DropPartitions(ctx context.Context, pool *pgxpool.Pool) error {
+	_, err := pool.Exec(ctx, `DO $$ DECLARE r record; BEGIN
+  FOR r IN SELECT name FROM storage_partitions LOOP EXECUTE format('DROP TABLE %I', r.name); END LOOP;
+  DELETE FROM storage_partitions;
+END $$`)
+	if err != nil {
+		return fmt.Errorf("drop partitions: %w", err)
+	}
+	return nil
+}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"sync"
@@ -43,9 +41,7 @@ func setup(ctx context.Context, st *benchenv.Stack, o *options) (*bench, error) 
 	if err != nil {
 		return nil, err
 	}
-	b.secret = make([]byte, 32)
-	_, _ = rand.Read(b.secret)
-	b.secret = []byte("whsec_bench_" + hex.EncodeToString(b.secret))
+	b.secret = benchenv.Secret("whsec_bench_", 32)
 	b.gen = benchenv.NewDeliveries(provider, "", b.secret, b.o.bodyBytes)
 	b.mixSecret = mixSecret()
 	now := time.Now()

@@ -31,8 +31,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -95,7 +93,11 @@ func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) 
 		}
 		_ = os.RemoveAll(dir)
 	}()
-	if err := resetPartitions(ctx, st.Pool); err != nil {
+	// The migration's day-wide partitions dropped and forgotten: the first
+	// maintenance pass of `serve` lays out partitions of the configured
+	// interval from now on, as a store that has run with that interval for
+	// longer than its retention would have them.
+	if err := benchenv.DropPartitions(ctx, st.Pool); err != nil {
 		return err
 	}
 	apiURL, stopAPI, err := startAPI()
@@ -103,9 +105,7 @@ func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) 
 		return err
 	}
 	defer stopAPI()
-	secret := make([]byte, 16)
-	_, _ = rand.Read(secret)
-	secret = []byte("whsec_bench_" + hex.EncodeToString(secret))
+	secret := benchenv.Secret("whsec_bench_", 16)
 	cfg, err := writeConfig(dir, o, st, secret, apiURL)
 	if err != nil {
 		return err

@@ -13,8 +13,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -51,9 +49,7 @@ Flags:
 `
 
 func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) error {
-	secret := make([]byte, 16)
-	_, _ = rand.Read(secret)
-	key := []byte("whsec_search_" + hex.EncodeToString(secret))
+	key := benchenv.Secret("whsec_search_", 16)
 	cfg, err := config.Parse([]byte(fmt.Sprintf("database_url: %q\nproviders:\n%s%s", st.DBURL,
 		benchenv.ProviderYAML("shop", key, "    search: indexed\n"), benchenv.ProviderYAML("plain", key, ""))), func(string) string { return "" })
 	if err != nil {
