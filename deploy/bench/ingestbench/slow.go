@@ -5,9 +5,10 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // slow counts the slow clients' connections and how they ended.
@@ -20,17 +21,9 @@ type slow struct {
 // body, else of its header block. A connection the server ends is opened
 // again.
 func slowClients(ctx context.Context, addr, provider string, n int, body bool, d time.Duration, s *slow) {
-	ctx, cancel := context.WithTimeout(ctx, d)
+	ctx, cancel := context.WithTimeout(ctx, d) // ends the trickles at d
 	defer cancel()
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				slowConn(ctx, addr, provider, body, s)
-			}
-		})
-	}
-	wg.Wait()
+	benchenv.Loop(ctx, n, d, func(int) error { slowConn(ctx, addr, provider, body, s); return nil })
 }
 
 func slowConn(ctx context.Context, addr, provider string, body bool, s *slow) {
