@@ -27,6 +27,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
@@ -58,6 +60,7 @@ type Stack struct {
 	Dir          string // PostgreSQL's data directory
 	PG           *testenv.PG
 	Kafka        *testenv.Kafka // nil without Options.Kafka
+	Admin        *kadm.Client   // a client of Kafka's (nil without)
 	DBURL        string
 	Pool         *pgxpool.Pool
 	PGVersion    string
@@ -96,6 +99,12 @@ func Start(ctx context.Context, o Options, log io.Writer) (*Stack, error) {
 			return nil, fmt.Errorf("start kafka: %w", err)
 		}
 		s.KafkaVersion = kafkaVersion()
+		cl, err := kgo.NewClient(kgo.SeedBrokers(s.Kafka.Brokers...))
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("kafka client: %w", err)
+		}
+		s.Admin = kadm.NewClient(cl)
 	}
 	if s.DBURL, err = testenv.CreateDatabase(ctx, s.PG.AdminURL(), true); err != nil {
 		s.Close()
@@ -148,6 +157,9 @@ func (s *Stack) Logf(format string, args ...any) {
 func (s *Stack) Close() {
 	if s.Pool != nil {
 		s.Pool.Close()
+	}
+	if s.Admin != nil {
+		s.Admin.Close()
 	}
 	if s.Kafka != nil {
 		_ = s.Kafka.Stop()

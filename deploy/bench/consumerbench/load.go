@@ -13,7 +13,6 @@ import (
 	"github.com/gatehouse/gatehouse/schemas"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gatehouse/gatehouse/ingest"
 )
@@ -65,14 +64,8 @@ func (b *bench) preload(ctx context.Context, prov string, n int, object func(i i
 
 // waitTopic waits until topic holds at least n records.
 func (b *bench) waitTopic(ctx context.Context, topic string, n int) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka.Brokers...))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	err = benchenv.Until(ctx, 100*time.Millisecond, 5*time.Minute, func() (bool, error) {
-		ends, err := adm.ListEndOffsets(ctx, topic)
+	err := benchenv.Until(ctx, 100*time.Millisecond, 5*time.Minute, func() (bool, error) {
+		ends, err := b.Admin.ListEndOffsets(ctx, topic)
 		total := int64(0)
 		ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
 		return err == nil && total >= int64(n), nil

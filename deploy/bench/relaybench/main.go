@@ -66,11 +66,7 @@ Flags:
 `
 
 func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) error {
-	b, err := setup(st, o)
-	if err != nil {
-		return err
-	}
-	defer b.adm.Close()
+	b := &bench{Stack: st, o: o}
 	var rows []result
 	for run := range max(o.runs, 1) {
 		first := len(rows)
