@@ -1,8 +1,7 @@
 // Command ingestbench measures gatehouse's webhook receiver against its
 // physical ceiling: it starts a private PostgreSQL cluster (fsync on),
-// migrates it, starts the receiver (the real `gatehouse serve` binary, or the
-// same components in-process for tuning), drives signed, unique events over
-// HTTP keep-alive connections at each concurrency (closed loop), and runs
+// migrates it, starts the receiver (the real `gatehouse serve` binary),
+// drives signed, unique events over HTTP keep-alive connections at each concurrency (closed loop), and runs
 // pgbench with the Writer's identical single-row statement at the same
 // concurrency on the same database in the same run. Runs alternate receiver
 // and pgbench in counterbalanced order (R P, P R, …) so drift hits both
