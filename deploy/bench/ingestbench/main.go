@@ -1,10 +1,11 @@
 // Command ingestbench measures gatehouse's webhook receiver against its
 // physical ceiling: it starts a private PostgreSQL cluster (fsync on),
 // migrates it, starts the receiver (the real `gatehouse serve` binary),
-// drives signed, unique events over HTTP keep-alive connections at each concurrency (closed loop), and runs
-// pgbench with the Writer's identical single-row statement at the same
-// concurrency on the same database in the same run. Runs alternate receiver
-// and pgbench in counterbalanced order (R P, P R, …) so drift hits both
+// drives signed, unique events over HTTP keep-alive connections at each
+// concurrency (closed loop), and runs pgbench with the Writer's identical
+// single-row statement at the same concurrency on the same database in the
+// same run. Runs alternate receiver and pgbench in rotating order (R P,
+// P R, …) so drift hits both
 // alike; the page cache is synced first; tables are truncated and checkpointed
 // before every run. An open-loop run at half the maximum receiver rate
 // checks ack latency (measured from each request's scheduled send time, so
