@@ -5,9 +5,8 @@
 // concurrency (closed loop), and runs pgbench with the Writer's identical
 // single-row statement at the same concurrency on the same database in the
 // same run. Runs alternate receiver and pgbench in rotating order (R P,
-// P R, …) so drift hits both
-// alike; the page cache is synced first; tables are truncated and checkpointed
-// before every run. An open-loop run at half the maximum receiver rate
+// P R, …) so drift hits both alike; the page cache is synced first; tables
+// are truncated and checkpointed before every run. An open-loop run at half the maximum receiver rate
 // checks ack latency (measured from each request's scheduled send time, so
 // queueing is not hidden), with pgbench -R at the same rate beside it.
 //
