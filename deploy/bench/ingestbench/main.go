@@ -4,11 +4,12 @@
 // drives signed, unique events over HTTP keep-alive connections at each
 // concurrency (closed loop), and runs pgbench with the Writer's identical
 // single-row statement at the same concurrency on the same database in the
-// same run. Runs alternate receiver and pgbench in rotating order (R P,
-// P R, …) so drift hits both alike; the page cache is synced first; tables
-// are truncated and checkpointed before every run. An open-loop run at half the maximum receiver rate
-// checks ack latency (measured from each request's scheduled send time, so
-// queueing is not hidden), with pgbench -R at the same rate beside it.
+// same run. Runs alternate receiver and pgbench in rotating order (R P, P R,
+// …) so drift hits both alike; the page cache is synced first; tables are
+// truncated and checkpointed before every run. An open-loop run at half the
+// maximum receiver rate checks ack latency (measured from each request's
+// scheduled send time, so queueing is not hidden), with pgbench -R at the
+// same rate beside it.
 //
 // With -overload it is instead the "Under overload" section (overload.go):
 // provider B alone and beside provider A's flood and slow clients. With
