@@ -2,7 +2,6 @@ package benchenv
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -119,7 +118,9 @@ func (l Load) workers() []*loadWorker {
 func collect(ws []*loadWorker, start time.Time, elapsed time.Duration) LoadResult {
 	r := LoadResult{Start: start, Elapsed: elapsed}
 	for _, w := range ws {
-		w.conn.Close()
+		if w.conn != nil {
+			w.conn.Close()
+		}
 		r.Acks = append(r.Acks, w.acks...)
 		if w.err != "" {
 			r.LastError = w.err
@@ -135,18 +136,20 @@ func collect(ws []*loadWorker, start time.Time, elapsed time.Duration) LoadResul
 // requests sent before d end too), so Rate does not count them in a
 // shorter time than they took.
 func (l Load) Closed(ctx context.Context, d time.Duration) LoadResult {
-	ws := l.workers()
+	return closed(ctx, l.workers(), d, func(w *loadWorker, _ int, start time.Time, due time.Duration) {
+		w.send(l.Next(start.Add(due)), start, due)
+	})
+}
+
+// closed is the closed loop of Closed and Loop: each worker's goroutine
+// calls do back to back, due when it is called, until d.
+func closed(ctx context.Context, ws []*loadWorker, d time.Duration, do func(w *loadWorker, i int, start time.Time, due time.Duration)) LoadResult {
 	start := time.Now()
 	var wg sync.WaitGroup
-	for _, w := range ws {
+	for i, w := range ws {
 		wg.Go(func() {
-			for ctx.Err() == nil {
-				t0 := time.Now()
-				due := t0.Sub(start)
-				if due >= d {
-					return
-				}
-				w.send(l.Next(t0), start, due)
+			for due := time.Since(start); due < d && ctx.Err() == nil; due = time.Since(start) {
+				do(w, i, start, due)
 			}
 		})
 	}
@@ -233,34 +236,18 @@ func (r LoadResult) Latencies() *Hist {
 // due when it started, Status 200 when do succeeded and 0 (its error the
 // LastError) when not; Elapsed runs to the last call's end.
 func Loop(ctx context.Context, conns int, d time.Duration, do func(worker int) error) LoadResult {
-	acks := make([][]Ack, conns)
-	errs := make([]string, conns)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for i := range conns {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				due := time.Since(start)
-				if due >= d {
-					return
-				}
-				a := Ack{Due: due, Status: 200}
-				if err := do(i); err != nil {
-					a.Status, errs[i] = 0, err.Error()
-				}
-				a.Latency = time.Since(start) - due
-				acks[i] = append(acks[i], a)
-			}
-		})
+	ws := make([]*loadWorker, conns)
+	for i := range ws {
+		ws[i] = &loadWorker{}
 	}
-	wg.Wait()
-	r := LoadResult{Start: start, Elapsed: time.Since(start)}
-	for i := range acks {
-		r.Acks = append(r.Acks, acks[i]...)
-		r.LastError = cmp.Or(errs[i], r.LastError)
-	}
-	slices.SortFunc(r.Acks, func(a, b Ack) int { return int(a.Due - b.Due) })
-	return r
+	return closed(ctx, ws, d, func(w *loadWorker, i int, start time.Time, due time.Duration) {
+		a := Ack{Due: due, Status: 200}
+		if err := do(i); err != nil {
+			a.Status, w.err = 0, err.Error()
+		}
+		a.Latency = time.Since(start) - due
+		w.acks = append(w.acks, a)
+	})
 }
 
 // Pace is an open loop of any operation: every 10 ms it calls emit with
