@@ -2,15 +2,16 @@
 // chaos soak) is built from, so each does a thing one way: the private
 // PostgreSQL (fsync on) and Kafka of a run, started through
 // internal/testenv, with the migrated benchmark database (this file);
-// signed deliveries (webhooks.go, schemes.go) and HTTP load in closed loop,
-// at a fixed rate or with Poisson arrivals, latency from each request's due
-// time (load.go); latencies in HdrHistogram and medians (stats.go); the
-// launch of `gatehouse` subcommands and their configuration (gatehouse.go);
-// /proc CPU accounting (proc.go); metrics scraped from a process
-// (metrics.go); Markdown tables (table.go); flags declared as struct tags
-// (flags.go); and a section's main, which stamps its output with the
-// commit, the date and the load average and marks a run on a busy machine
-// DISTURBED (main.go).
+// signed deliveries (webhooks.go, schemes.go) and load in closed loop, at a
+// fixed rate or with Poisson arrivals, latency from each request's due time,
+// over HTTP or of any operation (load.go); latencies in HdrHistogram and
+// medians (stats.go); the launch of `gatehouse` subcommands and their
+// configuration (gatehouse.go); /proc CPU accounting (proc.go); metrics
+// scraped from a process (metrics.go); Markdown tables (table.go); flags
+// declared as struct tags and a section's whole start, flags parsed and
+// Stack started (flags.go: Run); and a section's main, which stamps its
+// output with the commit, the date and the load average and marks a run on
+// a busy machine DISTURBED, with the periodic and polling loops (main.go).
 package benchenv
 
 import (
@@ -27,6 +28,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
@@ -37,16 +40,20 @@ type Options struct {
 	Name string
 	// PGDir is PostgreSQL's data directory; "" makes (and removes) a
 	// temporary one.
-	PGDir string
+	PGDir string `flag:"pgdir" help:"directory of the private PostgreSQL cluster (default: a temporary one, removed)"`
 	// Kafka starts a broker beside PostgreSQL.
 	Kafka bool
 	// Keep leaves the data directories behind for inspection.
-	Keep bool
+	Keep bool `flag:"keep" help:"keep the PostgreSQL (and Kafka) directories"`
 	// PGSettings are server settings applied with ALTER SYSTEM and a
 	// restart before anything connects (e.g. "shared_buffers": "1GB");
 	// nil keeps testenv's (shared_buffers 128MB, fsync on).
 	PGSettings map[string]string
 }
+
+// Stack returns o: a section's options, which embed its Options, hand
+// them to Run.
+func (o *Options) Stack() *Options { return o }
 
 // Stack is one section's real components, private to its run.
 type Stack struct {
@@ -54,6 +61,7 @@ type Stack struct {
 	Dir          string // PostgreSQL's data directory
 	PG           *testenv.PG
 	Kafka        *testenv.Kafka // nil without Options.Kafka
+	Admin        *kadm.Client   // a client of Kafka's (nil without)
 	DBURL        string
 	Pool         *pgxpool.Pool
 	PGVersion    string
@@ -92,6 +100,12 @@ func Start(ctx context.Context, o Options, log io.Writer) (*Stack, error) {
 			return nil, fmt.Errorf("start kafka: %w", err)
 		}
 		s.KafkaVersion = kafkaVersion()
+		cl, err := kgo.NewClient(kgo.SeedBrokers(s.Kafka.Brokers...))
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("kafka client: %w", err)
+		}
+		s.Admin = kadm.NewClient(cl)
 	}
 	if s.DBURL, err = testenv.CreateDatabase(ctx, s.PG.AdminURL(), true); err != nil {
 		s.Close()
@@ -144,6 +158,9 @@ func (s *Stack) Logf(format string, args ...any) {
 func (s *Stack) Close() {
 	if s.Pool != nil {
 		s.Pool.Close()
+	}
+	if s.Admin != nil {
+		s.Admin.Close()
 	}
 	if s.Kafka != nil {
 		_ = s.Kafka.Stop()
@@ -218,3 +235,17 @@ func Pgbench(ctx context.Context, env []string, args ...string) (out []byte, tps
 }
 
 func tail(b []byte, n int) string { return string(b[max(0, len(b)-n):]) }
+
+// DropPartitions drops every partition the migrations (or anything since)
+// created and forgets them (storage_partitions), so a section lays out its
+// own or leaves it to the running maintenance.
+func DropPartitions(ctx context.Context, pool *pgxpool.Pool) error {
+	_, err := pool.Exec(ctx, `DO $$ DECLARE r record; BEGIN
+  FOR r IN SELECT name FROM storage_partitions LOOP EXECUTE format('DROP TABLE %I', r.name); END LOOP;
+  DELETE FROM storage_partitions;
+END $$`)
+	if err != nil {
+		return fmt.Errorf("drop partitions: %w", err)
+	}
+	return nil
+}

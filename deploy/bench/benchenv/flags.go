@@ -1,6 +1,7 @@
 package benchenv
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -82,21 +83,26 @@ func Profile(path string) (stop func(), err error) {
 // Flags registers on fs a flag for every field of the struct *opts tagged
 // `flag:"name"`, its default from the tag `default:"…"` (written as on the
 // command line; absent: the field's value) and its help from `help:"…"`.
-// Fields may be string, bool, int, float64 or time.Duration; any other type,
-// or a default that does not parse, panics (a mistake in the section's
-// code, which its test of -h finds).
+// Fields may be string, bool, int, float64, time.Duration, or []int and
+// []string (comma-separated lists); an embedded struct without a tag (such
+// as Options) has its own tagged fields registered. Any other type, or a
+// default that does not parse, panics (a mistake in the section's code,
+// which its test of -h finds).
 func Flags(fs *flag.FlagSet, opts any) {
 	v := reflect.ValueOf(opts).Elem()
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
-		name, ok := f.Tag.Lookup("flag")
-		if !ok {
-			continue
-		}
-		def, help := f.Tag.Get("default"), f.Tag.Get("help")
 		// The options structs' fields are unexported: reach them through
 		// their address, as flag's own XxxVar functions do.
 		p := reflect.NewAt(f.Type, unsafe.Pointer(v.Field(i).UnsafeAddr())).Interface()
+		name, ok := f.Tag.Lookup("flag")
+		if !ok {
+			if f.Anonymous && f.Type.Kind() == reflect.Struct {
+				Flags(fs, p)
+			}
+			continue
+		}
+		def, help := f.Tag.Get("default"), f.Tag.Get("help")
 		switch p := p.(type) {
 		case *string:
 			fs.StringVar(p, name, *p, help)
@@ -108,6 +114,10 @@ func Flags(fs *flag.FlagSet, opts any) {
 			fs.Float64Var(p, name, *p, help)
 		case *time.Duration:
 			fs.DurationVar(p, name, *p, help)
+		case *[]int:
+			fs.Func(name, help, func(s string) (err error) { *p, err = IntList("-"+name, s); return err })
+		case *[]string:
+			fs.Func(name, help, func(s string) error { *p = List(s); return nil })
 		default:
 			panic(fmt.Sprintf("benchenv.Flags: field %s: unsupported type %s", f.Name, f.Type))
 		}
@@ -116,7 +126,42 @@ func Flags(fs *flag.FlagSet, opts any) {
 			if err := fl.Value.Set(def); err != nil {
 				panic(fmt.Sprintf("benchenv.Flags: -%s: default %q: %v", name, def, err))
 			}
-			fl.DefValue = fl.Value.String()
+			fl.DefValue = def
 		}
 	}
+}
+
+// Parse registers the tagged fields of *opts (Flags) on a new flag set and
+// parses args as ParseFlags does; when *opts has a Validate() error method
+// it is called after a successful parse.
+func Parse(help string, opts any, args []string, stdout, stderr io.Writer) (done bool, err error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	Flags(fs, opts)
+	if done, err := ParseFlags(fs, help, args, stdout, stderr); done || err != nil {
+		return true, err
+	}
+	if v, ok := opts.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return true, err
+		}
+	}
+	return false, nil
+}
+
+// Run is the main of a section with a Stack: Main, with its flags parsed
+// into *opts (Parse; opts embeds the section's Options, so that -pgdir and
+// -keep set them), its Stack started and closed around run.
+func Run(help string, opts interface{ Stack() *Options }, run func(ctx context.Context, st *Stack, stdout io.Writer) error) {
+	so := opts.Stack()
+	Main(so.Name, func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		if done, err := Parse(help, opts, args, stdout, stderr); done || err != nil {
+			return err
+		}
+		st, err := Start(ctx, *so, stderr)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		return run(ctx, st, stdout)
+	})
 }

@@ -134,28 +134,26 @@ func (p *Proc) Done() <-chan struct{} { return p.done }
 func (p *Proc) Err() error { return p.err }
 
 func (p *Proc) waitReady(ctx context.Context, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
 	last := ""
-	for time.Now().Before(deadline) {
-		resp, err := http.Get("http://" + p.Admin + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
+	err := Until(ctx, 500*time.Millisecond, limit, func() (bool, error) {
 		select {
-		case <-ctx.Done():
-			return ctx.Err()
 		case <-p.done:
-			return fmt.Errorf("gatehouse %s exited before ready (%v): %s", p.Name, p.err, Tail(p.Log))
-		case <-time.After(500 * time.Millisecond):
+			return false, fmt.Errorf("gatehouse %s exited before ready (%v): %s", p.Name, p.err, Tail(p.Log))
+		default:
 		}
+		resp, err := http.Get("http://" + p.Admin + "/readyz")
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		resp.Body.Close()
+		last = resp.Status
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if errors.Is(err, ErrNotWithin) {
+		return fmt.Errorf("gatehouse %s not ready within %s (last /readyz: %s): %s", p.Name, limit, last, Tail(p.Log))
 	}
-	return fmt.Errorf("gatehouse %s not ready within %s (last /readyz: %s): %s", p.Name, limit, last, Tail(p.Log))
+	return err
 }
 
 // Stop interrupts the process and waits for it (killing it after 30 s).

@@ -1,7 +1,9 @@
 package benchenv
 
 import (
+	"context"
 	"flag"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -32,11 +34,10 @@ func TestStats(t *testing.T) {
 	if got := Median([]float64{10, 30}); got != 20 {
 		t.Errorf("median of two = %v", got)
 	}
-	var ds []time.Duration
+	h := NewHist()
 	for i := 1; i <= 100; i++ {
-		ds = append(ds, time.Duration(i)*time.Millisecond)
+		h.Record(time.Duration(i) * time.Millisecond)
 	}
-	h := HistOf(ds)
 	if p50 := h.Q(0.5); (p50 - 50*time.Millisecond).Abs() > 100*time.Microsecond {
 		t.Errorf("p50 = %v", p50)
 	}
@@ -96,5 +97,32 @@ func TestEventID(t *testing.T) {
 	}
 	if id := eventID([]byte("POST / HTTP/1.1\r\n\r\n{}")); id != "" {
 		t.Fatalf("no id: %q", id)
+	}
+}
+
+func TestFlagsListsAndEmbeddedOptions(t *testing.T) {
+	var o struct {
+		Options
+		c    []int    `flag:"c" default:"16,64" help:"connections"`
+		mix  []string `flag:"mix" default:"a,b" help:"schemes"`
+		none []string `flag:"none" help:"empty"`
+	}
+	done, err := Parse("help\n", &o, []string{"-keep", "-mix", "", "-c", "8"}, io.Discard, io.Discard)
+	if done || err != nil || !o.Keep || len(o.mix) != 0 || len(o.c) != 1 || o.c[0] != 8 || o.none != nil {
+		t.Fatalf("parsed: done %v, err %v, %+v", done, err, o)
+	}
+	if done, err := Parse("help\n", &o, []string{"-c", "0"}, io.Discard, io.Discard); !done || err == nil {
+		t.Fatalf("-c 0: done %v, err %v", done, err)
+	}
+}
+
+func TestLoopAndPace(t *testing.T) {
+	r := Loop(context.Background(), 2, 100*time.Millisecond, func(int) error { time.Sleep(time.Millisecond); return nil })
+	if ok, failed := r.Counts(); ok < 20 || failed != 0 || r.Latencies().N() != ok || len(r.PerSecond()) != 1 {
+		t.Fatalf("loop: %d ok, %d failed, %d seconds", ok, failed, len(r.PerSecond()))
+	}
+	n, err := Pace(context.Background(), 1000, 100*time.Millisecond, func(int) error { return nil })
+	if err != nil || n < 80 || n > 100 {
+		t.Fatalf("pace: %d items, %v", n, err)
 	}
 }

@@ -118,7 +118,9 @@ func (l Load) workers() []*loadWorker {
 func collect(ws []*loadWorker, start time.Time, elapsed time.Duration) LoadResult {
 	r := LoadResult{Start: start, Elapsed: elapsed}
 	for _, w := range ws {
-		w.conn.Close()
+		if w.conn != nil {
+			w.conn.Close()
+		}
 		r.Acks = append(r.Acks, w.acks...)
 		if w.err != "" {
 			r.LastError = w.err
@@ -134,18 +136,20 @@ func collect(ws []*loadWorker, start time.Time, elapsed time.Duration) LoadResul
 // requests sent before d end too), so Rate does not count them in a
 // shorter time than they took.
 func (l Load) Closed(ctx context.Context, d time.Duration) LoadResult {
-	ws := l.workers()
+	return closed(ctx, l.workers(), d, func(w *loadWorker, _ int, start time.Time, due time.Duration) {
+		w.send(l.Next(start.Add(due)), start, due)
+	})
+}
+
+// closed is the closed loop of Closed and Loop: each worker's goroutine
+// calls do back to back, due when it is called, until d.
+func closed(ctx context.Context, ws []*loadWorker, d time.Duration, do func(w *loadWorker, i int, start time.Time, due time.Duration)) LoadResult {
 	start := time.Now()
 	var wg sync.WaitGroup
-	for _, w := range ws {
+	for i, w := range ws {
 		wg.Go(func() {
-			for ctx.Err() == nil {
-				t0 := time.Now()
-				due := t0.Sub(start)
-				if due >= d {
-					return
-				}
-				w.send(l.Next(t0), start, due)
+			for due := time.Since(start); due < d && ctx.Err() == nil; due = time.Since(start) {
+				do(w, i, start, due)
 			}
 		})
 	}
@@ -225,4 +229,70 @@ func (r LoadResult) Latencies() *Hist {
 		}
 	}
 	return h
+}
+
+// Loop is a closed loop of any operation: conns goroutines call do (with
+// their index) back to back for d or until ctx ends. Each call is an Ack
+// due when it started, Status 200 when do succeeded and 0 (its error the
+// LastError) when not; Elapsed runs to the last call's end.
+func Loop(ctx context.Context, conns int, d time.Duration, do func(worker int) error) LoadResult {
+	ws := make([]*loadWorker, conns)
+	for i := range ws {
+		ws[i] = &loadWorker{}
+	}
+	return closed(ctx, ws, d, func(w *loadWorker, i int, start time.Time, due time.Duration) {
+		a := Ack{Due: due, Status: 200}
+		if err := do(i); err != nil {
+			a.Status, w.err = 0, err.Error()
+		}
+		a.Latency = time.Since(start) - due
+		w.acks = append(w.acks, a)
+	})
+}
+
+// Pace is an open loop of any operation: every 10 ms it calls emit with
+// the number of items due at rate per second since the start and not yet
+// emitted, for d or until ctx ends; it returns how many were emitted.
+func Pace(ctx context.Context, rate float64, d time.Duration, emit func(n int) error) (int, error) {
+	start := time.Now()
+	sent := 0
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		el := time.Since(start)
+		if el >= d {
+			return sent, nil
+		}
+		if due := int(rate*el.Seconds()) - sent; due > 0 {
+			if err := emit(due); err != nil {
+				return sent, err
+			}
+			sent += due
+		}
+		select {
+		case <-ctx.Done():
+			return sent, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// PerSecond is a histogram of the 2xx latencies of each second of the run,
+// by the second they were answered in (nil for a second without any).
+func (r LoadResult) PerSecond() []*Hist {
+	var out []*Hist
+	for _, a := range r.Acks {
+		if !a.OK() {
+			continue
+		}
+		s := int((a.Due + a.Latency) / time.Second)
+		for len(out) <= s {
+			out = append(out, nil)
+		}
+		if out[s] == nil {
+			out[s] = NewHist()
+		}
+		out[s].Record(a.Latency)
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package benchenv
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -117,3 +118,27 @@ func Every(ctx context.Context, d time.Duration, f func(ctx context.Context)) (s
 	}()
 	return func() { cancel(); <-done }
 }
+
+// Until calls f every interval until f reports done or fails, ctx ends or
+// limit has passed: it returns nil, f's error, ctx's, or ErrNotWithin.
+func Until(ctx context.Context, every, limit time.Duration, f func() (done bool, err error)) error {
+	deadline := time.Now().Add(limit)
+	for {
+		done, err := f()
+		switch {
+		case done || err != nil:
+			return err
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case time.Now().After(deadline):
+			return ErrNotWithin
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(every):
+		}
+	}
+}
+
+// ErrNotWithin is Until's limit passing.
+var ErrNotWithin = errors.New("not within the time limit")

@@ -68,35 +68,77 @@ func Postmaster(pgdata string) (int, error) {
 	return pm, nil
 }
 
-// Children calls f with the pid and CPU time of every live process whose
-// parent is ppid.
-func Children(ppid int, f func(pid int, cpu time.Duration)) {
+// eachProc calls f with the pid, parent and CPU time of every live process.
+func eachProc(f func(pid, ppid int, cpu time.Duration)) {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == ppid {
+		if err != nil {
 			continue
 		}
-		if t, pp, err := ProcCPU(pid, false); err == nil && pp == ppid {
-			f(pid, t)
+		if t, pp, err := ProcCPU(pid, false); err == nil {
+			f(pid, pp, t)
 		}
 	}
 }
 
-// PostgresCPU is the CPU time of the postmaster of pgdata and all its
-// processes, live and exited (exited backends are accounted in the
-// postmaster's children time).
-func PostgresCPU(pgdata string) (time.Duration, error) {
-	pm, err := Postmaster(pgdata)
-	if err != nil {
-		return 0, err
+func cmdlineHas(pid int, s string) bool {
+	cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return s != "" && bytes.Contains(cmd, []byte(s))
+}
+
+// CPUMark is the CPU time the processes of a run have used so far.
+type CPUMark struct {
+	At   time.Time
+	Wall time.Duration // in a difference (Since): the time it spans
+	Self time.Duration // this process
+	// Postgres is the postmaster's and all its processes', live and exited
+	// (exited backends are accounted in the postmaster's children time).
+	Postgres time.Duration
+	// Walsender is the live walsenders' part of Postgres; in a difference
+	// (Since), a walsender started since counts from zero and one gone
+	// since not at all (a drain's walsender outlives it).
+	Walsender  time.Duration
+	walsenders map[int]time.Duration
+	Kafka      time.Duration // the broker's (0 without Kafka)
+	Steal      time.Duration // machine-wide (StealTime)
+}
+
+// CPU reads the CPU time of this process and of the Stack's PostgreSQL
+// and Kafka; a process it cannot read counts 0.
+func (s *Stack) CPU() CPUMark {
+	m := CPUMark{At: time.Now(), Steal: StealTime(), walsenders: map[int]time.Duration{}}
+	m.Self, _, _ = ProcCPU(os.Getpid(), false)
+	pm, err := Postmaster(filepath.Join(s.Dir, "pgdata"))
+	if err == nil {
+		m.Postgres, _, _ = ProcCPU(pm, true)
 	}
-	total, _, err := ProcCPU(pm, true)
-	if err != nil {
-		return 0, err
+	kafkaDir := ""
+	if s.Kafka != nil {
+		kafkaDir = s.Kafka.Dir
 	}
-	Children(pm, func(_ int, t time.Duration) { total += t })
-	return total, nil
+	eachProc(func(pid, ppid int, t time.Duration) {
+		switch {
+		case err == nil && ppid == pm:
+			m.Postgres += t
+			if cmdlineHas(pid, "walsender") {
+				m.Walsender += t
+				m.walsenders[pid] = t
+			}
+		case pid != os.Getpid() && cmdlineHas(pid, kafkaDir):
+			m.Kafka += t
+		}
+	})
+	return m
+}
+
+// Since is the CPU used from m0 to m.
+func (m CPUMark) Since(m0 CPUMark) CPUMark {
+	d := CPUMark{At: m.At, Wall: m.At.Sub(m0.At), Self: m.Self - m0.Self, Postgres: m.Postgres - m0.Postgres, Kafka: m.Kafka - m0.Kafka, Steal: m.Steal - m0.Steal}
+	for pid, t := range m.walsenders {
+		d.Walsender += t - m0.walsenders[pid]
+	}
+	return d
 }
 
 // StealTime is the steal time of all CPUs together (/proc/stat): time the

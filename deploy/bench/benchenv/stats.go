@@ -21,15 +21,6 @@ func NewHist() *Hist {
 	return &Hist{h: hdrhistogram.New(int64(time.Microsecond), int64(maxLatency), 3)}
 }
 
-// HistOf returns a histogram of ds.
-func HistOf(ds []time.Duration) *Hist {
-	h := NewHist()
-	for _, d := range ds {
-		h.Record(d)
-	}
-	return h
-}
-
 // Record adds one latency (negative ones count as 0).
 func (h *Hist) Record(d time.Duration) {
 	_ = h.h.RecordValue(int64(min(max(d, 0), maxLatency)))
@@ -51,9 +42,6 @@ func (h *Hist) Q(q float64) time.Duration {
 	}
 	return time.Duration(h.h.ValueAtQuantile(q * 100))
 }
-
-// Pct is the q-quantile of ds (through a Hist).
-func Pct(ds []time.Duration, q float64) time.Duration { return HistOf(ds).Q(q) }
 
 // Median is the median of v (the mean of the middle two for an even
 // count); 0 when empty.

@@ -2,6 +2,8 @@ package benchenv
 
 import (
 	"bufio"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
@@ -38,6 +40,14 @@ func ProviderYAML(name string, secret []byte, extra string) string {
         value: %q
     aggregate_id_path: [data.payment_id]
 `, name, TimestampHeader, SignatureHeader, string(secret)) + extra
+}
+
+// Secret is a provider secret: prefix and n random bytes in hex
+// ("whsec_bench_3f…").
+func Secret(prefix string, n int) []byte {
+	k := make([]byte, n)
+	_, _ = rand.Read(k)
+	return []byte(prefix + hex.EncodeToString(k))
 }
 
 // Deliveries builds complete, signed HTTP/1.1 requests, each a first

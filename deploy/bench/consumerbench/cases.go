@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -43,7 +44,7 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	// 1. The receiver's own max rate (closed loop, 16 connections, nothing
 	// else running), whose events are then the backlog the consumer
 	// drains, API latency 0.
-	fmt.Fprintf(b.log, "consumerbench: case 1: receiver closed loop for %v, then the consumer drains it\n", o.receiverFor)
+	b.Logf("case 1: receiver closed loop for %v, then the consumer drains it", o.receiverFor)
 	maxRate := benchenv.Load{Addr: addr, Conns: 16, Next: benchenv.NewDeliveries("maxrate", addr, []byte(secret), 0).Next}.Closed(ctx, o.receiverFor)
 	ok, failed := maxRate.Counts()
 	if failed > 0 {
@@ -67,14 +68,14 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	}
 
 	// 2. API latency 50 ms, every event a new object.
-	fmt.Fprintf(b.log, "consumerbench: case 2: %d events, API latency %v, new objects\n", o.events, o.apiLatency)
+	b.Logf("case 2: %d events, API latency %v, new objects", o.events, o.apiLatency)
 	b.api.latency.Store(int64(o.apiLatency))
 	if res.slowRate, err = b.backlog(ctx, "slow", o.events, func(i int) string { return "pay_slow_" + strconv.Itoa(i) }); err != nil {
 		return err
 	}
 
 	// 3. API latency 50 ms, ten events per object arriving together.
-	fmt.Fprintf(b.log, "consumerbench: case 3: %d events, 10 per object\n", o.events)
+	b.Logf("case 3: %d events, 10 per object", o.events)
 	before := b.api.calls.Load()
 	if res.groupedRate, err = b.backlog(ctx, "grouped", o.events, func(i int) string { return "pay_grp_" + strconv.Itoa(i/10) }); err != nil {
 		return err
@@ -84,7 +85,7 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 
 	// 4. api_rate_limit: the fake API answers 429 above the limit plus the
 	// 5 % burst a token bucket of that rate allows in any one second.
-	fmt.Fprintf(b.log, "consumerbench: case 4: %d events with api_rate_limit %d\n", o.limitedEvents, o.rateLimit)
+	b.Logf("case 4: %d events with api_rate_limit %d", o.limitedEvents, o.rateLimit)
 	b.api.limit.Store(int64(o.rateLimit * 105 / 100))
 	b.api.record(true)
 	if res.limitedRate, err = b.backlog(ctx, "limited", o.limitedEvents, func(i int) string { return "pay_lim_" + strconv.Itoa(i) }); err != nil {
@@ -95,7 +96,7 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	b.api.limit.Store(0)
 
 	// 5. Steady rate through receiver, relay and consumer.
-	fmt.Fprintf(b.log, "consumerbench: case 5: %.0f events/s for %v end to end\n", o.rate, o.steadyFor)
+	b.Logf("case 5: %.0f events/s for %v end to end", o.rate, o.steadyFor)
 	stop, err := b.startConsumer(ctx, "steady", nil)
 	if err != nil {
 		return err
@@ -117,7 +118,7 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	}
 
 	// 6. Foreign records (no inbox row) interleaved with genuine events.
-	fmt.Fprintf(b.log, "consumerbench: case 6: %d foreign records among %d genuine events\n", o.foreign, o.genuine)
+	b.Logf("case 6: %d foreign records among %d genuine events", o.foreign, o.genuine)
 	if res.mixedLat, err = b.mixed(ctx, addr); err != nil {
 		return err
 	}
@@ -169,18 +170,20 @@ func (b *bench) mixed(ctx context.Context, addr string) (*benchenv.Hist, error) 
 	span := time.Duration(float64(o.genuine)/o.mixedRate*float64(time.Second)) + time.Second
 	done := make(chan error, 1)
 	go func() {
-		interval := span / time.Duration(o.foreign)
-		start := time.Now()
-		for i := range o.foreign {
-			if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
-				time.Sleep(d)
+		i := 0
+		produce := func(n int) error {
+			for range min(n, o.foreign-i) {
+				id := "foreign_" + strconv.Itoa(i)
+				rec := schemas.Record{Topic: topic, Key: "pay_" + id, Provider: "mixed", EventID: id, Type: "payment.succeeded",
+					OutboxID: "00000000-0000-0000-0000-000000000000", Payload: body(id, "pay_"+id, time.Now())}.Encode()
+				cl.Produce(ctx, rec, nil)
+				i++
 			}
-			id := "foreign_" + strconv.Itoa(i)
-			rec := schemas.Record{Topic: topic, Key: "pay_" + id, Provider: "mixed", EventID: id, Type: "payment.succeeded",
-				OutboxID: "00000000-0000-0000-0000-000000000000", Payload: body(id, "pay_"+id, time.Now())}.Encode()
-			cl.Produce(ctx, rec, nil)
+			return nil
 		}
-		done <- cl.Flush(ctx)
+		_, err := benchenv.Pace(ctx, float64(o.foreign)/span.Seconds(), span, produce)
+		_ = produce(o.foreign) // what the last tick left
+		done <- cmp.Or(err, cl.Flush(ctx))
 	}()
 	acked, _, err := b.steady(ctx, addr, "mixed", o.mixedRate, o.genuine)
 	if err != nil {

@@ -49,12 +49,12 @@ func forwardYAML(d *destination, concurrency int) string {
 // pre-loaded backlogs drained by a consumer that forwards every event.
 func (b *bench) forwardCases(ctx context.Context, res *results) error {
 	o := b.o
-	fmt.Fprintf(b.log, "consumerbench: case 7: %d events forwarded to a 0-latency destination\n", o.events)
+	b.Logf("case 7: %d events forwarded to a 0-latency destination", o.events)
 	var err error
 	if res.forwardFast, err = b.backlog(ctx, "fwdfast", o.events, func(i int) string { return "pay_fwd_" + strconv.Itoa(i) }); err != nil {
 		return err
 	}
-	fmt.Fprintf(b.log, "consumerbench: case 8: %d events forwarded to a destination answering after %v\n", o.events, o.apiLatency)
+	b.Logf("case 8: %d events forwarded to a destination answering after %v", o.events, o.apiLatency)
 	b.dest.latency.Store(int64(o.apiLatency))
 	if res.forwardSlow, err = b.backlog(ctx, "fwdslow", o.events, func(i int) string { return "pay_fws_" + strconv.Itoa(i) }); err != nil {
 		return err

@@ -13,7 +13,6 @@ import (
 	"github.com/gatehouse/gatehouse/schemas"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gatehouse/gatehouse/ingest"
 )
@@ -65,25 +64,16 @@ func (b *bench) preload(ctx context.Context, prov string, n int, object func(i i
 
 // waitTopic waits until topic holds at least n records.
 func (b *bench) waitTopic(ctx context.Context, topic string, n int) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka.Brokers...))
+	err := benchenv.Until(ctx, 100*time.Millisecond, 5*time.Minute, func() (bool, error) {
+		ends, err := b.Admin.ListEndOffsets(ctx, topic)
+		total := int64(0)
+		ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+		return err == nil && total >= int64(n), nil
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("relay did not publish %d records to %s within 5 minutes: %w", n, topic, err)
 	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		ends, err := adm.ListEndOffsets(ctx, topic)
-		if err == nil {
-			total := int64(0)
-			ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
-			if total >= int64(n) {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("relay did not publish %d records to %s within 5 minutes", n, topic)
-		}
-	}
+	return nil
 }
 
 // steady sends total deliveries of prov to the receiver at addr at rate
@@ -104,21 +94,16 @@ func (b *bench) steady(ctx context.Context, addr, prov string, rate float64, tot
 
 // waitFinal waits until n events of prov are in a final state.
 func (b *bench) waitFinal(ctx context.Context, prov string, n int, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		var done int
-		if err := b.Pool.QueryRow(ctx, `SELECT count(*) FROM inbox WHERE provider = $1
-AND processing_state = ANY($2)`, prov, schemas.FinalStates()).Scan(&done); err != nil {
-			return err
-		}
-		if done >= n {
-			return nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("%s: only %d of %d events final after %v", prov, done, n, timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var done int
+	err := benchenv.Until(ctx, 50*time.Millisecond, timeout, func() (bool, error) {
+		err := b.Pool.QueryRow(ctx, `SELECT count(*) FROM inbox WHERE provider = $1
+AND processing_state = ANY($2)`, prov, schemas.FinalStates()).Scan(&done)
+		return err == nil && done >= n, err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: only %d of %d events final after %v: %w", prov, done, n, timeout, err)
 	}
+	return nil
 }
 
 // drainRate is events per second of prov from its first claim

@@ -14,7 +14,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -22,12 +21,23 @@ import (
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
+const help = "Usage: consumerbench [flags]\n\nMeasures the consumer stage beside the receiver (docs/BENCHMARKS.md).\n" +
+	"Example: go run ./deploy/bench/consumerbench -n 5000 -d 5s\n\nFlags:\n"
+
+func main() {
+	o := &options{Options: benchenv.Options{Name: "consumerbench", Kafka: true}}
+	benchenv.Run(help, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, o, stdout) })
+}
+
 type options struct {
-	events         int           `flag:"n" default:"20000" help:"events of cases 2 and 3 (pre-loaded backlogs)"`
+	benchenv.Options
+	forwardOnly    bool          `flag:"forward-only" help:"run case 1 (the receiver's rate and its drain) and the forward cases 7 and 8 only"`
 	receiverFor    time.Duration `flag:"receiver-for" default:"10s" help:"case 1: how long the receiver's closed loop runs (its events are the backlog drained)"`
-	apiLatency     time.Duration `flag:"api-latency" default:"50ms" help:"cases 2 and 3: the provider API's latency"`
-	apiConcurrency int           `flag:"api-concurrency" default:"256" help:"providers.<name>.api_concurrency"`
+	partitions     int           `flag:"partitions" default:"6" help:"partitions of each topic"`
 	maxPoll        int           `flag:"max-poll" default:"1000" help:"consumers.max_poll_records (the batch size)"`
+	apiConcurrency int           `flag:"api-concurrency" default:"256" help:"providers.<name>.api_concurrency"`
+	events         int           `flag:"n" default:"20000" help:"events of cases 2 and 3 (pre-loaded backlogs)"`
+	apiLatency     time.Duration `flag:"api-latency" default:"50ms" help:"cases 2 and 3: the provider API's latency"`
 	rateLimit      int           `flag:"rate-limit" default:"100" help:"case 4: api_rate_limit, and the limit above which the fake API answers 429"`
 	limitedEvents  int           `flag:"limited-n" default:"1500" help:"case 4: events"`
 	rate           float64       `flag:"rate" default:"2000" help:"case 5: events/s offered to the receiver"`
@@ -35,25 +45,18 @@ type options struct {
 	foreign        int           `flag:"foreign" default:"10000" help:"case 6: records with no inbox row"`
 	genuine        int           `flag:"genuine" default:"1000" help:"case 6: genuine events"`
 	mixedRate      float64       `flag:"mixed-rate" default:"200" help:"case 6: genuine events/s"`
-	partitions     int           `flag:"partitions" default:"6" help:"partitions of each topic"`
-	keep           bool          `flag:"keep" help:"keep the PostgreSQL and Kafka directories"`
-	forwardOnly    bool          `flag:"forward-only" help:"run case 1 (the receiver's rate and its drain) and the forward cases 7 and 8 only"`
 }
 
-func main() { benchenv.Main("consumerbench", run) }
-
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("consumerbench", flag.ContinueOnError)
-	o := &options{}
-	benchenv.Flags(fs, o)
-	if done, err := benchenv.ParseFlags(fs, "Usage: consumerbench [flags]\n\nMeasures the consumer stage beside the receiver (docs/BENCHMARKS.md).\n"+
-		"Example: go run ./deploy/bench/consumerbench -n 5000 -d 5s\n\nFlags:\n", args, stdout, stderr); done || err != nil {
-		return err
-	}
+// Validate checks the flags' values (benchenv.Parse).
+func (o *options) Validate() error {
 	if o.events < 10 || o.rate <= 0 || o.steadyFor <= 0 || o.partitions < 1 || o.maxPoll < 1 || o.rateLimit < 1 || o.genuine < 1 || o.mixedRate <= 0 {
 		return fmt.Errorf("-n (≥ 10), -rate, -d, -partitions, -max-poll, -rate-limit, -genuine and -mixed-rate must be positive")
 	}
-	b, err := setup(ctx, o, stderr)
+	return nil
+}
+
+func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) error {
+	b, err := setup(st, o)
 	if err != nil {
 		return err
 	}
@@ -62,7 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := b.runCases(ctx, res); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "consumerbench: PostgreSQL ceiling (pgbench, the consumer's batched statements)\n")
+	st.Logf("PostgreSQL ceiling (pgbench, the consumer's batched statements)")
 	if res.ceilingSQL, err = b.ceilingSQL(ctx); err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -33,18 +32,16 @@ var providers = []string{"maxrate", "fast", "slow", "grouped", "limited", "stead
 type bench struct {
 	*benchenv.Stack
 	o    *options
-	log  io.Writer
 	cfg  *config.Config
 	api  *fakeAPI
 	dest *destination
 }
 
-func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
-	st, err := benchenv.Start(ctx, benchenv.Options{Name: "consumerbench", Kafka: true, Keep: o.keep}, log)
-	if err != nil {
-		return nil, err
-	}
-	b := &bench{Stack: st, o: o, log: log}
+// setup starts the fake API and destination (the caller closes them) and
+// parses the run's configuration.
+func setup(st *benchenv.Stack, o *options) (*bench, error) {
+	b := &bench{Stack: st, o: o}
+	var err error
 	if b.api, err = startAPI(); err != nil {
 		b.close()
 		return nil, err
@@ -192,5 +189,4 @@ func (b *bench) close() {
 	if b.dest != nil {
 		b.dest.stop()
 	}
-	b.Stack.Close()
 }

@@ -34,13 +34,13 @@ func fromLoad(l benchenv.LoadResult, err error) (runResult, error) {
 
 // closedLoop keeps conns requests in flight for d: each connection sends
 // its next request as soon as the previous one is answered.
-func closedLoop(ctx context.Context, addr string, conns int, d time.Duration, src func(time.Time) []byte) (runResult, error) {
-	return fromLoad(benchenv.Load{Addr: addr, Conns: conns, Next: src}.Closed(ctx, d), ctx.Err())
+func (b *bench) closed(ctx context.Context, conns int, d time.Duration, src func(time.Time) []byte) (runResult, error) {
+	return fromLoad(benchenv.Load{Addr: b.recv.Public, Conns: conns, Next: src}.Closed(ctx, d), ctx.Err())
 }
 
 // openLoop sends requests at Poisson arrivals of the given rate for d over
 // up to conns connections. Latency runs from each request's scheduled time,
 // so time spent waiting for a free connection counts (as pgbench -R does).
-func openLoop(ctx context.Context, addr string, conns int, rate float64, d time.Duration, src func(time.Time) []byte) (runResult, error) {
-	return fromLoad(benchenv.Load{Addr: addr, Conns: conns, Next: src}.Poisson(ctx, rate, d), ctx.Err())
+func (b *bench) open(ctx context.Context, conns int, rate float64, d time.Duration, src func(time.Time) []byte) (runResult, error) {
+	return fromLoad(benchenv.Load{Addr: b.recv.Public, Conns: conns, Next: src}.Poisson(ctx, rate, d), ctx.Err())
 }

@@ -1,20 +1,19 @@
 // Command ingestbench measures gatehouse's webhook receiver against its
 // physical ceiling: it starts a private PostgreSQL cluster (fsync on),
-// migrates it, starts the receiver (the real `gatehouse serve` binary, or the
-// same components in-process for tuning), drives signed, unique events over
-// HTTP keep-alive connections at each concurrency (closed loop), and runs
-// pgbench with the Writer's identical single-row statement at the same
-// concurrency on the same database in the same run. Runs alternate receiver
-// and pgbench in counterbalanced order (R P, P R, …) so drift hits both
-// alike; the page cache is synced first; tables are truncated and checkpointed
-// before every run. An open-loop run at half the maximum receiver rate
-// checks ack latency (measured from each request's scheduled send time, so
-// queueing is not hidden), with pgbench -R at the same rate beside it.
+// migrates it, starts the receiver (the real `gatehouse serve` binary),
+// drives signed, unique events over HTTP keep-alive connections at each
+// concurrency (closed loop), and runs pgbench with the Writer's identical
+// single-row statement at the same concurrency on the same database in the
+// same run. Runs alternate receiver and pgbench in rotating order (R P, P R,
+// …) so drift hits both alike; the page cache is synced first; tables are
+// truncated and checkpointed before every run. An open-loop run at half the
+// maximum receiver rate checks ack latency (measured from each request's
+// scheduled send time, so queueing is not hidden), with pgbench -R at the
+// same rate beside it.
 //
 // With -overload it is instead the "Under overload" section (overload.go):
 // provider B alone and beside provider A's flood and slow clients. With
-// -tracing, the receiver with tracing off and on (tracecmp.go); with
-// -tune, Writer worker counts in-process (tune.go).
+// -tracing, the receiver with tracing off and on (tracecmp.go).
 //
 // It prints a Markdown section (the table of docs/BENCHMARKS.md) on stdout
 // and progress on stderr. Usage:
@@ -25,37 +24,28 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 type options struct {
-	gatehouse   string        `flag:"gatehouse" default:"bin/gatehouse" help:"gatehouse binary to benchmark; empty runs the receiver in-process"`
-	conc        []int         // closed-loop concurrencies (-c)
-	runs        int           `flag:"runs" default:"5" help:"timed runs per configuration and side (0 with -open-rate: open loop only; with -overload: pairs, default 3)"`
+	benchenv.Options
+	gatehouse   string        `flag:"gatehouse" default:"bin/gatehouse" help:"gatehouse binary to benchmark"`
+	receiverLog string        `flag:"receiver-log" default:"/dev/null" help:"file receiving the receiver's per-delivery log"`
+	conc        []int         `flag:"c" default:"16,64" help:"closed-loop concurrencies (comma-separated)"`
+	runs        int           `flag:"runs" default:"5" help:"timed runs per configuration and side (0 with -open-rate: open loop only; with -overload: pairs, 40-overload.sh passes 3)"`
 	duration    time.Duration `flag:"d" default:"10s" help:"duration of each run"`
 	warmup      time.Duration `flag:"warmup" default:"3s" help:"untimed warm-up per side"`
+	openRate    float64       `flag:"open-rate" help:"open-loop rate in events/s (default half the maximum closed-loop rate)"`
 	openRuns    int           `flag:"open-runs" default:"3" help:"open-loop runs at half the maximum rate"`
 	openConns   int           `flag:"open-conns" default:"64" help:"connections (and pgbench clients) of the open-loop run"`
-	openRate    float64       `flag:"open-rate" help:"open-loop rate in events/s (default half the maximum closed-loop rate)"`
 	bodyBytes   int           `flag:"body" default:"512" help:"approximate event body size in bytes"`
-	workers     int           `flag:"workers" default:"4" help:"in-process only: Writer workers"`
-	batch       int           `flag:"batch" default:"64" help:"in-process only: Writer max batch"`
-	poolSize    int           `flag:"pool" default:"32" help:"in-process only: pgx pool size"`
-	pgDir       string        `flag:"pgdir" help:"directory for the private PostgreSQL cluster (default a temp dir)"`
-	keep        bool          `flag:"keep" help:"keep the cluster directory"`
-	receiverLog string        `flag:"receiver-log" default:"/dev/null" help:"file receiving the receiver's per-delivery log"`
-	cpuProfile  string        `flag:"cpuprofile" help:"write a CPU profile of this process (load generator, plus the receiver with -gatehouse '') to this file"`
-	tune        []int         // Writer worker counts to compare in-process instead of the benchmark (-tune)
 	tracing     bool          `flag:"tracing" help:"compare the receiver with tracing off and on (100 % sampling to a local Jaeger), interleaved with pgbench, instead of the benchmark"`
 	baseline    string        `flag:"baseline" help:"with -tracing: also run this gatehouse binary (e.g. built from the commit before tracing)"`
-	extraEnv    []string      // added to the receiver binary's environment
-	mix         []string      // catalogue schemes of the mix section (mix.go); none: no mix section (-mix)
+	mix         []string      `flag:"mix" default:"github,stripe,shopify,slack,standard-webhooks,twilio,mailgun" help:"catalogue schemes of the mix section (comma-separated; \"\" for none)"`
 	mixConns    int           `flag:"mix-c" default:"64" help:"closed-loop connections of the mix section"`
 	mixRuns     int           `flag:"mix-runs" default:"2" help:"rounds of the mix section (each scheme once a round)"`
 	// The overload mode (overload.go) instead of the benchmark.
@@ -68,29 +58,30 @@ type options struct {
 	share       int  `flag:"share" help:"with -overload: each provider's max_in_flight (0: gatehouse's default)"`
 }
 
-func main() { benchenv.Main("ingestbench", run) }
+// Validate checks the flags' values (benchenv.Parse).
+func (o *options) Validate() error {
+	if o.runs < 0 || o.duration <= 0 || (o.runs == 0 && o.openRate <= 0) || len(o.conc) == 0 {
+		return fmt.Errorf("-c and -d must be given, and -runs too unless -open-rate is")
+	}
+	return nil
+}
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, done, err := parseFlags(args, stdout, stderr)
-	if done || err != nil {
-		return err
-	}
+const help = "ingestbench measures the webhook receiver against pgbench running its identical statement (docs/BENCHMARKS.md).\n\nExample: go run ./deploy/bench/ingestbench -gatehouse bin/gatehouse -runs 3 -d 10s\n\nFlags:\n"
+
+func main() {
+	o := &options{Options: benchenv.Options{Name: "ingestbench"}}
+	benchenv.Run(help, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, o, stdout) })
+}
+
+func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) error {
 	if o.overload {
-		return overload(ctx, o, stdout, stderr)
+		return overload(ctx, st, o, stdout)
 	}
-	b, err := setup(ctx, o, stderr)
+	b, err := setup(ctx, st, o)
 	if err != nil {
 		return err
 	}
-	defer b.close()
-	stopProfile, err := benchenv.Profile(o.cpuProfile)
-	if err != nil {
-		return err
-	}
-	defer stopProfile()
-	if len(o.tune) > 0 {
-		return b.tune(ctx, o.tune, stdout)
-	}
+	defer b.recv.Stop()
 	if o.tracing {
 		return b.traceCompare(ctx, stdout)
 	}
@@ -109,35 +100,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		mix.print(stdout, b)
 	}
 	return nil
-}
-
-func parseFlags(args []string, stdout, stderr io.Writer) (*options, bool, error) {
-	fs := flag.NewFlagSet("ingestbench", flag.ContinueOnError)
-	o := &options{}
-	benchenv.Flags(fs, o)
-	conc := fs.String("c", "16,64", "closed-loop concurrencies (comma-separated)")
-	mix := fs.String("mix", strings.Join(benchenv.MixSchemes, ","), "catalogue schemes of the mix section (comma-separated; \"\" for none)")
-	tune := fs.String("tune", "", "compare these Writer worker counts (comma-separated) with in-process receivers, interleaved with pgbench, instead of the benchmark")
-	if done, err := benchenv.ParseFlags(fs, "ingestbench measures the webhook receiver against pgbench running its identical statement (docs/BENCHMARKS.md).\n\nExample: go run ./deploy/bench/ingestbench -gatehouse bin/gatehouse -runs 3 -d 10s\n\nFlags:\n", args, stdout, stderr); done || err != nil {
-		return nil, true, err
-	}
-	runsSet := false
-	fs.Visit(func(f *flag.Flag) { runsSet = runsSet || f.Name == "runs" })
-	if o.overload && !runsSet {
-		o.runs = 3
-	}
-	var err error
-	if o.conc, err = benchenv.IntList("-c", *conc); err != nil {
-		return nil, true, err
-	}
-	o.mix = benchenv.List(*mix)
-	if *tune != "" {
-		if o.tune, err = benchenv.IntList("-tune", *tune); err != nil {
-			return nil, true, err
-		}
-	}
-	if o.runs < 0 || o.duration <= 0 || (o.runs == 0 && o.openRate <= 0) {
-		return nil, true, fmt.Errorf("-d must be positive, and -runs too unless -open-rate is given")
-	}
-	return o, false, nil
 }

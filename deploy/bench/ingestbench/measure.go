@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -70,21 +68,18 @@ type results struct {
 	maxRate float64
 }
 
-// cpuMark is a snapshot of the CPU time of the processes of one side, and
-// of the whole machine.
+// cpuMark is the CPU time of the processes of one side (PostgreSQL, this
+// process, the receiver) and of the whole machine.
 type cpuMark struct {
-	pg, recv, self time.Duration
-	steal          time.Duration // machine-wide, all CPUs (/proc/stat)
+	benchenv.CPUMark
+	recv time.Duration
 }
 
 func (b *bench) cpuMark() cpuMark {
-	var m cpuMark
-	m.pg, _ = benchenv.PostgresCPU(filepath.Join(b.Dir, "pgdata"))
-	if b.recv != nil && b.recv.pid > 0 {
-		m.recv, _, _ = benchenv.ProcCPU(b.recv.pid, false)
+	m := cpuMark{CPUMark: b.CPU()}
+	if b.recv != nil {
+		m.recv, _, _ = benchenv.ProcCPU(b.recv.Pid(), false)
 	}
-	m.self, _, _ = benchenv.ProcCPU(os.Getpid(), false)
-	m.steal = benchenv.StealTime()
 	return m
 }
 
@@ -108,7 +103,7 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult,
 	if err != nil {
 		return sample{}, err
 	}
-	hist0, err := b.recv.acks()
+	hist0, err := b.acks(ctx)
 	if err != nil {
 		return sample{}, fmt.Errorf("receiver metrics: %w", err)
 	}
@@ -117,7 +112,7 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult,
 	r, err := f()
 	wakeP99, wakeMax := probe.finish()
 	cpu1 := b.cpuMark()
-	hist1, herr := b.recv.acks()
+	hist1, herr := b.acks(ctx)
 	if herr != nil {
 		return sample{}, fmt.Errorf("receiver metrics: %w", herr)
 	}
@@ -140,9 +135,9 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult,
 	}
 	return sample{
 		runResult: r, xacts: after.xid - before.xid, walBytes: after.lsn - before.lsn,
-		pgCPU: cpu1.pg - cpu0.pg, appCPU: cpu1.recv - cpu0.recv + cpu1.self - cpu0.self + r.clientCPU,
+		pgCPU: cpu1.Postgres - cpu0.Postgres, appCPU: cpu1.recv - cpu0.recv + cpu1.Self - cpu0.Self + r.clientCPU,
 		recvCPU: cpu1.recv - cpu0.recv, load: benchenv.LoadAvg(),
-		steal: cpu1.steal - cpu0.steal, wakeP99: wakeP99, wakeMax: wakeMax,
+		steal: cpu1.Steal - cpu0.Steal, wakeP99: wakeP99, wakeMax: wakeMax,
 		serverP99: hist1.Quantile(hist0, 0.99),
 	}, nil
 }
@@ -158,102 +153,111 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 	// migrations left dirty in the page cache, instead of letting the kernel
 	// do it during the first runs.
 	syscall.Sync()
-	fmt.Fprintf(b.log, "ingestbench: warm-up %s per side at %d connections\n", b.o.warmup, maxC)
+	b.Logf("warm-up %s per side at %d connections", b.o.warmup, maxC)
 	warm, err := b.sampleRun(ctx, "receiver warm-up", func() (runResult, error) {
-		return closedLoop(ctx, b.recv.addr, maxC, b.o.warmup, presign(b.gen, 1000))
+		return b.closed(ctx, maxC, b.o.warmup, presign(b.gen, 1000))
 	})
 	if err != nil {
 		return nil, err
 	}
-	rate := warm.tput()
+	b.rate = warm.tput()
 	if _, err := b.sampleRun(ctx, "pgbench warm-up", func() (runResult, error) {
 		return runPgbench(ctx, b.DBURL, b.script, maxC, b.o.warmup, 0)
 	}); err != nil {
 		return nil, err
 	}
-	for _, c := range b.o.conc {
-		if b.o.runs == 0 {
-			break
-		}
-		cfg := &shape{name: fmt.Sprintf("closed loop, %d connections", c), conns: c}
-		res.closed = append(res.closed, cfg)
-		for i := range b.o.runs {
-			recv := func() error {
-				src := b.presign(rate)
-				s, err := b.sampleRun(ctx, "receiver", func() (runResult, error) {
-					return closedLoop(ctx, b.recv.addr, c, b.o.duration, src)
-				})
-				cfg.recv = append(cfg.recv, s)
-				rate = max(rate, s.tput())
-				return err
-			}
-			pgb := func() error {
-				s, err := b.sampleRun(ctx, "pgbench", func() (runResult, error) {
-					return runPgbench(ctx, b.DBURL, b.script, c, b.o.duration, 0)
-				})
-				cfg.pgb = append(cfg.pgb, s)
-				return err
-			}
-			if err := counterbalanced(i, recv, pgb); err != nil {
-				return nil, err
-			}
-			r, p := cfg.recv[len(cfg.recv)-1], cfg.pgb[len(cfg.pgb)-1]
-			fmt.Fprintf(b.log, "ingestbench: c=%d run %d: receiver %.0f/s p99 %s (%.1f events/commit, CPU/event pg %.0fµs app %.0fµs of which receiver %.0fµs) | pgbench %.0f/s p99 %s (CPU/event pg %.0fµs app %.0fµs) | ratio %.2f | load %.1f\n",
+	conc := b.o.conc
+	if b.o.runs == 0 {
+		conc = nil // the open loop only
+	}
+	for _, c := range conc {
+		ss, err := b.rotate(ctx, b.o.runs, []side{b.closedSide(ctx, "receiver", b.recv, c), b.pgbenchSide(ctx, "pgbench", c, 0)}, func(i int, ss [][]sample) {
+			r, p := ss[0][i], ss[1][i]
+			b.Logf("c=%d run %d: receiver %.0f/s p99 %s (%.1f events/commit, CPU/event pg %.0fµs app %.0fµs of which receiver %.0fµs) | pgbench %.0f/s p99 %s (CPU/event pg %.0fµs app %.0fµs) | ratio %.2f | load %.1f",
 				c, i+1, r.tput(), ms(r.pct(0.99)), r.perCommit(), cpuPerEvent(r.pgCPU, r.n), cpuPerEvent(r.appCPU, r.n), cpuPerEvent(r.recvCPU, r.n),
 				p.tput(), ms(p.pct(0.99)), cpuPerEvent(p.pgCPU, p.n), cpuPerEvent(p.appCPU, p.n), r.tput()/p.tput(), p.load)
+		})
+		if err != nil {
+			return nil, err
 		}
-		res.maxRate = max(res.maxRate, benchenv.MedianOf(cfg.recv, sample.tput))
+		res.closed = append(res.closed, &shape{name: fmt.Sprintf("closed loop, %d connections", c), conns: c, recv: ss[0], pgb: ss[1]})
+		res.maxRate = max(res.maxRate, benchenv.MedianOf(ss[0], sample.tput))
 	}
-	if b.o.openRuns > 0 {
-		half := res.maxRate / 2
-		name := fmt.Sprintf("open loop (Poisson), %.0f events/s = ½ max, up to %d connections", half, b.o.openConns)
-		if b.o.openRate > 0 {
-			half = b.o.openRate
-			name = fmt.Sprintf("open loop (Poisson), %.0f events/s, up to %d connections", half, b.o.openConns)
-		}
-		res.open = &shape{name: name, conns: b.o.openConns, rate: half}
-		for i := range b.o.openRuns {
-			src := b.presign(half)
-			var r, p sample
-			err := counterbalanced(i, func() (err error) {
-				r, err = b.sampleRun(ctx, "receiver open loop", func() (runResult, error) {
-					return openLoop(ctx, b.recv.addr, b.o.openConns, half, b.o.duration, src)
-				})
-				return err
-			}, func() (err error) {
-				p, err = b.sampleRun(ctx, "pgbench -R", func() (runResult, error) {
-					return runPgbench(ctx, b.DBURL, b.script, b.o.openConns, b.o.duration, half)
-				})
-				return err
-			})
+	if b.o.openRuns == 0 {
+		return res, nil
+	}
+	half := res.maxRate / 2
+	name := fmt.Sprintf("open loop (Poisson), %.0f events/s = ½ max, up to %d connections", half, b.o.openConns)
+	if b.o.openRate > 0 {
+		half = b.o.openRate
+		name = fmt.Sprintf("open loop (Poisson), %.0f events/s, up to %d connections", half, b.o.openConns)
+	}
+	open := side{"receiver open loop", b.recv, func(src func(time.Time) []byte) (runResult, error) {
+		return b.open(ctx, b.o.openConns, half, b.o.duration, src)
+	}}
+	ss, err := b.rotate(ctx, b.o.openRuns, []side{open, b.pgbenchSide(ctx, "pgbench -R", b.o.openConns, half)}, func(i int, ss [][]sample) {
+		r, p := ss[0][i], ss[1][i]
+		b.Logf("open loop %.0f/s run %d: receiver p50 %s p99 %s (gatehouse's own histogram: p99 %s; load generator woken late: p99 %s, max %s) | pgbench -R p50 %s p99 %s",
+			half, i+1, ms(r.pct(0.5)), ms(r.pct(0.99)), ms(r.serverP99), ms(r.wakeP99), ms(r.wakeMax), ms(p.pct(0.5)), ms(p.pct(0.99)))
+	})
+	res.open = &shape{name: name, conns: b.o.openConns, rate: half, recv: ss[0], pgb: ss[1]}
+	return res, err
+}
+
+// side is one side of a comparison: its receiver (nil: pgbench's) and its
+// run, given requests presigned for that receiver.
+type side struct {
+	name string
+	recv *benchenv.Proc
+	run  func(src func(time.Time) []byte) (runResult, error)
+}
+
+// closedSide runs recv in closed loop at c connections for -d.
+func (b *bench) closedSide(ctx context.Context, name string, recv *benchenv.Proc, c int) side {
+	return side{name, recv, func(src func(time.Time) []byte) (runResult, error) { return b.closed(ctx, c, b.o.duration, src) }}
+}
+
+// pgbenchSide runs the Writer's statement with c clients for -d (at rate
+// transactions/s when rate > 0).
+func (b *bench) pgbenchSide(ctx context.Context, name string, c int, rate float64) side {
+	return side{name: name, run: func(func(time.Time) []byte) (runResult, error) {
+		return runPgbench(ctx, b.DBURL, b.script, c, b.o.duration, rate)
+	}}
+}
+
+// rotate runs every side once a round, for rounds rounds, in an order
+// rotated by the round (A B, B A, … for two sides; A B C, B C A, C A B, …
+// for three), and returns each side's samples, calling done after every
+// round. With a fixed order, a disturbance that fades during the benchmark
+// (the page cache of the build and initdb being written back, another job
+// winding down) always hits the first side of every round harder;
+// measured here, the first pairs' receiver ran at 60–80 % of its later
+// throughput with more CPU per event on every process.
+func (b *bench) rotate(ctx context.Context, rounds int, sides []side, done func(round int, samples [][]sample)) ([][]sample, error) {
+	orig := b.recv
+	defer func() { b.recv = orig; b.gen.SetAddr(orig.Public) }()
+	samples := make([][]sample, len(sides))
+	for round := range rounds {
+		for k := range sides {
+			i := (k + round) % len(sides)
+			sd := sides[i]
+			var src func(time.Time) []byte
+			if b.recv = sd.recv; sd.recv != nil {
+				b.gen.SetAddr(sd.recv.Public)
+				src = b.presign(b.rate) // before the run: its CPU is not the run's
+			}
+			s, err := b.sampleRun(ctx, sd.name, func() (runResult, error) { return sd.run(src) })
 			if err != nil {
 				return nil, err
 			}
-			res.open.recv, res.open.pgb = append(res.open.recv, r), append(res.open.pgb, p)
-			fmt.Fprintf(b.log, "ingestbench: open loop %.0f/s run %d: receiver p50 %s p99 %s (gatehouse's own histogram: p99 %s; load generator woken late: p99 %s, max %s) | pgbench -R p50 %s p99 %s\n",
-				half, i+1, ms(r.pct(0.5)), ms(r.pct(0.99)), ms(r.serverP99), ms(r.wakeP99), ms(r.wakeMax), ms(p.pct(0.5)), ms(p.pct(0.99)))
+			if sd.recv != nil {
+				b.rate = max(b.rate, s.tput())
+			}
+			samples[i] = append(samples[i], s)
 		}
+		done(round, samples)
 	}
-	return res, nil
-}
-
-// counterbalanced runs pair i of the two sides in the order A B for even i
-// and B A for odd i (A B B A A B …). With a fixed order, a disturbance that
-// fades during the benchmark (the page cache of the build and initdb being
-// written back, another job winding down) always hits the first side of
-// every pair harder; measured here, the first pairs' receiver ran at 60–80 %
-// of its later throughput with more CPU per event on every process.
-func counterbalanced(i int, a, b func() error) error {
-	order := []func() error{a, b}
-	if i%2 == 1 {
-		order = []func() error{b, a}
-	}
-	for _, f := range order {
-		if err := f(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return samples, nil
 }
 
 func ms(d time.Duration) string { return benchenv.Ms(d, 2) }

@@ -53,7 +53,7 @@ func (b *bench) mix(ctx context.Context) (*mixResult, error) {
 	res := &mixResult{conns: b.o.mixConns, rows: []*mixRow{{scheme: "reference"}}}
 	srcs := []source{b.gen}
 	for _, s := range b.o.mix {
-		d, err := benchenv.NewSchemeDeliveries(s, b.recv.addr, b.mixSecret, b.o.bodyBytes)
+		d, err := benchenv.NewSchemeDeliveries(s, b.recv.Public, b.mixSecret, b.o.bodyBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -64,7 +64,7 @@ func (b *bench) mix(ctx context.Context) (*mixResult, error) {
 	// caches, the plans of each provider's statement).
 	for i, src := range srcs {
 		if _, err := b.sampleRun(ctx, res.rows[i].scheme+" warm-up", func() (runResult, error) {
-			return closedLoop(ctx, b.recv.addr, res.conns, time.Second, presign(src, 2000))
+			return b.closed(ctx, res.conns, time.Second, presign(src, 2000))
 		}); err != nil {
 			return nil, err
 		}
@@ -79,7 +79,7 @@ func (b *bench) mix(ctx context.Context) (*mixResult, error) {
 		for j, i := range append([]int{0}, order...) {
 			src := presign(srcs[i], int(rate*b.o.duration.Seconds()*1.3)+2000)
 			s, err := b.sampleRun(ctx, "mix "+res.rows[i].scheme, func() (runResult, error) {
-				return closedLoop(ctx, b.recv.addr, res.conns, b.o.duration, src)
+				return b.closed(ctx, res.conns, b.o.duration, src)
 			})
 			if err != nil {
 				return nil, err
@@ -91,7 +91,7 @@ func (b *bench) mix(ctx context.Context) (*mixResult, error) {
 				ref = s
 			}
 			row.ratio = append(row.ratio, s.tput()/ref.tput())
-			fmt.Fprintf(b.log, "ingestbench: mix round %d %s: %.0f/s p99 %s, %.1f events/commit, receiver %.0f µs, PostgreSQL %.0f µs per event, ratio %.2f, load %.1f\n",
+			b.Logf("mix round %d %s: %.0f/s p99 %s, %.1f events/commit, receiver %.0f µs, PostgreSQL %.0f µs per event, ratio %.2f, load %.1f",
 				round+1, row.scheme, s.tput(), ms(s.pct(0.99)), s.perCommit(), cpuPerEvent(s.recvCPU, s.n), cpuPerEvent(s.pgCPU, s.n), s.tput()/ref.tput(), s.load)
 		}
 	}

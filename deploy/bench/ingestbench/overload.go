@@ -31,12 +31,7 @@ type overloadRun struct {
 // bConns bounds provider B's open loop, as a provider's own pool would.
 const bConns = 256
 
-func overload(ctx context.Context, o *options, stdout, stderr io.Writer) error {
-	st, err := benchenv.Start(ctx, benchenv.Options{Name: "ingestbench", PGDir: o.pgDir, Keep: o.keep}, stderr)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+func overload(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) error {
 	limits, share := "", ""
 	if o.maxInFlight > 0 {
 		limits = fmt.Sprintf("ingest: {max_in_flight: %d}\n", o.maxInFlight)
@@ -93,9 +88,9 @@ func overload(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 // overloadOnce runs B alone, or beside the attack.
 func overloadOnce(ctx context.Context, g *benchenv.Proc, o *options, a, b benchenv.Load, attack bool) overloadRun {
 	r := overloadRun{body: &slow{}, header: &slow{}}
-	rctx, cancel := context.WithCancel(ctx)
-	rss := make(chan int64, 1)
-	go func() { rss <- peakRSS(rctx, g.Pid()) }()
+	stopRSS := benchenv.Every(ctx, 50*time.Millisecond, func(context.Context) {
+		r.peakRSSKB = max(r.peakRSSKB, benchenv.StatusKB(g.Pid(), "VmRSS:"))
+	})
 	done := make(chan struct{}, 3)
 	if attack {
 		// The slow clients aim at B's own endpoint: without B's secret they
@@ -117,8 +112,7 @@ func overloadOnce(ctx context.Context, g *benchenv.Proc, o *options, a, b benche
 			<-done
 		}
 	}
-	cancel()
-	r.peakRSSKB = <-rss
+	stopRSS()
 	return r
 }
 

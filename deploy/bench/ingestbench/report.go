@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
@@ -25,7 +27,8 @@ func paired(a, b []sample) (lo, hi, med float64) {
 func (res *results) print(w io.Writer) {
 	b := res.b
 	fmt.Fprintf(w, "## Webhook receiver\n\n")
-	fmt.Fprintf(w, "Receiver: %s. PostgreSQL %s, private cluster on local disk (%s). ", b.recv.desc, b.PGVersion, b.settings)
+	fmt.Fprintf(w, "Receiver: `gatehouse serve` binary (Writer defaults of cmd/gatehouse/serve.go, GOMAXPROCS=%s). PostgreSQL %s, private cluster on local disk (%s). ",
+		cmp.Or(os.Getenv("GOMAXPROCS"), "default"), b.PGVersion, b.settings)
 	fmt.Fprintf(w, "Events: unique, %d-byte JSON bodies signed with the reference scheme, sent over HTTP/1.1 keep-alive connections; ack latency is measured by the client from request write to 204. ", len(b.gen.Body(1_000_000_000_000, time.Now())))
 	fmt.Fprintf(w, "pgbench runs the Writer's statement captured from the wire (one row per transaction, `-M prepared -j 2`, `plan_cache_mode=force_generic_plan` so it is not re-planned per transaction) on the same database. ")
 	fmt.Fprintf(w, "%d × %s per configuration and side, alternating receiver and pgbench in counterbalanced order (R P, P R, R P, …); tables truncated and checkpointed before each run; every run checked for exactly one inbox and one outbox row per 2xx; all benchmark processes at nice %d. Medians.\n\n", b.o.runs, b.o.duration, benchenv.NiceValue())

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"time"
@@ -26,9 +23,8 @@ const provider = "bench"
 type bench struct {
 	*benchenv.Stack // PostgreSQL, the migrated database, its pool (truncate, checkpoint, settings)
 	o               *options
-	log             io.Writer
 	secret          []byte
-	recv            *receiver
+	recv            *benchenv.Proc // the receiver under test (nil during pgbench's runs)
 	gen             *benchenv.Deliveries
 	script          *pgScript // the Writer's statement, captured from the wire, as a pgbench script
 	settings        string    // the PostgreSQL settings quoted in the table
@@ -36,28 +32,16 @@ type bench struct {
 	rate            float64   // the highest receiver rate seen, to presign enough requests
 }
 
-func setup(ctx context.Context, o *options, log io.Writer) (*bench, error) {
-	st, err := benchenv.Start(ctx, benchenv.Options{Name: "ingestbench", PGDir: o.pgDir, Keep: o.keep}, log)
-	if err != nil {
-		return nil, err
-	}
-	b := &bench{Stack: st, o: o, log: log, rate: 1000}
-	if err := b.init(ctx); err != nil {
-		b.close()
-		return nil, err
-	}
-	return b, nil
-}
-
-func (b *bench) init(ctx context.Context) error {
+// setup captures the Writer's statement for pgbench and starts the
+// receiver; the caller stops b.recv.
+func setup(ctx context.Context, st *benchenv.Stack, o *options) (*bench, error) {
+	b := &bench{Stack: st, o: o, rate: 1000}
 	var err error
 	b.settings, err = b.readSettings(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	b.secret = make([]byte, 32)
-	_, _ = rand.Read(b.secret)
-	b.secret = []byte("whsec_bench_" + hex.EncodeToString(b.secret))
+	b.secret = benchenv.Secret("whsec_bench_", 32)
 	b.gen = benchenv.NewDeliveries(provider, "", b.secret, b.o.bodyBytes)
 	b.mixSecret = mixSecret()
 	now := time.Now()
@@ -67,19 +51,40 @@ func (b *bench) init(ctx context.Context) error {
 		AggregateID: "pay_1000000000000", Topic: "gatehouse.webhooks." + provider,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if b.script, err = buildScript(b.Dir, stmt, args); err != nil {
-		return err
+		return nil, err
 	}
 	if err := b.reset(ctx); err != nil {
-		return err
+		return nil, err
 	}
-	if b.recv, err = startReceiver(ctx, b); err != nil {
-		return err
+	if b.recv, err = b.startReceiver(ctx, o.gatehouse); err != nil {
+		return nil, err
 	}
-	b.gen.SetAddr(b.recv.addr)
-	return nil
+	b.gen.SetAddr(b.recv.Public)
+	return b, nil
+}
+
+// startReceiver starts `gatehouse serve` (bin, with env added) on a config
+// holding the bench provider and the mix's providers.
+func (b *bench) startReceiver(ctx context.Context, bin string, env ...string) (*benchenv.Proc, error) {
+	path, err := benchenv.WriteConfig(b.Dir, "gatehouse.yaml", b.DBURL, "",
+		benchenv.ProviderYAML(provider, b.secret, "")+mixYAML(b.o.mix, b.mixSecret))
+	if err != nil {
+		return nil, err
+	}
+	return benchenv.Gatehouse{Bin: bin, Sub: "serve", Config: path, Log: b.o.receiverLog, Append: true, Env: env}.Start(ctx)
+}
+
+// acks reads the receiver's own ack latency histogram (none without a
+// receiver: pgbench's runs).
+func (b *bench) acks(ctx context.Context) (benchenv.Buckets, error) {
+	if b.recv == nil {
+		return nil, nil
+	}
+	f, err := benchenv.Scrape(ctx, b.recv.Admin)
+	return f.AckBuckets(), err
 }
 
 func (b *bench) readSettings(ctx context.Context) (string, error) {
@@ -111,13 +116,6 @@ func (b *bench) reset(ctx context.Context) error {
 func (b *bench) count(ctx context.Context) (inbox, outbox int64, err error) {
 	err = b.Pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM inbox), (SELECT count(*) FROM outbox)").Scan(&inbox, &outbox)
 	return inbox, outbox, err
-}
-
-func (b *bench) close() {
-	if b.recv != nil {
-		b.recv.stop()
-	}
-	b.Stack.Close()
 }
 
 // captureEventID marks the event id parameter in the captured statement.

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,17 +21,9 @@ type slow struct {
 // body, else of its header block. A connection the server ends is opened
 // again.
 func slowClients(ctx context.Context, addr, provider string, n int, body bool, d time.Duration, s *slow) {
-	ctx, cancel := context.WithTimeout(ctx, d)
+	ctx, cancel := context.WithTimeout(ctx, d) // ends the trickles at d
 	defer cancel()
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				slowConn(ctx, addr, provider, body, s)
-			}
-		})
-	}
-	wg.Wait()
+	benchenv.Loop(ctx, n, d, func(int) error { slowConn(ctx, addr, provider, body, s); return nil })
 }
 
 func slowConn(ctx context.Context, addr, provider string, body bool, s *slow) {
@@ -79,17 +70,4 @@ func slowConn(ctx context.Context, addr, provider string, body bool, s *slow) {
 			return
 		}
 	}
-}
-
-// peakRSS is the largest resident set of pid seen every 50 ms until ctx ends.
-func peakRSS(ctx context.Context, pid int) int64 {
-	var peak int64
-	for ctx.Err() == nil {
-		peak = max(peak, benchenv.StatusKB(pid, "VmRSS:"))
-		select {
-		case <-ctx.Done():
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return peak
 }

@@ -25,21 +25,18 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 		return fmt.Errorf("jaeger: %w", err)
 	}
 	defer j.Stop()
-	names := []string{"tracing off", "tracing on, 100 % to Jaeger"}
-	on, err := b.startWith(ctx, func(o *options) {
-		o.extraEnv = []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + j.OTLPBase, "OTEL_TRACES_SAMPLER=always_on"}
-	})
+	on, err := b.startReceiver(ctx, b.o.gatehouse, "OTEL_EXPORTER_OTLP_ENDPOINT="+j.OTLPBase, "OTEL_TRACES_SAMPLER=always_on")
 	if err != nil {
 		return err
 	}
-	defer on.stop()
-	recvs := []*receiver{b.recv, on}
+	defer on.Stop()
+	recvs, names := []*benchenv.Proc{b.recv, on}, []string{"tracing off", "tracing on, 100 % to Jaeger"}
 	if b.o.baseline != "" {
-		base, err := b.startWith(ctx, func(o *options) { o.gatehouse = b.o.baseline })
+		base, err := b.startReceiver(ctx, b.o.baseline)
 		if err != nil {
 			return err
 		}
-		defer base.stop()
+		defer base.Stop()
 		recvs, names = append(recvs, base), append(names, "baseline "+b.o.baseline)
 	}
 	fmt.Fprintf(w, "## Tracing\n\nThe receiver (`gatehouse serve`) with tracing off and with every delivery traced (OTEL_TRACES_SAMPLER=always_on, OTLP/HTTP to a local Jaeger %s, in-memory storage, on the same machine), "+
@@ -47,8 +44,12 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 		testenv.JaegerModule, b.o.runs, b.o.duration, b.PGVersion, b.settings)
 	tb := benchenv.NewTable(w, "connections>", "receiver", "events/s>", "paired ratio to tracing off>", "receiver CPU/event>", "PostgreSQL CPU/event>")
 	for _, c := range b.o.conc {
-		samples, err := b.rotate(ctx, c, recvs, names, func(round int, samples [][]sample) {
-			fmt.Fprintf(b.log, "ingestbench: tracing c=%d round %d: off %.0f/s on %.0f/s\n", c, round+1,
+		var sides []side
+		for i, r := range recvs {
+			sides = append(sides, b.closedSide(ctx, names[i], r, c))
+		}
+		samples, err := b.rotate(ctx, b.o.runs, append(sides, b.pgbenchSide(ctx, "pgbench", c, 0)), func(round int, samples [][]sample) {
+			b.Logf("tracing c=%d round %d: off %.0f/s on %.0f/s", c, round+1,
 				samples[0][round].tput(), samples[1][round].tput())
 		})
 		if err != nil {

@@ -31,10 +31,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -46,6 +43,7 @@ import (
 )
 
 type options struct {
+	benchenv.Options
 	duration    time.Duration `flag:"d" default:"10m" help:"length of the open-loop (fixed-rate) phase"`
 	maxD        time.Duration `flag:"max-d" default:"20s" help:"length of the closed-loop phase that finds the receiver's maximum rate"`
 	conns       int           `flag:"conns" default:"64" help:"connections of the closed-loop phase"`
@@ -58,24 +56,27 @@ type options struct {
 	check       time.Duration `flag:"check" default:"10s" help:"storage.check_interval"`
 	every       time.Duration `flag:"every" default:"10s" help:"sampling interval of metrics and table sizes"`
 	drain       time.Duration `flag:"drain" default:"3m" help:"longest wait for the relay and consumers to catch up after the closed-loop phase"`
-	gatehouse   string        `flag:"gatehouse" help:"gatehouse binary (default: go build ./cmd/gatehouse into the run's directory)"`
-	keep        bool          `flag:"keep" help:"keep the run's directories (data, config, process logs)"`
+	gatehouse   string        `flag:"gatehouse" default:"bin/gatehouse" help:"gatehouse binary"`
 	logDir      string        `flag:"logdir" help:"write the config and the processes' logs into this directory and keep them (default: a temporary directory, removed after a successful run)"`
 	args        []string      // as given, for the report
 }
 
-func main() { benchenv.Main("pipelinebench", run) }
+func main() {
+	o := &options{Options: benchenv.Options{Name: "pipelinebench", Kafka: true}, args: os.Args[1:]}
+	benchenv.Run(help, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, o, stdout) })
+}
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	o := &options{args: args}
-	fs := flag.NewFlagSet("pipelinebench", flag.ContinueOnError)
-	benchenv.Flags(fs, o)
-	if done, err := benchenv.ParseFlags(fs, "pipelinebench: serve + relay + consume at a fixed rate (half the receiver's maximum) for -d, with partitions created and dropped during the run.\n\nExample: go run ./deploy/bench/pipelinebench -d 10m\n\nFlags:\n", args, stdout, stderr); done || err != nil {
-		return err
-	}
+// Validate checks the flags' values (benchenv.Parse).
+func (o *options) Validate() error {
 	if o.duration < time.Minute || o.every <= 0 || o.maxD <= 0 || o.conns < 1 || o.openConns < 1 {
 		return errors.New("-d must be at least 1m; -every, -max-d, -conns and -open-conns positive")
 	}
+	return nil
+}
+
+const help = "pipelinebench: serve + relay + consume at a fixed rate (half the receiver's maximum) for -d, with partitions created and dropped during the run.\n\nExample: go run ./deploy/bench/pipelinebench -d 10m\n\nFlags:\n"
+
+func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) (err error) {
 	dir := o.logDir
 	if dir != "" {
 		err = os.MkdirAll(dir, 0o755)
@@ -86,25 +87,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return err
 	}
 	defer func() {
-		if err != nil || o.keep || o.logDir != "" {
-			fmt.Fprintf(stderr, "pipelinebench: config and process logs kept in %s\n", dir)
+		if err != nil || o.Keep || o.logDir != "" {
+			st.Logf("config and process logs kept in %s", dir)
 			return
 		}
 		_ = os.RemoveAll(dir)
 	}()
-	st, err := benchenv.Start(ctx, benchenv.Options{Name: "pipelinebench", Kafka: true, Keep: o.keep}, stderr)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	bin := o.gatehouse
-	if bin == "" {
-		st.Logf("building ./cmd/gatehouse")
-		if bin, err = buildGatehouse(ctx, dir); err != nil {
-			return err
-		}
-	}
-	if err := resetPartitions(ctx, st.Pool); err != nil {
+	// The migration's day-wide partitions dropped and forgotten: the first
+	// maintenance pass of `serve` lays out partitions of the configured
+	// interval from now on, as a store that has run with that interval for
+	// longer than its retention would have them.
+	if err := benchenv.DropPartitions(ctx, st.Pool); err != nil {
 		return err
 	}
 	apiURL, stopAPI, err := startAPI()
@@ -112,9 +105,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return err
 	}
 	defer stopAPI()
-	secret := make([]byte, 16)
-	_, _ = rand.Read(secret)
-	secret = []byte("whsec_bench_" + hex.EncodeToString(secret))
+	secret := benchenv.Secret("whsec_bench_", 16)
 	cfg, err := writeConfig(dir, o, st, secret, apiURL)
 	if err != nil {
 		return err
@@ -134,7 +125,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	for _, sub := range []string{"serve", "relay", "consume"} {
 		st.Logf("starting gatehouse %s", sub)
 		// Its PostgreSQL backends carry its name (cpu.go).
-		p, err := benchenv.Gatehouse{Bin: bin, Sub: sub, Config: cfg, Log: filepath.Join(dir, sub+".log"),
+		p, err := benchenv.Gatehouse{Bin: o.gatehouse, Sub: sub, Config: cfg, Log: filepath.Join(dir, sub+".log"),
 			Env: []string{"PGAPPNAME=gatehouse-" + sub}, Ready: true, Exited: exited}.Start(ctx)
 		if err != nil {
 			return err
@@ -224,21 +215,17 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 // took (-1 when they had not caught up by then).
 func waitDrained(ctx context.Context, sm *sampler, limit time.Duration) (time.Duration, error) {
 	t0 := time.Now()
-	for time.Since(t0) < limit {
+	err := benchenv.Until(ctx, time.Second, limit, func() (bool, error) {
 		s, _, err := sm.takeRetry(ctx)
-		if err != nil {
-			return 0, err
-		}
-		if s.drained() {
-			return time.Since(t0), nil
-		}
-		select {
-		case <-ctx.Done():
-			return 0, context.Cause(ctx)
-		case <-time.After(time.Second):
-		}
+		return err == nil && s.drained(), err
+	})
+	switch {
+	case errors.Is(err, benchenv.ErrNotWithin):
+		return -1, nil
+	case err != nil:
+		return 0, err
 	}
-	return -1, nil
+	return time.Since(t0), nil
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

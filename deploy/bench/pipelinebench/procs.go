@@ -2,14 +2,9 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/internal/demoapi"
@@ -42,37 +37,6 @@ storage:
 // startAPI serves the demo provider's API (internal/demoapi, what `gatehouse
 // dev --demo-api` serves) on a loopback port.
 func startAPI() (url string, stop func(), err error) { return benchenv.Serve(demoapi.Handler(nil)) }
-
-// resetPartitions drops the partitions the migration created (a day wide,
-// up to the end of tomorrow) and forgets them, so the first maintenance
-// pass of `serve` lays out partitions of the configured interval from now
-// on, as a store that has run with that interval for longer than its
-// retention would have them.
-func resetPartitions(ctx context.Context, pool *pgxpool.Pool) error {
-	_, err := pool.Exec(ctx, `DO $$ DECLARE r record; BEGIN
-  FOR r IN SELECT name FROM storage_partitions LOOP EXECUTE format('DROP TABLE %I', r.name); END LOOP;
-  DELETE FROM storage_partitions;
-END $$`)
-	if err != nil {
-		return fmt.Errorf("reset partitions: %w", err)
-	}
-	return nil
-}
-
-// buildGatehouse builds ./cmd/gatehouse into dir (run from the repository root).
-func buildGatehouse(ctx context.Context, dir string) (string, error) {
-	out := filepath.Join(dir, "gatehouse")
-	goCmd := os.Getenv("GO")
-	if goCmd == "" {
-		goCmd = "go"
-	}
-	cmd := exec.CommandContext(ctx, goCmd, "build", "-o", out, "./cmd/gatehouse")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("build gatehouse (run from the repository root): %w", err)
-	}
-	return out, nil
-}
 
 // warnings counts the WARN and ERROR lines of the process's JSON log and
 // returns the message of the last one.

@@ -61,22 +61,25 @@ func perSecond(a, b sample, f func(sample) float64) float64 {
 	return math.NaN()
 }
 
+// defined is f over ss, without the NaN of a gauge no process exported.
+func defined(ss []sample, f func(sample) float64) []float64 {
+	var out []float64
+	for _, s := range ss {
+		if v := f(s); !math.IsNaN(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // meanMax formats the mean and the largest of f over ss ("n/a" when no
 // sample has a value).
 func meanMax(ss []sample, f func(sample) float64, unit string) string {
-	var sum, hi float64
-	n := 0
-	for _, s := range ss {
-		if v := f(s); !math.IsNaN(v) {
-			sum += v
-			hi = max(hi, v)
-			n++
-		}
-	}
-	if n == 0 {
+	v := defined(ss, f)
+	if len(v) == 0 {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.1f / %.1f%s", sum/float64(n), hi, unit)
+	return fmt.Sprintf("%.1f / %.1f%s", benchenv.Sum(v)/float64(len(v)), slices.Max(v), unit)
 }
 
 func ms(d time.Duration) string { return benchenv.Ms(d, 2) }
@@ -265,16 +268,11 @@ func lastErr(s string) string {
 }
 
 func maxOf(ss []sample, f func(sample) float64, unit string) string {
-	hi := math.NaN()
-	for _, s := range ss {
-		if v := f(s); !math.IsNaN(v) && (math.IsNaN(hi) || v > hi) {
-			hi = v
-		}
-	}
-	if math.IsNaN(hi) {
+	v := defined(ss, f)
+	if len(v) == 0 {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.1f%s", hi, unit)
+	return fmt.Sprintf("%.1f%s", slices.Max(v), unit)
 }
 
 func orNone(s string) string {

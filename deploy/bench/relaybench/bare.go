@@ -48,7 +48,7 @@ func (b *bench) bareDrain(ctx context.Context, want int) (result, error) {
 		return result{}, fmt.Errorf("bare reader: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	cpu0 := b.sampleCPU()
+	cpu0 := b.CPU()
 	start := time.Now()
 	if err := pglogrepl.StartReplication(ctx, conn, bareSlot, 0, pglogrepl.StartReplicationOptions{
 		PluginArgs: []string{"proto_version '2'", "publication_names 'gatehouse_outbox'", "streaming 'on'"}}); err != nil {
@@ -68,25 +68,23 @@ func (b *bench) bareDrain(ctx context.Context, want int) (result, error) {
 		}
 	}
 	elapsed := time.Since(start)
-	cpu := cpuBetween(cpu0, b.sampleCPU())
+	cpu := b.CPU().Since(cpu0)
 	r := result{what: bareWhat, offered: fmt.Sprintf("backlog of %d rows", want), n: want,
 		throughput: float64(want) / elapsed.Seconds(), p50: -1, p99: -1, load: benchenv.LoadAvgText(), cpu: &cpu}
-	b.logf("bare reader: %.0f records/s; %s", r.throughput, cpu.perRow(want))
+	b.Logf("bare reader: %.0f records/s; %s", r.throughput, cpuLog(cpu, want))
 	return r, nil
 }
 
 // dropSlot drops a replication slot once its walsender has gone (a stopped
 // relay's session may take a moment to end).
 func (b *bench) dropSlot(ctx context.Context, slot string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, err := b.Pool.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot)
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("drop replication slot %s: %w", slot, err)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var last error
+	err := benchenv.Until(ctx, 200*time.Millisecond, 30*time.Second, func() (bool, error) {
+		_, last = b.Pool.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot)
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("drop replication slot %s: %w (%v)", slot, err, last)
 	}
+	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // ceilingClient is the plain franz-go producer of the ceiling rows: its
@@ -38,7 +40,7 @@ func (b *bench) ceiling(ctx context.Context, rate int) (result, error) {
 	if rate > 0 {
 		offered = fmt.Sprintf("%d/s", rate)
 	}
-	var cpu0 cpuSample
+	var cpu0 benchenv.CPUMark
 	s, total, start, err := b.onTopic(ctx, "ceiling", b.o.duration+2*time.Minute, nil, func(topic string, s *stamps) (int, error) {
 		produce := func(rs []row) {
 			ids := make([]string, len(rs))
@@ -50,9 +52,9 @@ func (b *bench) ceiling(ctx context.Context, rate int) (result, error) {
 				cl.Produce(ctx, ceilingRecord(topic, r), nil)
 			}
 		}
-		cpu0 = b.sampleCPU()
+		cpu0 = b.CPU()
 		if rate > 0 {
-			return paced(ctx, rate, b.o.duration, func(n int) error { produce(b.rows(n)); return nil })
+			return benchenv.Pace(ctx, float64(rate), b.o.duration, func(n int) error { produce(b.rows(n)); return nil })
 		}
 		n := 0
 		for start := time.Now(); time.Since(start) < b.o.duration; n += 20_000 {
@@ -64,11 +66,11 @@ func (b *bench) ceiling(ctx context.Context, rate int) (result, error) {
 		return result{}, err
 	}
 	r := summarize("franz-go producer → broker (ceiling)", offered, s, total, s.lastRecv.Sub(start), rate > 0)
-	b.logf("ceiling %s: %.0f records/s p50 %v p99 %v", offered, r.throughput, r.p50, r.p99)
+	b.Logf("ceiling %s: %.0f records/s p50 %v p99 %v", offered, r.throughput, r.p50, r.p99)
 	if rate == 0 {
-		u := cpuBetween(cpu0, b.sampleCPU())
+		u := b.CPU().Since(cpu0)
 		r.cpu = &u
-		b.logf("ceiling %s: %s", offered, u.perRow(total))
+		b.Logf("ceiling %s: %s", offered, cpuLog(u, total))
 	}
 	return r, nil
 }
@@ -88,13 +90,13 @@ func (b *bench) ceilingBurst(ctx context.Context, n int, mode string) (result, e
 	}
 	defer cl.Close()
 	var recs []*kgo.Record
-	var cpu0 cpuSample
+	var cpu0 benchenv.CPUMark
 	s, _, start, err := b.onTopic(ctx, "ceiling-burst", 5*time.Minute, func(topic string) {
 		for _, r := range b.rows(n) {
 			recs = append(recs, ceilingRecord(topic, r))
 		}
 	}, func(string, *stamps) (int, error) {
-		cpu0 = b.sampleCPU()
+		cpu0 = b.CPU()
 		for _, rec := range recs {
 			cl.Produce(ctx, rec, nil)
 		}
@@ -103,10 +105,10 @@ func (b *bench) ceilingBurst(ctx context.Context, n int, mode string) (result, e
 	if err != nil {
 		return result{}, err
 	}
-	u := cpuBetween(cpu0, b.sampleCPU())
+	u := b.CPU().Since(cpu0)
 	r := summarize("franz-go producer → broker (ceiling)", fmt.Sprintf(burstOffered, n, mode), s, n, s.lastRecv.Sub(start), false)
 	r.cpu = &u
-	b.logf("ceiling burst before the %s drain: %.0f records/s; %s", mode, r.throughput, u.perRow(n))
+	b.Logf("ceiling burst before the %s drain: %.0f records/s; %s", mode, r.throughput, cpuLog(u, n))
 	return r, nil
 }
 

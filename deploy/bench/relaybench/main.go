@@ -28,7 +28,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"io"
 	"time"
 
@@ -36,20 +35,23 @@ import (
 )
 
 type options struct {
+	benchenv.Options
 	duration   time.Duration `flag:"d" default:"10s" help:"length of each paced and max run"`
-	rates      []int
-	modes      []string
-	backlog    int    `flag:"backlog" default:"200000" help:"rows of the backlog-drain run (0 skips it)"`
-	keys       int    `flag:"keys" default:"1000" help:"distinct keys (subject objects)"`
-	batch      int    `flag:"batch" default:"500" help:"rows per transaction in max and backlog runs"`
-	writers    int    `flag:"writers" default:"2" help:"concurrent writers in the max run"`
-	partitions int    `flag:"partitions" default:"6" help:"partitions of the benchmark topics"`
-	runs       int    `flag:"runs" default:"1" help:"repetitions of every measurement (each is a row)"`
-	pgDir      string `flag:"pg-dir" help:"directory of the private PostgreSQL cluster (default: a temp dir)"`
-	cpuProfile string `flag:"cpuprofile" help:"write a CPU profile of this process (relay and benchmark consumer) during the first backlog drain to this file"`
+	rates      []int         `flag:"rates" default:"1000,5000" help:"paced rates in rows/s"`
+	modes      []string      `flag:"modes" default:"replication,poll" help:"relay modes to measure"`
+	backlog    int           `flag:"backlog" default:"200000" help:"rows of the backlog-drain run (0 skips it)"`
+	keys       int           `flag:"keys" default:"1000" help:"distinct keys (subject objects)"`
+	batch      int           `flag:"batch" default:"500" help:"rows per transaction in max and backlog runs"`
+	writers    int           `flag:"writers" default:"2" help:"concurrent writers in the max run"`
+	partitions int           `flag:"partitions" default:"6" help:"partitions of the benchmark topics"`
+	runs       int           `flag:"runs" default:"1" help:"repetitions of every measurement (each is a row)"`
+	cpuProfile string        `flag:"cpuprofile" help:"write a CPU profile of this process (relay and benchmark consumer) during the first backlog drain to this file"`
 }
 
-func main() { benchenv.Main("relaybench", run) }
+func main() {
+	o := &options{Options: benchenv.Options{Name: "relaybench", Kafka: true}}
+	benchenv.Run(helpText, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, o, stdout) })
+}
 
 const helpText = `relaybench measures gatehouse's outbox relay (logical replication and
 poll mode) against a plain franz-go producer writing the same records to the
@@ -63,25 +65,8 @@ Example:
 Flags:
 `
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("relaybench", flag.ContinueOnError)
-	o := &options{}
-	rates := fs.String("rates", "1000,5000", "paced rates in rows/s")
-	modes := fs.String("modes", "replication,poll", "relay modes to measure")
-	benchenv.Flags(fs, o)
-	if done, err := benchenv.ParseFlags(fs, helpText, args, stdout, stderr); done || err != nil {
-		return err
-	}
-	var err error
-	if o.rates, err = benchenv.IntList("-rates", *rates); err != nil {
-		return err
-	}
-	o.modes = benchenv.List(*modes)
-	b, err := setup(ctx, o, stderr)
-	if err != nil {
-		return err
-	}
-	defer b.close()
+func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) error {
+	b := &bench{Stack: st, o: o}
 	var rows []result
 	for run := range max(o.runs, 1) {
 		first := len(rows)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -24,8 +25,8 @@ type result struct {
 	throughput float64       // records/s
 	p50, p99   time.Duration // <0: not measured
 	dups       int
-	load       string  // 1-minute load average when the run ended
-	cpu        *cpuUse // CPU of the benchmark's processes (max and backlog runs)
+	load       string            // 1-minute load average when the run ended
+	cpu        *benchenv.CPUMark // CPU of the benchmark's processes (max and backlog runs)
 }
 
 // stamps records when each id was committed (or produced) and received.
@@ -92,33 +93,6 @@ func (b *bench) consume(ctx context.Context, topic string, s *stamps, want func(
 // start fetching, so its start-up is not counted as latency.
 func warmUp() { time.Sleep(2 * time.Second) }
 
-// paced calls emit every 10ms with the number of rows due at rate since
-// start, for d.
-func paced(ctx context.Context, rate int, d time.Duration, emit func(n int) error) (int, error) {
-	start := time.Now()
-	sent := 0
-	t := time.NewTicker(10 * time.Millisecond)
-	defer t.Stop()
-	for {
-		el := time.Since(start)
-		if el >= d {
-			return sent, nil
-		}
-		due := int(float64(rate)*el.Seconds()) - sent
-		if due > 0 {
-			if err := emit(due); err != nil {
-				return sent, err
-			}
-			sent += due
-		}
-		select {
-		case <-ctx.Done():
-			return sent, ctx.Err()
-		case <-t.C:
-		}
-	}
-}
-
 func summarize(what, offered string, s *stamps, n int, elapsed time.Duration, withLatency bool) result {
 	r := result{what: what, offered: offered, n: n, p50: -1, p99: -1, load: benchenv.LoadAvgText()}
 	s.mu.Lock()
@@ -151,7 +125,7 @@ func (b *bench) startRelay(ctx context.Context, mode string) (func(), error) {
 	cfg.Kafka.Brokers, cfg.Kafka.Partitions, cfg.Kafka.ReplicationFactor = b.Kafka.Brokers, int32(b.o.partitions), 1
 	rc, kc := wiring.Relay(cfg), wiring.RelayKafka(cfg)
 	return benchenv.Relay(ctx, relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: rc, Kafka: kc,
-		Logger: slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 }
 
 // relayRuns measures one mode: paced runs, a max run and a backlog drain.
@@ -176,12 +150,12 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 			return result{}, err
 		}
 		r := summarize(what, offered, s, n, s.lastRecv.Sub(start), latency)
-		b.logf("%s %s: %d rows, %.0f records/s p50 %v p99 %v dups %d", what, offered, n, r.throughput, r.p50, r.p99, r.dups)
+		b.Logf("%s %s: %d rows, %.0f records/s p50 %v p99 %v dups %d", what, offered, n, r.throughput, r.p50, r.p99, r.dups)
 		return r, nil
 	}
 	for _, rate := range b.o.rates {
 		r, err := measure(fmt.Sprintf("%d/s", rate), true, func(topic string, s *stamps) (int, error) {
-			return paced(ctx, rate, b.o.duration, func(n int) error {
+			return benchenv.Pace(ctx, float64(rate), b.o.duration, func(n int) error {
 				ids, err := b.insert(ctx, topic, b.rows(n))
 				s.markSent(ids, time.Now())
 				return err
@@ -231,21 +205,21 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 			return nil, err
 		}
 		start := time.Now()
-		cpu0 := b.sampleCPU()
+		cpu0 := b.CPU()
 		if stop, err = b.startRelay(ctx, mode); err != nil {
 			return nil, err
 		}
 		ready := time.Since(start)
 		err = <-done
-		cpu := cpuBetween(cpu0, b.sampleCPU())
+		cpu := b.CPU().Since(cpu0)
 		endProfile()
 		if err != nil {
 			return nil, err
 		}
 		r := summarize(what, fmt.Sprintf("backlog of %d rows", b.o.backlog), s, b.o.backlog, s.lastRecv.Sub(start), false)
 		r.cpu = &cpu
-		b.logf("%s backlog: %.0f records/s (relay ready after %v, first record after %v); %s", what, r.throughput,
-			ready.Round(time.Millisecond), s.first.Sub(start).Round(time.Millisecond), cpu.perRow(b.o.backlog))
+		b.Logf("%s backlog: %.0f records/s (relay ready after %v, first record after %v); %s", what, r.throughput,
+			ready.Round(time.Millisecond), s.first.Sub(start).Round(time.Millisecond), cpuLog(cpu, b.o.backlog))
 		out = append(out, r)
 	}
 	if mode == relay.ModeReplication {

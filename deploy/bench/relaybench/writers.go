@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -62,31 +61,16 @@ func (b *bench) insert(ctx context.Context, topic string, rs []row) ([]string, e
 // o.batch-row transactions back to back for o.duration. It returns the rows
 // committed.
 func (b *bench) writeFlatOut(ctx context.Context, topic string, s *stamps) (int, error) {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	total := 0
-	var firstErr error
-	start := time.Now()
-	for range b.o.writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Since(start) < b.o.duration && ctx.Err() == nil {
-				ids, err := b.insert(ctx, topic, b.rows(b.o.batch))
-				s.markSent(ids, time.Now())
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				if err == nil {
-					total += len(ids)
-				}
-				mu.Unlock()
-			}
-		}()
+	r := benchenv.Loop(ctx, b.o.writers, b.o.duration, func(int) error {
+		ids, err := b.insert(ctx, topic, b.rows(b.o.batch))
+		s.markSent(ids, time.Now())
+		return err
+	})
+	ok, failed := r.Counts()
+	if failed > 0 {
+		return ok * b.o.batch, fmt.Errorf("%d of %d transactions failed (last: %s)", failed, ok+failed, r.LastError)
 	}
-	wg.Wait()
-	return total, firstErr
+	return ok * b.o.batch, nil
 }
 
 // writersAlone measures the max run's writers with no relay and no slot:
@@ -113,6 +97,6 @@ func (b *bench) writersAlone(ctx context.Context) (result, error) {
 	}
 	r := result{what: "PostgreSQL writers alone (no relay, no slot)", offered: fmt.Sprintf("max (%d writers × %d rows/tx)", b.o.writers, b.o.batch),
 		n: n, throughput: float64(n) / elapsed.Seconds(), p50: -1, p99: -1, load: benchenv.LoadAvgText()}
-	b.logf("writers alone: %d rows, %.0f rows/s", n, r.throughput)
+	b.Logf("writers alone: %d rows, %.0f rows/s", n, r.throughput)
 	return r, nil
 }

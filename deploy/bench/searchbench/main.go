@@ -13,19 +13,11 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	mrand "math/rand/v2"
-	"net"
-	"net/http"
-	"slices"
 	"time"
-
-	"github.com/go-chi/chi/v5"
 
 	"github.com/gatehouse/gatehouse/api"
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
@@ -34,11 +26,19 @@ import (
 	"github.com/gatehouse/gatehouse/wiring"
 )
 
-func main() { benchenv.Main("searchbench", run) }
+func main() {
+	o := &options{Options: benchenv.Options{Name: "searchbench"}}
+	benchenv.Run(help, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, *o, stdout) })
+}
 
 type options struct {
-	events, customers, queries, conns, rounds int
-	d                                         time.Duration
+	benchenv.Options
+	events    int           `flag:"events" default:"1000000" help:"events of the searched provider over the last 24 hours"`
+	customers int           `flag:"customers" default:"100000" help:"distinct customers among them (a search finds events/customers)"`
+	queries   int           `flag:"queries" default:"40" help:"searches per mode"`
+	conns     int           `flag:"c" default:"64" help:"closed-loop connections of the ingest rounds"`
+	rounds    int           `flag:"rounds" default:"3" help:"ingest rounds per provider (alternating)"`
+	d         time.Duration `flag:"d" default:"8s" help:"length of each ingest round"`
 }
 
 const help = `searchbench measures the payload search of GET /api/v1/events over a day of
@@ -49,26 +49,8 @@ Example: go run ./deploy/bench/searchbench -events 1000000 -rounds 3
 Flags:
 `
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("searchbench", flag.ContinueOnError)
-	var o options
-	fs.IntVar(&o.events, "events", 1_000_000, "events of the searched provider over the last 24 hours")
-	fs.IntVar(&o.customers, "customers", 100_000, "distinct customers among them (a search finds events/customers)")
-	fs.IntVar(&o.queries, "queries", 40, "searches per mode")
-	fs.IntVar(&o.conns, "c", 64, "closed-loop connections of the ingest rounds")
-	fs.IntVar(&o.rounds, "rounds", 3, "ingest rounds per provider (alternating)")
-	fs.DurationVar(&o.d, "d", 8*time.Second, "length of each ingest round")
-	if done, err := benchenv.ParseFlags(fs, help, args, stdout, stderr); done {
-		return err
-	}
-	st, err := benchenv.Start(ctx, benchenv.Options{Name: "searchbench"}, stderr)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	secret := make([]byte, 16)
-	_, _ = rand.Read(secret)
-	key := []byte("whsec_search_" + hex.EncodeToString(secret))
+func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) error {
+	key := benchenv.Secret("whsec_search_", 16)
 	cfg, err := config.Parse([]byte(fmt.Sprintf("database_url: %q\nproviders:\n%s%s", st.DBURL,
 		benchenv.ProviderYAML("shop", key, "    search: indexed\n"), benchenv.ProviderYAML("plain", key, ""))), func(string) string { return "" })
 	if err != nil {
@@ -90,7 +72,10 @@ FROM generate_series(1, $1::int) i`, o.events, o.customers); err != nil {
 		return err
 	}
 	st.Logf("loaded in %s", time.Since(start).Round(time.Second))
-	scan := searchLatency(ctx, api.Inbox{Pool: st.Pool}, o)
+	scan, err := searchLatency(ctx, api.Inbox{Pool: st.Pool}, o)
+	if err != nil {
+		return err
+	}
 	st.Logf("building the search index (maintenance pass, concurrently)")
 	t0 := time.Now()
 	mc := wiring.IngestMaintenance(cfg)
@@ -108,22 +93,13 @@ FROM generate_series(1, $1::int) i`, o.events, o.customers); err != nil {
 WHERE i.relname LIKE '%\_search\_%'`).Scan(&indexBytes); err != nil {
 		return err
 	}
-	indexed := searchLatency(ctx, api.Inbox{Pool: st.Pool, SearchIndexed: api.SearchIndexed(wiring.APIProviders(cfg))}, o)
+	indexed, err := searchLatency(ctx, api.Inbox{Pool: st.Pool, SearchIndexed: api.SearchIndexed(wiring.APIProviders(cfg))}, o)
+	if err != nil {
+		return err
+	}
 	// The maintenance pass runs every minute beside the rounds, as in
 	// gatehouse serve (it merges the indexes' pending lists).
-	mctx, stopMaintenance := context.WithCancel(ctx)
-	go func() {
-		t := time.NewTicker(time.Minute)
-		defer t.Stop()
-		for {
-			select {
-			case <-mctx.Done():
-				return
-			case <-t.C:
-				_, _ = mt.Pass(mctx)
-			}
-		}
-	}()
+	stopMaintenance := benchenv.Every(ctx, time.Minute, func(ctx context.Context) { _, _ = mt.Pass(ctx) })
 	with, without, err := ingestRounds(ctx, st, cfg, key, o)
 	stopMaintenance()
 	if err != nil {
@@ -135,76 +111,55 @@ WHERE i.relname LIKE '%\_search\_%'`).Scan(&indexBytes); err != nil {
 
 // searched is one mode's first pages.
 type searched struct {
-	lat     []time.Duration // sorted
-	found   int             // events found on the first pages, all queries
-	partial int             // first pages cut short by the scan budget
+	lat     *benchenv.Hist
+	found   int // events found on the first pages, all queries
+	partial int // first pages cut short by the scan budget
 }
-
-func (s searched) q(p float64) time.Duration { return s.lat[int(p*float64(len(s.lat)-1)+0.5)] }
 
 // searchLatency runs o.queries first pages of "this customer's orders"
 // (random customers) through ib, as GET /api/v1/events?provider=shop&match=…
-func searchLatency(ctx context.Context, ib api.Inbox, o options) searched {
-	var s searched
+func searchLatency(ctx context.Context, ib api.Inbox, o options) (searched, error) {
+	s := searched{lat: benchenv.NewHist()}
 	for range o.queries {
 		f := api.EventFilter{Provider: "shop", Match: fmt.Sprintf(`{"data":{"object":{"customer":"cus_%d"}}}`, mrand.IntN(o.customers))}
 		t0 := time.Now()
 		page, err := ib.ListEvents(ctx, f, nil, api.DefaultPageSize)
-		s.lat = append(s.lat, time.Since(t0))
 		if err != nil {
-			panic(err)
+			return s, fmt.Errorf("search: %w", err)
 		}
+		s.lat.Record(time.Since(t0))
 		s.found += len(page.Events)
 		if page.Partial {
 			s.partial++
 		}
 	}
-	slices.Sort(s.lat)
-	return s
+	return s, nil
 }
 
 // ingestRounds alternates closed-loop rounds of deliveries of the indexed
 // provider and of the plain one to an in-process receiver on the loaded
 // database, and returns each one's events/s per round.
 func ingestRounds(ctx context.Context, st *benchenv.Stack, cfg *config.Config, key []byte, o options) (with, without []float64, err error) {
-	w, err := ingest.NewWriter(st.Pool, 1, 64)
+	addr, stop, err := benchenv.InProcess(st.Pool, cfg, 1, 64, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer w.Close()
-	ic := wiring.Receiver(cfg)
-	ic.Writer, ic.Logger = w, slog.New(slog.DiscardHandler)
-	rcv, err := ingest.New(ic)
-	if err != nil {
-		return nil, nil, err
-	}
-	r := chi.NewRouter()
-	rcv.Routes(r)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, nil, err
-	}
-	srv := &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	addr := ln.Addr().String()
+	defer stop()
 	gens := map[string]*benchenv.Deliveries{"shop": benchenv.NewDeliveries("shop", addr, key, 512), "plain": benchenv.NewDeliveries("plain", addr, key, 512)}
 	for i := range 2*o.rounds + 2 {
 		name := []string{"shop", "plain"}[(i+i/2)%2] // shop plain plain shop shop plain …
 		res := benchenv.Load{Addr: addr, Conns: o.conns, Next: gens[name].Next}.Closed(ctx, o.d)
-		ok, failed := res.Counts()
-		if failed > 0 {
-			return nil, nil, fmt.Errorf("%s round: %d failed deliveries", name, failed)
+		if _, failed := res.Counts(); failed > 0 {
+			return nil, nil, fmt.Errorf("%s round: %d failed deliveries (last: %s)", name, failed, res.LastError)
 		}
-		rate := float64(ok) / o.d.Seconds()
-		st.Logf("round %d %s: %.0f events/s, load %.1f", i+1, name, rate, benchenv.LoadAvg())
+		st.Logf("round %d %s: %.0f events/s, load %.1f", i+1, name, res.Rate(), benchenv.LoadAvg())
 		if i < 2 {
 			continue // warm-up of each
 		}
 		if name == "shop" {
-			with = append(with, rate)
+			with = append(with, res.Rate())
 		} else {
-			without = append(without, rate)
+			without = append(without, res.Rate())
 		}
 	}
 	return with, without, nil
@@ -214,25 +169,21 @@ func report(w io.Writer, st *benchenv.Stack, o options, scan, indexed searched, 
 	fmt.Fprintf(w, "## Payload search\n\n")
 	fmt.Fprintf(w, "PostgreSQL %s, private cluster (fsync on). %d events of one provider received over the last 24 hours (~600-byte payloads, %d customers), searched for one customer's orders (`match={\"data\":{\"object\":{\"customer\":\"cus_N\"}}}`, random N) through the API's read model (`api.Inbox.ListEvents`, first page of %d), %d searches per mode. Load average after: %.1f.\n\n",
 		st.PGVersion, o.events, o.customers, api.DefaultPageSize, o.queries, benchenv.LoadAvg())
-	fmt.Fprintf(w, "| search | p50 | p95 | max | events found (all first pages) | first pages cut short by the scan budget |\n|---|---:|---:|---:|---:|---:|\n")
+	tb := benchenv.NewTable(w, "search", "p50>", "p95>", "max>", "events found (all first pages)>", "first pages cut short by the scan budget>")
 	for _, r := range []struct {
 		name string
 		s    searched
 	}{{"bounded scan (search: scan)", scan}, {"GIN index (search: indexed)", indexed}} {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %d of %d |\n", r.name, benchenv.Ms(r.s.q(0.5), 1), benchenv.Ms(r.s.q(0.95), 1), benchenv.Ms(r.s.lat[len(r.s.lat)-1], 1), r.s.found, r.s.partial, len(r.s.lat))
+		tb.Row(r.name, benchenv.Ms(r.s.lat.Q(0.5), 1), benchenv.Ms(r.s.lat.Q(0.95), 1), benchenv.Ms(r.s.lat.Q(1), 1), r.s.found, fmt.Sprintf("%d of %d", r.s.partial, r.s.lat.N()))
 	}
 	fmt.Fprintf(w, "\nThe index: built in %s by the maintenance pass (concurrently, on the existing partitions), %.0f MB for %d events.\n\n", build.Round(time.Second), float64(indexBytes)/1e6, o.events)
 	ratio := benchenv.Median(with) / benchenv.Median(without)
-	fmt.Fprintf(w, "| receiver, closed loop, %d connections, in-process, on the loaded database | events/s (median of %d rounds) | rounds |\n|---|---:|---|\n", o.conns, len(with))
-	fmt.Fprintf(w, "| provider with `search: indexed` | %.0f | %v |\n| provider without | %.0f | %v |\n| **ratio with ÷ without** | **%.2f** | |\n\n", benchenv.Median(with), rounded(with), benchenv.Median(without), rounded(without), ratio)
-	verdict := func(ok bool) string {
-		if ok {
-			return "met"
-		}
-		return "NOT met"
-	}
-	fmt.Fprintf(w, "Targets: first page ≤ 1 s at p95 with the index: %s (%s); ingest ratio ≥ 0.85: %s (%.2f).\n",
-		verdict(indexed.q(0.95) <= time.Second), benchenv.Ms(indexed.q(0.95), 1), verdict(ratio >= 0.85), ratio)
+	tb = benchenv.NewTable(w, fmt.Sprintf("receiver, closed loop, %d connections, in-process, on the loaded database", o.conns), fmt.Sprintf("events/s (median of %d rounds)>", len(with)), "rounds")
+	tb.Rowf("provider with `search: indexed` | %.0f | %v", benchenv.Median(with), rounded(with))
+	tb.Rowf("provider without | %.0f | %v", benchenv.Median(without), rounded(without))
+	tb.Rowf("**ratio with ÷ without** | **%.2f** |", ratio)
+	fmt.Fprintf(w, "\nTargets: first page ≤ 1 s at p95 with the index: %s (%s); ingest ratio ≥ 0.85: %s (%.2f).\n",
+		benchenv.Verdict(indexed.lat.Q(0.95) <= time.Second), benchenv.Ms(indexed.lat.Q(0.95), 1), benchenv.Verdict(ratio >= 0.85), ratio)
 }
 
 func rounded(v []float64) []int {

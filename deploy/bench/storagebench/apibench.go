@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -23,7 +22,7 @@ type apiCase struct {
 // o.days/2 days back), median and worst of -api-samples each.
 type apiTiming struct {
 	c                    apiCase
-	first, deep          []time.Duration
+	first, deep          *benchenv.Hist
 	firstRows, deepRows  int
 	firstPart, deepPart  bool
 	firstWindow, deepWin bool
@@ -60,7 +59,7 @@ ORDER BY received_at DESC, provider DESC, event_id DESC LIMIT 1`, o.days/2).Scan
 	}
 	out := make([]apiTiming, len(cases))
 	for i := range out {
-		out[i].c = cases[i]
+		out[i] = apiTiming{c: cases[i], first: benchenv.NewHist(), deep: benchenv.NewHist()}
 	}
 	for range o.apiSamples {
 		for i, c := range cases {
@@ -69,7 +68,7 @@ ORDER BY received_at DESC, provider DESC, event_id DESC LIMIT 1`, o.days/2).Scan
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", c.name, err)
 			}
-			out[i].first = append(out[i].first, time.Since(t))
+			out[i].first.Record(time.Since(t))
 			out[i].firstRows, out[i].firstPart, out[i].firstWindow = len(p.Events), p.Partial, p.Window != nil
 			cur := deep
 			t = time.Now()
@@ -77,7 +76,7 @@ ORDER BY received_at DESC, provider DESC, event_id DESC LIMIT 1`, o.days/2).Scan
 			if err != nil {
 				return nil, fmt.Errorf("%s, deep: %w", c.name, err)
 			}
-			out[i].deep = append(out[i].deep, time.Since(t))
+			out[i].deep.Record(time.Since(t))
 			out[i].deepRows, out[i].deepPart, out[i].deepWin = len(p.Events), p.Partial, p.Window != nil
 		}
 	}
@@ -90,8 +89,8 @@ func reportAPI(w io.Writer, o options, ts []apiTiming) {
 		o.days/2, o.apiSamples, api.ScanBudget)
 	tb := benchenv.NewTable(w, "query", "first page ms", "rows", "deep page ms", "rows")
 	for _, t := range ts {
-		tb.Rowf("%s | %s (%s) | %d%s | %s (%s) | %d%s", t.c.name, ms(benchenv.Pct(t.first, 0.5)), ms(slices.Max(t.first)), t.firstRows, flags(t.firstPart, t.firstWindow),
-			ms(benchenv.Pct(t.deep, 0.5)), ms(slices.Max(t.deep)), t.deepRows, flags(t.deepPart, t.deepWin))
+		tb.Rowf("%s | %s (%s) | %d%s | %s (%s) | %d%s", t.c.name, ms(t.first.Q(0.5)), ms(t.first.Q(1)), t.firstRows, flags(t.firstPart, t.firstWindow),
+			ms(t.deep.Q(0.5)), ms(t.deep.Q(1)), t.deepRows, flags(t.deepPart, t.deepWin))
 	}
 }
 

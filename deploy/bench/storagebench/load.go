@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
 // origin aligns partitions exactly as internal/storage does.
@@ -32,10 +34,8 @@ func (s span) name() string { return s.parent + "_p" + s.starts.UTC().Format("20
 // others (through storage_create_partition, empty); without, it creates
 // them all.
 func layout(ctx context.Context, pool *pgxpool.Pool, o options, history bool) (past []span, err error) {
-	if _, err := pool.Exec(ctx, `DO $$ DECLARE r record; BEGIN
-  FOR r IN SELECT name FROM storage_partitions LOOP EXECUTE format('DROP TABLE %I', r.name); END LOOP;
-  DELETE FROM storage_partitions; END $$`); err != nil {
-		return nil, fmt.Errorf("partition layout: %w", err)
+	if err := benchenv.DropPartitions(ctx, pool); err != nil {
+		return nil, err
 	}
 	var today time.Time
 	if err := pool.QueryRow(ctx, `SELECT date_trunc('day', now(), 'UTC')`).Scan(&today); err != nil {

@@ -29,7 +29,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -44,20 +43,33 @@ import (
 )
 
 type options struct {
+	benchenv.Options
+	sharedBuf   string        `flag:"shared-buffers" help:"PostgreSQL's shared_buffers (default: testenv's 128MB, PostgreSQL's own default)"`
 	history     int           `flag:"history" default:"5000000" help:"earlier events loaded into the history store"`
 	days        int           `flag:"days" default:"30" help:"days of history (one inbox partition a day; the default retention is 30 days)"`
 	keyInterval time.Duration `flag:"key-interval" default:"24h" help:"width of the dedupe key partitions (storage.key_partition_interval)"`
+	keyFilterFP float64       `flag:"key-filters" help:"false positive rate of the key filters built for the history's sealed key partitions (storage.key_filter_false_positives; 0: none)"`
 	loadWorkers int           `flag:"load-workers" default:"2" help:"partitions loaded at once"`
 	duration    time.Duration `flag:"d" default:"15s" help:"length of each closed-loop run"`
 	runs        int           `flag:"runs" default:"3" help:"interleaved pairs of runs (empty, history)"`
-	passes      int           `flag:"passes" default:"3" help:"retention passes, each in its own closed-loop run after a steady one: odd ones drop the oldest inbox partition (daily with the defaults), even ones also the oldest key partition (daily too with the defaults)"`
 	conns       int           `flag:"conns" default:"64" help:"concurrent deliveries"`
+	passes      int           `flag:"passes" default:"3" help:"retention passes, each in its own closed-loop run after a steady one: odd ones drop the oldest inbox partition (daily with the defaults), even ones also the oldest key partition (daily too with the defaults)"`
 	apiSamples  int           `flag:"api-samples" default:"20" help:"samples of each API page timing (0: skip the API timings)"`
-	sharedBuf   string        `flag:"shared-buffers" help:"PostgreSQL's shared_buffers (default: testenv's 128MB, PostgreSQL's own default)"`
-	keyFilterFP float64       `flag:"key-filters" help:"false positive rate of the key filters built for the history's sealed key partitions (storage.key_filter_false_positives; 0: none)"`
 }
 
-func main() { benchenv.Main("storagebench", run) }
+func main() {
+	o := &options{Options: benchenv.Options{Name: "storagebench"}, keyFilterFP: config.DefaultKeyFilterFalsePositives}
+	benchenv.Run(helpText, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, *o, stdout) })
+}
+
+// Validate completes the options once parsed (benchenv.Parse): PostgreSQL
+// starts with -shared-buffers.
+func (o *options) Validate() error {
+	if o.sharedBuf != "" {
+		o.PGSettings = map[string]string{"shared_buffers": o.sharedBuf}
+	}
+	return nil
+}
 
 const helpText = `storagebench measures what history and retention cost the receiver's write
 (README "Retention"): throughput and WAL per event against an empty store and a
@@ -71,23 +83,7 @@ Example (5 M events of history, ~4 GB, about 10 minutes on 2 cores):
 Flags:
 `
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var o options
-	fs := flag.NewFlagSet("storagebench", flag.ContinueOnError)
-	o.keyFilterFP = config.DefaultKeyFilterFalsePositives
-	benchenv.Flags(fs, &o)
-	if done, err := benchenv.ParseFlags(fs, helpText, args, stdout, stderr); done || err != nil {
-		return err
-	}
-	bo := benchenv.Options{Name: "storagebench"}
-	if o.sharedBuf != "" {
-		bo.PGSettings = map[string]string{"shared_buffers": o.sharedBuf}
-	}
-	st, err := benchenv.Start(ctx, bo, stderr)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) error {
 	histURL, err := testenv.CreateDatabase(ctx, st.PG.AdminURL(), true)
 	if err != nil {
 		return err

@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -25,8 +24,7 @@ func tableBytes(ctx context.Context, pool *pgxpool.Pool) map[string]int64 {
 }
 
 type result struct {
-	events   int
-	elapsed  time.Duration
+	benchenv.LoadResult
 	walBytes int64
 	keyScans int64 // index scans of the key partitions (keyScans)
 	// midFrom, midTo: when mid ran, from the start of the run.
@@ -35,14 +33,16 @@ type result struct {
 	perSec         []*benchenv.Hist // latencies by second of the run
 }
 
-func (r result) rate() float64             { return float64(r.events) / r.elapsed.Seconds() }
-func (r result) walPerEvent() float64      { return float64(r.walBytes) / float64(max(1, r.events)) }
-func (r result) scansPerEvent() float64    { return float64(r.keyScans) / float64(max(1, r.events)) }
+func (r result) events() int               { ok, _ := r.Counts(); return ok }
+func (r result) rate() float64             { return r.Rate() }
+func (r result) walPerEvent() float64      { return float64(r.walBytes) / float64(max(1, r.events())) }
+func (r result) scansPerEvent() float64    { return float64(r.keyScans) / float64(max(1, r.events())) }
 func (r result) p(q float64) time.Duration { return r.lat.Q(q) }
 
 // closedLoop runs o.conns deliveries at once through one Writer (as serve
 // does) for o.duration, each sending the next new random id as soon as its
-// previous one is acknowledged. mid, when set, runs once halfway.
+// previous one is acknowledged (benchenv.Loop). mid, when set, runs once
+// halfway.
 func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(context.Context)) (result, error) {
 	w, err := ingest.NewWriter(pool, 1, 64)
 	if err != nil {
@@ -62,79 +62,49 @@ func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(con
 	if err := pool.QueryRow(ctx, keyScans).Scan(&scans0); err != nil {
 		return result{}, err
 	}
-	secs := int(o.duration/time.Second) + 2
-	var (
-		mu     sync.Mutex
-		res    = result{lat: benchenv.NewHist(), perSec: make([]*benchenv.Hist, secs)}
-		stop   atomic.Bool
-		wg     sync.WaitGroup
-		failed atomic.Value
-		start  = time.Now()
-	)
 	payload := []byte(`{"id":"x","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1","customer":"cus_1","receipt_email":"a@example.com","description":"` + strings.Repeat("x", 300) + `"}}}`)
-	for c := range o.conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(c), uint64(start.UnixNano())))
-			var local []time.Duration
-			var localSec []int
-			for !stop.Load() {
-				id := fmt.Sprintf("evt_%016x%016x", rng.Uint64(), rng.Uint64())
-				now := time.Now()
-				t := time.Now()
-				_, err := w.Write(ctx, ingest.Record{Provider: "stripe", EventID: id, Type: "payment_intent.succeeded", CreatedAt: &now,
-					Payload: payload, SecretID: "live", AggregateID: "pi_1", Topic: "gatehouse.webhooks.stripe"})
-				if err != nil {
-					failed.Store(err)
-					return
-				}
-				d := time.Since(t)
-				local = append(local, d)
-				localSec = append(localSec, int(time.Since(start)/time.Second))
-			}
-			mu.Lock()
-			res.events += len(local)
-			for i, d := range local {
-				res.lat.Record(d)
-				if s := localSec[i]; s < secs {
-					if res.perSec[s] == nil {
-						res.perSec[s] = benchenv.NewHist()
-					}
-					res.perSec[s].Record(d)
-				}
-			}
-			mu.Unlock()
-		}()
+	seed := uint64(time.Now().UnixNano())
+	rngs := make([]*rand.Rand, o.conns)
+	for c := range rngs {
+		rngs[c] = rand.New(rand.NewPCG(uint64(c), seed))
 	}
-	if mid != nil {
-		time.Sleep(o.duration / 2)
-		res.midFrom = time.Since(start)
-		mid(ctx)
-		res.midTo = time.Since(start)
-		time.Sleep(o.duration - time.Since(start))
-	} else {
-		time.Sleep(o.duration)
-	}
-	stop.Store(true)
-	wg.Wait()
-	res.elapsed = time.Since(start)
-	if err, _ := failed.Load().(error); err != nil {
-		return res, fmt.Errorf("write: %w", err)
+	var res result
+	var midFrom, midTo time.Duration
+	midDone := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(midDone)
+		if mid != nil {
+			time.Sleep(o.duration / 2)
+			midFrom = time.Since(start)
+			mid(ctx)
+			midTo = time.Since(start)
+		}
+	}()
+	res.LoadResult = benchenv.Loop(ctx, o.conns, o.duration, func(c int) error {
+		id := fmt.Sprintf("evt_%016x%016x", rngs[c].Uint64(), rngs[c].Uint64())
+		now := time.Now()
+		_, err := w.Write(ctx, ingest.Record{Provider: "stripe", EventID: id, Type: "payment_intent.succeeded", CreatedAt: &now,
+			Payload: payload, SecretID: "live", AggregateID: "pi_1", Topic: "gatehouse.webhooks.stripe"})
+		return err
+	})
+	<-midDone
+	res.midFrom, res.midTo = midFrom, midTo
+	res.lat, res.perSec = res.Latencies(), res.PerSecond()
+	if _, failed := res.Counts(); failed > 0 {
+		return res, fmt.Errorf("write: %d failed (last: %s)", failed, res.LastError)
 	}
 	if err := pool.QueryRow(ctx, walLSN).Scan(&lsn1); err != nil {
 		return res, err
 	}
 	res.walBytes = lsn1 - lsn0
 	w.Close() // its backend's statistics are flushed as it exits
-	for range 50 {
-		if err := pool.QueryRow(ctx, keyScans).Scan(&scans1); err != nil {
-			return res, err
-		}
-		if scans1 > scans0 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
+	err = benchenv.Until(ctx, 100*time.Millisecond, 5*time.Second, func() (bool, error) {
+		err := pool.QueryRow(ctx, keyScans).Scan(&scans1)
+		return scans1 > scans0, err
+	})
+	if err != nil && !errors.Is(err, benchenv.ErrNotWithin) {
+		return res, err
 	}
 	res.keyScans = scans1 - scans0
 	return res, nil
