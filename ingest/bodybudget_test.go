@@ -34,29 +34,9 @@ func TestUnverifiedBodiesAreBounded(t *testing.T) {
 	// Two clients without the secret declare 1 MiB, send 20 000 bytes and
 	// stall.
 	for range 2 {
-		c, err := net.Dial("tcp", u.Host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, c)
-		head := "POST /webhooks/demo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1048000\r\n\r\n"
-		if _, err := c.Write(append([]byte(head), bytes.Repeat([]byte("a"), 20000)...)); err != nil {
-			t.Fatal(err)
-		}
+		conns = append(conns, slowClient(t, u.Host, 20000))
 	}
-	// Wait until both bodies are buffered and the bytes held are steady.
-	// Each has read 20 000 bytes into a buffer grown past them; steady
-	// means the same value over four samples 50 ms apart.
-	var held float64
-	for steady, deadline := 0, time.Now().Add(10*time.Second); steady < 4 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		now := h.metric("gatehouse_webhook_unverified_bytes")
-		if now >= 2*20000 && now == held {
-			steady++
-		} else {
-			steady = 0
-		}
-		held = now
-	}
+	held := steadyHeld(h, 2*20000)
 	if held < 2*20000 || held > 64<<10 {
 		t.Fatalf("unverified bytes held %v, want 40000..65536", held)
 	}
@@ -99,26 +79,43 @@ func TestUnverifiedBufferGrowsByWhatWasCharged(t *testing.T) {
 		c.BodyGrace = time.Minute
 	})
 	u, _ := url.Parse(h.url)
-	c, err := net.Dial("tcp", u.Host)
+	c := slowClient(t, u.Host, 20000)
+	defer c.Close()
+	held := steadyHeld(h, 20000)
+	if held < 20000 || held > 2*20000 {
+		t.Fatalf("one client that sent 20000 bytes holds %v of the budget, want 20000..40000", held)
+	}
+}
+
+// slowClient sends a delivery that declares 1 MiB, writes n bytes of it
+// and stalls, without the secret.
+func slowClient(t *testing.T, host string, n int) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", host)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
 	head := "POST /webhooks/demo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1048000\r\n\r\n"
-	if _, err := c.Write(append([]byte(head), bytes.Repeat([]byte("a"), 20000)...)); err != nil {
+	if _, err := c.Write(append([]byte(head), bytes.Repeat([]byte("a"), n)...)); err != nil {
+		c.Close()
 		t.Fatal(err)
 	}
+	return c
+}
+
+// steadyHeld waits until the unverified bytes held are at least least and
+// steady (the same over four samples 50 ms apart, within 10 s) and
+// returns them.
+func steadyHeld(h *harness, least float64) float64 {
 	var held float64
 	for steady, deadline := 0, time.Now().Add(10*time.Second); steady < 4 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		now := h.metric("gatehouse_webhook_unverified_bytes")
-		if now >= 20000 && now == held {
+		if now >= least && now == held {
 			steady++
 		} else {
 			steady = 0
 		}
 		held = now
 	}
-	if held < 20000 || held > 2*20000 {
-		t.Fatalf("one client that sent 20000 bytes holds %v of the budget, want 20000..40000", held)
-	}
+	return held
 }
