@@ -3,6 +3,7 @@ package consumers
 import (
 	"context"
 	"errors"
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"slices"
 	"strings"
 	"sync"
@@ -18,10 +19,10 @@ type work struct {
 	rec     *kgo.Record
 	k       tp
 	role    topicRole
-	ev      *Event
-	err     error   // decode, claim or handler error: the record fails
-	eff     *Effect // the handler's effect (nil: none)
-	first   *work   // the batch's first record of the same event; nil for a first
+	ev      *event.Event
+	err     error         // decode, claim or handler error: the record fails
+	eff     *event.Effect // the handler's effect (nil: none)
+	first   *work         // the batch's first record of the same event; nil for a first
 	outcome string
 	done    bool // finished: the offset may be marked
 	// recovered: its row was missing, then found and the event applied
@@ -153,7 +154,7 @@ func (s *session) decodeAll(ws []*work) []*work {
 	var firsts []*work
 	for _, w := range ws {
 		w.ev, w.err = decode(w.rec, w.role.provider)
-		if w.err == nil && w.ev.notice() {
+		if w.err == nil && isNotice(w.ev) {
 			w.outcome, w.done = OutcomeSkipped, true // not an event: nothing to claim, fetch or apply
 			continue
 		}
@@ -230,7 +231,7 @@ func (s *session) claimAll(ctx context.Context, firsts []*work) {
 // handleAll runs the handlers of the claimed events concurrently, with one
 // fetch memo for the batch (coalescing) and the store as forward ledger.
 func (s *session) handleAll(ctx context.Context, firsts []*work) {
-	mctx := withForwardLedger(withFetchMemo(ctx), s.r.store)
+	mctx := event.WithLedger(event.WithMemo(ctx), s.r.store)
 	var wg sync.WaitGroup
 	for _, w := range firsts {
 		if w.err != nil || w.done {

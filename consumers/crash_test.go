@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"os"
 	"os/exec"
 	"syscall"
@@ -45,13 +46,13 @@ func runChild() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	api, err := NewAPIClient(APIClientConfig{BaseURL: s.APIURL, Key: []byte(s.APIKey), Version: "2026-01-01"})
+	api, err := fetch.NewAPIClient(fetch.APIClientConfig{BaseURL: s.APIURL, Key: []byte(s.APIKey), Version: "2026-01-01"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
 	reg := NewRegistry()
-	RegisterReference(reg, s.Provider, api)
+	registerCatalogue(reg, s.Provider, "reference", api)
 	r, err := New(Config{
 		Brokers: s.Brokers, Group: s.Group, Topics: map[string]string{s.Provider: s.Topic}, RetryDelays: s.Delays,
 		Pool: pool, Handlers: reg, TopicSpec: kafka.TopicSpec{Partitions: 3}, SessionTimeout: 6 * time.Second, MaxPollRecords: s.MaxPoll,

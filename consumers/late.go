@@ -2,6 +2,7 @@ package consumers
 
 import (
 	"context"
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"slices"
 	"strings"
 	"sync"
@@ -112,9 +113,9 @@ func (s *session) lateFail(w *work, err error) {
 }
 
 // handler is the handler of ev, nil when none runs: no handler for its
-// type, or an erased event (Event.erased), which is then skipped.
-func (r *Runner) handler(ev *Event) Handler {
-	if ev.erased() {
+// type, or an erased event (isErased), which is then skipped.
+func (r *Runner) handler(ev *event.Event) event.Handler {
+	if isErased(ev) {
 		return nil
 	}
 	return r.cfg.Handlers.Lookup(ev.Provider, ev.Type)
@@ -123,11 +124,11 @@ func (r *Runner) handler(ev *Event) Handler {
 // handleAndApply runs ev's handler (the forward ledger is the store) and
 // applies its effect in one statement: the part of processEvent after the
 // claim.
-func (r *Runner) handleAndApply(ctx context.Context, ev *Event) (string, error) {
-	var eff *Effect
+func (r *Runner) handleAndApply(ctx context.Context, ev *event.Event) (string, error) {
+	var eff *event.Effect
 	if h := r.handler(ev); h != nil {
 		var err error
-		if eff, err = h.Handle(withForwardLedger(ctx, r.store), ev); err != nil {
+		if eff, err = h.Handle(event.WithLedger(ctx, r.store), ev); err != nil {
 			return "", err
 		}
 	}

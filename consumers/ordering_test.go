@@ -2,6 +2,7 @@ package consumers
 
 import (
 	"context"
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,7 +93,7 @@ func TestRecordBeforeInboxRowIsVisible(t *testing.T) {
 		t.Fatal(err)
 	}
 	r1 := f.readTopic(schemas.RetryTopic(f.topic, 1), 1, 20*time.Second)[0]
-	if header(r1, schemas.HeaderErrorClass) != ClassTransient {
+	if header(r1, schemas.HeaderErrorClass) != event.ClassTransient {
 		t.Fatalf("retry.1 headers %v", r1.Headers)
 	}
 	f.ingest("evt_early", "payment.succeeded", "pay_early") // the row becomes visible

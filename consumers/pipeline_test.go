@@ -56,7 +56,7 @@ func newPipeline(t *testing.T, name, providerYAML string) *pipeline {
 	pl := &pipeline{fixture: f, p: p, srv: httptest.NewServer(router), reg: prometheus.NewRegistry()}
 	t.Cleanup(pl.srv.Close)
 	rc := f.config(pl.reg)
-	if rc.Handlers, err = HandlersFromConfig(cfg.Providers, 5*time.Second, time.Now, testLogger(t), NewAPIMetrics(pl.reg)); err != nil {
+	if rc.Handlers, err = handlersFromConfig(cfg.Providers, 5*time.Second, time.Now, testLogger(t), pl.reg); err != nil {
 		t.Fatal(err)
 	}
 	f.start(rc)
@@ -129,17 +129,6 @@ func (pl *pipeline) eventIDs() []string {
 		out = append(out, id)
 	}
 	return out
-}
-
-func micros(t *testing.T, rfc string) int64 {
-	t.Helper()
-	for _, layout := range []string{time.RFC3339Nano, time.RFC1123Z} {
-		if ts, err := time.Parse(layout, rfc); err == nil {
-			return ts.UnixMicro()
-		}
-	}
-	t.Fatalf("bad time %q", rfc)
-	return 0
 }
 
 func mustContain(t *testing.T, what, s string, parts ...string) {

@@ -2,6 +2,7 @@ package consumers
 
 import (
 	"encoding/json"
+	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -91,8 +92,8 @@ func (a *refAPI) requests(path string) []time.Time {
 	return append([]time.Time(nil), a.log[path]...)
 }
 
-func (a *refAPI) client(t *testing.T) *APIClient {
-	c, err := NewAPIClient(APIClientConfig{BaseURL: a.srv.URL, Key: []byte(a.key), Version: "2026-01-01", Timeout: 5 * time.Second})
+func (a *refAPI) client(t *testing.T) *fetch.APIClient {
+	c, err := fetch.NewAPIClient(fetch.APIClientConfig{BaseURL: a.srv.URL, Key: []byte(a.key), Version: "2026-01-01", Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package consumers
 
 import (
 	"context"
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"strconv"
 	"time"
 
@@ -41,7 +42,7 @@ func (s *session) handle(ctx context.Context, rec *kgo.Record, role topicRole) b
 // the inbox row. It returns the outcome, and false when the record could
 // not be finished (ctx ended, or the forward was not acknowledged): the
 // record must then stay unmarked.
-func (s *session) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev *Event, err error) (string, bool) {
+func (s *session) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev *event.Event, err error) (string, bool) {
 	r := s.r
 	if ctx.Err() != nil {
 		return "", false
@@ -50,7 +51,7 @@ func (s *session) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev 
 	if ev != nil {
 		attempt = ev.Attempt
 	}
-	class := Classify(err)
+	class := event.Classify(err)
 	f := r.layout.next(role, attempt, class, r.cfg.Now())
 	out := forwardRecord(rec, f, class, err)
 	fspan := r.traceForward(ctx, out, f.dead)
@@ -71,7 +72,7 @@ func (s *session) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev 
 		if ev != nil && ev.Provider == provider && ev.ID == id {
 			at = receivedAt(ev)
 		}
-		ierr, ferr := r.store.recordFailure(ctx, provider, id, at, state, class, truncate(err.Error(), maxErrorMessage), next, Stage(err))
+		ierr, ferr := r.store.recordFailure(ctx, provider, id, at, state, class, event.Truncate(err.Error(), maxErrorMessage), next, event.Stage(err))
 		if ferr != nil {
 			r.log.ErrorContext(ctx, "record failure state", "provider", provider, "event_id", id, "err", ferr)
 		}
@@ -85,7 +86,7 @@ func (s *session) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev 
 	return outcome, true
 }
 
-func (r *Runner) logProcessed(ctx context.Context, rec *kgo.Record, ev *Event, outcome string) {
+func (r *Runner) logProcessed(ctx context.Context, rec *kgo.Record, ev *event.Event, outcome string) {
 	r.log.DebugContext(ctx, "event processed", "provider", ev.Provider, "event_id", ev.ID, "type", ev.Type,
 		"topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "attempt", ev.Attempt, "outcome", outcome)
 }
@@ -101,8 +102,8 @@ func (r *Runner) count(ctx context.Context, rec *kgo.Record, outcome string, sta
 // waited for: the record goes on along the ladder and ends in the
 // dead-letter topic if its row never appears. Nothing is done for an event
 // gatehouse has not stored as verified.
-func (r *Runner) processEvent(ctx context.Context, ev *Event) (string, error) {
-	if ev.notice() {
+func (r *Runner) processEvent(ctx context.Context, ev *event.Event) (string, error) {
+	if isNotice(ev) {
 		return OutcomeSkipped, nil // not an event (processMain skips it the same way)
 	}
 	prev, _, err := r.store.claim(ctx, ev)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -86,8 +87,8 @@ const genericPlans = `SELECT set_config('plan_cache_mode', 'force_generic_plan',
 
 // applyItem is one event's effect to apply (eff nil: no effect, skipped).
 type applyItem struct {
-	ev  *Event
-	eff *Effect
+	ev  *event.Event
+	eff *event.Effect
 }
 
 // applyMany applies the effects of items in one transaction, in order: one

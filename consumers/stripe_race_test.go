@@ -3,12 +3,13 @@ package consumers
 import (
 	"context"
 	"fmt"
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 // Stripe events of two collections under one pattern ("customer.*" serves
@@ -31,16 +32,16 @@ func TestStripeHandlerConcurrentCollections(t *testing.T) {
 		fmt.Fprintf(w, `{"id":%q}`, id)
 	}))
 	defer srv.Close()
-	api, err := NewAPIClient(APIClientConfig{BaseURL: srv.URL, VersionHeader: "Stripe-Version"})
+	api, err := fetch.NewAPIClient(fetch.APIClientConfig{BaseURL: srv.URL, VersionHeader: "Stripe-Version"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := NewRegistry()
-	RegisterStripe(reg, "stripe", api, time.Now)
+	registerCatalogue(reg, "stripe", "stripe", api)
 	var wg sync.WaitGroup
 	errs := make(chan error, 200)
 	for i := range 100 {
-		for _, ev := range []*Event{
+		for _, ev := range []*event.Event{
 			{Provider: "stripe", ID: fmt.Sprintf("evt_c%d", i), Type: "customer.updated",
 				Data: []byte(fmt.Sprintf(`{"object":{"id":"cus_%d","object":"customer"}}`, i))},
 			{Provider: "stripe", ID: fmt.Sprintf("evt_s%d", i), Type: "customer.subscription.updated",

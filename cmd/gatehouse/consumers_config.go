@@ -1,4 +1,4 @@
-package consumers
+package main
 
 import (
 	"fmt"
@@ -6,25 +6,45 @@ import (
 	"sort"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/consumers"
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/consumers/fetch"
+	"github.com/gatehouse/gatehouse/consumers/forward"
+	"github.com/gatehouse/gatehouse/consumers/throttle"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/kafka"
 )
 
-// HandlersFromConfig registers what the consumers do with each provider's
+// consumerMetrics are the figures of the consumers' handlers: the fetches'
+// and the forwards', whose limiter waits share one histogram.
+type consumerMetrics struct {
+	fetch   *fetch.Metrics
+	forward *forward.Metrics
+}
+
+// newConsumerMetrics builds them on reg (nil: not registered).
+func newConsumerMetrics(reg prometheus.Registerer) consumerMetrics {
+	flow := throttle.NewMetrics(reg)
+	return consumerMetrics{fetch: fetch.NewMetrics(reg, flow), forward: forward.NewMetrics(reg, flow)}
+}
+
+// consumerHandlers registers what the consumers do with each provider's
 // events: the declarative fetch of a provider with an api_url (its own
 // fetch rules, then the catalogue's: providers.Kind.API), and the forward
 // destinations of its forward list. A provider with neither has no
 // handler: its events are recorded as skipped, and this is logged once.
 //
-// Each provider's APIClient carries its api_concurrency, api_rate_limit and
+// Each provider's fetch.APIClient carries its api_concurrency, api_rate_limit and
 // api_rate_burst, and reports to metrics (nil: not reported). Forward
-// entries of any provider whose URLs name one destination (DestinationKey)
+// entries of any provider whose URLs name one destination (internal/redact.DestinationKey)
 // share its circuit breaker, concurrency and rate limit. It fails on an
 // invalid rule, api_url or forward destination, or on two entries naming
 // one destination with different limits.
-func HandlersFromConfig(configured map[string]*config.Provider, apiTimeout time.Duration, now func() time.Time, log *slog.Logger, metrics *APIMetrics) (*Registry, error) {
-	reg := NewRegistry()
-	shared := NewDestinations(metrics)
+func consumerHandlers(configured map[string]*config.Provider, apiTimeout time.Duration, now func() time.Time, log *slog.Logger, metrics consumerMetrics) (*consumers.Registry, error) {
+	reg := consumers.NewRegistry()
+	shared := forward.NewDestinations(metrics.forward)
 	names := make([]string, 0, len(configured))
 	for n := range configured {
 		names = append(names, n)
@@ -47,21 +67,24 @@ func HandlersFromConfig(configured map[string]*config.Provider, apiTimeout time.
 }
 
 func providerHandlerOf(name string, p *config.Provider, apiTimeout time.Duration, now func() time.Time, log *slog.Logger,
-	metrics *APIMetrics, shared *Destinations) (*providerHandler, error) {
-	h := &providerHandler{}
+	metrics consumerMetrics, shared *forward.Destinations) (event.Handler, error) {
+	var fetcher event.Handler
+	var forwards []consumers.Forwarder
 	api := p.APIRules()
 	switch {
 	case p.APIURL != "" && len(api.Fetch) > 0:
-		client, err := NewAPIClient(APIClientConfig{BaseURL: p.APIURL, Key: p.APIKeyValue(), Version: p.APIVersion,
+		client, err := fetch.NewAPIClient(fetch.APIClientConfig{BaseURL: p.APIURL, Key: p.APIKeyValue(), Version: p.APIVersion,
 			VersionHeader: api.VersionHeader, Auth: api.Auth, AuthHeader: api.AuthHeader, Accept: api.Accept, Timeout: apiTimeout,
 			Provider: name, Concurrency: p.APIConcurrency, RateLimit: p.APIRateLimit, RateBurst: p.APIRateBurst,
-			Metrics: metrics, Now: now})
+			Metrics: metrics.fetch, Now: now})
 		if err != nil {
 			return nil, err
 		}
-		if h.fetch, err = NewFetcher(api.Fetch, client, p.APIVersion); err != nil {
+		f, err := fetch.NewFetcher(api.Fetch, client, p.APIVersion)
+		if err != nil {
 			return nil, err
 		}
+		fetcher = f
 	case p.APIURL != "":
 		why := api.EventOnly
 		if why == "" {
@@ -73,27 +96,24 @@ func providerHandlerOf(name string, p *config.Provider, apiTimeout time.Duration
 		return nil, nil
 	}
 	for i, f := range p.Forward {
-		fw, err := NewForwarder(ForwardConfig{Provider: name, URL: f.URL, Secret: string(f.SecretValue()), Types: f.Types,
+		fw, err := forward.NewForwarder(forward.Config{Provider: name, URL: f.URL, Secret: string(f.SecretValue()), Types: f.Types,
 			When: f.When, Transform: f.TransformSource(), TransformTimeout: f.TransformTimeout,
 			Include: f.Include == config.IncludeObject, Timeout: f.Timeout, Concurrency: f.Concurrency,
 			RateLimit: f.RateLimit, RateBurst: f.RateBurst, BreakerFailures: f.BreakerFailures,
-			BreakerProbe: f.BreakerProbe, Shared: shared, Metrics: metrics, Now: now})
+			BreakerProbe: f.BreakerProbe, Shared: shared, Metrics: metrics.forward, Now: now})
 		if err != nil {
 			return nil, fmt.Errorf("forward[%d]: %w", i, err)
 		}
-		h.forwards = append(h.forwards, fw)
+		forwards = append(forwards, fw)
 	}
-	if h.fetch == nil && len(h.forwards) == 0 {
-		return nil, nil
-	}
-	return h, nil
+	return consumers.NewProviderHandler(fetcher, forwards...), nil
 }
 
-// FromConfig builds a Runner's Config from gatehouse's configuration: the
+// consumersConfig builds a consumers.Runner's Config from gatehouse's configuration: the
 // providers listed in consumers.providers (all when empty), their topics,
 // the retry ladder and the built-in handlers. Pool, Logger and Registerer
 // are passed through. It fails on an unknown provider name.
-func FromConfig(c *config.Config, deps Config) (Config, error) {
+func consumersConfig(c *config.Config, deps consumers.Config) (consumers.Config, error) {
 	out := deps
 	out.Brokers = c.Kafka.Brokers
 	out.Group = c.Consumers.Group
@@ -119,7 +139,7 @@ func FromConfig(c *config.Config, deps Config) (Config, error) {
 	for _, name := range c.Consumers.Providers {
 		p, ok := c.Providers[name]
 		if !ok {
-			return Config{}, fmt.Errorf("consumers.providers: %q is not a configured provider", name)
+			return consumers.Config{}, fmt.Errorf("consumers.providers: %q is not a configured provider", name)
 		}
 		selected[name] = p
 	}
@@ -128,11 +148,23 @@ func FromConfig(c *config.Config, deps Config) (Config, error) {
 		out.Topics[name] = p.Topic
 	}
 	if out.Handlers == nil {
-		reg, err := HandlersFromConfig(selected, c.Consumers.APITimeout, out.Now, out.Logger, NewAPIMetrics(out.Registerer))
+		reg, err := consumerHandlers(selected, c.Consumers.APITimeout, out.Now, out.Logger, newConsumerMetrics(out.Registerer))
 		if err != nil {
-			return Config{}, err
+			return consumers.Config{}, err
 		}
 		out.Handlers = reg
 	}
 	return out, nil
+}
+
+// maintenanceConfig fills deps (pool, logger, registerer, clock) with the
+// consumers' retention settings of c: storage's partitioning and each
+// provider's payload and object retention (docs/STORAGE.md).
+func maintenanceConfig(c *config.Config, deps consumers.MaintenanceConfig) consumers.MaintenanceConfig {
+	out := deps
+	_, out.KeyLifetime = c.Lifetimes()
+	out.PayloadRetention = func(provider string) time.Duration { p, _ := c.Retention(provider); return p }
+	out.ObjectRetention = c.ObjectRetention
+	out.PartitionInterval, out.Ahead, out.CheckInterval = c.Storage.PartitionInterval, c.Storage.Ahead, c.Storage.CheckInterval
+	return out
 }

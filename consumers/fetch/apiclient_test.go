@@ -1,8 +1,9 @@
-package consumers
+package fetch
 
 import (
 	"context"
 	"errors"
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -53,12 +54,12 @@ func TestAPIClientPathsAndRedirects(t *testing.T) {
 		t.Errorf("requested %q, want /api/v1/payments/a%%2Fb%%20c", seen)
 	}
 	for _, id := range []string{"..", ".", ""} {
-		if _, err := ObjectPath("payments", id); Classify(err) != ClassPermanent {
+		if _, err := ObjectPath("payments", id); event.Classify(err) != event.ClassPermanent {
 			t.Errorf("ObjectPath(%q): %v, want a permanent error", id, err)
 		}
 	}
 	for _, p := range []string{"/v1/payments/..", "/v1/payments/.", "/v1/payments/", "/v1//x", "/v1/payments/%2e%2e", "v1/x"} {
-		if _, err := c.Get(ctx, p); Classify(err) != ClassPermanent {
+		if _, err := c.Get(ctx, p); event.Classify(err) != event.ClassPermanent {
 			t.Errorf("Get(%q): %v, want a permanent error", p, err)
 		}
 	}
@@ -68,7 +69,7 @@ func TestAPIClientPathsAndRedirects(t *testing.T) {
 
 	_, err = c.Get(ctx, "/v1/redirect/x")
 	var ae *APIError
-	if Classify(err) != ClassPermanent || !errors.As(err, &ae) || ae.Status != http.StatusFound || !strings.Contains(ae.Body, "redirected to") {
+	if event.Classify(err) != event.ClassPermanent || !errors.As(err, &ae) || ae.Status != http.StatusFound || !strings.Contains(ae.Body, "redirected to") {
 		t.Errorf("redirect: %v, want a permanent APIError 302 naming the redirect", err)
 	}
 	if elsewhere.Load() != 0 {

@@ -1,7 +1,8 @@
-package consumers
+package forward
 
 import (
 	"context"
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -40,7 +41,7 @@ func TestForwardErrorsRedactTheURL(t *testing.T) {
 	}
 	closed := "http://" + ln.Addr().String()
 	ln.Close() // nothing listens there: connection refused
-	ev := &Event{Provider: "ref", ID: "e1", Type: "payment.succeeded", Envelope: []byte(`{"id":"e1"}`)}
+	ev := &event.Event{Provider: "ref", ID: "e1", Type: "payment.succeeded", Envelope: []byte(`{"id":"e1"}`)}
 	for _, tc := range []struct {
 		name   string
 		base   string
@@ -53,7 +54,7 @@ func TestForwardErrorsRedactTheURL(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status.Store(int32(tc.status))
-			fw, err := NewForwarder(ForwardConfig{Provider: "ref", URL: withSecrets(tc.base), Secret: forwardSecret,
+			fw, err := NewForwarder(Config{Provider: "ref", URL: withSecrets(tc.base), Secret: forwardSecret,
 				Timeout: 100 * time.Millisecond, BreakerFailures: 100})
 			if err != nil {
 				t.Fatal(err)
