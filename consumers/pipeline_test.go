@@ -21,8 +21,9 @@ import (
 
 // pipeline is the real path of an event: a signed webhook to the real
 // receiver (ingest), the real relay (poll mode) to the real broker, the
-// consumer built from the configuration (HandlersFromConfig: the
-// catalogue's fetch rules, the YAML's fetch and forward).
+// consumer built from the configuration (handlersFromConfig, as
+// cmd/gatehouse wires it: the catalogue's fetch rules, the YAML's fetch
+// and forward).
 type pipeline struct {
 	*fixture
 	p   *config.Provider

@@ -15,8 +15,8 @@ import (
 // the next retry topic or the dead-letter topic. It returns false when the
 // record could not be finished (the forward failed or processing was cut
 // off by the drain timeout); the record must then stay unmarked.
-func (s *session) handle(ctx context.Context, rec *kgo.Record, role topicRole) bool {
-	r := s.r
+func (m *membership) handle(ctx context.Context, rec *kgo.Record, role topicRole) bool {
+	r := m.r
 	start := r.cfg.Now()
 	ctx, span := r.startEvent(ctx, rec)
 	ev, err := decode(rec, role.provider)
@@ -27,7 +27,7 @@ func (s *session) handle(ctx context.Context, rec *kgo.Record, role topicRole) b
 	defer func() { endEvent(span, outcome, err) }()
 	if err != nil {
 		var ok bool
-		if outcome, ok = s.fail(ctx, rec, role, ev, err); !ok {
+		if outcome, ok = m.fail(ctx, rec, role, ev, err); !ok {
 			return false
 		}
 	} else {
@@ -42,8 +42,8 @@ func (s *session) handle(ctx context.Context, rec *kgo.Record, role topicRole) b
 // the inbox row. It returns the outcome, and false when the record could
 // not be finished (ctx ended, or the forward was not acknowledged): the
 // record must then stay unmarked.
-func (s *session) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev *event.Event, err error) (string, bool) {
-	r := s.r
+func (m *membership) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev *event.Event, err error) (string, bool) {
+	r := m.r
 	if ctx.Err() != nil {
 		return "", false
 	}
@@ -55,7 +55,7 @@ func (s *session) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev 
 	f := r.layout.next(role, attempt, class, r.cfg.Now())
 	out := forwardRecord(rec, f, class, err)
 	fspan := r.traceForward(ctx, out, f.dead)
-	perr := produce(ctx, s.cl, out)
+	perr := produce(ctx, m.cl, out)
 	endSpan(fspan, perr)
 	if perr != nil {
 		r.log.ErrorContext(ctx, "forward failed; record left unmarked", "topic", rec.Topic, "partition", rec.Partition,

@@ -36,10 +36,11 @@ func newConsumerMetrics(reg prometheus.Registerer) consumerMetrics {
 // destinations of its forward list. A provider with neither has no
 // handler: its events are recorded as skipped, and this is logged once.
 //
-// Each provider's fetch.APIClient carries its api_concurrency, api_rate_limit and
-// api_rate_burst, and reports to metrics (nil: not reported). Forward
-// entries of any provider whose URLs name one destination (internal/redact.DestinationKey)
-// share its circuit breaker, concurrency and rate limit. It fails on an
+// Each provider's fetch.APIClient carries its api_concurrency,
+// api_rate_limit and api_rate_burst, and reports to metrics. Forward
+// entries of any provider whose URLs name one destination
+// (redact.DestinationKey) share its circuit breaker, concurrency and rate
+// limit. It fails on an
 // invalid rule, api_url or forward destination, or on two entries naming
 // one destination with different limits.
 func consumerHandlers(configured map[string]*config.Provider, apiTimeout time.Duration, now func() time.Time, log *slog.Logger, metrics consumerMetrics) (*consumers.Registry, error) {
@@ -66,6 +67,8 @@ func consumerHandlers(configured map[string]*config.Provider, apiTimeout time.Du
 	return reg, nil
 }
 
+// providerHandlerOf is the handler of provider name (fetch, then forwards:
+// consumers.NewProviderHandler), nil when it has neither.
 func providerHandlerOf(name string, p *config.Provider, apiTimeout time.Duration, now func() time.Time, log *slog.Logger,
 	metrics consumerMetrics, shared *forward.Destinations) (event.Handler, error) {
 	var fetcher event.Handler
@@ -109,10 +112,11 @@ func providerHandlerOf(name string, p *config.Provider, apiTimeout time.Duration
 	return consumers.NewProviderHandler(fetcher, forwards...), nil
 }
 
-// consumersConfig builds a consumers.Runner's Config from gatehouse's configuration: the
-// providers listed in consumers.providers (all when empty), their topics,
-// the retry ladder and the built-in handlers. Pool, Logger and Registerer
-// are passed through. It fails on an unknown provider name.
+// consumersConfig builds a consumers.Runner's Config from gatehouse's
+// configuration: the providers listed in consumers.providers (all when
+// empty), their topics, the retry ladder and the built-in handlers
+// (consumerHandlers). Pool, Logger and Registerer are passed through. It
+// fails on an unknown provider name.
 func consumersConfig(c *config.Config, deps consumers.Config) (consumers.Config, error) {
 	out := deps
 	out.Brokers = c.Kafka.Brokers
