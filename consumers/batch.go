@@ -3,7 +3,6 @@ package consumers
 import (
 	"context"
 	"errors"
-	"github.com/gatehouse/gatehouse/consumers/event"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +11,8 @@ import (
 	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
 )
 
 // work is one main-topic record of a batch.

@@ -3,9 +3,6 @@ package consumers
 import (
 	"context"
 	"fmt"
-	"github.com/gatehouse/gatehouse/consumers/event"
-	"github.com/gatehouse/gatehouse/consumers/fetch"
-	"github.com/gatehouse/gatehouse/internal/testkit"
 	"net/http"
 	"strconv"
 	"testing"
@@ -13,6 +10,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/consumers/fetch"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 

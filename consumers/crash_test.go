@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"os"
 	"os/exec"
 	"syscall"
@@ -14,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"github.com/gatehouse/gatehouse/internal/kafka"
 	"github.com/gatehouse/gatehouse/schemas"
 )

@@ -2,13 +2,13 @@ package consumers
 
 import (
 	"context"
-	"github.com/gatehouse/gatehouse/internal/testkit"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 

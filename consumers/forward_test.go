@@ -3,13 +3,13 @@ package consumers
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/gatehouse/gatehouse/consumers/event"
-	"github.com/gatehouse/gatehouse/internal/testkit"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 

@@ -3,8 +3,6 @@ package consumers
 import (
 	"context"
 	"fmt"
-	"github.com/gatehouse/gatehouse/consumers/event"
-	"github.com/gatehouse/gatehouse/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -14,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/internal/testenv"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"io"
 	"log/slog"
 	"os"
@@ -20,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"

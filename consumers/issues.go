@@ -5,12 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/gatehouse/gatehouse/consumers/event"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
 )
 
 // normalisers replace, in order, what differs between two occurrences of

@@ -1,13 +1,13 @@
 package consumers
 
 import (
-	"github.com/gatehouse/gatehouse/consumers/event"
-	"github.com/gatehouse/gatehouse/internal/redact"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/internal/redact"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 

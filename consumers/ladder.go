@@ -3,12 +3,12 @@ package consumers
 import (
 	"context"
 	"fmt"
-	"github.com/gatehouse/gatehouse/consumers/event"
 	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 

@@ -2,12 +2,12 @@ package consumers
 
 import (
 	"context"
-	"github.com/gatehouse/gatehouse/consumers/event"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 

@@ -2,13 +2,13 @@ package consumers
 
 import (
 	"context"
-	"github.com/gatehouse/gatehouse/consumers/event"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 

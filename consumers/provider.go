@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/gatehouse/gatehouse/consumers/event"
 	"slices"
 	"sync"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
 )
 
 // Forwarder is a forward entry as the provider handler uses it

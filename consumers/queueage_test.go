@@ -3,13 +3,13 @@ package consumers
 import (
 	"context"
 	"encoding/json"
-	"github.com/gatehouse/gatehouse/internal/testkit"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 

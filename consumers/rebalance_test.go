@@ -3,12 +3,13 @@ package consumers
 import (
 	"context"
 	"fmt"
-	"github.com/gatehouse/gatehouse/internal/testkit"
 	"testing"
 	"time"
 
 	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/internal/testkit"
 )
 
 // Two members of one group under a steady stream of events: the second

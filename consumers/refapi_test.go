@@ -2,13 +2,14 @@ package consumers
 
 import (
 	"encoding/json"
-	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/consumers/fetch"
 )
 
 // refAPI is the reference provider's API for tests: GET /v1/<collection>/<id>

@@ -2,13 +2,14 @@ package consumers
 
 import (
 	"context"
-	"github.com/gatehouse/gatehouse/consumers/event"
 	"strconv"
 	"time"
 
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
 )
 
 // handle processes one record to its end: applied, ignored, or forwarded to

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gatehouse/gatehouse/consumers/event"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gatehouse/gatehouse/consumers/event"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
 )
 
 // eventKey names one event; receivedAt (zero: unknown) is the hint that

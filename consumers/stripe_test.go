@@ -2,11 +2,11 @@ package consumers
 
 import (
 	"context"
-	"github.com/gatehouse/gatehouse/consumers/event"
-	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 	"github.com/gatehouse/gatehouse/schemas"
 )

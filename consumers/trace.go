@@ -2,7 +2,6 @@ package consumers
 
 import (
 	"context"
-	"github.com/gatehouse/gatehouse/consumers/event"
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -10,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"github.com/gatehouse/gatehouse/schemas"
 )

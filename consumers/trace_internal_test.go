@@ -3,7 +3,6 @@ package consumers
 import (
 	"context"
 	"errors"
-	"github.com/gatehouse/gatehouse/consumers/event"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"github.com/gatehouse/gatehouse/schemas"
 )

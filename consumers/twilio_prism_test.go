@@ -2,8 +2,6 @@ package consumers
 
 import (
 	"context"
-	"github.com/gatehouse/gatehouse/consumers/event"
-	"github.com/gatehouse/gatehouse/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -13,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/internal/testenv"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 

@@ -3,11 +3,6 @@ package consumers
 import (
 	"context"
 	"errors"
-	"github.com/gatehouse/gatehouse/consumers/event"
-	"github.com/gatehouse/gatehouse/consumers/fetch"
-	"github.com/gatehouse/gatehouse/internal/testkit"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -97,49 +94,6 @@ func TestRegistryLookup(t *testing.T) {
 		if got != want {
 			t.Errorf("Lookup(%s, %s) = %q, want %q", k[0], k[1], got, want)
 		}
-	}
-}
-
-func TestAPIClientClassifiesFailures(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/ok":
-			if r.Header.Get("Authorization") != "Bearer k" || r.Header.Get("Api-Version") != "v1" {
-				w.WriteHeader(http.StatusUnauthorized)
-				return
-			}
-			_, _ = w.Write([]byte(`{"id":"x","version":3}`))
-		case "/slow":
-			time.Sleep(300 * time.Millisecond)
-		case "/html":
-			_, _ = w.Write([]byte(`<html>`))
-		default:
-			code := map[string]int{"/429": 429, "/500": 500, "/503": 503, "/404": 404, "/400": 400, "/401": 401, "/408": 408}[r.URL.Path]
-			w.WriteHeader(code)
-		}
-	}))
-	defer srv.Close()
-	c, err := fetch.NewAPIClient(fetch.APIClientConfig{BaseURL: srv.URL, Key: []byte("k"), Version: "v1", Timeout: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if obj, err := c.Get(context.Background(), "/ok"); err != nil || !strings.Contains(string(obj), `"x"`) {
-		t.Fatalf("ok: %s %v", obj, err)
-	}
-	want := map[string]string{"/429": event.ClassTransient, "/500": event.ClassTransient, "/503": event.ClassTransient, "/408": event.ClassTransient,
-		"/slow": event.ClassTransient, "/html": event.ClassTransient, "/404": event.ClassPermanent, "/400": event.ClassPermanent, "/401": event.ClassPermanent}
-	for path, class := range want {
-		_, err := c.Get(context.Background(), path)
-		if err == nil || event.Classify(err) != class {
-			t.Errorf("%s: %v classified %s, want %s", path, err, event.Classify(err), class)
-		}
-	}
-	down, _ := fetch.NewAPIClient(fetch.APIClientConfig{BaseURL: "http://127.0.0.1:1"})
-	if _, err := down.Get(context.Background(), "/x"); err == nil || event.Classify(err) != event.ClassTransient {
-		t.Errorf("connection refused: %v, want transient", err)
-	}
-	if _, err := fetch.NewAPIClient(fetch.APIClientConfig{BaseURL: "/relative"}); err == nil {
-		t.Error("relative api url accepted")
 	}
 }
 

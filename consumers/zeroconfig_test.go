@@ -1,10 +1,11 @@
 package consumers
 
 import (
-	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/gatehouse/gatehouse/consumers/fetch"
 )
 
 // New with only the required fields (brokers, topics, pool) does not panic:

@@ -3,8 +3,6 @@ package fetch
 import (
 	"context"
 	"encoding/json"
-	"github.com/gatehouse/gatehouse/consumers/event"
-	"github.com/gatehouse/gatehouse/internal/testkit"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 

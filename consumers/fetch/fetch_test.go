@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"context"
-	"github.com/gatehouse/gatehouse/consumers/event"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 

@@ -3,13 +3,14 @@ package forward
 import (
 	"context"
 	"errors"
-	"github.com/gatehouse/gatehouse/consumers/event"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
 )
 
 // TestBreakerCancelledProbeReleasesTheSlot: a probe whose context ends

@@ -3,9 +3,6 @@ package forward
 import (
 	"context"
 	"errors"
-	"github.com/gatehouse/gatehouse/consumers/event"
-	"github.com/gatehouse/gatehouse/internal/redact"
-	"github.com/gatehouse/gatehouse/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -16,6 +13,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/internal/redact"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 )
 
 func TestDestinationKey(t *testing.T) {

@@ -2,7 +2,6 @@ package forward
 
 import (
 	"context"
-	"github.com/gatehouse/gatehouse/consumers/event"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
 )
 
 // TestForwardErrorsRedactTheURL: every error a delivery returns (and so

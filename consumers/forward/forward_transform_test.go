@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/gatehouse/gatehouse/consumers/event"
-	"github.com/gatehouse/gatehouse/internal/testkit"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +11,8 @@ import (
 	"github.com/tidwall/gjson"
 	"gopkg.in/yaml.v3"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 

@@ -1,15 +1,15 @@
-package consumers
+package fetch
 
 import (
 	"context"
 	"fmt"
-	"github.com/gatehouse/gatehouse/consumers/event"
-	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
 )
 
 // Stripe events of two collections under one pattern ("customer.*" serves
@@ -32,12 +32,11 @@ func TestStripeHandlerConcurrentCollections(t *testing.T) {
 		fmt.Fprintf(w, `{"id":%q}`, id)
 	}))
 	defer srv.Close()
-	api, err := fetch.NewAPIClient(fetch.APIClientConfig{BaseURL: srv.URL, VersionHeader: "Stripe-Version"})
+	api, err := NewAPIClient(APIClientConfig{BaseURL: srv.URL, VersionHeader: "Stripe-Version"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := NewRegistry()
-	registerCatalogue(reg, "stripe", "stripe", api)
+	f := Catalogue("stripe", api)
 	var wg sync.WaitGroup
 	errs := make(chan error, 200)
 	for i := range 100 {
@@ -50,7 +49,7 @@ func TestStripeHandlerConcurrentCollections(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				eff, err := reg.Lookup("stripe", ev.Type).Handle(context.Background(), ev)
+				eff, err := f.Handle(context.Background(), ev)
 				if err != nil {
 					errs <- fmt.Errorf("%s: %w", ev.Type, err)
 					return
