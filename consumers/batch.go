@@ -11,6 +11,8 @@ import (
 	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
 )
 
 // work is one main-topic record of a batch.
@@ -18,10 +20,10 @@ type work struct {
 	rec     *kgo.Record
 	k       tp
 	role    topicRole
-	ev      *Event
-	err     error   // decode, claim or handler error: the record fails
-	eff     *Effect // the handler's effect (nil: none)
-	first   *work   // the batch's first record of the same event; nil for a first
+	ev      *event.Event
+	err     error         // decode, claim or handler error: the record fails
+	eff     *event.Effect // the handler's effect (nil: none)
+	first   *work         // the batch's first record of the same event; nil for a first
 	outcome string
 	done    bool // finished: the offset may be marked
 	// recovered: its row was missing, then found and the event applied
@@ -51,17 +53,17 @@ type work struct {
 //     once and the object's other events are ignored_stale;
 //  5. forward failed records to the retry or dead-letter topic;
 //  6. mark each partition's offsets in order, up to its first record that
-//     could not be finished (then the session restarts and redelivers it).
+//     could not be finished (then the membership ends and the next redelivers it).
 //
 // Steps 1 to 3 run here; steps 4 to 6 are the returned finish, which the
-// session runs after the previous batch's finish and while it polls and
-// handles the next batch (session.pipeline): a batch's deliveries and
+// membership runs after the previous batch's finish and while it polls and
+// handles the next batch (membership.pipeline): a batch's deliveries and
 // fetches overlap the previous batch's commit, never its handlers, so the
 // events of one key are still handled, applied and marked in offset order.
 // finish marks nothing once a record of an earlier batch could not be
-// finished (the session restarts from the first unmarked offset).
-func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record) (finish func()) {
-	r := s.r
+// finished (the next membership starts from the first unmarked offset).
+func (m *membership) processMain(ctx context.Context, batches map[tp][]*kgo.Record) (finish func()) {
+	r := m.r
 	start := r.cfg.Now()
 	var ws []*work
 	for k, recs := range batches {
@@ -74,8 +76,8 @@ func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record)
 	}
 	bctx, bspan := r.startBatch(ctx, ws)
 	r.m.batchSize.WithLabelValues(r.cfg.Group).Observe(float64(len(ws)))
-	firsts := s.decodeAll(ws)
-	s.claimAll(ctx, firsts)
+	firsts := m.decodeAll(ws)
+	m.claimAll(ctx, firsts)
 	// Records that already failed (undecodable, no inbox row, claim error)
 	// are forwarded while the others are handled and applied; every forward
 	// waits for its acknowledgement before the batch ends.
@@ -84,7 +86,7 @@ func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.outcome, w.done = s.fail(w.ctx, w.rec, w.role, w.ev, w.err)
+			w.outcome, w.done = m.fail(w.ctx, w.rec, w.role, w.ev, w.err)
 		}()
 	}
 	early := map[*work]bool{}
@@ -103,19 +105,19 @@ func (s *session) processMain(ctx context.Context, batches map[tp][]*kgo.Record)
 			forward(w)
 		}
 	}
-	s.late(late, &wg)
-	s.handleAll(ctx, firsts)
+	m.late(late, &wg)
+	m.handleAll(ctx, firsts)
 	return func() {
 		defer bspan.End()
-		s.finishMain(bctx, batches, ws, firsts, early, &wg, forward, start)
+		m.finishMain(bctx, batches, ws, firsts, early, &wg, forward, start)
 	}
 }
 
 // finishMain is processMain's steps 4 to 6.
-func (s *session) finishMain(bctx context.Context, batches map[tp][]*kgo.Record, ws, firsts []*work, early map[*work]bool,
+func (m *membership) finishMain(bctx context.Context, batches map[tp][]*kgo.Record, ws, firsts []*work, early map[*work]bool,
 	wg *sync.WaitGroup, forward func(*work), start time.Time) {
-	r := s.r
-	s.applyAll(bctx, firsts)
+	r := m.r
+	m.applyAll(bctx, firsts)
 	for _, w := range firsts {
 		// early[w] first: an early forward's goroutine may be writing w.done.
 		if !early[w] && w.err != nil && !w.done {
@@ -138,22 +140,22 @@ func (s *session) finishMain(bctx context.Context, batches map[tp][]*kgo.Record,
 		}
 		endEvent(w.span, w.outcome, w.err)
 	}
-	if s.broken.Load() {
+	if m.broken.Load() {
 		return // an earlier record is unfinished: nothing after it may be marked
 	}
 	for k, recs := range batches {
-		s.markInOrder(k, recs, ws)
+		m.markInOrder(k, recs, ws)
 	}
 }
 
 // decodeAll decodes the records and links repeated events to their first
 // record; it returns the first records.
-func (s *session) decodeAll(ws []*work) []*work {
+func (m *membership) decodeAll(ws []*work) []*work {
 	seen := map[eventKey]*work{}
 	var firsts []*work
 	for _, w := range ws {
 		w.ev, w.err = decode(w.rec, w.role.provider)
-		if w.err == nil && w.ev.notice() {
+		if w.err == nil && isNotice(w.ev) {
 			w.outcome, w.done = OutcomeSkipped, true // not an event: nothing to claim, fetch or apply
 			continue
 		}
@@ -172,7 +174,7 @@ func (s *session) decodeAll(ws []*work) []*work {
 
 // claimAll claims the inbox rows of the decoded first records; a record
 // whose row is missing, also after noInboxPause, gets errNoInbox.
-func (s *session) claimAll(ctx context.Context, firsts []*work) {
+func (m *membership) claimAll(ctx context.Context, firsts []*work) {
 	var todo []*work
 	for _, w := range firsts {
 		if w.err == nil {
@@ -200,7 +202,7 @@ func (s *session) claimAll(ctx context.Context, firsts []*work) {
 		for i, w := range todo {
 			keys[i] = eventKey{w.ev.Provider, w.ev.ID, w.ev.ReceivedAt}
 		}
-		claims, err := s.r.store.claimMany(ctx, keys)
+		claims, err := m.r.store.claimMany(ctx, keys)
 		if err != nil {
 			for _, w := range todo {
 				w.err = err
@@ -229,20 +231,20 @@ func (s *session) claimAll(ctx context.Context, firsts []*work) {
 
 // handleAll runs the handlers of the claimed events concurrently, with one
 // fetch memo for the batch (coalescing) and the store as forward ledger.
-func (s *session) handleAll(ctx context.Context, firsts []*work) {
-	mctx := withForwardLedger(withFetchMemo(ctx), s.r.store)
+func (m *membership) handleAll(ctx context.Context, firsts []*work) {
+	mctx := event.WithLedger(event.WithMemo(ctx), m.r.store)
 	var wg sync.WaitGroup
 	for _, w := range firsts {
 		if w.err != nil || w.done {
 			continue
 		}
-		h := s.r.handler(w.ev)
+		h := m.r.handler(w.ev)
 		if h == nil {
 			continue
 		}
 		wg.Add(1)
 		hctx := mctx
-		if s.r.tracing {
+		if m.r.tracing {
 			hctx = trace.ContextWithSpan(mctx, w.span)
 		}
 		go func() {
@@ -257,7 +259,7 @@ func (s *session) handleAll(ctx context.Context, firsts []*work) {
 // ordered by object and offset. When the transaction fails for another
 // reason than a deadlock, each event is applied alone, so one event the
 // database refuses fails alone.
-func (s *session) applyAll(ctx context.Context, firsts []*work) {
+func (m *membership) applyAll(ctx context.Context, firsts []*work) {
 	var ready []*work
 	for _, w := range firsts {
 		if w.err == nil && !w.done {
@@ -280,8 +282,8 @@ func (s *session) applyAll(ctx context.Context, firsts []*work) {
 	for i, w := range ready {
 		items[i] = applyItem{ev: w.ev, eff: w.eff}
 	}
-	actx, span := s.r.startApply(ctx, len(items))
-	outs, err := s.r.store.applyMany(actx, items)
+	actx, span := m.r.startApply(ctx, len(items))
+	outs, err := m.r.store.applyMany(actx, items)
 	endSpan(span, err)
 	if err == nil {
 		for i, w := range ready {
@@ -292,17 +294,17 @@ func (s *session) applyAll(ctx context.Context, firsts []*work) {
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 		return // not finished: left unmarked
 	}
-	s.r.log.Warn("batch apply failed; applying its events one by one", "events", len(ready), "err", err)
+	m.r.log.Warn("batch apply failed; applying its events one by one", "events", len(ready), "err", err)
 	for _, w := range ready {
-		if w.outcome, w.err = s.r.store.apply(ctx, w.ev, w.eff); w.err == nil {
+		if w.outcome, w.err = m.r.store.apply(ctx, w.ev, w.eff); w.err == nil {
 			w.done = true
 		}
 	}
 }
 
 // markInOrder marks a partition's records up to the first unfinished one;
-// an unfinished record breaks the session (it is delivered again).
-func (s *session) markInOrder(k tp, recs []*kgo.Record, ws []*work) {
+// an unfinished record breaks the membership (it is delivered again).
+func (m *membership) markInOrder(k tp, recs []*kgo.Record, ws []*work) {
 	done := make(map[*kgo.Record]bool, len(recs))
 	for _, w := range ws {
 		if w.k == k && w.done {
@@ -311,10 +313,10 @@ func (s *session) markInOrder(k tp, recs []*kgo.Record, ws []*work) {
 	}
 	for _, rec := range recs {
 		if !done[rec] {
-			s.broken.Store(true)
+			m.broken.Store(true)
 			return
 		}
-		s.cl.MarkCommitRecords(rec)
-		s.r.parts.done(k, rec.Offset, rec.Timestamp)
+		m.cl.MarkCommitRecords(rec)
+		m.r.parts.done(k, rec.Offset, rec.Timestamp)
 	}
 }

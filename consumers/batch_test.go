@@ -10,6 +10,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/consumers/fetch"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -50,7 +53,7 @@ VALUES ($1, 'pay_stale', 'payment', 5, '{}', 'seed')`, f.provider); err != nil {
 	if r := f.inbox("evt_tr"); r.Attempts != 2 {
 		t.Errorf("evt_tr attempts = %d, want 2 (a transient failure, then the retry topic)", r.Attempts)
 	}
-	if r := f.inbox("evt_perm"); r.LastErrorClass != ClassPermanent {
+	if r := f.inbox("evt_perm"); r.LastErrorClass != event.ClassPermanent {
 		t.Errorf("evt_perm error class %q", r.LastErrorClass)
 	}
 	eff := f.effects()
@@ -60,7 +63,7 @@ VALUES ($1, 'pay_stale', 'payment', 5, '{}', 'seed')`, f.provider); err != nil {
 		}
 	}
 	waitFor(t, 10*time.Second, "the second copy of evt_dup counted as a duplicate", func() bool {
-		return counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"topic": f.topic, "outcome": OutcomeDuplicate}) == 1
+		return testkit.Counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"topic": f.topic, "outcome": OutcomeDuplicate}) == 1
 	})
 }
 
@@ -70,8 +73,8 @@ VALUES ($1, 'pay_stale', 'payment', 5, '{}', 'seed')`, f.provider); err != nil {
 func TestCoalescingFetchesOncePerObject(t *testing.T) {
 	f := newFixture(t)
 	reg := prometheus.NewRegistry()
-	api, err := NewAPIClient(APIClientConfig{BaseURL: f.api.srv.URL, Key: []byte(f.api.key), Version: "2026-01-01",
-		Provider: f.provider, Metrics: NewAPIMetrics(reg)})
+	api, err := fetch.NewAPIClient(fetch.APIClientConfig{BaseURL: f.api.srv.URL, Key: []byte(f.api.key), Version: "2026-01-01",
+		Provider: f.provider, Metrics: fetch.NewMetrics(reg, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +94,7 @@ func TestCoalescingFetchesOncePerObject(t *testing.T) {
 	f.relay()
 	cfg := f.config(reg)
 	cfg.Handlers = NewRegistry()
-	RegisterReference(cfg.Handlers, f.provider, api)
+	registerCatalogue(cfg.Handlers, f.provider, "reference", api)
 	f.start(cfg)
 	waitFor(t, 30*time.Second, "every event final", func() bool {
 		for _, id := range evs {
@@ -102,8 +105,8 @@ func TestCoalescingFetchesOncePerObject(t *testing.T) {
 		return true
 	})
 	fetches := f.api.calls.Load()
-	coalesced := counter(t, reg, "gatehouse_consumer_api_coalesced_total", map[string]string{"provider": f.provider})
-	requests := counter(t, reg, "gatehouse_consumer_api_requests_total", map[string]string{"provider": f.provider})
+	coalesced := testkit.Counter(t, reg, "gatehouse_consumer_api_coalesced_total", map[string]string{"provider": f.provider})
+	requests := testkit.Counter(t, reg, "gatehouse_consumer_api_requests_total", map[string]string{"provider": f.provider})
 	t.Logf("50 events of 5 objects: %d fetches, %v coalesced", fetches, coalesced)
 	if fetches > 10 || float64(fetches) != requests || requests+coalesced != 50 {
 		t.Fatalf("fetches %d (metric %v), coalesced %v: want at most 0.2 per event and every call counted once", fetches, requests, coalesced)
@@ -129,7 +132,7 @@ func TestCoalescingFetchesOncePerObject(t *testing.T) {
 func TestRateLimitAndRetryAfter(t *testing.T) {
 	f := newFixture(t)
 	const limit, n = 40, 160
-	api, err := NewAPIClient(APIClientConfig{BaseURL: f.api.srv.URL, Key: []byte(f.api.key), Version: "2026-01-01",
+	api, err := fetch.NewAPIClient(fetch.APIClientConfig{BaseURL: f.api.srv.URL, Key: []byte(f.api.key), Version: "2026-01-01",
 		Provider: f.provider, RateLimit: limit})
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +147,7 @@ func TestRateLimitAndRetryAfter(t *testing.T) {
 	f.relay()
 	cfg := f.config(nil)
 	cfg.Handlers = NewRegistry()
-	RegisterReference(cfg.Handlers, f.provider, api)
+	registerCatalogue(cfg.Handlers, f.provider, "reference", api)
 	f.start(cfg)
 	f.waitState(schemas.StateSucceeded, 60*time.Second, evs...)
 	var times []time.Time
@@ -161,11 +164,11 @@ func TestRateLimitAndRetryAfter(t *testing.T) {
 	paused.setPayment("pay_ra_1", 1, "succeeded")
 	paused.retryAfter = "1"
 	paused.fail("/v1/payments/pay_ra_0", http.StatusTooManyRequests)
-	c, err := NewAPIClient(APIClientConfig{BaseURL: paused.srv.URL, Key: []byte(paused.key), Version: "2026-01-01"})
+	c, err := fetch.NewAPIClient(fetch.APIClientConfig{BaseURL: paused.srv.URL, Key: []byte(paused.key), Version: "2026-01-01"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Get(context.Background(), "/v1/payments/pay_ra_0"); Classify(err) != ClassTransient {
+	if _, err := c.Get(context.Background(), "/v1/payments/pay_ra_0"); event.Classify(err) != event.ClassTransient {
 		t.Fatalf("429: %v, want a transient error", err)
 	}
 	first := paused.requests("/v1/payments/pay_ra_0")[0]
@@ -224,11 +227,11 @@ func TestForeignRecordsDoNotStall(t *testing.T) {
 	f.waitState(schemas.StateSucceeded, 30*time.Second, evs...)
 	recs := f.readTopic(schemas.RetryTopic(f.topic, 1), foreign, 30*time.Second)
 	for _, r := range recs {
-		if header(r, schemas.HeaderErrorClass) != ClassTransient || !contains(header(r, schemas.HeaderErrorMessage), "no verified inbox row") {
+		if header(r, schemas.HeaderErrorClass) != event.ClassTransient || !contains(header(r, schemas.HeaderErrorMessage), "no verified inbox row") {
 			t.Fatalf("retry.1 record %v", r.Headers)
 		}
 	}
-	if got := counter(t, reg, "gatehouse_consumer_records_rejected_total", map[string]string{"reason": "no_inbox_row"}); got != foreign {
+	if got := testkit.Counter(t, reg, "gatehouse_consumer_records_rejected_total", map[string]string{"reason": "no_inbox_row"}); got != foreign {
 		t.Fatalf("no_inbox_row rejections = %v, want %d", got, foreign)
 	}
 	var applied int

@@ -13,8 +13,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/kafka"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -39,12 +41,12 @@ func TestSameEventThreeTimesOneEffect(t *testing.T) {
 	f.start(f.config(reg))
 	f.waitState(schemas.StateSucceeded, 30*time.Second, "evt_dup")
 	waitFor(t, 30*time.Second, "three records processed", func() bool {
-		return counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"topic": f.topic}) == 3
+		return testkit.Counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"topic": f.topic}) == 3
 	})
 	if got := f.effects()["evt_dup"]; got != 1 {
 		t.Fatalf("effects = %d, want 1", got)
 	}
-	if got := counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeDuplicate}); got != 2 {
+	if got := testkit.Counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeDuplicate}); got != 2 {
 		t.Errorf("duplicates counted = %v, want 2", got)
 	}
 	if r := f.inbox("evt_dup"); r.Attempts != 1 {
@@ -93,7 +95,7 @@ func TestStaleVersionIgnored(t *testing.T) {
 	f.ingest("evt_v3b", "payment.refunded", "pay_v")
 	f.relay()
 	f.waitState(schemas.StateIgnoredStale, 30*time.Second, "evt_v3b")
-	if got := counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeStale}); got != 2 {
+	if got := testkit.Counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeStale}); got != 2 {
 		t.Errorf("stale counted = %v, want 2", got)
 	}
 }
@@ -127,7 +129,7 @@ func TestRetryLadderRecovers(t *testing.T) {
 			header(rec, schemas.HeaderOriginTimestamp) != orig.Timestamp.UTC().Format(time.RFC3339Nano) {
 			t.Errorf("retry.%d origin headers = %v, want the main topic record %s/%d/%d", i+1, rec.Headers, orig.Topic, orig.Partition, orig.Offset)
 		}
-		if header(rec, schemas.HeaderErrorClass) != ClassTransient {
+		if header(rec, schemas.HeaderErrorClass) != event.ClassTransient {
 			t.Errorf("retry.%d error class = %q", i+1, header(rec, schemas.HeaderErrorClass))
 		}
 		if header(rec, schemas.HeaderID) != "evt_r" || string(rec.Key) != "pay_r" || string(rec.Value) != string(orig.Value) {
@@ -156,10 +158,10 @@ func TestRetryLadderRecovers(t *testing.T) {
 	if m := header(r2, schemas.HeaderErrorMessage); !contains(m, "429") {
 		t.Errorf("retry.2 message = %q, want the 429", m)
 	}
-	if got := counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeRetried}); got != 2 {
+	if got := testkit.Counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeRetried}); got != 2 {
 		t.Errorf("retried = %v, want 2", got)
 	}
-	if got := counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeOK, "topic": schemas.RetryTopic(f.topic, 2)}); got != 1 {
+	if got := testkit.Counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeOK, "topic": schemas.RetryTopic(f.topic, 2)}); got != 1 {
 		t.Errorf("ok on retry.2 = %v, want 1", got)
 	}
 	// Lag and queue age per partition, franz-go's client metrics through kprom.
@@ -178,7 +180,7 @@ func TestRetryLadderRecovers(t *testing.T) {
 			t.Errorf("metric %s not exported", n)
 		}
 	}
-	if lag := counter(t, reg, "gatehouse_consumer_lag_records", nil); lag != 0 {
+	if lag := testkit.Counter(t, reg, "gatehouse_consumer_lag_records", nil); lag != 0 {
 		t.Errorf("lag after success = %v, want 0", lag)
 	}
 }
@@ -194,16 +196,16 @@ func TestPermanentFailureDeadLetterAndReplay(t *testing.T) {
 	f.relay()
 	f.waitState(schemas.StateDead, 30*time.Second, "evt_p")
 	r := f.inbox("evt_p")
-	if r.Attempts != 1 || r.LastErrorClass != ClassPermanent || !contains(r.LastError, "404") {
+	if r.Attempts != 1 || r.LastErrorClass != event.ClassPermanent || !contains(r.LastError, "404") {
 		t.Errorf("inbox = %+v, want one attempt, permanent, 404", r)
 	}
 	dlq := f.readTopic(schemas.DeadLetterTopic(f.topic), 1, 10*time.Second)[0]
-	if header(dlq, schemas.HeaderAttempt) != "1" || header(dlq, schemas.HeaderErrorClass) != ClassPermanent ||
+	if header(dlq, schemas.HeaderAttempt) != "1" || header(dlq, schemas.HeaderErrorClass) != event.ClassPermanent ||
 		header(dlq, schemas.HeaderOriginTopic) != f.topic || header(dlq, schemas.HeaderDueAt) != "" ||
 		header(dlq, schemas.HeaderID) != "evt_p" || !contains(header(dlq, schemas.HeaderErrorMessage), "404") {
 		t.Errorf("dlq headers = %v", dlq.Headers)
 	}
-	if got := counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeDeadLettered}); got != 1 {
+	if got := testkit.Counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeDeadLettered}); got != 1 {
 		t.Errorf("dead_lettered = %v, want 1", got)
 	}
 
@@ -269,7 +271,7 @@ func TestExhaustedRetriesAndUndecodable(t *testing.T) {
 	f.ingest("evt_x", "payment.succeeded", "pay_x")
 	f.relay()
 	f.waitState(schemas.StateDead, 30*time.Second, "evt_x")
-	if r := f.inbox("evt_x"); r.Attempts != 3 || r.LastErrorClass != ClassTransient {
+	if r := f.inbox("evt_x"); r.Attempts != 3 || r.LastErrorClass != event.ClassTransient {
 		t.Errorf("inbox = %+v, want 3 attempts, transient", r)
 	}
 	// Not JSON at all: permanent, straight to the DLQ.
@@ -289,11 +291,11 @@ func TestExhaustedRetriesAndUndecodable(t *testing.T) {
 	for _, r := range recs {
 		byID[header(r, schemas.HeaderID)] = r
 	}
-	if r := byID["evt_x"]; r == nil || header(r, schemas.HeaderAttempt) != "3" || header(r, schemas.HeaderErrorClass) != ClassTransient ||
+	if r := byID["evt_x"]; r == nil || header(r, schemas.HeaderAttempt) != "3" || header(r, schemas.HeaderErrorClass) != event.ClassTransient ||
 		header(r, schemas.HeaderOriginTopic) != f.topic {
 		t.Errorf("exhausted record in dlq: %v", r)
 	}
-	if r := byID["evt_bad"]; r == nil || header(r, schemas.HeaderErrorClass) != ClassPermanent || header(r, schemas.HeaderAttempt) != "1" {
+	if r := byID["evt_bad"]; r == nil || header(r, schemas.HeaderErrorClass) != event.ClassPermanent || header(r, schemas.HeaderAttempt) != "1" {
 		t.Errorf("undecodable record in dlq: %v", r)
 	}
 	if r := byID["evt_forged"]; r == nil || header(r, schemas.HeaderAttempt) != "3" || !contains(header(r, schemas.HeaderErrorMessage), "no verified inbox row") {

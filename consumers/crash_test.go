@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"github.com/gatehouse/gatehouse/internal/kafka"
 	"github.com/gatehouse/gatehouse/schemas"
 )
@@ -45,13 +46,13 @@ func runChild() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	api, err := NewAPIClient(APIClientConfig{BaseURL: s.APIURL, Key: []byte(s.APIKey), Version: "2026-01-01"})
+	api, err := fetch.NewAPIClient(fetch.APIClientConfig{BaseURL: s.APIURL, Key: []byte(s.APIKey), Version: "2026-01-01"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
 	reg := NewRegistry()
-	RegisterReference(reg, s.Provider, api)
+	registerCatalogue(reg, s.Provider, "reference", api)
 	r, err := New(Config{
 		Brokers: s.Brokers, Group: s.Group, Topics: map[string]string{s.Provider: s.Topic}, RetryDelays: s.Delays,
 		Pool: pool, Handlers: reg, TopicSpec: kafka.TopicSpec{Partitions: 3}, SessionTimeout: 6 * time.Second, MaxPollRecords: s.MaxPoll,

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 	"github.com/gatehouse/gatehouse/schemas/providers"
@@ -29,14 +32,15 @@ func TestEraseRemovesProjectionsAppliedUnderTheRuleKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	srv, _, _ := ruleAPI(t, func(rw http.ResponseWriter, r recorded) {
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
 		_, _ = rw.Write([]byte(`{"id":"x","properties":{"email":"ann@example.com"},"updatedAt":"2026-01-01T00:00:00Z"}`))
-	})
-	api, err := NewAPIClient(APIClientConfig{BaseURL: srv.URL, Key: []byte("tok")})
+	}))
+	defer srv.Close()
+	api, err := fetch.NewAPIClient(fetch.APIClientConfig{BaseURL: srv.URL, Key: []byte("tok")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := NewFetcher([]providers.Fetch{{Types: []string{"contact.*"}, Object: "contact", Key: "contact/{data.objectId}",
+	f, err := fetch.NewFetcher([]providers.Fetch{{Types: []string{"contact.*"}, Object: "contact", Key: "contact/{data.objectId}",
 		URL: "/crm/v3/objects/contacts/{data.objectId}", Version: []string{"updatedAt"}}}, api, "")
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +54,7 @@ func TestEraseRemovesProjectionsAppliedUnderTheRuleKey(t *testing.T) {
 			SecretID: "s", AggregateID: objectID, Topic: "t"}); err != nil {
 			t.Fatal(err)
 		}
-		ev := &Event{Provider: "hs", ID: id, Type: "contact.propertyChange", Envelope: body}
+		ev := &event.Event{Provider: "hs", ID: id, Type: "contact.propertyChange", Envelope: body}
 		eff, err := f.Handle(ctx, ev)
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -41,7 +42,7 @@ func TestErasureNoticesAndErasedEventsAreSkipped(t *testing.T) {
 		t.Fatalf("erase evt_rt: %+v %v, state %s", res, err, f.inbox("evt_rt").State)
 	}
 	waitFor(t, 30*time.Second, "the retry copy processed", func() bool {
-		return counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeDuplicate}) == 1
+		return testkit.Counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeDuplicate}) == 1
 	})
 	if got := len(f.api.requests("/v1/payments/pay_rt")); got != 1 {
 		t.Errorf("API calls for pay_rt = %d, want 1 (the failed one; none after the erasure)", got)
@@ -62,9 +63,9 @@ func TestErasureNoticesAndErasedEventsAreSkipped(t *testing.T) {
 	// evt_er_2's record holds the marker; its row was made skipped by the
 	// erasure, so it is a duplicate. The notices are skipped.
 	waitFor(t, 30*time.Second, "six records of the main topic processed", func() bool {
-		return counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"topic": f.topic}) == 6
+		return testkit.Counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"topic": f.topic}) == 6
 	})
-	if got := counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeSkipped}); got != 3 {
+	if got := testkit.Counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeSkipped}); got != 3 {
 		t.Errorf("skipped records = %v, want 3 (the notices)", got)
 	}
 	if st := f.inbox("evt_er_2").State; st != schemas.StateSkipped {
@@ -81,7 +82,7 @@ func TestErasureNoticesAndErasedEventsAreSkipped(t *testing.T) {
 	if objects != 0 || processed != 0 {
 		t.Errorf("after the erasure: %d projections (want 0), %d notices recorded as processed events (want 0)", objects, processed)
 	}
-	if got := counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeDeadLettered}); got != 0 {
+	if got := testkit.Counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeDeadLettered}); got != 0 {
 		t.Errorf("dead-lettered records = %v, want 0", got)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // once it answers 2xx, and forward_deliveries records both.
 func TestForwardRetryGoesOnlyToFailedDestinations(t *testing.T) {
 	healthy, flaky := newTeamService(t), newTeamService(t)
-	flaky.fails.Store(6)
+	flaky.Fails.Store(6)
 	pl := newPipeline(t, "ref", fmt.Sprintf(`    scheme: reference
     timestamp_header: X-Ts
     signature_header: X-Sig
@@ -28,7 +28,7 @@ func TestForwardRetryGoesOnlyToFailedDestinations(t *testing.T) {
       - url: %s
         secret: env:FWD_SECRET
         breaker_failures: 100
-`, healthy.url(), flaky.url()))
+`, healthy.URL(), flaky.URL()))
 	evs := ids("multi_", 4)
 	for _, id := range evs {
 		pl.sendRef(id, "pay_"+id)
@@ -43,15 +43,15 @@ func TestForwardRetryGoesOnlyToFailedDestinations(t *testing.T) {
 	if retried == 0 {
 		t.Fatal("no event needed a retry: the 500s were not seen")
 	}
-	got, _ := healthy.counts()
-	flakyGot, _ := flaky.counts()
+	got, _ := healthy.Counts()
+	flakyGot, _ := flaky.Counts()
 	for _, id := range evs {
 		if got["ref:"+id] != 1 || flakyGot["ref:"+id] != 1 {
 			t.Errorf("%s delivered %d times to the healthy and %d to the flaky destination, want once each",
 				id, got["ref:"+id], flakyGot["ref:"+id])
 		}
 	}
-	if n := healthy.seen.Load(); n != int64(len(evs)) {
+	if n := healthy.Seen.Load(); n != int64(len(evs)) {
 		t.Errorf("the healthy destination saw %d requests for %d events: a retry went to it again", n, len(evs))
 	}
 	var rows int
@@ -70,8 +70,8 @@ func TestForwardRetryGoesOnlyToFailedDestinations(t *testing.T) {
 	pl.relay()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		got, _ := healthy.counts()
-		flakyGot, _ := flaky.counts()
+		got, _ := healthy.Counts()
+		flakyGot, _ := flaky.Counts()
 		if got["ref:"+evs[0]] == 2 && flakyGot["ref:"+evs[0]] == 2 {
 			break
 		}

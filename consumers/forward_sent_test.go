@@ -32,7 +32,7 @@ func TestForwardRecordsWhatATransformSent(t *testing.T) {
             webhook.headers["X-Team-Route"] = "billing";
             return webhook;
           }
-`, svc.url()))
+`, svc.URL()))
 	pl.sendRef("sent_1", "pay_keep")
 	pl.sendRef("sent_2", "pay_drop")
 	pl.waitState(schemas.StateSucceeded, 60*time.Second, "sent_1", "sent_2")
@@ -58,9 +58,9 @@ func TestForwardRecordsWhatATransformSent(t *testing.T) {
 	if kept.headers["X-Team-Route"] != "billing" {
 		t.Errorf("recorded headers %v, want X-Team-Route: billing", kept.headers)
 	}
-	svc.mu.Lock()
-	received := string(svc.bodies["ref:sent_1"])
-	svc.mu.Unlock()
+	svc.Mu.Lock()
+	received := string(svc.Bodies["ref:sent_1"])
+	svc.Mu.Unlock()
 	if received != string(kept.body) {
 		t.Errorf("recorded %s, the team received %s", kept.body, received)
 	}

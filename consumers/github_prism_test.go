@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/internal/testenv"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -98,8 +100,8 @@ func TestGitHubFetchAgainstPrism(t *testing.T) {
 		if typ != want.typ {
 			t.Errorf("%s: type %s, want %s", key, typ, want.typ)
 		}
-		if want.version != "" && v != micros(t, want.version) {
-			t.Errorf("%s: version %d, want %s = %d", key, v, want.version, micros(t, want.version))
+		if want.version != "" && v != testkit.Micros(t, want.version) {
+			t.Errorf("%s: version %d, want %s = %d", key, v, want.version, testkit.Micros(t, want.version))
 		}
 		if want.version == "" && (v < before.UnixMicro() || v > after.UnixMicro()) {
 			t.Errorf("%s: version %d is not the fetch time", key, v)
@@ -110,11 +112,11 @@ func TestGitHubFetchAgainstPrism(t *testing.T) {
 		}
 	}
 	gone := pl.inbox("1:d-gone")
-	if gone.LastErrorClass != ClassPermanent || !strings.Contains(gone.LastError, "status 404") {
+	if gone.LastErrorClass != event.ClassPermanent || !strings.Contains(gone.LastError, "status 404") {
 		t.Errorf("404: %+v", gone)
 	}
 	mv := pl.inbox("1:d-moved")
-	if mv.LastErrorClass != ClassPermanent || !strings.Contains(mv.LastError, "redirect") {
+	if mv.LastErrorClass != event.ClassPermanent || !strings.Contains(mv.LastError, "redirect") {
 		t.Errorf("redirect: %+v", mv)
 	}
 	if moved.Load() != 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/kafka"
@@ -85,7 +86,7 @@ func newFixtureFor(t *testing.T, provider string) *fixture {
 
 func (f *fixture) registry() *Registry {
 	r := NewRegistry()
-	RegisterReference(r, f.provider, f.api.client(f.t))
+	registerCatalogue(r, f.provider, "reference", f.api.client(f.t))
 	return r
 }
 
@@ -313,43 +314,16 @@ func header(rec *kgo.Record, key string) string {
 	return ""
 }
 
-// counter reads a counter of reg with the given label values.
-func counter(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	metric:
-		for _, m := range mf.GetMetric() {
-			have := map[string]string{}
-			for _, l := range m.GetLabel() {
-				have[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if have[k] != v {
-					continue metric
-				}
-			}
-			if m.GetCounter() != nil {
-				sum += m.GetCounter().GetValue()
-			} else if m.GetGauge() != nil {
-				sum += m.GetGauge().GetValue()
-			}
-		}
-	}
-	return sum
-}
-
 func ids(prefix string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
 		out[i] = prefix + strconv.Itoa(i)
 	}
 	return out
+}
+
+// registerCatalogue registers for provider the catalogue's fetch rules of
+// scheme (fetch.Catalogue) reading through api.
+func registerCatalogue(r *Registry, provider, scheme string, api *fetch.APIClient) {
+	r.Register(provider, "*", fetch.Catalogue(scheme, api))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 	"github.com/gatehouse/gatehouse/schemas"
@@ -58,7 +59,7 @@ SELECT 'ref', 'later', 't', '{}', starts + interval '1 minute', true, 's' FROM s
 	mustExec(`INSERT INTO inbox_legacy (provider, event_id, event_type, payload, received_at, verified, secret_id)
 VALUES ('ref', 'legacy', 't', '{}', '2001-01-01', true, 's')`)
 
-	add := func(id string) (*Event, time.Time) {
+	add := func(id string) (*event.Event, time.Time) {
 		body, _ := json.Marshal(map[string]any{"id": id, "type": "payment.succeeded", "data": map[string]any{"payment_id": "p_" + id}})
 		if _, err := w.Write(ctx, ingest.Record{Provider: "ref", EventID: id, Type: "payment.succeeded", Payload: body,
 			SecretID: "s", AggregateID: "p_" + id, Topic: "t"}); err != nil {
@@ -68,7 +69,7 @@ VALUES ('ref', 'legacy', 't', '{}', '2001-01-01', true, 's')`)
 		if err := pool.QueryRow(ctx, `SELECT received_at FROM inbox WHERE provider = 'ref' AND event_id = $1`, id).Scan(&at); err != nil {
 			t.Fatal(err)
 		}
-		return &Event{Provider: "ref", ID: id, Type: "payment.succeeded"}, at
+		return &event.Event{Provider: "ref", ID: id, Type: "payment.succeeded"}, at
 	}
 	// otherScans runs f and returns the scans it made of the inbox
 	// partitions other than the one holding at.
@@ -100,13 +101,13 @@ WHERE p.parent = 'inbox' AND NOT (p.starts <= $1 AND p.ends > $1)`, at).Scan(&n)
 			t.Fatalf("claim with the hint: %q, %v", prev, err)
 		}
 		next := time.Now().Add(time.Minute)
-		if err := s.fail(ctx, "ref", "a", receivedAt(a), schemas.StateRetrying, ClassTransient, "503", &next); err != nil {
+		if err := s.fail(ctx, "ref", "a", receivedAt(a), schemas.StateRetrying, event.ClassTransient, "503", &next); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := s.claim(ctx, a); err != nil {
 			t.Fatal(err)
 		}
-		if out, err := s.apply(ctx, a, &Effect{ObjectType: "payment", ObjectID: "p_a", Version: 1, Data: json.RawMessage(`{}`)}); err != nil || out != OutcomeOK {
+		if out, err := s.apply(ctx, a, &event.Effect{ObjectType: "payment", ObjectID: "p_a", Version: 1, Data: json.RawMessage(`{}`)}); err != nil || out != OutcomeOK {
 			t.Fatalf("apply with the hint: %q, %v", out, err)
 		}
 	}); n != 0 {
@@ -132,7 +133,7 @@ WHERE p.parent = 'inbox' AND NOT (p.starts <= $1 AND p.ends > $1)`, at).Scan(&n)
 			t.Errorf("%s: ReceivedAt after the claim %v, want the row's %v", name, ev.ReceivedAt, at)
 		}
 		// The failure update with a wrong time falls back too.
-		if err := s.fail(ctx, "ref", ev.ID, &hint, schemas.StateDead, ClassPermanent, "404", nil); err != nil {
+		if err := s.fail(ctx, "ref", ev.ID, &hint, schemas.StateDead, event.ClassPermanent, "404", nil); err != nil {
 			t.Fatal(err)
 		}
 		var st string

@@ -4,54 +4,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
 )
-
-// Stages of a failure, the stage of a failure issue (failure_issues.stage).
-const (
-	StageFetch         = "fetch"    // the provider's API
-	StageApply         = "apply"    // everything else: claim, decode, the projection write
-	StageForwardPrefix = "forward:" // + the destination's key (Forwarder.Destination)
-)
-
-// StageError names the stage an error happened in. Its text is the
-// wrapped error's: the stage is carried beside it, never in last_error.
-type StageError struct {
-	Stage string
-	Err   error
-}
-
-func (e *StageError) Error() string { return e.Err.Error() }
-func (e *StageError) Unwrap() error { return e.Err }
-
-// inStage wraps err (nil stays nil) as a StageError of stage.
-func inStage(stage string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &StageError{Stage: stage, Err: err}
-}
-
-// Stage returns the stage of err: a StageError's (the first in its chain,
-// the first of several joined forward failures), StageFetch for an
-// APIError from the provider's API, else StageApply.
-func Stage(err error) string {
-	var se *StageError
-	if errors.As(err, &se) && se.Stage != "" {
-		return se.Stage
-	}
-	var ae *APIError
-	if errors.As(err, &ae) {
-		return StageFetch
-	}
-	return StageApply
-}
 
 // normalisers replace, in order, what differs between two occurrences of
 // one failure: timestamps, UUIDs, prefixed ids (pay_1a2b…), hex strings of
@@ -126,7 +87,7 @@ RETURNING id`
 func recordIssue(ctx context.Context, tx pgx.Tx, provider, eventID, typ string, receivedAt time.Time, stage, class, msg string, now time.Time) error {
 	norm := NormalizeError(msg)
 	var id int64
-	if err := tx.QueryRow(ctx, upsertIssue, provider, stage, Fingerprint(msg), class, truncate(norm, maxErrorMessage), msg,
+	if err := tx.QueryRow(ctx, upsertIssue, provider, stage, Fingerprint(msg), class, event.Truncate(norm, maxErrorMessage), msg,
 		typ, eventID, now, issueEventTypes, issueSamples).Scan(&id); err != nil {
 		return fmt.Errorf("upsert failure issue: %w", err)
 	}

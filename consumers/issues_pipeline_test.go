@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/internal/redact"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -43,7 +45,7 @@ FROM failure_issues WHERE provider = $1 ORDER BY id`, f.provider)
 // recurs, a muted one stays muted.
 func TestFailureIssuesEndToEnd(t *testing.T) {
 	svc := newTeamService(t)
-	svc.answer.Store(http.StatusUnprocessableEntity)
+	svc.Answer.Store(http.StatusUnprocessableEntity)
 	pl := forwardPipeline(t, svc, "")
 	first := ids("iss_a", 3)
 	for _, id := range first {
@@ -55,16 +57,16 @@ func TestFailureIssuesEndToEnd(t *testing.T) {
 		t.Fatalf("issues = %+v, want one", is)
 	}
 	a := is[0]
-	key, err := DestinationKey(svc.url())
+	key, err := redact.DestinationKey(svc.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Stage != StageForwardPrefix+key || a.Status != "open" || a.Events != 3 || a.Failures != 3 ||
+	if a.Stage != event.StageForwardPrefix+key || a.Status != "open" || a.Events != 3 || a.Failures != 3 ||
 		len(a.Samples) != 3 || len(a.Types) != 1 || a.Types[0] != "payment.succeeded" || !strings.Contains(a.Message, "status 422") {
 		t.Fatalf("issue = %+v", a)
 	}
 
-	svc.answer.Store(http.StatusBadRequest)
+	svc.Answer.Store(http.StatusBadRequest)
 	second := ids("iss_b", 2)
 	for _, id := range second {
 		pl.sendRef(id, "pay_"+id)
@@ -78,10 +80,10 @@ func TestFailureIssuesEndToEnd(t *testing.T) {
 	if _, err := pl.pool.Exec(t.Context(), `UPDATE failure_issues SET status = CASE id WHEN $1 THEN 'resolved' ELSE 'muted' END`, a.ID); err != nil {
 		t.Fatal(err)
 	}
-	svc.answer.Store(http.StatusUnprocessableEntity)
+	svc.Answer.Store(http.StatusUnprocessableEntity)
 	pl.sendRef("iss_c0", "pay_iss_c0")
 	pl.waitState(schemas.StateDead, 60*time.Second, "iss_c0")
-	svc.answer.Store(http.StatusBadRequest)
+	svc.Answer.Store(http.StatusBadRequest)
 	pl.sendRef("iss_d0", "pay_iss_d0")
 	pl.waitState(schemas.StateDead, 60*time.Second, "iss_d0")
 	is = pl.issues()
@@ -117,7 +119,7 @@ func TestFailureIssuesFetchStage(t *testing.T) {
 	if len(is) != 1 {
 		t.Fatalf("issues = %+v, want one", is)
 	}
-	if a := is[0]; a.Stage != StageFetch || a.Events != 2 || a.Failures != 8 || a.Status != "open" ||
+	if a := is[0]; a.Stage != event.StageFetch || a.Events != 2 || a.Failures != 8 || a.Status != "open" ||
 		!strings.Contains(a.Message, "/v<n>/payments/pay_<id>: status 503") {
 		t.Fatalf("issue = %+v, want stage fetch, 2 events, 8 failed attempts (4 each)", a)
 	}

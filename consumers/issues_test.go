@@ -1,8 +1,6 @@
 package consumers_test
 
 import (
-	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/gatehouse/gatehouse/consumers"
@@ -28,22 +26,5 @@ func TestNormalizeError(t *testing.T) {
 	c := consumers.Fingerprint("provider api GET /v1/payments/pay_2: status 500: at 2026-02-03T04:05:06Z")
 	if a != b || a == c || len(a) != 16 {
 		t.Errorf("fingerprints %s %s %s: want the first two equal, the third different", a, b, c)
-	}
-}
-
-func TestStage(t *testing.T) {
-	fwd := &consumers.StageError{Stage: "forward:billing", Err: errors.New("forward to x: status 500")}
-	for _, tc := range []struct {
-		err  error
-		want string
-	}{
-		{&consumers.APIError{Status: 503, Path: "/v1/x"}, consumers.StageFetch},
-		{fmt.Errorf("wrapped: %w", consumers.Permanent(fwd)), "forward:billing"},
-		{errors.Join(fwd, errors.New("other")), "forward:billing"},
-		{errors.New("apply effect: boom"), consumers.StageApply},
-	} {
-		if got := consumers.Stage(tc.err); got != tc.want {
-			t.Errorf("Stage(%v) = %q, want %q", tc.err, got, tc.want)
-		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -32,7 +33,7 @@ type forwarding struct {
 // with an error of class: the next retry topic while delays remain and the
 // failure is transient, the dead-letter topic otherwise.
 func (l layout) next(role topicRole, attempt int, class string, now time.Time) forwarding {
-	if class == ClassTransient && role.level < len(l.delays) {
+	if class == event.ClassTransient && role.level < len(l.delays) {
 		return forwarding{
 			topic:   schemas.RetryTopic(role.base, role.level+1),
 			attempt: attempt + 1,
@@ -74,7 +75,7 @@ func forwardRecord(rec *kgo.Record, f forwarding, class string, cause error) *kg
 	if cause != nil {
 		msg = cause.Error()
 	}
-	add(schemas.HeaderErrorMessage, truncate(msg, maxErrorMessage))
+	add(schemas.HeaderErrorMessage, event.Truncate(msg, maxErrorMessage))
 	return out
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -39,14 +40,14 @@ const (
 // re-read, or failing, is forwarded down the retry ladder. It sets
 // w.outcome and w.done, and w.recovered when the event was finished
 // without a forward.
-func (s *session) late(ws []*work, wg *sync.WaitGroup) {
+func (m *membership) late(ws []*work, wg *sync.WaitGroup) {
 	if len(ws) == 0 {
 		return
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		r := s.r
+		r := m.r
 		ctx := ws[0].ctx // every record's context has the same parent
 		var found sync.WaitGroup
 		for i := 1; i <= noInboxRechecks && len(ws) > 0; i++ {
@@ -70,7 +71,7 @@ func (s *session) late(ws []*work, wg *sync.WaitGroup) {
 			if err != nil {
 				for _, w := range ws {
 					found.Add(1)
-					go func() { defer found.Done(); s.lateFail(w, err) }()
+					go func() { defer found.Done(); m.lateFail(w, err) }()
 				}
 				found.Wait()
 				return
@@ -88,7 +89,7 @@ func (s *session) late(ws []*work, wg *sync.WaitGroup) {
 					go func() {
 						defer found.Done()
 						if out, err := r.handleAndApply(w.ctx, w.ev); err != nil {
-							s.lateFail(w, err)
+							m.lateFail(w, err)
 						} else {
 							w.outcome, w.done, w.recovered = out, true, true
 						}
@@ -100,21 +101,21 @@ func (s *session) late(ws []*work, wg *sync.WaitGroup) {
 		for _, w := range ws {
 			r.m.rejected.WithLabelValues(r.cfg.Group, w.rec.Topic, "no_inbox_row").Inc()
 			found.Add(1)
-			go func() { defer found.Done(); s.lateFail(w, errNoInbox) }() // each forward waits for its ack
+			go func() { defer found.Done(); m.lateFail(w, errNoInbox) }() // each forward waits for its ack
 		}
 		found.Wait()
 	}()
 }
 
 // lateFail forwards w, whose event failed with err, down the retry ladder.
-func (s *session) lateFail(w *work, err error) {
-	w.outcome, w.done = s.fail(w.ctx, w.rec, w.role, w.ev, err)
+func (m *membership) lateFail(w *work, err error) {
+	w.outcome, w.done = m.fail(w.ctx, w.rec, w.role, w.ev, err)
 }
 
 // handler is the handler of ev, nil when none runs: no handler for its
-// type, or an erased event (Event.erased), which is then skipped.
-func (r *Runner) handler(ev *Event) Handler {
-	if ev.erased() {
+// type, or an erased event (isErased), which is then skipped.
+func (r *Runner) handler(ev *event.Event) event.Handler {
+	if isErased(ev) {
 		return nil
 	}
 	return r.cfg.Handlers.Lookup(ev.Provider, ev.Type)
@@ -123,11 +124,11 @@ func (r *Runner) handler(ev *Event) Handler {
 // handleAndApply runs ev's handler (the forward ledger is the store) and
 // applies its effect in one statement: the part of processEvent after the
 // claim.
-func (r *Runner) handleAndApply(ctx context.Context, ev *Event) (string, error) {
-	var eff *Effect
+func (r *Runner) handleAndApply(ctx context.Context, ev *event.Event) (string, error) {
+	var eff *event.Effect
 	if h := r.handler(ev); h != nil {
 		var err error
-		if eff, err = h.Handle(withForwardLedger(ctx, r.store), ev); err != nil {
+		if eff, err = h.Handle(event.WithLedger(ctx, r.store), ev); err != nil {
 			return "", err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -92,7 +93,7 @@ func TestRecordBeforeInboxRowIsVisible(t *testing.T) {
 		t.Fatal(err)
 	}
 	r1 := f.readTopic(schemas.RetryTopic(f.topic, 1), 1, 20*time.Second)[0]
-	if header(r1, schemas.HeaderErrorClass) != ClassTransient {
+	if header(r1, schemas.HeaderErrorClass) != event.ClassTransient {
 		t.Fatalf("retry.1 headers %v", r1.Headers)
 	}
 	f.ingest("evt_early", "payment.succeeded", "pay_early") // the row becomes visible

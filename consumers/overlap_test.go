@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -23,7 +24,7 @@ func TestNextBatchIsHandledWhileTheLastCommits(t *testing.T) {
 	locked := make(chan struct{})
 	cfg := f.config(nil)
 	cfg.Handlers = NewRegistry()
-	cfg.Handlers.Register(f.provider, "*", HandlerFunc(func(ctx context.Context, ev *Event) (*Effect, error) {
+	cfg.Handlers.Register(f.provider, "*", event.HandlerFunc(func(ctx context.Context, ev *event.Event) (*event.Effect, error) {
 		mu.Lock()
 		handled[ev.ID] = time.Now()
 		mu.Unlock()
@@ -40,7 +41,7 @@ func TestNextBatchIsHandledWhileTheLastCommits(t *testing.T) {
 			lock = tx
 			close(locked)
 		}
-		return &Effect{}, nil
+		return &event.Effect{}, nil
 	}))
 	f.start(cfg)
 	f.ingest("evt_first", "payment.succeeded", "pay_first")

@@ -22,8 +22,9 @@ import (
 
 // pipeline is the real path of an event: a signed webhook to the real
 // receiver (ingest), the real relay (poll mode) to the real broker, the
-// consumer built from the configuration (HandlersFromConfig: the
-// catalogue's fetch rules, the YAML's fetch and forward).
+// consumer built from the configuration (handlersFromConfig, as
+// cmd/gatehouse wires it: the catalogue's fetch rules, the YAML's fetch
+// and forward).
 type pipeline struct {
 	*fixture
 	p   *config.Provider
@@ -58,7 +59,7 @@ func newPipeline(t *testing.T, name, providerYAML string) *pipeline {
 	pl := &pipeline{fixture: f, p: p, srv: httptest.NewServer(router), reg: prometheus.NewRegistry()}
 	t.Cleanup(pl.srv.Close)
 	rc := f.config(pl.reg)
-	if rc.Handlers, err = HandlersFromConfig(cfg.Providers, 5*time.Second, time.Now, testLogger(t), NewAPIMetrics(pl.reg)); err != nil {
+	if rc.Handlers, err = handlersFromConfig(cfg.Providers, 5*time.Second, time.Now, testLogger(t), pl.reg); err != nil {
 		t.Fatal(err)
 	}
 	f.start(rc)
@@ -131,17 +132,6 @@ func (pl *pipeline) eventIDs() []string {
 		out = append(out, id)
 	}
 	return out
-}
-
-func micros(t *testing.T, rfc string) int64 {
-	t.Helper()
-	for _, layout := range []string{time.RFC3339Nano, time.RFC1123Z} {
-		if ts, err := time.Parse(layout, rfc); err == nil {
-			return ts.UnixMicro()
-		}
-	}
-	t.Fatalf("bad time %q", rfc)
-	return 0
 }
 
 func mustContain(t *testing.T, what, s string, parts ...string) {

@@ -6,7 +6,23 @@ import (
 	"errors"
 	"slices"
 	"sync"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
 )
+
+// Forwarder is a forward entry as the provider handler uses it
+// (consumers/forward's Forwarder is one).
+type Forwarder interface {
+	// Accepts reports whether the entry takes ev (its types and when:).
+	Accepts(ev *event.Event) bool
+	// Destination is the key of the destination the entry delivers to.
+	Destination() string
+	// DeliverShaped sends ev, with obj (the fetched object, nil: none),
+	// and answers what was sent.
+	DeliverShaped(ctx context.Context, ev *event.Event, obj json.RawMessage) (event.Sent, error)
+	// Transforms reports whether a transform shapes the deliveries.
+	Transforms() bool
+}
 
 // providerHandler is what gatehouse does with one provider's events: the
 // declarative fetch (nil: none), then delivery to every forward
@@ -14,26 +30,49 @@ import (
 // object succeeds without a projection write; an event neither fetched nor
 // forwarded is skipped.
 type providerHandler struct {
-	fetch    *Fetcher
-	forwards []*Forwarder
+	fetch    event.Handler
+	forwards []Forwarder
+}
+
+// NewProviderHandler returns the handler of one provider's events: fetch
+// (consumers/fetch's Fetcher; nil: none), then delivery to every forward
+// whose entry accepts the event. It returns nil when there is neither.
+func NewProviderHandler(fetch event.Handler, forwards ...Forwarder) event.Handler {
+	if fetch == nil && len(forwards) == 0 {
+		return nil
+	}
+	return &providerHandler{fetch: fetch, forwards: forwards}
+}
+
+// RegisterProvider registers on r, for every event of provider, its fetch
+// (nil: none) joined with its forward entries (NewProviderHandler); a
+// provider with neither gets no handler.
+func RegisterProvider[F Forwarder](r *Registry, provider string, fetch event.Handler, forwards []F) {
+	fws := make([]Forwarder, len(forwards))
+	for i, f := range forwards {
+		fws[i] = f
+	}
+	if h := NewProviderHandler(fetch, fws...); h != nil {
+		r.Register(provider, "*", h)
+	}
 }
 
 // Handle fetches, then delivers to every matching destination at once
 // (one delivery per destination: of two entries naming one destination
 // the first matching wins). When several destinations match, each that
-// answers 2xx is recorded (forwardLedger), and a retry of the event goes
+// answers 2xx is recorded (event.Ledger), and a retry of the event goes
 // only to the others; with one destination a retry delivers again (the
 // webhook-id is the same, so the destination deduplicates). A failure of
 // any destination fails the event: permanent when one of them is.
-func (h *providerHandler) Handle(ctx context.Context, ev *Event) (*Effect, error) {
-	var eff *Effect
+func (h *providerHandler) Handle(ctx context.Context, ev *event.Event) (*event.Effect, error) {
+	var eff *event.Effect
 	if h.fetch != nil {
 		var err error
 		if eff, err = h.fetch.Handle(ctx, ev); err != nil {
-			return nil, inStage(StageFetch, err)
+			return nil, event.InStage(event.StageFetch, err)
 		}
 	}
-	var todo []*Forwarder
+	var todo []Forwarder
 	seen := map[string]bool{}
 	for _, fw := range h.forwards {
 		if fw.Accepts(ev) && !seen[fw.Destination()] {
@@ -48,15 +87,15 @@ func (h *providerHandler) Handle(ctx context.Context, ev *Event) (*Effect, error
 	if eff != nil {
 		obj = eff.Data
 	}
-	ledger := ledgerFrom(ctx)
+	ledger := event.LedgerFrom(ctx)
 	if ledger == nil || (len(todo) == 1 && !todo[0].Transforms()) {
 		ledger = nil // nothing to remember: a retry goes to the one destination again
 	} else {
-		done, err := ledger.forwardedTo(ctx, ev.Provider, ev.ID)
+		done, err := ledger.ForwardedTo(ctx, ev.Provider, ev.ID)
 		if err != nil {
 			return nil, err
 		}
-		todo = slices.DeleteFunc(todo, func(fw *Forwarder) bool { return done[fw.Destination()] })
+		todo = slices.DeleteFunc(todo, func(fw Forwarder) bool { return done[fw.Destination()] })
 	}
 	errs := make([]error, len(todo))
 	var wg sync.WaitGroup
@@ -66,9 +105,9 @@ func (h *providerHandler) Handle(ctx context.Context, ev *Event) (*Effect, error
 			defer wg.Done()
 			sent, err := fw.DeliverShaped(ctx, ev, obj)
 			if errs[i] = err; err == nil && ledger != nil {
-				errs[i] = ledger.recordForward(ctx, ev.Provider, ev.ID, fw.Destination(), sent)
+				errs[i] = ledger.RecordForward(ctx, ev.Provider, ev.ID, fw.Destination(), sent)
 			} else {
-				errs[i] = inStage(StageForwardPrefix+fw.Destination(), errs[i])
+				errs[i] = event.InStage(event.StageForwardPrefix+fw.Destination(), errs[i])
 			}
 		}()
 	}
@@ -77,7 +116,7 @@ func (h *providerHandler) Handle(ctx context.Context, ev *Event) (*Effect, error
 		return nil, err
 	}
 	if eff == nil {
-		eff = &Effect{} // done elsewhere: succeeded, nothing projected
+		eff = &event.Effect{} // done elsewhere: succeeded, nothing projected
 	}
 	return eff, nil
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -157,7 +159,7 @@ func TestProviderFetchRulesAgainstDocumentedExamples(t *testing.T) {
 					if final[r.State] {
 						if r.State == schemas.StateDead {
 							dead++
-							if r.LastErrorClass != ClassPermanent || !(strings.Contains(r.LastError, "status 404") || strings.Contains(r.LastError, "redirect") ||
+							if r.LastErrorClass != event.ClassPermanent || !(strings.Contains(r.LastError, "status 404") || strings.Contains(r.LastError, "redirect") ||
 								strings.Contains(r.LastError, "not requested") || strings.Contains(r.LastError, "the answer's")) {
 								t.Errorf("%s dead: %+v, want a permanent 404, redirect, refused URL or error answer", id, r)
 							}
@@ -186,7 +188,7 @@ func TestProviderFetchRulesAgainstDocumentedExamples(t *testing.T) {
 						t.Errorf("%s: version %d is not the fetch time", key, v)
 					}
 				case err != nil:
-					want = micros(t, w.version)
+					want = testkit.Micros(t, w.version)
 				}
 				if typ != w.typ || v != want {
 					t.Errorf("%s: %s version %d, want %s version %s", key, typ, v, w.typ, w.version)

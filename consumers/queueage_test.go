@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -95,7 +96,7 @@ func TestQueueAgeIsTheOldestUnfinishedRecords(t *testing.T) {
 	// in the lag too: the end offsets are listed every endsEvery.
 	f.produceAt(time.Now(), ids("later-", 20)...)
 	waitFor(t, 3*endsEvery, "lag of every unfinished record", func() bool {
-		return counter(t, reg, "gatehouse_consumer_lag_records", map[string]string{"topic": f.topic}) == 12+30+20
+		return testkit.Counter(t, reg, "gatehouse_consumer_lag_records", map[string]string{"topic": f.topic}) == 12+30+20
 	})
 	ages := gauges(t, reg, "gatehouse_consumer_queue_age_seconds", f.topic)
 	lags := gauges(t, reg, "gatehouse_consumer_lag_records", f.topic)
@@ -160,18 +161,18 @@ func TestInboxRowVisibleLateIsNotRetried(t *testing.T) {
 	}
 	part := strconv.Itoa(int(res[0].Record.Partition))
 	waitFor(t, 10*time.Second, "the record polled", func() bool {
-		return counter(t, reg, "gatehouse_consumer_lag_records", map[string]string{"topic": f.topic, "partition": part}) > 0 ||
-			counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"topic": f.topic}) > 1
+		return testkit.Counter(t, reg, "gatehouse_consumer_lag_records", map[string]string{"topic": f.topic, "partition": part}) > 0 ||
+			testkit.Counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"topic": f.topic}) > 1
 	})
 	time.Sleep(40 * time.Millisecond)
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	f.waitState(schemas.StateSucceeded, 30*time.Second, "late")
-	if got := counter(t, reg, "gatehouse_consumer_records_rejected_total", map[string]string{"reason": "no_inbox_row"}); got != 0 {
+	if got := testkit.Counter(t, reg, "gatehouse_consumer_records_rejected_total", map[string]string{"reason": "no_inbox_row"}); got != 0 {
 		t.Errorf("no_inbox_row rejections = %v, want 0 (the row became visible 40 ms after the poll)", got)
 	}
-	if got := counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeRetried}); got != 0 {
+	if got := testkit.Counter(t, reg, "gatehouse_consumer_records_processed_total", map[string]string{"outcome": OutcomeRetried}); got != 0 {
 		t.Errorf("retried = %v, want 0", got)
 	}
 	if row := f.inbox("late"); row.Attempts != 1 {

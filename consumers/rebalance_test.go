@@ -8,6 +8,8 @@ import (
 
 	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/internal/testkit"
 )
 
 // Two members of one group under a steady stream of events: the second
@@ -38,7 +40,7 @@ func TestTwoConsumersRebalanceUnderLoad(t *testing.T) {
 	}
 	produce(100)
 	waitFor(t, 30*time.Second, "the first member to process records", func() bool {
-		return counter(t, regA, "gatehouse_consumer_records_processed_total", nil) > 0
+		return testkit.Counter(t, regA, "gatehouse_consumer_records_processed_total", nil) > 0
 	})
 	f.start(f.config(regB))
 	produce(200)
@@ -46,7 +48,7 @@ func TestTwoConsumersRebalanceUnderLoad(t *testing.T) {
 	// balancer's choice (it may hand B only retry-topic partitions, which
 	// carry nothing here), so B's processing is checked after A leaves.
 	waitFor(t, 30*time.Second, "the second member to be assigned partitions", func() bool {
-		return counter(t, regB, "gatehouse_consumer_rebalances_total", map[string]string{"kind": "assigned"}) > 0
+		return testkit.Counter(t, regB, "gatehouse_consumer_rebalances_total", map[string]string{"kind": "assigned"}) > 0
 	})
 	stopA()
 	produce(n)
@@ -57,12 +59,12 @@ func TestTwoConsumersRebalanceUnderLoad(t *testing.T) {
 			t.Errorf("event %s applied %d times, want 1", id, eff[id])
 		}
 	}
-	a := counter(t, regA, "gatehouse_consumer_records_processed_total", nil)
-	b := counter(t, regB, "gatehouse_consumer_records_processed_total", nil)
+	a := testkit.Counter(t, regA, "gatehouse_consumer_records_processed_total", nil)
+	b := testkit.Counter(t, regB, "gatehouse_consumer_records_processed_total", nil)
 	if a == 0 || b == 0 || a+b < n {
 		t.Errorf("processed by A=%v B=%v, want both > 0 and at least %d together", a, b, n)
 	}
-	if counter(t, regB, "gatehouse_consumer_rebalances_total", map[string]string{"kind": "assigned"}) < 2 {
+	if testkit.Counter(t, regB, "gatehouse_consumer_rebalances_total", map[string]string{"kind": "assigned"}) < 2 {
 		t.Errorf("member B saw fewer than two assignments (join, then A's departure)")
 	}
 	var processed int

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/consumers/fetch"
 )
 
 // refAPI is the reference provider's API for tests: GET /v1/<collection>/<id>
@@ -91,8 +93,8 @@ func (a *refAPI) requests(path string) []time.Time {
 	return append([]time.Time(nil), a.log[path]...)
 }
 
-func (a *refAPI) client(t *testing.T) *APIClient {
-	c, err := NewAPIClient(APIClientConfig{BaseURL: a.srv.URL, Key: []byte(a.key), Version: "2026-01-01", Timeout: 5 * time.Second})
+func (a *refAPI) client(t *testing.T) *fetch.APIClient {
+	c, err := fetch.NewAPIClient(fetch.APIClientConfig{BaseURL: a.srv.URL, Key: []byte(a.key), Version: "2026-01-01", Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

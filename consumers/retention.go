@@ -9,15 +9,24 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/storage"
 )
 
 // MaintenanceConfig configures the consumers' storage maintenance.
 type MaintenanceConfig struct {
 	Pool *pgxpool.Pool
-	// Config supplies storage's and the providers' retention.
-	Config *config.Config
+	// KeyLifetime is the longest time a dedupe key is kept, over every
+	// provider (the configuration's Lifetimes).
+	KeyLifetime time.Duration
+	// PayloadRetention is a provider's payload retention (its effect log's
+	// lifetime); ObjectRetention how long its projections outlive their
+	// last change. Both required.
+	PayloadRetention func(provider string) time.Duration
+	ObjectRetention  func(provider string) time.Duration
+	// PartitionInterval, Ahead and CheckInterval are storage's
+	// (storage.Config's Interval, Ahead and Every).
+	PartitionInterval, CheckInterval time.Duration
+	Ahead                            int
 	// Logger nil: slog.Default(). Registerer nil: metrics are not registered.
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
@@ -37,14 +46,11 @@ type MaintenanceConfig struct {
 //     that provider's retention;
 //   - provider_objects (the projection: one row per object), per provider,
 //     whose last applied change is older than its object retention
-//     (config.ObjectRetention: by default its key lifetime). A later event
+//     (ObjectRetention: by default its key lifetime). A later event
 //     about a removed object fetches and stores it again.
 func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
-	c := cfg.Config
-	s := c.Storage
-	_, keyMax := c.Lifetimes()
-	keyMax += s.PartitionInterval
-	payload := func(provider string) time.Duration { p, _ := c.Retention(provider); return p }
+	keyMax := cfg.KeyLifetime + cfg.PartitionInterval
+	payload := cfg.PayloadRetention
 	sweep := func(ctx context.Context, conn *pgx.Conn) (map[string]int64, error) {
 		n := map[string]int64{}
 		var err error
@@ -57,14 +63,14 @@ func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
 		if n["provider_object_changes"], err = storage.DeleteOlderPerProvider(ctx, conn, "provider_object_changes", "applied_at", payload); err != nil {
 			return n, err
 		}
-		n["provider_objects"], err = storage.DeleteOlderPerProvider(ctx, conn, "provider_objects", "updated_at", c.ObjectRetention)
+		n["provider_objects"], err = storage.DeleteOlderPerProvider(ctx, conn, "provider_objects", "updated_at", cfg.ObjectRetention)
 		return n, err
 	}
 	return storage.New(storage.Config{
 		Pool:     cfg.Pool,
 		Stage:    "consumers",
 		Sized:    []string{"processed_events", "forward_deliveries", "provider_object_changes", "provider_objects"},
-		Interval: s.PartitionInterval, Ahead: s.Ahead, Every: s.CheckInterval,
+		Interval: cfg.PartitionInterval, Ahead: cfg.Ahead, Every: cfg.CheckInterval,
 		Sweep:  sweep,
 		Logger: cfg.Logger, Registerer: cfg.Registerer, Now: cfg.Now,
 	})

@@ -51,7 +51,7 @@ SELECT 'q', 'o', 'e' || i, 't', i, now() - make_interval(mins => i) FROM generat
 	// its projections for its key lifetime (3 h), q for its own 100 h.
 	exec(`INSERT INTO provider_objects (provider, object_id, object_type, version, data, last_event_id, updated_at)
 SELECT pr, 'o' || i, 't', 1, '{}', 'e1', now() - make_interval(mins => i) FROM generate_series(0, 11999) i, unnest(ARRAY['p', 'q']) pr`)
-	mt, err := NewMaintenance(MaintenanceConfig{Pool: pool, Config: cfg})
+	mt, err := NewMaintenance(maintenanceConfigOf(cfg, MaintenanceConfig{Pool: pool}))
 	if err != nil {
 		t.Fatal(err)
 	}

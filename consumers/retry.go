@@ -8,14 +8,16 @@ import (
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
 )
 
 // handle processes one record to its end: applied, ignored, or forwarded to
 // the next retry topic or the dead-letter topic. It returns false when the
 // record could not be finished (the forward failed or processing was cut
 // off by the drain timeout); the record must then stay unmarked.
-func (s *session) handle(ctx context.Context, rec *kgo.Record, role topicRole) bool {
-	r := s.r
+func (m *membership) handle(ctx context.Context, rec *kgo.Record, role topicRole) bool {
+	r := m.r
 	start := r.cfg.Now()
 	ctx, span := r.startEvent(ctx, rec)
 	ev, err := decode(rec, role.provider)
@@ -26,7 +28,7 @@ func (s *session) handle(ctx context.Context, rec *kgo.Record, role topicRole) b
 	defer func() { endEvent(span, outcome, err) }()
 	if err != nil {
 		var ok bool
-		if outcome, ok = s.fail(ctx, rec, role, ev, err); !ok {
+		if outcome, ok = m.fail(ctx, rec, role, ev, err); !ok {
 			return false
 		}
 	} else {
@@ -41,8 +43,8 @@ func (s *session) handle(ctx context.Context, rec *kgo.Record, role topicRole) b
 // the inbox row. It returns the outcome, and false when the record could
 // not be finished (ctx ended, or the forward was not acknowledged): the
 // record must then stay unmarked.
-func (s *session) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev *Event, err error) (string, bool) {
-	r := s.r
+func (m *membership) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev *event.Event, err error) (string, bool) {
+	r := m.r
 	if ctx.Err() != nil {
 		return "", false
 	}
@@ -50,11 +52,11 @@ func (s *session) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev 
 	if ev != nil {
 		attempt = ev.Attempt
 	}
-	class := Classify(err)
+	class := event.Classify(err)
 	f := r.layout.next(role, attempt, class, r.cfg.Now())
 	out := forwardRecord(rec, f, class, err)
 	fspan := r.traceForward(ctx, out, f.dead)
-	perr := produce(ctx, s.cl, out)
+	perr := produce(ctx, m.cl, out)
 	endSpan(fspan, perr)
 	if perr != nil {
 		r.log.ErrorContext(ctx, "forward failed; record left unmarked", "topic", rec.Topic, "partition", rec.Partition,
@@ -71,7 +73,7 @@ func (s *session) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev 
 		if ev != nil && ev.Provider == provider && ev.ID == id {
 			at = receivedAt(ev)
 		}
-		ierr, ferr := r.store.recordFailure(ctx, provider, id, at, state, class, truncate(err.Error(), maxErrorMessage), next, Stage(err))
+		ierr, ferr := r.store.recordFailure(ctx, provider, id, at, state, class, event.Truncate(err.Error(), maxErrorMessage), next, event.Stage(err))
 		if ferr != nil {
 			r.log.ErrorContext(ctx, "record failure state", "provider", provider, "event_id", id, "err", ferr)
 		}
@@ -85,7 +87,7 @@ func (s *session) fail(ctx context.Context, rec *kgo.Record, role topicRole, ev 
 	return outcome, true
 }
 
-func (r *Runner) logProcessed(ctx context.Context, rec *kgo.Record, ev *Event, outcome string) {
+func (r *Runner) logProcessed(ctx context.Context, rec *kgo.Record, ev *event.Event, outcome string) {
 	r.log.DebugContext(ctx, "event processed", "provider", ev.Provider, "event_id", ev.ID, "type", ev.Type,
 		"topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "attempt", ev.Attempt, "outcome", outcome)
 }
@@ -101,8 +103,8 @@ func (r *Runner) count(ctx context.Context, rec *kgo.Record, outcome string, sta
 // waited for: the record goes on along the ladder and ends in the
 // dead-letter topic if its row never appears. Nothing is done for an event
 // gatehouse has not stored as verified.
-func (r *Runner) processEvent(ctx context.Context, ev *Event) (string, error) {
-	if ev.notice() {
+func (r *Runner) processEvent(ctx context.Context, ev *event.Event) (string, error) {
+	if isNotice(ev) {
 		return OutcomeSkipped, nil // not an event (processMain skips it the same way)
 	}
 	prev, _, err := r.store.claim(ctx, ev)

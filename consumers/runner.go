@@ -1,8 +1,10 @@
-// Package consumers processes the provider topics: consumer groups that
-// dedupe by event id, fetch the authoritative object from the provider's
-// API, apply it to a projection under a version guard, forward transient
-// failures through retry topics with growing delays and dead-letter what
-// cannot succeed.
+// Package consumers processes the provider topics: consumer group members
+// that dedupe by event id, run each event's handler (the provider API
+// fetch of consumers/fetch, the forwards of consumers/forward, joined by
+// NewProviderHandler and wired in cmd/gatehouse), apply the fetched object
+// to a projection under a version guard, forward transient failures
+// through retry topics with growing delays and dead-letter what cannot
+// succeed.
 package consumers
 
 import (
@@ -123,9 +125,10 @@ func New(cfg Config) (*Runner, error) {
 	return r, nil
 }
 
-// Run consumes until ctx ends. It creates missing topics first. A session
-// that cannot forward a record (Kafka unavailable) is closed, committing
-// what was finished, and a new one resumes from the committed offsets. Run
+// Run consumes until ctx ends. It creates missing topics first. A group
+// membership that cannot forward a record (Kafka unavailable) is left,
+// committing what was finished, and the runner joins again, resuming from
+// the committed offsets. Run
 // returns nil after a clean stop and an error only when start-up fails.
 func (r *Runner) Run(ctx context.Context) error {
 	// Kafka unreachable at start: say so (the error names the brokers) and
@@ -146,11 +149,11 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 	}
 	for {
-		err := r.session(ctx)
+		err := r.join(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
-		r.log.Warn("consumer session ended; starting a new one", "err", err)
+		r.log.Warn("consumer group membership ended; joining again", "err", err)
 		select {
 		case <-ctx.Done():
 			return nil

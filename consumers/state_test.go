@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 	"github.com/gatehouse/gatehouse/schemas"
@@ -29,14 +30,14 @@ func TestStateTransitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	events := map[string]*Event{}
-	add := func(id string) *Event {
+	events := map[string]*event.Event{}
+	add := func(id string) *event.Event {
 		body, _ := json.Marshal(map[string]any{"id": id, "type": "payment.succeeded", "data": map[string]any{"payment_id": "p_" + id}})
 		if _, err := w.Write(ctx, ingest.Record{Provider: "ref", EventID: id, Type: "payment.succeeded", Payload: body,
 			SecretID: "s", AggregateID: "p_" + id, Topic: "t"}); err != nil {
 			t.Fatal(err)
 		}
-		events[id] = &Event{Provider: "ref", ID: id, Type: "payment.succeeded"}
+		events[id] = &event.Event{Provider: "ref", ID: id, Type: "payment.succeeded"}
 		return events[id]
 	}
 	state := func(id string) (string, int) {
@@ -60,10 +61,10 @@ func TestStateTransitions(t *testing.T) {
 			t.Fatalf("claim %s: prev %q err %v, want prev %q", id, prev, err, wantPrev)
 		}
 	}
-	eff := func(obj string, v int64) *Effect {
-		return &Effect{ObjectType: "payment", ObjectID: obj, Version: v, Data: json.RawMessage(`{"v":1}`)}
+	eff := func(obj string, v int64) *event.Effect {
+		return &event.Effect{ObjectType: "payment", ObjectID: obj, Version: v, Data: json.RawMessage(`{"v":1}`)}
 	}
-	apply := func(ev *Event, e *Effect, want string) {
+	apply := func(ev *event.Event, e *event.Effect, want string) {
 		t.Helper()
 		got, err := s.apply(ctx, ev, e)
 		if err != nil || got != want {
@@ -88,7 +89,7 @@ func TestStateTransitions(t *testing.T) {
 	b := add("b")
 	claim("b", schemas.StatePending)
 	next := time.Now().Add(time.Minute)
-	if err := s.fail(ctx, "ref", "b", receivedAt(b), schemas.StateRetrying, ClassTransient, "503", &next); err != nil {
+	if err := s.fail(ctx, "ref", "b", receivedAt(b), schemas.StateRetrying, event.ClassTransient, "503", &next); err != nil {
 		t.Fatal(err)
 	}
 	expect("b", schemas.StateRetrying, 1)
@@ -100,7 +101,7 @@ func TestStateTransitions(t *testing.T) {
 	// processing → dead → (replay) pending → processing → skipped
 	c := add("c")
 	claim("c", schemas.StatePending)
-	if err := s.fail(ctx, "ref", "c", nil, schemas.StateDead, ClassPermanent, "404", nil); err != nil {
+	if err := s.fail(ctx, "ref", "c", nil, schemas.StateDead, event.ClassPermanent, "404", nil); err != nil {
 		t.Fatal(err)
 	}
 	expect("c", schemas.StateDead, 1)
@@ -114,7 +115,7 @@ func TestStateTransitions(t *testing.T) {
 	expect("c", schemas.StateSkipped, 1)
 
 	// A late failure of a duplicate copy never downgrades a final state.
-	if err := s.fail(ctx, "ref", "a", receivedAt(a), schemas.StateDead, ClassTransient, "late", nil); err != nil {
+	if err := s.fail(ctx, "ref", "a", receivedAt(a), schemas.StateDead, event.ClassTransient, "late", nil); err != nil {
 		t.Fatal(err)
 	}
 	expect("a", schemas.StateSucceeded, 1)
@@ -133,7 +134,7 @@ func TestStateTransitions(t *testing.T) {
 	expect("a", schemas.StateSucceeded, 1)
 
 	// No verified inbox row: errNoInbox.
-	if _, _, err := s.claim(ctx, &Event{Provider: "ref", ID: "unknown"}); !errors.Is(err, errNoInbox) {
+	if _, _, err := s.claim(ctx, &event.Event{Provider: "ref", ID: "unknown"}); !errors.Is(err, errNoInbox) {
 		t.Fatalf("claim unknown: %v", err)
 	}
 	// The check constraint refuses states outside the machine.

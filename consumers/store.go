@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -30,7 +31,7 @@ type store struct{ pool *pgxpool.Pool }
 // claim of claimMany, for one event), and sets ev.ReceivedAt to the row's.
 // It returns the state found: a final state means the event is done
 // (nothing was changed); errNoInbox means no verified row exists.
-func (s store) claim(ctx context.Context, ev *Event) (prev string, attempts int, err error) {
+func (s store) claim(ctx context.Context, ev *event.Event) (prev string, attempts int, err error) {
 	c, err := s.claimMany(ctx, []eventKey{{ev.Provider, ev.ID, ev.ReceivedAt}})
 	if err != nil {
 		return "", 0, err
@@ -43,7 +44,7 @@ func (s store) claim(ctx context.Context, ev *Event) (prev string, attempts int,
 }
 
 // receivedAt is ev's ReceivedAt as a query argument: NULL when unknown.
-func receivedAt(ev *Event) *time.Time {
+func receivedAt(ev *event.Event) *time.Time {
 	if ev == nil || ev.ReceivedAt.IsZero() {
 		return nil
 	}
@@ -61,7 +62,7 @@ var outcomes = map[string]string{
 // inbox state. eff nil records a skipped event. It returns OutcomeOK,
 // OutcomeStale, OutcomeSkipped or OutcomeDuplicate (the event id was already
 // processed; nothing changed).
-func (s store) apply(ctx context.Context, ev *Event, eff *Effect) (string, error) {
+func (s store) apply(ctx context.Context, ev *event.Event, eff *event.Effect) (string, error) {
 	var objID, objType *string
 	var version *int64
 	var data []byte
@@ -80,9 +81,9 @@ func (s store) apply(ctx context.Context, ev *Event, eff *Effect) (string, error
 	return out, nil
 }
 
-// fail is recordFailure in stage StageApply, the issue's error joined.
+// fail is recordFailure in stage event.StageApply, the issue's error joined.
 func (s store) fail(ctx context.Context, provider, eventID string, at *time.Time, state, class, msg string, next *time.Time) error {
-	ierr, err := s.recordFailure(ctx, provider, eventID, at, state, class, msg, next, StageApply)
+	ierr, err := s.recordFailure(ctx, provider, eventID, at, state, class, msg, next, event.StageApply)
 	return errors.Join(err, ierr)
 }
 
@@ -142,7 +143,7 @@ WHERE provider = $1 AND event_id = $2 AND processing_state <> ALL($7)`
 // effect without an object (a forward) passes object type "forward" and no
 // object id, which the baseline migration records as succeeded without a
 // projection write.
-func effectArgs(eff *Effect) (objID, objType *string, version *int64, data []byte) {
+func effectArgs(eff *event.Effect) (objID, objType *string, version *int64, data []byte) {
 	if eff.ObjectID == "" {
 		t := "forward"
 		return nil, &t, nil, nil

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
 )
 
 // eventKey names one event; receivedAt (zero: unknown) is the hint that
@@ -86,8 +88,8 @@ const genericPlans = `SELECT set_config('plan_cache_mode', 'force_generic_plan',
 
 // applyItem is one event's effect to apply (eff nil: no effect, skipped).
 type applyItem struct {
-	ev  *Event
-	eff *Effect
+	ev  *event.Event
+	eff *event.Effect
 }
 
 // applyMany applies the effects of items in one transaction, in order: one

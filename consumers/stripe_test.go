@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 	"github.com/gatehouse/gatehouse/schemas"
 )
@@ -21,11 +23,11 @@ func TestStripeObjectsFromStripeMock(t *testing.T) {
 	f := newFixtureFor(t, "stripe")
 	cfg := f.config(nil)
 	reg := NewRegistry()
-	good, err := NewAPIClient(APIClientConfig{BaseURL: sm.URL, Key: []byte("sk_test_gatehouse"), Version: "2025-08-27.basil", VersionHeader: "Stripe-Version"})
+	good, err := fetch.NewAPIClient(fetch.APIClientConfig{BaseURL: sm.URL, Key: []byte("sk_test_gatehouse"), Version: "2025-08-27.basil", VersionHeader: "Stripe-Version"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	RegisterStripe(reg, "stripe", good, time.Now)
+	registerCatalogue(reg, "stripe", "stripe", good)
 	cfg.Handlers = reg
 	_, stop := f.start(cfg)
 	f.ingestData("evt_s1", "payment_intent.succeeded", "pi_gh1", map[string]any{
@@ -63,15 +65,15 @@ func TestStripeObjectsFromStripeMock(t *testing.T) {
 	stop()
 
 	// A key stripe-mock rejects (401) is a permanent failure: dead at once.
-	bad, _ := NewAPIClient(APIClientConfig{BaseURL: sm.URL, Key: []byte("not-a-stripe-key"), VersionHeader: "Stripe-Version"})
+	bad, _ := fetch.NewAPIClient(fetch.APIClientConfig{BaseURL: sm.URL, Key: []byte("not-a-stripe-key"), VersionHeader: "Stripe-Version"})
 	reg = NewRegistry()
-	RegisterStripe(reg, "stripe", bad, time.Now)
+	registerCatalogue(reg, "stripe", "stripe", bad)
 	cfg.Handlers = reg
 	f.start(cfg)
 	f.ingestData("evt_s5", "charge.succeeded", "ch_gh1", map[string]any{"object": map[string]any{"id": "ch_gh1", "object": "charge"}})
 	f.relay()
 	f.waitState(schemas.StateDead, 30*time.Second, "evt_s5")
-	if r := f.inbox("evt_s5"); r.LastErrorClass != ClassPermanent || !contains(r.LastError, "401") {
+	if r := f.inbox("evt_s5"); r.LastErrorClass != event.ClassPermanent || !contains(r.LastError, "401") {
 		t.Errorf("inbox = %+v, want permanent 401", r)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"github.com/gatehouse/gatehouse/schemas"
 )
@@ -80,8 +81,8 @@ func endEvent(span trace.Span, outcome string, err error) {
 	span.SetAttributes(attribute.String("gatehouse.outcome", outcome))
 	if err != nil {
 		span.RecordError(err)
-		span.SetAttributes(attribute.String("error.type", Classify(err)))
-		span.SetStatus(codes.Error, Classify(err))
+		span.SetAttributes(attribute.String("error.type", event.Classify(err)))
+		span.SetStatus(codes.Error, event.Classify(err))
 	}
 	span.End()
 }
@@ -143,29 +144,4 @@ func (r *Runner) traceForward(ctx context.Context, out *kgo.Record, dead bool) t
 	out.Headers = append(kept, kgo.RecordHeader{Key: schemas.HeaderTraceparent, Value: []byte(tp)},
 		kgo.RecordHeader{Key: schemas.HeaderCETraceparent, Value: []byte(tp)})
 	return span
-}
-
-// startFetch starts the client span of a provider API call under the span
-// in ctx (the event's), with that span's tracer provider: no span when the
-// event is not traced. Only the method, the URL (no query, no credentials)
-// and the status are recorded, never a header.
-func startFetch(ctx context.Context, method, url string) (context.Context, trace.Span) {
-	parent := trace.SpanFromContext(ctx)
-	if !parent.IsRecording() {
-		return ctx, parent
-	}
-	return parent.TracerProvider().Tracer("github.com/gatehouse/gatehouse/consumers").Start(ctx, method,
-		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
-			attribute.String("http.request.method", method), attribute.String("url.full", url)))
-}
-
-// endFetch ends a provider API call's span with its status.
-func endFetch(span trace.Span, status int, err error) {
-	if !span.IsRecording() {
-		return
-	}
-	if status > 0 {
-		span.SetAttributes(attribute.Int("http.response.status_code", status))
-	}
-	endSpan(span, err)
 }

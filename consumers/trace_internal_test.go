@@ -10,6 +10,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"github.com/gatehouse/gatehouse/schemas"
 )
@@ -26,7 +27,7 @@ func TestForwardKeepsTraceContext(t *testing.T) {
 	f := forwarding{topic: "t.retry.1", attempt: 2, dueAt: time.Now()}
 
 	off := &Runner{tracer: tracing.Tracer(nil, "consumers")}
-	out := forwardRecord(rec, f, ClassTransient, errors.New("503"))
+	out := forwardRecord(rec, f, event.ClassTransient, errors.New("503"))
 	off.traceForward(context.Background(), out, false).End()
 	if h := schemas.Headers(out); h["traceparent"] != tp || h["ce_traceparent"] != tp {
 		t.Errorf("tracing off: %v", h)
@@ -36,7 +37,7 @@ func TestForwardKeepsTraceContext(t *testing.T) {
 	p := tracing.FromSDK(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr)))
 	on := &Runner{tracer: tracing.Tracer(p, "consumers"), tracing: true, cfg: Config{Group: "g"}}
 	ctx, ev := on.startEvent(context.Background(), rec)
-	out = forwardRecord(rec, f, ClassTransient, errors.New("503"))
+	out = forwardRecord(rec, f, event.ClassTransient, errors.New("503"))
 	on.traceForward(ctx, out, false).End()
 	endEvent(ev, OutcomeRetried, errors.New("503"))
 	spans := sr.Ended()

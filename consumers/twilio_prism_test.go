@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/internal/testenv"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -83,15 +85,15 @@ func TestTwilioFetchAgainstPrism(t *testing.T) {
 		"CAaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa": {"call", "Fri, 18 Oct 2019 17:01:00 +0000", `"status": "completed"`},
 	} {
 		typ, v, data := pl.object(key)
-		if typ != want[0] || v != micros(t, want[1]) {
+		if typ != want[0] || v != testkit.Micros(t, want[1]) {
 			t.Errorf("%s: %s version %d, want %s version %s", key, typ, v, want[0], want[1])
 		}
 		mustContain(t, key, data, want[2])
 	}
-	if r := pl.inbox("tw-gone"); r.LastErrorClass != ClassPermanent || !strings.Contains(r.LastError, "status 404") {
+	if r := pl.inbox("tw-gone"); r.LastErrorClass != event.ClassPermanent || !strings.Contains(r.LastError, "status 404") {
 		t.Errorf("404: %+v", r)
 	}
-	if r := pl.inbox("tw-moved"); r.LastErrorClass != ClassPermanent || !strings.Contains(r.LastError, "redirect") {
+	if r := pl.inbox("tw-moved"); r.LastErrorClass != event.ClassPermanent || !strings.Contains(r.LastError, "redirect") {
 		t.Errorf("redirect: %+v", r)
 	}
 	if moved.Load() != 0 {

@@ -3,8 +3,6 @@ package consumers
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -24,11 +24,11 @@ func TestLadderNext(t *testing.T) {
 		class   string
 		want    forwarding
 	}{
-		{"t", 1, ClassTransient, forwarding{topic: "t.retry.1", attempt: 2, dueAt: now.Add(time.Second)}},
-		{"t.retry.1", 2, ClassTransient, forwarding{topic: "t.retry.2", attempt: 3, dueAt: now.Add(time.Minute)}},
-		{"t.retry.2", 3, ClassTransient, forwarding{topic: "t.dlq", attempt: 3, dead: true}},
-		{"t", 1, ClassPermanent, forwarding{topic: "t.dlq", attempt: 1, dead: true}},
-		{"t.retry.1", 2, ClassPermanent, forwarding{topic: "t.dlq", attempt: 2, dead: true}},
+		{"t", 1, event.ClassTransient, forwarding{topic: "t.retry.1", attempt: 2, dueAt: now.Add(time.Second)}},
+		{"t.retry.1", 2, event.ClassTransient, forwarding{topic: "t.retry.2", attempt: 3, dueAt: now.Add(time.Minute)}},
+		{"t.retry.2", 3, event.ClassTransient, forwarding{topic: "t.dlq", attempt: 3, dead: true}},
+		{"t", 1, event.ClassPermanent, forwarding{topic: "t.dlq", attempt: 1, dead: true}},
+		{"t.retry.1", 2, event.ClassPermanent, forwarding{topic: "t.dlq", attempt: 2, dead: true}},
 	}
 	for _, c := range cases {
 		if got := l.next(l.roles[c.topic], c.attempt, c.class, now); got != c.want {
@@ -45,13 +45,13 @@ func TestForwardRecordKeepsOriginAcrossHops(t *testing.T) {
 	rec := &kgo.Record{Topic: "t", Partition: 2, Offset: 41, Timestamp: ts, Key: []byte("k"), Value: []byte(`{}`),
 		Headers: []kgo.RecordHeader{{Key: schemas.HeaderID, Value: []byte("e1")}}}
 	due := ts.Add(time.Second)
-	hop1 := forwardRecord(rec, forwarding{topic: "t.retry.1", attempt: 2, dueAt: due}, ClassTransient, errors.New(strings.Repeat("é", 600)))
+	hop1 := forwardRecord(rec, forwarding{topic: "t.retry.1", attempt: 2, dueAt: due}, event.ClassTransient, errors.New(strings.Repeat("é", 600)))
 	hop1.Partition, hop1.Offset, hop1.Timestamp = 0, 7, ts.Add(time.Hour)
-	hop2 := forwardRecord(hop1, forwarding{topic: "t.dlq", attempt: 2, dead: true}, ClassPermanent, errors.New("404"))
+	hop2 := forwardRecord(hop1, forwarding{topic: "t.dlq", attempt: 2, dead: true}, event.ClassPermanent, errors.New("404"))
 	want := map[string]string{
 		schemas.HeaderID: "e1", schemas.HeaderOriginTopic: "t", schemas.HeaderOriginPartition: "2",
 		schemas.HeaderOriginOffset: "41", schemas.HeaderOriginTimestamp: ts.Format(time.RFC3339Nano),
-		schemas.HeaderAttempt: "2", schemas.HeaderErrorClass: ClassPermanent, schemas.HeaderErrorMessage: "404",
+		schemas.HeaderAttempt: "2", schemas.HeaderErrorClass: event.ClassPermanent, schemas.HeaderErrorMessage: "404",
 	}
 	got := schemas.Headers(hop2)
 	for k, v := range want {
@@ -73,8 +73,8 @@ func TestForwardRecordKeepsOriginAcrossHops(t *testing.T) {
 
 func TestRegistryLookup(t *testing.T) {
 	r := NewRegistry()
-	mk := func(name string) Handler {
-		return HandlerFunc(func(context.Context, *Event) (*Effect, error) { return &Effect{ObjectID: name}, nil })
+	mk := func(name string) event.Handler {
+		return event.HandlerFunc(func(context.Context, *event.Event) (*event.Effect, error) { return &event.Effect{ObjectID: name}, nil })
 	}
 	r.Register("p", "invoice.paid", mk("exact"))
 	r.Register("p", "invoice.*", mk("invoice"))
@@ -94,49 +94,6 @@ func TestRegistryLookup(t *testing.T) {
 		if got != want {
 			t.Errorf("Lookup(%s, %s) = %q, want %q", k[0], k[1], got, want)
 		}
-	}
-}
-
-func TestAPIClientClassifiesFailures(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/ok":
-			if r.Header.Get("Authorization") != "Bearer k" || r.Header.Get("Api-Version") != "v1" {
-				w.WriteHeader(http.StatusUnauthorized)
-				return
-			}
-			_, _ = w.Write([]byte(`{"id":"x","version":3}`))
-		case "/slow":
-			time.Sleep(300 * time.Millisecond)
-		case "/html":
-			_, _ = w.Write([]byte(`<html>`))
-		default:
-			code := map[string]int{"/429": 429, "/500": 500, "/503": 503, "/404": 404, "/400": 400, "/401": 401, "/408": 408}[r.URL.Path]
-			w.WriteHeader(code)
-		}
-	}))
-	defer srv.Close()
-	c, err := NewAPIClient(APIClientConfig{BaseURL: srv.URL, Key: []byte("k"), Version: "v1", Timeout: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if obj, err := c.Get(context.Background(), "/ok"); err != nil || !strings.Contains(string(obj), `"x"`) {
-		t.Fatalf("ok: %s %v", obj, err)
-	}
-	want := map[string]string{"/429": ClassTransient, "/500": ClassTransient, "/503": ClassTransient, "/408": ClassTransient,
-		"/slow": ClassTransient, "/html": ClassTransient, "/404": ClassPermanent, "/400": ClassPermanent, "/401": ClassPermanent}
-	for path, class := range want {
-		_, err := c.Get(context.Background(), path)
-		if err == nil || Classify(err) != class {
-			t.Errorf("%s: %v classified %s, want %s", path, err, Classify(err), class)
-		}
-	}
-	down, _ := NewAPIClient(APIClientConfig{BaseURL: "http://127.0.0.1:1"})
-	if _, err := down.Get(context.Background(), "/x"); err == nil || Classify(err) != ClassTransient {
-		t.Errorf("connection refused: %v, want transient", err)
-	}
-	if _, err := NewAPIClient(APIClientConfig{BaseURL: "/relative"}); err == nil {
-		t.Error("relative api url accepted")
 	}
 }
 
@@ -167,7 +124,7 @@ func TestDecodeRejectsBrokenRecords(t *testing.T) {
 		"no provider": strip(schemas.HeaderProvider), "no id": strip(schemas.HeaderID), "no type": strip(schemas.HeaderType),
 		"not json": &notJSON, "bad attempt": &badAttempt,
 	} {
-		if _, err := decode(rec, "p"); err == nil || Classify(err) != ClassPermanent {
+		if _, err := decode(rec, "p"); err == nil || event.Classify(err) != event.ClassPermanent {
 			t.Errorf("%s: %v, want a permanent error", name, err)
 		}
 	}
@@ -182,7 +139,7 @@ func TestLagAndQueueAgeGauges(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(p)
 	gauge := func(name, topic string) float64 {
-		return counter(t, reg, name, map[string]string{"topic": topic, "partition": "0", "group": "g"})
+		return testkit.Counter(t, reg, name, map[string]string{"topic": topic, "partition": "0", "group": "g"})
 	}
 	check := func(what, topic string, lag, age float64) {
 		t.Helper()
@@ -215,7 +172,7 @@ func TestLagAndQueueAgeGauges(t *testing.T) {
 	// the lag; a partition never polled is not reported.
 	p.ends(map[tp]int64{main: 35, {"t", 1}: 9})
 	check("end offset", "t", 15, 1)
-	if n := counter(t, reg, "gatehouse_consumer_lag_records", map[string]string{"topic": "t", "partition": "1"}); n != 0 {
+	if n := testkit.Counter(t, reg, "gatehouse_consumer_lag_records", map[string]string{"topic": "t", "partition": "1"}); n != 0 {
 		t.Errorf("partition never polled reported a lag of %v", n)
 	}
 	// A retry record held until its due time in 10s: lag 1, age 0; 25s
@@ -226,7 +183,7 @@ func TestLagAndQueueAgeGauges(t *testing.T) {
 	now = now.Add(25 * time.Second)
 	check("overdue", "t.retry.1", 1, 15)
 	p.drop(map[string][]int32{"t.retry.1": {0}})
-	if n := counter(t, reg, "gatehouse_consumer_lag_records", map[string]string{"topic": "t.retry.1"}); n != 0 {
+	if n := testkit.Counter(t, reg, "gatehouse_consumer_lag_records", map[string]string{"topic": "t.retry.1"}); n != 0 {
 		t.Errorf("revoked partition still exported")
 	}
 }

@@ -44,13 +44,13 @@ func runConsume(ctx context.Context, e env, args []string) error {
 // newConsumersMaintenance builds the consumers' storage maintenance
 // (docs/STORAGE.md).
 func newConsumersMaintenance(b *base) (*storage.Maintainer, error) {
-	return consumers.NewMaintenance(consumers.MaintenanceConfig{Pool: b.pool, Config: b.cfg, Logger: b.log, Registerer: b.reg})
+	return consumers.NewMaintenance(maintenanceConfig(b.cfg, consumers.MaintenanceConfig{Pool: b.pool, Logger: b.log, Registerer: b.reg}))
 }
 
 // newConsumers builds the consumer runner from the loaded configuration
 // (`consume`, and `dev` in-process).
 func newConsumers(b *base) (*consumers.Runner, error) {
-	cfg, err := consumers.FromConfig(b.cfg, consumers.Config{Pool: b.pool, Logger: b.log, Registerer: b.reg, Tracer: b.tp})
+	cfg, err := consumersConfig(b.cfg, consumers.Config{Pool: b.pool, Logger: b.log, Registerer: b.reg, Tracer: b.tp})
 	if err != nil {
 		return nil, err
 	}

@@ -103,7 +103,7 @@ func Redacted(c *Config) ([]byte, error) {
 	for _, k := range Keys() {
 		info[k.Path] = k
 	}
-	redact(&doc, "", info)
+	redactNode(&doc, "", info)
 	var out bytes.Buffer
 	enc := yaml.NewEncoder(&out)
 	enc.SetIndent(2)
@@ -116,7 +116,7 @@ func Redacted(c *Config) ([]byte, error) {
 // Redact is the text shown for a secret value.
 const Redact = "<redacted>"
 
-func redact(n *yaml.Node, path string, info map[string]Key) {
+func redactNode(n *yaml.Node, path string, info map[string]Key) {
 	switch n.Kind {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -127,14 +127,14 @@ func redact(n *yaml.Node, path string, info map[string]Key) {
 			case path != "":
 				p = path + "." + p
 			}
-			redact(n.Content[i+1], p, info)
+			redactNode(n.Content[i+1], p, info)
 		}
 	case yaml.SequenceNode:
 		for _, c := range n.Content {
 			if c.Kind == yaml.MappingNode {
-				redact(c, path+"[]", info)
+				redactNode(c, path+"[]", info)
 			} else {
-				redact(c, path, info)
+				redactNode(c, path, info)
 			}
 		}
 	case yaml.ScalarNode:

@@ -4,14 +4,14 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/gatehouse/gatehouse/schemas"
-	"net"
 	"net/url"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/redact"
+	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
@@ -138,7 +138,7 @@ func (f *Forward) validate() error {
 	}
 	u, err := url.Parse(f.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("url: %q is not an absolute http(s) URL", RedactURL(f.URL))
+		return fmt.Errorf("url: %q is not an absolute http(s) URL", redact.URL(f.URL))
 	}
 	if f.Secret == "" {
 		return errors.New("secret: a Standard Webhooks secret (whsec_<base64>) is required")
@@ -186,27 +186,6 @@ func (p *Provider) resolveForward(name string, getenv func(string) string) error
 	return nil
 }
 
-// DestinationKey is the forward destination a URL names: its scheme, host
-// and port (the scheme's default when absent), lowercased, and its path
-// ("/" when empty); user info, query and fragment are not part of it.
-// Forward entries with one key share one circuit breaker, concurrency
-// bound and rate limit. It fails on a URL that is not absolute.
-func DestinationKey(raw string) (string, error) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return "", fmt.Errorf("forward url %q is not absolute", RedactURL(raw))
-	}
-	scheme, host, port := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname()), u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[scheme]
-	}
-	path := u.EscapedPath()
-	if path == "" {
-		path = "/"
-	}
-	return scheme + "://" + net.JoinHostPort(host, port) + path, nil
-}
-
 // validateForwardDestinations refuses two forward entries (of any
 // providers) that name one destination with different limits: the
 // destination has one circuit, concurrency and rate limit.
@@ -232,7 +211,7 @@ func (c *Config) validateForwardDestinations() error {
 			continue
 		}
 		for i, f := range p.Forward {
-			key, err := DestinationKey(f.URL)
+			key, err := redact.DestinationKey(f.URL)
 			if err != nil {
 				continue // validateHandlers names it
 			}

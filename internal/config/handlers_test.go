@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/internal/redact"
 )
 
 const fwdSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -120,7 +122,7 @@ func TestForwardDestinationLimitsAgree(t *testing.T) {
 		"https://user:pw@svc.example/hooks#x": "https://svc.example:443/hooks",
 		"https://svc.example:8443":            "https://svc.example:8443/",
 	} {
-		if got, err := DestinationKey(raw); err != nil || got != want {
+		if got, err := redact.DestinationKey(raw); err != nil || got != want {
 			t.Errorf("DestinationKey(%q) = %q, %v", raw, got, err)
 		}
 	}

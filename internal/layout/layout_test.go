@@ -3,6 +3,7 @@ package layout
 import (
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -22,18 +23,22 @@ func room(pkg string) string {
 	return strings.SplitN(strings.TrimPrefix(pkg, module), "/", 2)[0]
 }
 
-// configFree are the rooms that never depend on internal/config: each
-// stage and the API take their own small Config, which package wiring
-// builds from the configuration (the issue-36 rule).
-var configFree = []string{"ingest", "auth", "api"}
+// runnerParts are the consumers' packages that the runner (consumers, the
+// parent) is joined to by small interfaces: they import neither the parent
+// nor each other (the vocabulary they share is consumers/event, their
+// throttle consumers/throttle).
+var runnerParts = []string{"consumers/fetch", "consumers/forward"}
 
-func isConfigFree(r string) bool {
-	for _, s := range configFree {
-		if r == s {
-			return true
-		}
-	}
-	return false
+// configFree are the rooms that never depend on internal/config, not even
+// through another package: each stage and the API take a small Config of
+// their own, which package wiring (or cmd/gatehouse) builds from the
+// configuration.
+var configFree = []string{"ingest", "consumers", "auth", "api"}
+
+// under reports whether pkg is the package dir of this module or one below it.
+func under(pkg, dir string) bool {
+	p := strings.TrimPrefix(pkg, module)
+	return strings.HasPrefix(pkg, module) && (p == dir || strings.HasPrefix(p, dir+"/"))
 }
 
 func isStage(r string) bool {
@@ -50,6 +55,21 @@ func isStage(r string) bool {
 func violations(pkg string, deps []string) []string {
 	var out []string
 	from := room(pkg)
+	for _, part := range runnerParts {
+		if !under(pkg, part) {
+			continue
+		}
+		for _, d := range deps {
+			if d == module+"consumers" {
+				out = append(out, pkg+" imports "+d+": the runner's parts never import the runner")
+			}
+			for _, other := range runnerParts {
+				if other != part && under(d, other) {
+					out = append(out, pkg+" imports "+d+": the runner's parts never import each other")
+				}
+			}
+		}
+	}
 	for _, d := range deps {
 		to := room(d)
 		if to == "" || to == from {
@@ -66,8 +86,8 @@ func violations(pkg string, deps []string) []string {
 			out = append(out, pkg+" imports "+d+": a stage never imports the API")
 		case to == "wiring" && from != "cmd" && from != "deploy":
 			out = append(out, pkg+" imports "+d+": only cmd and the benchmarks build stages from the configuration")
-		case isConfigFree(from) && d == module+"internal/config":
-			out = append(out, pkg+" imports "+d+": a stage takes its own Config, built by package wiring")
+		case slices.Contains(configFree, from) && d == module+"internal/config":
+			out = append(out, pkg+" depends on "+d+": a stage takes its own Config, built by package wiring")
 		}
 	}
 	return out
@@ -77,14 +97,17 @@ func violations(pkg string, deps []string) []string {
 // that could never fail would prove nothing).
 func TestRulesCatchAViolation(t *testing.T) {
 	bad := map[string][]string{
-		module + "ingest":            {module + "consumers"},
-		module + "ingest/relay":      {module + "auth/bearer"},
-		module + "internal/config":   {module + "ingest/signature"},
-		module + "schemas/providers": {module + "api"},
-		module + "consumers":         {module + "cmd/gatehouse"},
-		module + "ingest/relay/x":    {module + "internal/config"},
-		module + "auth":              {module + "internal/kafka", module + "internal/config"},
-		module + "api/console":       {module + "wiring"},
+		module + "ingest":             {module + "consumers"},
+		module + "ingest/relay":       {module + "auth/bearer"},
+		module + "internal/config":    {module + "ingest/signature"},
+		module + "schemas/providers":  {module + "api"},
+		module + "consumers":          {module + "cmd/gatehouse"},
+		module + "consumers/fetch":    {module + "consumers/event", module + "consumers"},
+		module + "ingest/relay/x":     {module + "internal/config"},
+		module + "consumers/throttle": {module + "internal/redact", module + "internal/config"},
+		module + "auth":               {module + "internal/kafka", module + "internal/config"},
+		module + "api/console":        {module + "wiring"},
+		module + "consumers/forward":  {module + "consumers/fetch"},
 	}
 	for pkg, deps := range bad {
 		if len(violations(pkg, deps)) == 0 {
@@ -92,13 +115,17 @@ func TestRulesCatchAViolation(t *testing.T) {
 		}
 	}
 	ok := map[string][]string{
-		module + "ingest/relay":     {module + "ingest", module + "internal/kafka", module + "schemas"},
-		module + "api":              {module + "auth", module + "ingest", module + "schemas/providers"},
-		module + "consumers":        {module + "schemas/providers", module + "internal/config"},
-		module + "cmd/gatehouse":    {module + "api/console", module + "consumers", module + "ingest"},
-		module + "internal/testenv": {module + "migrations"},
-		module + "wiring":           {module + "ingest", module + "auth", module + "api", module + "internal/config"},
-		module + "deploy/bench/x":   {module + "wiring", module + "internal/config"},
+		module + "ingest/relay":      {module + "ingest", module + "internal/kafka", module + "schemas"},
+		module + "api":               {module + "auth", module + "ingest", module + "schemas/providers"},
+		module + "consumers":         {module + "schemas/providers", module + "internal/redact"},
+		module + "wiring":            {module + "ingest", module + "consumers/fetch", module + "internal/config"},
+		module + "deploy/bench/x":    {module + "wiring", module + "internal/config"},
+		module + "internal/doctor":   {module + "internal/config"},
+		module + "cmd/gatehouse":     {module + "api/console", module + "consumers", module + "ingest"},
+		module + "internal/testenv":  {module + "migrations"},
+		module + "consumers/forward": {module + "consumers/event", module + "consumers/throttle", module + "internal/redact"},
+		module + "consumers/fetch":   {module + "consumers/event", module + "consumers/throttle"},
+		module + "consumers/event":   {module + "schemas"},
 	}
 	for pkg, deps := range ok {
 		if v := violations(pkg, deps); len(v) > 0 {

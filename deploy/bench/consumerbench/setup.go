@@ -160,9 +160,7 @@ func (b *bench) startRelay(ctx context.Context) (func(), error) {
 
 // startConsumer runs a consumer group member for one provider's topic.
 func (b *bench) startConsumer(ctx context.Context, prov string, reg prometheus.Registerer) (func(), error) {
-	c := *b.cfg
-	c.Consumers.Providers = []string{prov}
-	cfg, err := consumers.FromConfig(&c, consumers.Config{Pool: b.Pool, Logger: quiet(), Registerer: reg})
+	cfg, err := consumerConfig(b.cfg, prov, consumers.Config{Pool: b.Pool, Logger: quiet()}, reg)
 	if err != nil {
 		return nil, err
 	}

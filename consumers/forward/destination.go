@@ -1,4 +1,4 @@
-package consumers
+package forward
 
 import (
 	"fmt"
@@ -8,11 +8,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/consumers/throttle"
 )
 
 // destination is one service that events are forwarded to, shared by every
-// forward entry whose URL has its key (DestinationKey): one circuit
+// forward entry whose URL has its key (redact.DestinationKey): one circuit
 // breaker, one concurrency bound and rate limit, one connection pool. Two
 // entries that point at one service so stop together when it is down and
 // together respect its limits.
@@ -20,7 +20,7 @@ type destination struct {
 	key    string
 	limits destLimits
 	http   *http.Client
-	flow   *flow
+	flow   *throttle.Flow
 	br     *breaker
 	open   prometheus.Gauge
 }
@@ -36,26 +36,17 @@ type destLimits struct {
 	BreakerProbe    time.Duration
 }
 
-// DestinationKey is config.DestinationKey: the scheme, host, port and
-// path a forward URL names.
-func DestinationKey(raw string) (string, error) { return config.DestinationKey(raw) }
-
-// RedactURL is config.RedactURL: the URL without user info, query values
-// or fragment, as every error, log line and stored error text renders a
-// forward URL.
-func RedactURL(raw string) string { return config.RedactURL(raw) }
-
-// Destinations shares destinations among forwarders (ForwardConfig.Shared):
+// Destinations shares destinations among forwarders (Config.Shared):
 // the first forwarder of a key creates its destination, the others join it.
 // Its zero value is not usable: NewDestinations.
 type Destinations struct {
-	metrics *APIMetrics
+	metrics *Metrics
 	mu      sync.Mutex
 	m       map[string]*destination
 }
 
 // NewDestinations returns an empty set reporting to metrics (nil: none).
-func NewDestinations(metrics *APIMetrics) *Destinations {
+func NewDestinations(metrics *Metrics) *Destinations {
 	return &Destinations{metrics: metrics, m: map[string]*destination{}}
 }
 
@@ -77,7 +68,7 @@ func (ds *Destinations) get(key string, l destLimits, tr http.RoundTripper, now 
 	return d, nil
 }
 
-func newDestination(key string, l destLimits, tr http.RoundTripper, now func() time.Time, metrics *APIMetrics) *destination {
+func newDestination(key string, l destLimits, tr http.RoundTripper, now func() time.Time, metrics *Metrics) *destination {
 	if tr == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConns = l.Concurrency * 2
@@ -85,14 +76,14 @@ func newDestination(key string, l destLimits, tr http.RoundTripper, now func() t
 		tr = t
 	}
 	if metrics == nil {
-		metrics = NewAPIMetrics(nil)
+		metrics = NewMetrics(nil, nil)
 	}
 	d := &destination{key: key, limits: l,
 		http: &http.Client{Timeout: l.Timeout, Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}},
-		flow: newFlow(APIClientConfig{Provider: "forward:" + key, Concurrency: l.Concurrency,
-			RateLimit: l.RateLimit, RateBurst: l.RateBurst, Metrics: metrics, Now: now}),
+		flow: throttle.New(throttle.Config{Name: "forward:" + key, Concurrency: l.Concurrency,
+			RateLimit: l.RateLimit, RateBurst: l.RateBurst, Metrics: metrics.flow, Now: now}),
 		open: metrics.circuitOpen.WithLabelValues(key),
 	}
 	d.br = newBreaker(l.BreakerFailures, l.BreakerProbe, now, func(open bool) {

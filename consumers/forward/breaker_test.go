@@ -1,4 +1,4 @@
-package consumers
+package forward
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
 )
 
 // TestBreakerCancelledProbeReleasesTheSlot: a probe whose context ends
@@ -32,15 +34,15 @@ func TestBreakerCancelledProbeReleasesTheSlot(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	fw, err := NewForwarder(ForwardConfig{Provider: "ref", URL: srv.URL + "/hooks", Secret: forwardSecret,
+	fw, err := NewForwarder(Config{Provider: "ref", URL: srv.URL + "/hooks", Secret: forwardSecret,
 		BreakerFailures: 1, BreakerProbe: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := func(id string) *Event {
-		return &Event{Provider: "ref", ID: id, Type: "payment.succeeded", Envelope: []byte(`{"id":"` + id + `"}`)}
+	ev := func(id string) *event.Event {
+		return &event.Event{Provider: "ref", ID: id, Type: "payment.succeeded", Envelope: []byte(`{"id":"` + id + `"}`)}
 	}
-	if err := fw.Deliver(context.Background(), ev("e1"), nil); Classify(err) != ClassTransient {
+	if err := fw.Deliver(context.Background(), ev("e1"), nil); event.Classify(err) != event.ClassTransient {
 		t.Fatalf("first delivery: %v, want a transient failure that opens the circuit", err)
 	}
 	// The probe hangs at the destination; its context ends meanwhile.

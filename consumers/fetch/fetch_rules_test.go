@@ -1,4 +1,4 @@
-package consumers
+package fetch
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
@@ -35,8 +37,8 @@ func ruleAPI(t *testing.T, answer func(w http.ResponseWriter, r recorded)) (*htt
 	return srv, &n, &last
 }
 
-func envelopeEvent(typ, data string) *Event {
-	return &Event{Provider: "p", ID: "e1", Type: typ, Envelope: []byte(`{"id":"e1","type":"` + typ + `","data":` + data + `}`)}
+func envelopeEvent(typ, data string) *event.Event {
+	return &event.Event{Provider: "p", ID: "e1", Type: typ, Envelope: []byte(`{"id":"e1","type":"` + typ + `","data":` + data + `}`)}
 }
 
 // url_from requests an absolute URL from the payload only when it is an
@@ -84,7 +86,7 @@ func TestFetchURLFromOnlyRequestsAPIAddresses(t *testing.T) {
 		"",                                       // missing
 	} {
 		_, err := f.Handle(context.Background(), envelopeEvent("invitee.created", `{"payload":{"uri":"`+bad+`"}}`))
-		if Classify(err) != ClassPermanent {
+		if event.Classify(err) != event.ClassPermanent {
 			t.Errorf("%q: %v, want a permanent error", bad, err)
 		}
 	}
@@ -138,11 +140,11 @@ func TestFetchGraphQLRule(t *testing.T) {
 		r.method != "POST" || r.path != "/graphql" || r.contentType != "application/json" || r.auth != "lin_api_k" {
 		t.Errorf("request %+v (%v)", r, err)
 	}
-	if eff.ObjectID != "issue/"+id || eff.ObjectType != "issue" || eff.Version != micros(t, "2024-02-03T04:05:06.789Z") {
+	if eff.ObjectID != "issue/"+id || eff.ObjectType != "issue" || eff.Version != testkit.Micros(t, "2024-02-03T04:05:06.789Z") {
 		t.Errorf("effect %+v", eff)
 	}
-	for id, want := range map[string]string{"busy": ClassTransient, "gone": ClassPermanent, "nocode": ClassPermanent} {
-		if _, err := f.Handle(context.Background(), envelopeEvent("Issue.update", `{"data":{"id":"`+id+`"}}`)); Classify(err) != want {
+	for id, want := range map[string]string{"busy": event.ClassTransient, "gone": event.ClassPermanent, "nocode": event.ClassPermanent} {
+		if _, err := f.Handle(context.Background(), envelopeEvent("Issue.update", `{"data":{"id":"`+id+`"}}`)); event.Classify(err) != want {
 			t.Errorf("%s: %v, want %s", id, err, want)
 		}
 	}
@@ -170,7 +172,7 @@ func TestFetchAnswerErrorAcceptAndBotAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := func(ch string) *Event {
+	ev := func(ch string) *event.Event {
 		return envelopeEvent("channel_created", `{"team_id":"T1","event":{"type":"channel_created","channel":{"id":"`+ch+`"}}}`)
 	}
 	eff, err := f.Handle(context.Background(), ev("C1"))
@@ -183,10 +185,10 @@ func TestFetchAnswerErrorAcceptAndBotAuth(t *testing.T) {
 	if eff.ObjectID != "T1/channel/C1" || eff.Version != 1678229664302 {
 		t.Errorf("effect %+v", eff)
 	}
-	if _, err := f.Handle(context.Background(), ev("C404")); Classify(err) != ClassPermanent || !strings.Contains(err.Error(), "channel_not_found") {
+	if _, err := f.Handle(context.Background(), ev("C404")); event.Classify(err) != event.ClassPermanent || !strings.Contains(err.Error(), "channel_not_found") {
 		t.Errorf("channel_not_found: %v, want permanent", err)
 	}
-	if _, err := f.Handle(context.Background(), ev("C500")); Classify(err) != ClassTransient {
+	if _, err := f.Handle(context.Background(), ev("C500")); event.Classify(err) != event.ClassTransient {
 		t.Errorf("internal_error: %v, want transient", err)
 	}
 }

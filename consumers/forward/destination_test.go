@@ -1,10 +1,11 @@
-package consumers
+package forward
 
 import (
 	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/internal/redact"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 )
 
 func TestDestinationKey(t *testing.T) {
@@ -26,13 +31,13 @@ func TestDestinationKey(t *testing.T) {
 		"https://svc.example:443/hooks?entry=3":  "https://svc.example:443/hooks",
 		"http://svc.example.other.example/hooks": "http://svc.example.other.example:80/hooks",
 	} {
-		if got, err := DestinationKey(raw); err != nil || got != want {
-			t.Errorf("DestinationKey(%q) = %q, %v; want %q", raw, got, err, want)
+		if got, err := redact.DestinationKey(raw); err != nil || got != want {
+			t.Errorf("redact.DestinationKey(%q) = %q, %v; want %q", raw, got, err, want)
 		}
 	}
 	for _, bad := range []string{"", "/hooks", "svc.example/hooks", "://x"} {
-		if _, err := DestinationKey(bad); err == nil {
-			t.Errorf("DestinationKey(%q): no error", bad)
+		if _, err := redact.DestinationKey(bad); err == nil {
+			t.Errorf("redact.DestinationKey(%q): no error", bad)
 		}
 	}
 }
@@ -54,10 +59,10 @@ func TestForwardEntriesShareTheDestinationCircuit(t *testing.T) {
 	}))
 	defer up.Close()
 	reg := prometheus.NewRegistry()
-	metrics := NewAPIMetrics(reg)
+	metrics := NewMetrics(reg, nil)
 	shared := NewDestinations(metrics)
 	mk := func(url, typ string) *Forwarder {
-		fw, err := NewForwarder(ForwardConfig{Provider: "ref", URL: url, Secret: forwardSecret, Types: []string{typ},
+		fw, err := NewForwarder(Config{Provider: "ref", URL: url, Secret: forwardSecret, Types: []string{typ},
 			BreakerFailures: 3, BreakerProbe: time.Hour, Shared: shared, Metrics: metrics})
 		if err != nil {
 			t.Fatal(err)
@@ -69,15 +74,15 @@ func TestForwardEntriesShareTheDestinationCircuit(t *testing.T) {
 	if first.Destination() != second.Destination() || first.Destination() == healthy.Destination() {
 		t.Fatalf("destinations %s, %s, %s", first.Destination(), second.Destination(), healthy.Destination())
 	}
-	ev := func(id, typ string) *Event {
-		return &Event{Provider: "ref", ID: id, Type: typ, Envelope: []byte(`{"id":"` + id + `","type":"` + typ + `"}`)}
+	ev := func(id, typ string) *event.Event {
+		return &event.Event{Provider: "ref", ID: id, Type: typ, Envelope: []byte(`{"id":"` + id + `","type":"` + typ + `"}`)}
 	}
 	for i := range 3 {
-		if err := first.Deliver(context.Background(), ev("p"+itoa(int32(i)), "payment.succeeded"), nil); Classify(err) != ClassTransient {
+		if err := first.Deliver(context.Background(), ev("p"+strconv.Itoa(i), "payment.succeeded"), nil); event.Classify(err) != event.ClassTransient {
 			t.Fatalf("delivery %d to the failing destination: %v", i, err)
 		}
 	}
-	if n := counter(t, reg, "gatehouse_consumer_forward_circuit_open", map[string]string{"destination": first.Destination()}); n != 1 {
+	if n := testkit.Counter(t, reg, "gatehouse_consumer_forward_circuit_open", map[string]string{"destination": first.Destination()}); n != 1 {
 		t.Fatalf("circuit_open = %v after 3 failures, want 1", n)
 	}
 	before := downSeen.Load()
@@ -93,7 +98,7 @@ func TestForwardEntriesShareTheDestinationCircuit(t *testing.T) {
 		waited = second.Deliver(ctx, ev("i1", "invoice.paid"), nil)
 	}()
 	for i := range 5 {
-		if err := healthy.Deliver(context.Background(), ev("h"+itoa(int32(i)), "invoice.paid"), nil); err != nil {
+		if err := healthy.Deliver(context.Background(), ev("h"+strconv.Itoa(i), "invoice.paid"), nil); err != nil {
 			t.Errorf("healthy destination: %v", err)
 		}
 	}
@@ -107,11 +112,11 @@ func TestForwardEntriesShareTheDestinationCircuit(t *testing.T) {
 	if upSeen.Load() != 5 {
 		t.Errorf("healthy destination got %d deliveries, want 5", upSeen.Load())
 	}
-	if n := counter(t, reg, "gatehouse_consumer_forward_circuit_open", map[string]string{"destination": healthy.Destination()}); n != 0 {
+	if n := testkit.Counter(t, reg, "gatehouse_consumer_forward_circuit_open", map[string]string{"destination": healthy.Destination()}); n != 0 {
 		t.Errorf("healthy destination's circuit_open = %v", n)
 	}
 	// Entries naming one destination must agree on its limits.
-	_, err := NewForwarder(ForwardConfig{Provider: "other", URL: down.URL + "/hooks", Secret: forwardSecret, Concurrency: 8,
+	_, err := NewForwarder(Config{Provider: "other", URL: down.URL + "/hooks", Secret: forwardSecret, Concurrency: 8,
 		BreakerFailures: 3, BreakerProbe: time.Hour, Shared: shared, Metrics: metrics})
 	if err == nil || !strings.Contains(err.Error(), "differ from an earlier entry") {
 		t.Errorf("conflicting limits: %v", err)

@@ -1,4 +1,4 @@
-package consumers
+package fetch
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/consumers/throttle"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
@@ -20,7 +22,7 @@ import (
 // pinned API version. Calls
 // are bounded (Concurrency at once), rate-limited (RateLimit per second,
 // paused after a 429 or 503 for its Retry-After) and, inside a batch
-// (withFetchMemo), coalesced: one request per object path.
+// (event.WithMemo), coalesced: one request per object path.
 type APIClient struct {
 	base          *url.URL
 	key           string
@@ -29,7 +31,8 @@ type APIClient struct {
 	version       string
 	versionHeader string
 	http          *http.Client
-	flow          *flow
+	flow          *throttle.Flow
+	m             providerMetrics
 }
 
 // APIClientConfig configures an APIClient.
@@ -51,12 +54,11 @@ type APIClientConfig struct {
 	// Concurrency bounds requests in flight; default 64.
 	Concurrency int
 	// RateLimit is requests per second (0: unlimited) with a burst of
-	// RateBurst (default: 5% of RateLimit rounded up, at least 1, so no
-	// one-second window sees more than 105% of the limit).
+	// RateBurst (throttle.Config's default).
 	RateLimit float64
 	RateBurst int
 	// Metrics receives fetch, coalescing and limiter figures; nil: none.
-	Metrics *APIMetrics
+	Metrics *Metrics
 	// Now is the clock of Retry-After pauses; default time.Now.
 	Now func() time.Time
 }
@@ -97,7 +99,9 @@ func NewAPIClient(cfg APIClientConfig) (*APIClient, error) {
 		http: &http.Client{Timeout: cfg.Timeout, Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}},
-		flow: newFlow(cfg),
+		flow: throttle.New(throttle.Config{Name: cfg.Provider, Concurrency: cfg.Concurrency, RateLimit: cfg.RateLimit,
+			RateBurst: cfg.RateBurst, Metrics: cfg.Metrics.flowMetrics(), Now: cfg.Now}),
+		m: cfg.Metrics.forProvider(cfg.Provider),
 	}, nil
 }
 
@@ -126,7 +130,7 @@ func (e *APIError) Error() string {
 // is a permanent error.
 func ObjectPath(collection, id string) (string, error) {
 	if id == "" || id == "." || id == ".." {
-		return "", Permanentf("object id %q cannot name an object in a URL path", id)
+		return "", event.Permanentf("object id %q cannot name an object in a URL path", id)
 	}
 	return "/v1/" + collection + "/" + url.PathEscape(id), nil
 }
@@ -156,11 +160,8 @@ func (c *APIClient) GetAt(ctx context.Context, path string) (json.RawMessage, ti
 // request is GetAt for any method, an encoded query and a JSON body (nil:
 // none), with the answer's headers.
 func (c *APIClient) request(ctx context.Context, method, path, query string, body []byte) (answer, error) {
-	if m := memoFrom(ctx); m != nil {
-		key := method + " " + c.base.String() + path + "?" + query + "\n" + string(body)
-		return m.do(key, c.flow.m.coalesced, func() (answer, error) { return c.send(ctx, method, path, query, body) })
-	}
-	return c.send(ctx, method, path, query, body)
+	key := method + " " + c.base.String() + path + "?" + query + "\n" + string(body)
+	return coalesce(ctx, key, c.m.coalesced, func() (answer, error) { return c.send(ctx, method, path, query, body) })
 }
 
 // below is the path below the base URL of abs, an absolute URL an event
@@ -171,27 +172,27 @@ func (c *APIClient) request(ctx context.Context, method, path, query string, bod
 func (c *APIClient) below(abs string) (string, error) {
 	u, err := url.Parse(abs)
 	if err != nil {
-		return "", Permanentf("object url: %w", err)
+		return "", event.Permanentf("object url: %w", err)
 	}
 	base := c.base.EscapedPath() + "/"
 	switch {
 	case !strings.EqualFold(u.Scheme, c.base.Scheme) || !strings.EqualFold(u.Host, c.base.Host):
-		return "", Permanentf("object url %s://%s is not the api_url's %s://%s: not requested", u.Scheme, u.Host, c.base.Scheme, c.base.Host)
+		return "", event.Permanentf("object url %s://%s is not the api_url's %s://%s: not requested", u.Scheme, u.Host, c.base.Scheme, c.base.Host)
 	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.Opaque != "":
-		return "", Permanentf("object url on %s has user info, a query or a fragment: not requested", u.Host)
+		return "", event.Permanentf("object url on %s has user info, a query or a fragment: not requested", u.Host)
 	case !strings.HasPrefix(u.EscapedPath(), base):
-		return "", Permanentf("object url path %q is not below the api_url's %q: not requested", u.EscapedPath(), c.base.EscapedPath())
+		return "", event.Permanentf("object url path %q is not below the api_url's %q: not requested", u.EscapedPath(), c.base.EscapedPath())
 	}
 	return u.EscapedPath()[len(base)-1:], nil
 }
 
 func (c *APIClient) send(ctx context.Context, method, path, query string, body []byte) (answer, error) {
-	release, err := c.flow.acquire(ctx)
+	release, err := c.flow.Acquire(ctx)
 	if err != nil {
 		return answer{}, fmt.Errorf("provider api %s %s: %w", method, path, err)
 	}
 	defer release()
-	at := c.flow.now()
+	at := c.flow.Now()
 	sctx, span := startFetch(ctx, method, c.base.Scheme+"://"+c.base.Host+c.base.Path+path)
 	ans, h, err := c.do(sctx, method, path, query, body)
 	endFetch(span, statusOf(err), err)
@@ -230,7 +231,7 @@ func (c *APIClient) do(ctx context.Context, method, path, query string, reqBody 
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rb)
 	if err != nil {
-		return nil, nil, Permanentf("provider api request: %w", err)
+		return nil, nil, event.Permanentf("provider api request: %w", err)
 	}
 	if reqBody != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -240,10 +241,10 @@ func (c *APIClient) do(ctx context.Context, method, path, query string, reqBody 
 	if c.version != "" {
 		req.Header.Set(c.versionHeader, c.version)
 	}
-	c.flow.m.fetches.Inc()
+	c.m.fetches.Inc()
 	resp, err := c.http.Do(req)
 	if err != nil {
-		if isTimeout(err) {
+		if event.IsTimeout(err) {
 			return nil, nil, fmt.Errorf("provider api %s %s: timeout: %w", method, path, err)
 		}
 		return nil, nil, fmt.Errorf("provider api %s %s: %w", method, path, err)
@@ -254,7 +255,7 @@ func (c *APIClient) do(ctx context.Context, method, path, query string, reqBody 
 		return nil, nil, fmt.Errorf("provider api %s %s: read body: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		ae := &APIError{Status: resp.StatusCode, Method: method, Path: path, Body: truncate(string(body), 256),
+		ae := &APIError{Status: resp.StatusCode, Method: method, Path: path, Body: event.Truncate(string(body), 256),
 			raw: body[:min(len(body), 64<<10)]}
 		if resp.StatusCode/100 == 3 {
 			loc, _ := url.Parse(resp.Header.Get("Location"))
@@ -263,15 +264,15 @@ func (c *APIClient) do(ctx context.Context, method, path, query string, reqBody 
 				to = resp.Request.URL.ResolveReference(loc).Host
 			}
 			ae.Body = "redirected to " + to + " (not followed with the API key: set api_url to the final address)"
-			return nil, nil, Permanent(ae)
+			return nil, nil, event.Permanent(ae)
 		}
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-			c.flow.pause(resp.StatusCode, resp.Header)
+			c.flow.Pause(resp.StatusCode, resp.Header)
 		}
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout {
 			return nil, nil, ae
 		}
-		return nil, nil, Permanent(ae)
+		return nil, nil, event.Permanent(ae)
 	}
 	if !json.Valid(body) {
 		return nil, nil, fmt.Errorf("provider api %s %s: answer is not JSON", method, path)
@@ -285,15 +286,15 @@ func (c *APIClient) do(ctx context.Context, method, path, query string, reqBody 
 // refused.
 func (c *APIClient) url(path string) (string, error) {
 	if !strings.HasPrefix(path, "/") {
-		return "", Permanentf("provider api path %q must start with /", path)
+		return "", event.Permanentf("provider api path %q must start with /", path)
 	}
 	for _, seg := range strings.Split(path[1:], "/") {
 		dec, err := url.PathUnescape(seg)
 		if err != nil {
-			return "", Permanentf("provider api path %q: %w", path, err)
+			return "", event.Permanentf("provider api path %q: %w", path, err)
 		}
 		if dec == "" || dec == "." || dec == ".." {
-			return "", Permanentf("provider api path %q has an empty, . or .. segment", path)
+			return "", event.Permanentf("provider api path %q has an empty, . or .. segment", path)
 		}
 	}
 	unescaped, _ := url.PathUnescape(path)
@@ -302,6 +303,10 @@ func (c *APIClient) url(path string) (string, error) {
 	u.RawPath = c.base.EscapedPath() + path
 	return u.String(), nil
 }
+
+// FailureStage is event.StageFetch: a failure issue of an APIError is the
+// provider API's (event.Stage).
+func (e *APIError) FailureStage() string { return event.StageFetch }
 
 // statusOf is the HTTP status a call ended with: the APIError's, 200 for
 // success, 0 when no answer came.

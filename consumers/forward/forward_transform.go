@@ -1,4 +1,4 @@
-package consumers
+package forward
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package consumers
+package fetch
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
@@ -44,8 +45,8 @@ func TestFetchRuleRequestsAndVersions(t *testing.T) {
 		return providers.Fetch{Types: []string{"thing.*"}, Object: "thing", URL: "/v2/things/{data.id}.json",
 			Query: map[string]string{"mode": "{data.mode}"}, Answer: "thing", Version: version, Retry: []int{409}}
 	}
-	ev := func(id, mode string) *Event {
-		return &Event{Provider: "p", ID: "e", Type: "thing.updated",
+	ev := func(id, mode string) *event.Event {
+		return &event.Event{Provider: "p", ID: "e", Type: "thing.updated",
 			Envelope: []byte(`{"id":"e","type":"thing.updated","data":{"id":"` + id + `","mode":"` + mode + `"}}`)}
 	}
 	f, err := NewFetcher([]providers.Fetch{rule("updated_at")}, api, "")
@@ -67,14 +68,14 @@ func TestFetchRuleRequestsAndVersions(t *testing.T) {
 	}
 	before := requests.Load()
 	for _, bad := range []string{"", ".", ".."} {
-		if _, err := f.Handle(context.Background(), ev(bad, "plain")); Classify(err) != ClassPermanent {
+		if _, err := f.Handle(context.Background(), ev(bad, "plain")); event.Classify(err) != event.ClassPermanent {
 			t.Errorf("id %q: %v, want permanent", bad, err)
 		}
 	}
 	if requests.Load() != before {
 		t.Error("a refused id made a request")
 	}
-	if _, err := f.Handle(context.Background(), ev("x", "conflict")); err == nil || Classify(err) != ClassTransient {
+	if _, err := f.Handle(context.Background(), ev("x", "conflict")); err == nil || event.Classify(err) != event.ClassTransient {
 		t.Errorf("409 with retry: [409]: %v, want transient", err)
 	}
 	for version, want := range map[string]int64{"rev": 7, providers.VersionETag: 42} {
@@ -92,11 +93,11 @@ func TestFetchRuleRequestsAndVersions(t *testing.T) {
 		t.Errorf("opaque etag, then fetched: %+v %v, want the fetch time", eff, err)
 	}
 	f, _ = NewFetcher([]providers.Fetch{rule(providers.VersionETag)}, api, "")
-	if _, err := f.Handle(context.Background(), ev("x", "opaque")); Classify(err) != ClassPermanent || !strings.Contains(err.Error(), "not a decimal version") {
+	if _, err := f.Handle(context.Background(), ev("x", "opaque")); event.Classify(err) != event.ClassPermanent || !strings.Contains(err.Error(), "not a decimal version") {
 		t.Errorf("opaque etag alone: %v, want permanent", err)
 	}
 	f, _ = NewFetcher([]providers.Fetch{rule("missing")}, api, "")
-	if _, err := f.Handle(context.Background(), ev("x", "plain")); Classify(err) != ClassPermanent {
+	if _, err := f.Handle(context.Background(), ev("x", "plain")); event.Classify(err) != event.ClassPermanent {
 		t.Errorf("no version: %v, want permanent", err)
 	}
 	// No rule matches, or a skip rule: no effect, no request.

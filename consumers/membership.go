@@ -13,21 +13,26 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// session is one group membership: one client, held records, callbacks.
-type session struct {
+// membership is one member of the consumer group, from joining to leaving:
+// one client, the partitions the group assigns it (through as many group
+// generations as rebalances), held records, the rebalance callbacks. It
+// ends when a record cannot be finished, and the runner joins again.
+type membership struct {
 	r      *Runner
 	cl     *kgo.Client
 	mu     sync.Mutex
 	held   map[tp][]*kgo.Record // not yet due records of paused retry partitions
 	rebal  sync.RWMutex         // read-held while processing; callbacks take it
-	broken atomic.Bool          // a record could not be finished: restart the session
+	broken atomic.Bool          // a record could not be finished: leave and join again
 	// finishing is closed when the last main batch's finish (apply,
 	// retry forwards, marks) has run; nil before the first.
 	finishing chan struct{}
 }
 
-func (r *Runner) session(ctx context.Context) error {
-	s := &session{r: r, held: map[tp][]*kgo.Record{}}
+// join joins the group as a new member and consumes until ctx ends (nil)
+// or the membership breaks (an error; the runner joins again).
+func (r *Runner) join(ctx context.Context) error {
+	m := &membership{r: r, held: map[tp][]*kgo.Record{}}
 	opts, err := kafka.Options(kafka.ClientConfig{Brokers: r.cfg.Brokers, ClientID: r.cfg.ClientID,
 		Logger: r.log, Registerer: r.cfg.Registerer, Name: "consumer"})
 	if err != nil {
@@ -41,9 +46,9 @@ func (r *Runner) session(ctx context.Context) error {
 		kgo.AutoCommitMarks(),
 		kgo.AutoCommitInterval(time.Second),
 		kgo.SessionTimeout(r.cfg.SessionTimeout),
-		kgo.OnPartitionsAssigned(s.onAssigned),
-		kgo.OnPartitionsRevoked(s.onRevoked),
-		kgo.OnPartitionsLost(s.onLost),
+		kgo.OnPartitionsAssigned(m.onAssigned),
+		kgo.OnPartitionsRevoked(m.onRevoked),
+		kgo.OnPartitionsLost(m.onLost),
 		kgo.RecordDeliveryTimeout(30*time.Second),
 		kgo.ProducerLinger(0),
 	)
@@ -51,7 +56,7 @@ func (r *Runner) session(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("kafka client: %w", err)
 	}
-	s.cl = cl
+	m.cl = cl
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -62,16 +67,16 @@ func (r *Runner) session(ctx context.Context) error {
 	}()
 	wctx, wstop := context.WithCancel(ctx)
 	watched := make(chan struct{})
-	go func() { defer close(watched); s.watchEnds(wctx) }()
+	go func() { defer close(watched); m.watchEnds(wctx) }()
 	defer func() { wstop(); <-watched }() // before the client closes
 	// Records already polled are finished after ctx ends, within DrainTimeout.
 	pctx, pcancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer pcancel()
 	stop := context.AfterFunc(ctx, func() { time.AfterFunc(r.cfg.DrainTimeout, pcancel) })
 	defer stop()
-	defer s.waitFinished() // before the commit on close
+	defer m.waitFinished() // before the commit on close
 	for ctx.Err() == nil {
-		pollCtx, cancel := s.pollContext(ctx)
+		pollCtx, cancel := m.pollContext(ctx)
 		fetches := cl.PollRecords(pollCtx, r.cfg.MaxPollRecords)
 		cancel()
 		r.m.lastPoll.WithLabelValues(r.cfg.Group).Set(float64(r.cfg.Now().UnixNano()) / 1e9)
@@ -87,15 +92,15 @@ func (r *Runner) session(ctx context.Context) error {
 		// held records may be processed after an empty one, so the callbacks
 		// also wait for rebal: no partition is revoked while its records are
 		// being processed and marked.
-		s.rebal.RLock()
-		if finish := s.process(pctx, s.collect(fetches)); finish != nil {
-			s.pipeline(finish) // read-holds rebal until it has run
+		m.rebal.RLock()
+		if finish := m.process(pctx, m.collect(fetches)); finish != nil {
+			m.pipeline(finish) // read-holds rebal until it has run
 		} else {
-			s.rebal.RUnlock()
+			m.rebal.RUnlock()
 		}
 		cl.AllowRebalance()
-		if s.broken.Load() {
-			s.waitFinished()
+		if m.broken.Load() {
+			m.waitFinished()
 			return errors.New("a record could not be finished")
 		}
 	}
@@ -112,25 +117,25 @@ func (r *Runner) session(ctx context.Context) error {
 // passes to finish: a rebalance callback waits until the batch is marked,
 // so no revoked partition's offset is committed before its work, and none
 // is marked after the revoke.
-func (s *session) pipeline(finish func()) {
-	s.waitFinished()
+func (m *membership) pipeline(finish func()) {
+	m.waitFinished()
 	done := make(chan struct{})
-	s.finishing = done
+	m.finishing = done
 	go func() {
 		defer close(done)
-		defer s.rebal.RUnlock()
+		defer m.rebal.RUnlock()
 		finish()
 	}()
 }
 
 // waitFinished waits for the last main batch's finish.
-func (s *session) waitFinished() {
-	if s.finishing != nil {
-		<-s.finishing
+func (m *membership) waitFinished() {
+	if m.finishing != nil {
+		<-m.finishing
 	}
 }
 
-// endsEvery is how often a session lists its topics' end offsets for
+// endsEvery is how often a membership lists its topics' end offsets for
 // gatehouse_consumer_lag_records.
 const endsEvery = 5 * time.Second
 
@@ -138,8 +143,8 @@ const endsEvery = 5 * time.Second
 // until ctx ends, so the lag counts records the loop has not polled yet
 // (it polls nothing while it waits for a commit). A failed listing is
 // skipped: the next one tries again.
-func (s *session) watchEnds(ctx context.Context) {
-	adm := kadm.NewClient(s.cl)
+func (m *membership) watchEnds(ctx context.Context) {
+	adm := kadm.NewClient(m.cl)
 	t := time.NewTicker(endsEvery)
 	defer t.Stop()
 	for {
@@ -149,7 +154,7 @@ func (s *session) watchEnds(ctx context.Context) {
 		case <-t.C:
 		}
 		lctx, cancel := context.WithTimeout(ctx, endsEvery)
-		listed, err := adm.ListEndOffsets(lctx, s.r.layout.consumed()...)
+		listed, err := adm.ListEndOffsets(lctx, m.r.layout.consumed()...)
 		cancel()
 		if err != nil {
 			continue
@@ -160,18 +165,18 @@ func (s *session) watchEnds(ctx context.Context) {
 				ends[tp{o.Topic, o.Partition}] = o.Offset
 			}
 		})
-		s.r.parts.ends(ends)
+		m.r.parts.ends(ends)
 	}
 }
 
 // pollContext bounds a poll by the earliest due time of held records, so
 // the loop wakes up to process them without ever sleeping.
-func (s *session) pollContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (m *membership) pollContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	var earliest time.Time
-	for k, recs := range s.held {
-		due := s.r.layout.dueAt(recs[0], s.r.layout.roles[k.topic])
+	for k, recs := range m.held {
+		due := m.r.layout.dueAt(recs[0], m.r.layout.roles[k.topic])
 		if earliest.IsZero() || due.Before(earliest) {
 			earliest = due
 		}
@@ -184,21 +189,21 @@ func (s *session) pollContext(ctx context.Context) (context.Context, context.Can
 
 // collect groups polled records by partition, in front of each the held
 // records that are due now (their partitions are resumed).
-func (s *session) collect(fetches kgo.Fetches) map[tp][]*kgo.Record {
+func (m *membership) collect(fetches kgo.Fetches) map[tp][]*kgo.Record {
 	batches := map[tp][]*kgo.Record{}
-	now := s.r.cfg.Now()
-	s.mu.Lock()
+	now := m.r.cfg.Now()
+	m.mu.Lock()
 	resume := map[string][]int32{}
-	for k, recs := range s.held {
-		if !s.r.layout.dueAt(recs[0], s.r.layout.roles[k.topic]).After(now) {
+	for k, recs := range m.held {
+		if !m.r.layout.dueAt(recs[0], m.r.layout.roles[k.topic]).After(now) {
 			batches[k] = recs
-			delete(s.held, k)
+			delete(m.held, k)
 			resume[k.topic] = append(resume[k.topic], k.partition)
 		}
 	}
-	s.mu.Unlock()
+	m.mu.Unlock()
 	if len(resume) > 0 {
-		s.cl.ResumeFetchPartitions(resume)
+		m.cl.ResumeFetchPartitions(resume)
 	}
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		if len(p.Records) == 0 {
@@ -206,10 +211,10 @@ func (s *session) collect(fetches kgo.Fetches) map[tp][]*kgo.Record {
 		}
 		k := tp{p.Topic, p.Partition}
 		first, at := p.Records[0], p.Records[0].Timestamp
-		if role := s.r.layout.roles[k.topic]; role.level > 0 {
-			at = s.r.layout.dueAt(first, role)
+		if role := m.r.layout.roles[k.topic]; role.level > 0 {
+			at = m.r.layout.dueAt(first, role)
 		}
-		s.r.parts.fetched(k, p.HighWatermark, first.Offset, p.Records[len(p.Records)-1].Offset, at)
+		m.r.parts.fetched(k, p.HighWatermark, first.Offset, p.Records[len(p.Records)-1].Offset, at)
 		batches[k] = append(batches[k], p.Records...)
 	})
 	return batches
@@ -220,12 +225,12 @@ func (s *session) collect(fetches kgo.Fetches) map[tp][]*kgo.Record {
 // returns when the retry partitions are finished or held and the main
 // batch is handled; finish (nil without main-topic records) applies and
 // marks the main batch.
-func (s *session) process(ctx context.Context, batches map[tp][]*kgo.Record) (finish func()) {
-	sem := make(chan struct{}, s.r.cfg.Concurrency)
+func (m *membership) process(ctx context.Context, batches map[tp][]*kgo.Record) (finish func()) {
+	sem := make(chan struct{}, m.r.cfg.Concurrency)
 	var wg sync.WaitGroup
 	main := map[tp][]*kgo.Record{}
 	for k, recs := range batches {
-		if s.r.layout.roles[k.topic].level == 0 {
+		if m.r.layout.roles[k.topic].level == 0 {
 			main[k] = recs
 			delete(batches, k)
 		}
@@ -234,7 +239,7 @@ func (s *session) process(ctx context.Context, batches map[tp][]*kgo.Record) (fi
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			finish = s.processMain(ctx, main)
+			finish = m.processMain(ctx, main)
 		}()
 	}
 	for k, recs := range batches {
@@ -242,77 +247,77 @@ func (s *session) process(ctx context.Context, batches map[tp][]*kgo.Record) (fi
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			s.processPartition(ctx, k, recs)
+			m.processPartition(ctx, k, recs)
 		}()
 	}
 	wg.Wait()
 	return finish
 }
 
-func (s *session) processPartition(ctx context.Context, k tp, recs []*kgo.Record) {
-	role := s.r.layout.roles[k.topic]
+func (m *membership) processPartition(ctx context.Context, k tp, recs []*kgo.Record) {
+	role := m.r.layout.roles[k.topic]
 	for i, rec := range recs {
 		at := rec.Timestamp
 		if role.level > 0 {
-			at = s.r.layout.dueAt(rec, role)
-			if at.After(s.r.cfg.Now()) {
-				s.mu.Lock()
-				s.held[k] = recs[i:]
-				s.mu.Unlock()
-				s.cl.PauseFetchPartitions(map[string][]int32{k.topic: {k.partition}})
-				s.r.parts.head(k, rec.Offset, at)
+			at = m.r.layout.dueAt(rec, role)
+			if at.After(m.r.cfg.Now()) {
+				m.mu.Lock()
+				m.held[k] = recs[i:]
+				m.mu.Unlock()
+				m.cl.PauseFetchPartitions(map[string][]int32{k.topic: {k.partition}})
+				m.r.parts.head(k, rec.Offset, at)
 				return
 			}
 		}
-		s.r.parts.head(k, rec.Offset, at)
-		if !s.handle(ctx, rec, role) {
-			s.broken.Store(true)
+		m.r.parts.head(k, rec.Offset, at)
+		if !m.handle(ctx, rec, role) {
+			m.broken.Store(true)
 			return
 		}
-		s.cl.MarkCommitRecords(rec)
-		s.r.parts.done(k, rec.Offset, at)
+		m.cl.MarkCommitRecords(rec)
+		m.r.parts.done(k, rec.Offset, at)
 	}
 }
 
-func (s *session) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
-	s.rebal.Lock()
-	defer s.rebal.Unlock()
-	s.r.m.rebalances.WithLabelValues(s.r.cfg.Group, "assigned").Inc()
-	s.r.log.Info("partitions assigned", "partitions", assigned)
+func (m *membership) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+	m.rebal.Lock()
+	defer m.rebal.Unlock()
+	m.r.m.rebalances.WithLabelValues(m.r.cfg.Group, "assigned").Inc()
+	m.r.log.Info("partitions assigned", "partitions", assigned)
 }
 
 // onRevoked drops held records of revoked partitions (they were never
 // marked) and commits everything marked, so the next owner starts exactly
 // after the last finished record.
-func (s *session) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
-	s.rebal.Lock()
-	defer s.rebal.Unlock()
-	s.r.m.rebalances.WithLabelValues(s.r.cfg.Group, "revoked").Inc()
-	s.forget(cl, revoked)
+func (m *membership) onRevoked(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
+	m.rebal.Lock()
+	defer m.rebal.Unlock()
+	m.r.m.rebalances.WithLabelValues(m.r.cfg.Group, "revoked").Inc()
+	m.forget(cl, revoked)
 	if err := cl.CommitMarkedOffsets(ctx); err != nil {
-		s.r.log.Warn("commit on revoke", "err", err)
+		m.r.log.Warn("commit on revoke", "err", err)
 	}
-	s.r.log.Info("partitions revoked", "partitions", revoked)
+	m.r.log.Info("partitions revoked", "partitions", revoked)
 }
 
 // onLost forgets lost partitions without committing: another member may
 // already own them.
-func (s *session) onLost(_ context.Context, cl *kgo.Client, lost map[string][]int32) {
-	s.rebal.Lock()
-	defer s.rebal.Unlock()
-	s.r.m.rebalances.WithLabelValues(s.r.cfg.Group, "lost").Inc()
-	s.forget(cl, lost)
-	s.r.log.Warn("partitions lost", "partitions", lost)
+func (m *membership) onLost(_ context.Context, cl *kgo.Client, lost map[string][]int32) {
+	m.rebal.Lock()
+	defer m.rebal.Unlock()
+	m.r.m.rebalances.WithLabelValues(m.r.cfg.Group, "lost").Inc()
+	m.forget(cl, lost)
+	m.r.log.Warn("partitions lost", "partitions", lost)
 }
 
-func (s *session) forget(cl *kgo.Client, parts map[string][]int32) {
-	s.mu.Lock()
+func (m *membership) forget(cl *kgo.Client, parts map[string][]int32) {
+	m.mu.Lock()
 	for t, ps := range parts {
 		for _, p := range ps {
-			delete(s.held, tp{t, p})
+			delete(m.held, tp{t, p})
 		}
 	}
-	s.mu.Unlock()
+	m.mu.Unlock()
 	cl.ResumeFetchPartitions(parts)
-	s.r.parts.drop(parts)
+	m.r.parts.drop(parts)
 }

@@ -1,4 +1,8 @@
-package consumers
+// Package fetch is the consumers' provider API client: the declarative
+// fetch rules (Fetcher) that read the authoritative object an event is
+// about, the API client (auth, throttling, coalescing per batch, url_from
+// addresses kept below the api_url) and the object's version.
+package fetch
 
 import (
 	"context"
@@ -15,6 +19,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
@@ -43,7 +48,7 @@ func NewFetcher(rules []providers.Fetch, api *APIClient, apiVersion string) (*Fe
 }
 
 // Rule returns the rule deciding ev, nil when none matches.
-func (f *Fetcher) Rule(ev *Event) *providers.Fetch {
+func (f *Fetcher) Rule(ev *event.Event) *providers.Fetch {
 	var doc gjson.Result
 	parsed := false
 	for i := range f.rules {
@@ -53,7 +58,7 @@ func (f *Fetcher) Rule(ev *Event) *providers.Fetch {
 		}
 		if len(r.When) > 0 {
 			if !parsed {
-				doc, parsed = gjson.ParseBytes(ev.envelope()), true
+				doc, parsed = gjson.ParseBytes(ev.StoredEnvelope()), true
 			}
 			if !whenHolds(doc, r.When) {
 				continue
@@ -68,7 +73,7 @@ func whenHolds(doc gjson.Result, when schemas.Conditions) bool { return when.Hol
 
 // Handle fetches ev's object per its rule; nil effect when no rule reads
 // one.
-func (f *Fetcher) Handle(ctx context.Context, ev *Event) (*Effect, error) {
+func (f *Fetcher) Handle(ctx context.Context, ev *event.Event) (*event.Effect, error) {
 	r := f.Rule(ev)
 	if r == nil || r.Skip != "" {
 		return nil, nil
@@ -81,7 +86,7 @@ var placeholderRE = regexp.MustCompile(`\{([^{}]+)\}`)
 // expand fills a template's placeholders from the envelope; with segment
 // set each value is escaped as part of one path segment and must not be
 // empty, "." or "..".
-func (f *Fetcher) expand(doc gjson.Result, tmpl string, escape func(string) string, ev *Event) (string, string, error) {
+func (f *Fetcher) expand(doc gjson.Result, tmpl string, escape func(string) string, ev *event.Event) (string, string, error) {
 	var last string
 	var err error
 	out := placeholderRE.ReplaceAllStringFunc(tmpl, func(m string) string {
@@ -93,10 +98,10 @@ func (f *Fetcher) expand(doc gjson.Result, tmpl string, escape func(string) stri
 			v, ok = schemas.LookupPath(doc, p)
 		}
 		if !ok && err == nil {
-			err = Permanentf("event %s: %s missing", ev.Type, p)
+			err = event.Permanentf("event %s: %s missing", ev.Type, p)
 		}
 		if (v == "." || v == "..") && err == nil {
-			err = Permanentf("event %s: %s = %q cannot name an object in a URL path", ev.Type, p, v)
+			err = event.Permanentf("event %s: %s = %q cannot name an object in a URL path", ev.Type, p, v)
 		}
 		if p != "api_version" {
 			last = v
@@ -106,8 +111,8 @@ func (f *Fetcher) expand(doc gjson.Result, tmpl string, escape func(string) stri
 	return out, last, err
 }
 
-func (f *Fetcher) fetch(ctx context.Context, ev *Event, r *providers.Fetch) (*Effect, error) {
-	doc := gjson.ParseBytes(ev.envelope())
+func (f *Fetcher) fetch(ctx context.Context, ev *event.Event, r *providers.Fetch) (*event.Effect, error) {
+	doc := gjson.ParseBytes(ev.StoredEnvelope())
 	path, last, err := f.target(doc, r, ev)
 	if err != nil {
 		return nil, err
@@ -155,33 +160,33 @@ func (f *Fetcher) fetch(ctx context.Context, ev *Event, r *providers.Fetch) (*Ef
 			if slices.Contains(r.RetryErrors, code) {
 				return nil, err
 			}
-			return nil, Permanent(err)
+			return nil, event.Permanent(err)
 		}
 	}
 	obj := a.body
 	if r.Answer != "" {
 		m := gjson.GetBytes(a.body, gjsonPath(r.Answer))
 		if !m.IsObject() {
-			return nil, Permanentf("%s %s: the answer has no object at %s", method, path, r.Answer)
+			return nil, event.Permanentf("%s %s: the answer has no object at %s", method, path, r.Answer)
 		}
 		obj = json.RawMessage(m.Raw)
 	}
 	v, err := objectVersionOf(obj, a, r.Version)
 	if err != nil {
-		return nil, Permanentf("%s %s: %w", r.Object, key, err)
+		return nil, event.Permanentf("%s %s: %w", r.Object, key, err)
 	}
-	return &Effect{ObjectType: r.Object, ObjectID: key, Version: v, Data: obj}, nil
+	return &event.Effect{ObjectType: r.Object, ObjectID: key, Version: v, Data: obj}, nil
 }
 
 // target is the request path of r for the event, and the value that keys
 // the object by default: the URL template's last value, or url_from's URL.
-func (f *Fetcher) target(doc gjson.Result, r *providers.Fetch, ev *Event) (string, string, error) {
+func (f *Fetcher) target(doc gjson.Result, r *providers.Fetch, ev *event.Event) (string, string, error) {
 	if r.URLFrom == "" {
 		return f.expand(doc, r.URL, url.PathEscape, ev)
 	}
 	abs, ok := schemas.LookupPath(doc, r.URLFrom)
 	if !ok {
-		return "", "", Permanentf("event %s: %s missing", ev.Type, r.URLFrom)
+		return "", "", event.Permanentf("event %s: %s missing", ev.Type, r.URLFrom)
 	}
 	path, err := f.api.below(abs)
 	return path, abs, err
@@ -189,7 +194,7 @@ func (f *Fetcher) target(doc gjson.Result, r *providers.Fetch, ev *Event) (strin
 
 // graphQLBody is the JSON body of a GraphQL rule: the document and its
 // variables, each a JSON string.
-func (f *Fetcher) graphQLBody(doc gjson.Result, r *providers.Fetch, ev *Event) ([]byte, error) {
+func (f *Fetcher) graphQLBody(doc gjson.Result, r *providers.Fetch, ev *event.Event) ([]byte, error) {
 	vars := make(map[string]string, len(r.Variables))
 	for k, tmpl := range r.Variables {
 		v, _, err := f.expand(doc, tmpl, func(s string) string { return s }, ev)
@@ -203,7 +208,7 @@ func (f *Fetcher) graphQLBody(doc gjson.Result, r *providers.Fetch, ev *Event) (
 		Variables map[string]string `json:"variables"`
 	}{r.GraphQL, vars})
 	if err != nil {
-		return nil, Permanentf("graphql body: %w", err)
+		return nil, event.Permanentf("graphql body: %w", err)
 	}
 	return b, nil
 }
@@ -279,4 +284,25 @@ func parseVersion(name, v string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%s %q is neither an integer nor an RFC 3339 or RFC 1123 time", name, v)
+}
+
+// Catalogue returns the fetcher of the catalogue's rules of scheme
+// (providers.Kind.API.Fetch) reading through api: for "reference",
+// GET {api}/v1/payments/<data.payment_id> for payment.* and
+// /v1/invoices/<data.invoice_id> for invoice.*, the version being the
+// object's "version" (an integer), or else its "updated_at" (RFC 3339, as
+// Unix microseconds); for "stripe", every event whose data.object is a
+// payment_intent, charge, invoice, customer, subscription, refund or
+// checkout.session reads it with GET {api}/v1/<collection>/<id>, the
+// version being the fetch time in Unix microseconds (Stripe objects carry
+// none: a later fetch sees a state at least as new, and the guard keeps a
+// slower, older fetch from overwriting it). It panics on rules the
+// catalogue's tests keep valid.
+func Catalogue(scheme string, api *APIClient) *Fetcher {
+	k, _ := providers.Lookup(scheme)
+	f, err := NewFetcher(k.API.Fetch, api, api.version)
+	if err != nil {
+		panic(fmt.Sprintf("catalogue rules of %s: %v", scheme, err)) // providers' tests keep them valid
+	}
+	return f
 }

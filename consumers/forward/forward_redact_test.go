@@ -1,4 +1,4 @@
-package consumers
+package forward
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
 )
 
 // TestForwardErrorsRedactTheURL: every error a delivery returns (and so
@@ -40,7 +42,7 @@ func TestForwardErrorsRedactTheURL(t *testing.T) {
 	}
 	closed := "http://" + ln.Addr().String()
 	ln.Close() // nothing listens there: connection refused
-	ev := &Event{Provider: "ref", ID: "e1", Type: "payment.succeeded", Envelope: []byte(`{"id":"e1"}`)}
+	ev := &event.Event{Provider: "ref", ID: "e1", Type: "payment.succeeded", Envelope: []byte(`{"id":"e1"}`)}
 	for _, tc := range []struct {
 		name   string
 		base   string
@@ -53,7 +55,7 @@ func TestForwardErrorsRedactTheURL(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status.Store(int32(tc.status))
-			fw, err := NewForwarder(ForwardConfig{Provider: "ref", URL: withSecrets(tc.base), Secret: forwardSecret,
+			fw, err := NewForwarder(Config{Provider: "ref", URL: withSecrets(tc.base), Secret: forwardSecret,
 				Timeout: 100 * time.Millisecond, BreakerFailures: 100})
 			if err != nil {
 				t.Fatal(err)

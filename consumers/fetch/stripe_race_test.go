@@ -1,4 +1,4 @@
-package consumers
+package fetch
 
 import (
 	"context"
@@ -8,7 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
 )
 
 // Stripe events of two collections under one pattern ("customer.*" serves
@@ -35,12 +36,11 @@ func TestStripeHandlerConcurrentCollections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := NewRegistry()
-	RegisterStripe(reg, "stripe", api, time.Now)
+	f := Catalogue("stripe", api)
 	var wg sync.WaitGroup
 	errs := make(chan error, 200)
 	for i := range 100 {
-		for _, ev := range []*Event{
+		for _, ev := range []*event.Event{
 			{Provider: "stripe", ID: fmt.Sprintf("evt_c%d", i), Type: "customer.updated",
 				Data: []byte(fmt.Sprintf(`{"object":{"id":"cus_%d","object":"customer"}}`, i))},
 			{Provider: "stripe", ID: fmt.Sprintf("evt_s%d", i), Type: "customer.subscription.updated",
@@ -49,7 +49,7 @@ func TestStripeHandlerConcurrentCollections(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				eff, err := reg.Lookup("stripe", ev.Type).Handle(context.Background(), ev)
+				eff, err := f.Handle(context.Background(), ev)
 				if err != nil {
 					errs <- fmt.Errorf("%s: %w", ev.Type, err)
 					return

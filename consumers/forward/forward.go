@@ -1,4 +1,8 @@
-package consumers
+// Package forward delivers the consumers' events to the teams' own
+// services: Standard Webhooks signing, destinations shared by the entries
+// naming them (one circuit breaker, concurrency bound and rate limit
+// each), when: filters and the JavaScript transform of an entry.
+package forward
 
 import (
 	"bytes"
@@ -15,13 +19,15 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/tidwall/gjson"
 
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/internal/redact"
 	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
-// ForwardConfig configures a Forwarder (config.Forward says what each
+// Config configures a Forwarder (config.Forward says what each
 // setting means).
-type ForwardConfig struct {
+type Config struct {
 	Provider string   // labels metrics; part of webhook-id
 	URL      string   // required: the destination
 	Secret   string   // required: whsec_<base64>, the Standard Webhooks secret
@@ -35,7 +41,7 @@ type ForwardConfig struct {
 	Transform        string
 	TransformTimeout time.Duration
 	// Timeout per delivery (default 10s); Concurrency (default 64),
-	// RateLimit (0: none) and RateBurst as APIClientConfig's.
+	// RateLimit (0: none) and RateBurst as throttle.Config's.
 	Timeout     time.Duration
 	Concurrency int
 	RateLimit   float64
@@ -51,7 +57,7 @@ type ForwardConfig struct {
 	// breaker settings). nil: the forwarder's destination is its own.
 	Shared    *Destinations
 	Transport http.RoundTripper
-	Metrics   *APIMetrics
+	Metrics   *Metrics
 	Now       func() time.Time
 }
 
@@ -65,13 +71,13 @@ type ForwardConfig struct {
 // A 2xx answer delivers. 5xx, 408, 429, timeouts and network errors are
 // transient (the retry ladder, then the dead-letter topic) and count
 // towards the destination's circuit breaker (shared by every forwarder of
-// the destination: ForwardConfig.Shared); while the circuit is open
+// the destination: Config.Shared); while the circuit is open
 // deliveries wait instead of failing. Any other answer, a redirect included (never
 // followed), is permanent: the event is dead-lettered with the status.
 type Forwarder struct {
-	cfg      ForwardConfig
+	cfg      Config
 	tf       *transform // nil: none
-	redacted string     // RedactURL(URL): no user info, no query values, for errors
+	redacted string     // redact.URL(URL): no user info, no query values, for errors
 	wh       *standardwebhooks.Webhook
 	d        *destination // shared with the other forwarders of its key
 	m        forwardMetrics
@@ -80,8 +86,8 @@ type Forwarder struct {
 // NewForwarder returns the forwarder of cfg. It fails on a URL that is not
 // absolute, a secret the Standard Webhooks library refuses, or limits that
 // differ from those of a shared destination's earlier forwarder.
-func NewForwarder(cfg ForwardConfig) (*Forwarder, error) {
-	key, err := DestinationKey(cfg.URL)
+func NewForwarder(cfg Config) (*Forwarder, error) {
+	key, err := redact.DestinationKey(cfg.URL)
 	if err != nil {
 		return nil, err
 	}
@@ -123,10 +129,10 @@ func NewForwarder(cfg ForwardConfig) (*Forwarder, error) {
 			return nil, err
 		}
 	}
-	return &Forwarder{cfg: cfg, tf: tf, redacted: RedactURL(cfg.URL), wh: wh, d: d, m: cfg.Metrics.forForward(cfg.Provider, key)}, nil
+	return &Forwarder{cfg: cfg, tf: tf, redacted: redact.URL(cfg.URL), wh: wh, d: d, m: cfg.Metrics.forForward(cfg.Provider, key)}, nil
 }
 
-// Destination is the forwarder's DestinationKey.
+// Destination is the forwarder's destination key (redact.DestinationKey).
 func (f *Forwarder) Destination() string { return f.d.key }
 
 // Matches reports whether the forwarder takes events of type typ.
@@ -136,24 +142,24 @@ func (f *Forwarder) Matches(typ string) bool {
 
 // Accepts reports whether the forwarder takes ev: its type (Matches) and
 // its envelope (When).
-func (f *Forwarder) Accepts(ev *Event) bool {
+func (f *Forwarder) Accepts(ev *event.Event) bool {
 	return f.Matches(ev.Type) && (len(f.cfg.When) == 0 || f.cfg.When.Holds(gjson.ParseBytes(ev.Envelope)))
 }
 
-// ForwardError is a delivery the destination answered with a non-2xx status.
-type ForwardError struct {
+// Error is a delivery the destination answered with a non-2xx status.
+type Error struct {
 	Status int
 	Dest   string
 	Body   string // the first 256 bytes
 }
 
-func (e *ForwardError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("forward to %s: status %d: %s", e.Dest, e.Status, e.Body)
 }
 
 // Deliver sends ev (and obj when the forwarder includes objects and obj is
 // not nil) until the destination answers; see Forwarder for the errors.
-func (f *Forwarder) Deliver(ctx context.Context, ev *Event, obj json.RawMessage) error {
+func (f *Forwarder) Deliver(ctx context.Context, ev *event.Event, obj json.RawMessage) error {
 	_, err := f.DeliverShaped(ctx, ev, obj)
 	return err
 }
@@ -163,31 +169,30 @@ func (f *Forwarder) Deliver(ctx context.Context, ev *Event, obj json.RawMessage)
 func (f *Forwarder) Transforms() bool { return f.tf != nil }
 
 // DeliverShaped is Deliver that also answers what was sent.
-func (f *Forwarder) DeliverShaped(ctx context.Context, ev *Event, obj json.RawMessage) (Sent, error) {
+func (f *Forwarder) DeliverShaped(ctx context.Context, ev *event.Event, obj json.RawMessage) (event.Sent, error) {
 	body, err := f.body(ev, obj)
 	if err != nil {
-		return Sent{}, Permanent(err)
+		return event.Sent{}, event.Permanent(err)
 	}
 	var extra http.Header
 	if f.tf != nil {
 		tr, err := f.tf.run(ev.Type, body)
 		if err != nil {
 			f.m.result("transform_failed")
-			return Sent{}, Permanent(fmt.Errorf("forward to %s: %w", f.redacted, err))
+			return event.Sent{}, event.Permanent(fmt.Errorf("forward to %s: %w", f.redacted, err))
 		}
 		if tr.cancel {
 			f.m.result("dropped")
-			return Sent{Transformed: true, Dropped: true}, nil
+			return event.Sent{Transformed: true, Dropped: true}, nil
 		}
 		body, extra = tr.body, tr.headers
 	}
-	sent := Sent{Body: body, Headers: extra, Transformed: f.tf != nil}
-	return sent, f.deliver(ctx, ev, body, extra)
+	return event.Sent{Body: body, Headers: extra, Transformed: f.tf != nil}, f.deliver(ctx, ev, body, extra)
 }
 
 // deliver sends body until the destination answers, through the
 // destination's circuit breaker.
-func (f *Forwarder) deliver(ctx context.Context, ev *Event, body []byte, extra http.Header) error {
+func (f *Forwarder) deliver(ctx context.Context, ev *event.Event, body []byte, extra http.Header) error {
 	id := ev.Provider + ":" + ev.ID
 	for {
 		probe, err := f.d.br.admit(ctx)
@@ -200,7 +205,7 @@ func (f *Forwarder) deliver(ctx context.Context, ev *Event, body []byte, extra h
 			f.m.result("delivered")
 			return nil
 		}
-		if Classify(err) == ClassPermanent {
+		if event.Classify(err) == event.ClassPermanent {
 			f.d.br.reached(probe) // the destination is up; the request is refused
 			f.m.result("refused")
 			return err
@@ -217,7 +222,7 @@ func (f *Forwarder) deliver(ctx context.Context, ev *Event, body []byte, extra h
 	}
 }
 
-func (f *Forwarder) body(ev *Event, obj json.RawMessage) ([]byte, error) {
+func (f *Forwarder) body(ev *event.Event, obj json.RawMessage) ([]byte, error) {
 	type data struct {
 		Provider  string          `json:"provider"`
 		EventID   string          `json:"event_id"`
@@ -247,7 +252,7 @@ func (f *Forwarder) body(ev *Event, obj json.RawMessage) ([]byte, error) {
 }
 
 func (f *Forwarder) send(ctx context.Context, id string, body []byte, extra http.Header) error {
-	release, err := f.d.flow.acquire(ctx)
+	release, err := f.d.flow.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("forward to %s: %w", f.redacted, err)
 	}
@@ -255,11 +260,11 @@ func (f *Forwarder) send(ctx context.Context, id string, body []byte, extra http
 	now := f.cfg.Now()
 	sig, err := f.wh.Sign(id, now, body)
 	if err != nil {
-		return Permanentf("forward: sign: %w", err)
+		return event.Permanentf("forward: sign: %w", err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.cfg.URL, bytes.NewReader(body))
 	if err != nil {
-		return Permanentf("forward request: %w", err)
+		return event.Permanentf("forward request: %w", err)
 	}
 	for k, vs := range extra { // a transform's; never the ones set below
 		req.Header[k] = vs
@@ -273,7 +278,7 @@ func (f *Forwarder) send(ctx context.Context, id string, body []byte, extra http
 	f.m.duration.Observe(time.Since(start).Seconds())
 	if err != nil {
 		err = f.redactURLError(err)
-		if isTimeout(err) {
+		if event.IsTimeout(err) {
 			return fmt.Errorf("forward to %s: timeout: %w", f.redacted, err)
 		}
 		return fmt.Errorf("forward to %s: %w", f.redacted, err)
@@ -284,17 +289,17 @@ func (f *Forwarder) send(ctx context.Context, id string, body []byte, extra http
 	if resp.StatusCode/100 == 2 {
 		return nil
 	}
-	fe := &ForwardError{Status: resp.StatusCode, Dest: f.redacted, Body: truncate(string(msg), 256)}
+	fe := &Error{Status: resp.StatusCode, Dest: f.redacted, Body: event.Truncate(string(msg), 256)}
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable:
-		f.d.flow.pause(resp.StatusCode, resp.Header)
+		f.d.flow.Pause(resp.StatusCode, resp.Header)
 		return fe
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusRequestTimeout:
 		return fe
 	case resp.StatusCode/100 == 3:
 		fe.Body = "redirect not followed: forward.url must name the final address"
 	}
-	return Permanent(fe)
+	return event.Permanent(fe)
 }
 
 // redactURLError replaces the URL that the HTTP client's *url.Error names

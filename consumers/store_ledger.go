@@ -1,0 +1,57 @@
+package consumers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
+)
+
+// The store is the runner's event.Ledger: table forward_deliveries.
+
+// ForwardedTo lists the destinations that already took the event.
+func (s store) ForwardedTo(ctx context.Context, provider, eventID string) (map[string]bool, error) {
+	rows, err := s.pool.Query(ctx, `SELECT destination FROM forward_deliveries WHERE provider = $1 AND event_id = $2`, provider, eventID)
+	if err != nil {
+		return nil, fmt.Errorf("read forward deliveries: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			return nil, fmt.Errorf("read forward deliveries: %w", err)
+		}
+		out[d] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read forward deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// RecordForward records that destination answered 2xx for the event (or
+// that a transform dropped it), with what a transform sent.
+func (s store) RecordForward(ctx context.Context, provider, eventID, destination string, sent event.Sent) error {
+	var body, headers []byte
+	if sent.Transformed && !sent.Dropped {
+		body = sent.Body
+		if len(sent.Headers) > 0 {
+			h := make(map[string]string, len(sent.Headers))
+			for k := range sent.Headers {
+				h[k] = sent.Headers.Get(k)
+			}
+			var err error
+			if headers, err = json.Marshal(h); err != nil {
+				return fmt.Errorf("record forward delivery: %w", err)
+			}
+		}
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO forward_deliveries (provider, event_id, destination, body, headers, dropped)
+VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, provider, eventID, destination, body, headers, sent.Dropped)
+	if err != nil {
+		return fmt.Errorf("record forward delivery: %w", err)
+	}
+	return nil
+}
