@@ -16,13 +16,7 @@ import (
 func TestForwardRetryGoesOnlyToFailedDestinations(t *testing.T) {
 	healthy, flaky := newTeamService(t), newTeamService(t)
 	flaky.Fails.Store(6)
-	pl := newPipeline(t, "ref", fmt.Sprintf(`    scheme: reference
-    timestamp_header: X-Ts
-    signature_header: X-Sig
-    secrets: [{id: s1, value: ref-secret}]
-    aggregate_id_path: [data.payment_id]
-    forward:
-      - url: %s
+	pl := refForwardPipeline(t, fmt.Sprintf(`      - url: %s
         secret: env:FWD_SECRET
         breaker_failures: 100
       - url: %s

@@ -16,13 +16,7 @@ import (
 // clears the recorded body (a copy of the payload) with the rest.
 func TestForwardRecordsWhatATransformSent(t *testing.T) {
 	svc := newTeamService(t)
-	pl := newPipeline(t, "ref", fmt.Sprintf(`    scheme: reference
-    timestamp_header: X-Ts
-    signature_header: X-Sig
-    secrets: [{id: s1, value: ref-secret}]
-    aggregate_id_path: [data.payment_id]
-    forward:
-      - url: %s
+	pl := refForwardPipeline(t, fmt.Sprintf(`      - url: %s
         secret: env:FWD_SECRET
         transform: |
           function handler(webhook) {

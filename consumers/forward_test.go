@@ -22,17 +22,24 @@ func newTeamService(t *testing.T) *testkit.TeamService {
 // forwardPipeline configures provider "ref" (reference scheme) with a
 // forward to svc, and optionally the fetch from the reference API.
 func forwardPipeline(t *testing.T, svc *testkit.TeamService, extra string) *pipeline {
-	return newPipeline(t, "ref", fmt.Sprintf(`    scheme: reference
+	return refForwardPipeline(t, fmt.Sprintf(`      - url: %s
+        secret: env:FWD_SECRET
+        breaker_failures: 3
+        breaker_probe: 300ms
+%s`, svc.URL(), extra))
+}
+
+// refForwardPipeline is a pipeline of provider "ref" (reference scheme,
+// keyed by data.payment_id) whose forward list is entries (YAML list items
+// indented six spaces; their secret env:FWD_SECRET).
+func refForwardPipeline(t *testing.T, entries string) *pipeline {
+	return newPipeline(t, "ref", `    scheme: reference
     timestamp_header: X-Ts
     signature_header: X-Sig
     secrets: [{id: s1, value: ref-secret}]
     aggregate_id_path: [data.payment_id]
     forward:
-      - url: %s
-        secret: env:FWD_SECRET
-        breaker_failures: 3
-        breaker_probe: 300ms
-%s`, svc.URL(), extra))
+`+entries)
 }
 
 func (pl *pipeline) sendRef(id, paymentID string) {
