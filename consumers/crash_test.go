@@ -1,6 +1,7 @@
 package consumers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -55,7 +56,8 @@ func runChild() int {
 	registerCatalogue(reg, s.Provider, "reference", api)
 	r, err := New(Config{
 		Brokers: s.Brokers, Group: s.Group, Topics: map[string]string{s.Provider: s.Topic}, RetryDelays: s.Delays,
-		Pool: pool, Handlers: reg, TopicSpec: kafka.TopicSpec{Partitions: 3}, SessionTimeout: 6 * time.Second, MaxPollRecords: s.MaxPoll,
+		Pool: pool, Handlers: reg, TopicSpec: kafka.TopicSpec{Partitions: 3}, SessionTimeout: 6 * time.Second, MaxPollRecords: cmp.Or(s.MaxPoll, 500),
+		Concurrency: 16, DrainTimeout: 30 * time.Second,
 		KafkaOpts: []kgo.Opt{kgo.HeartbeatInterval(500 * time.Millisecond), kgo.FetchMaxWait(200 * time.Millisecond)},
 	})
 	if err != nil {

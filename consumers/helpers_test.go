@@ -94,7 +94,7 @@ func (f *fixture) config(reg prometheus.Registerer) Config {
 	return Config{
 		Brokers: f.brokers, Group: f.group, Topics: map[string]string{f.provider: f.topic},
 		RetryDelays: f.delays, Pool: f.pool, Handlers: f.registry(), TopicSpec: kafka.TopicSpec{Partitions: 3},
-		SessionTimeout: 6 * time.Second, DrainTimeout: 5 * time.Second,
+		SessionTimeout: 6 * time.Second, DrainTimeout: 5 * time.Second, Concurrency: 16, MaxPollRecords: 500,
 		KafkaOpts:  []kgo.Opt{kgo.HeartbeatInterval(500 * time.Millisecond), kgo.FetchMaxWait(200 * time.Millisecond)},
 		Logger:     testLogger(f.t),
 		Registerer: reg,

@@ -86,26 +86,13 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Pool == nil {
 		return nil, errors.New("consumers: no database pool")
 	}
-	if cfg.Group == "" {
-		cfg.Group = "gatehouse"
-	}
-	if len(cfg.RetryDelays) == 0 {
-		cfg.RetryDelays = []time.Duration{10 * time.Second, time.Minute, 10 * time.Minute}
+	// The consumers section's settings have their defaults in the
+	// configuration's schema (cmd/gatehouse fills them), not here.
+	if cfg.Group == "" || len(cfg.RetryDelays) == 0 || cfg.Concurrency <= 0 || cfg.MaxPollRecords <= 0 || cfg.DrainTimeout <= 0 || cfg.SessionTimeout <= 0 {
+		return nil, errors.New("consumers: Group, RetryDelays, Concurrency, MaxPollRecords, DrainTimeout and SessionTimeout are required (the consumers section of the configuration)")
 	}
 	if cfg.Handlers == nil {
 		cfg.Handlers = NewRegistry()
-	}
-	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = 16
-	}
-	if cfg.MaxPollRecords <= 0 {
-		cfg.MaxPollRecords = 500
-	}
-	if cfg.DrainTimeout <= 0 {
-		cfg.DrainTimeout = 30 * time.Second
-	}
-	if cfg.SessionTimeout <= 0 {
-		cfg.SessionTimeout = 45 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
