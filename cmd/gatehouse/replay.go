@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/ingest"
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/wiring"
 )
 
@@ -40,7 +39,7 @@ func runReplay(ctx context.Context, e env, args []string) error {
 		if *provider == "" {
 			return errors.New("replay: --event-id needs --provider")
 		}
-		target, err := replayTarget(b.cfg, *provider)
+		target, err := replayTarget(wiring.Providers(b.cfg), *provider)
 		if err != nil {
 			return err
 		}
@@ -90,11 +89,12 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	}
 	bar := newProgress(e.stderr, len(evs))
 	replayed, failed := 0, 0
+	providers := wiring.Providers(b.cfg) // once, not per event
 	for _, d := range evs {
 		if ctx.Err() != nil {
 			break
 		}
-		target, err := replayTarget(b.cfg, d.Provider)
+		target, err := replayTarget(providers, d.Provider)
 		if err == nil {
 			_, err = ingest.Replay(ctx, b.pool, target, ingest.ReplayRequest{
 				Provider: d.Provider, EventID: d.EventID, RequestedBy: who, Tracer: b.tp})
@@ -115,8 +115,8 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	return ctx.Err()
 }
 
-func replayTarget(cfg *config.Config, provider string) (ingest.ReplayTarget, error) {
-	t, err := ingest.ReplayTargetFor(wiring.Providers(cfg), provider)
+func replayTarget(providers map[string]*ingest.Provider, provider string) (ingest.ReplayTarget, error) {
+	t, err := ingest.ReplayTargetFor(providers, provider)
 	if err != nil {
 		return t, fmt.Errorf("replay: %w", err)
 	}

@@ -141,11 +141,11 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 // and api.issuers) or browser login is (store not nil); otherwise it does
 // nothing.
 func mountAPI(b *base, r chi.Router, store *auth.Store) error {
-	ac := b.cfg.API
+	ac, providers := b.cfg.API, wiring.Providers(b.cfg)
 	cfg := api.Config{
 		Pool: b.pool, Providers: wiring.APIProviders(b.cfg), Operators: wiring.Operators(b.cfg), OperatorRole: ac.OperatorRole,
-		Replayer: api.TracedIngestReplayer(b.pool, wiring.Providers(b.cfg), b.tp),
-		Eraser:   api.IngestEraser(b.pool, wiring.Providers(b.cfg), erasureAuditKey(b.cfg)),
+		Replayer: api.TracedIngestReplayer(b.pool, providers, b.tp),
+		Eraser:   api.IngestEraser(b.pool, providers, erasureAuditKey(b.cfg)),
 		Logger:   b.log.With("component", "api"), Registerer: b.reg,
 	}
 	if ac.BearerEnabled() {
