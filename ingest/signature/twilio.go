@@ -28,7 +28,39 @@ const twilioSigHeader = "X-Twilio-Signature"
 // design, and nothing of it is used before the signature matched.
 type twilioVerifier struct {
 	keys []key
-	url  string
+	// bases are the configured public URL as Twilio may have signed it,
+	// computed once: with the scheme's default port and without any port
+	// (one entry when both are the same text).
+	bases []string
+	url   string
+}
+
+// newTwilioVerifier parses the public URL once, so a delivery costs no URL
+// parsing: the query as received is appended to each base.
+func newTwilioVerifier(keys []key, publicURL string) *twilioVerifier {
+	bases := []string{withDefaultPort(publicURL), withoutPort(publicURL)}
+	if strings.Contains(publicURL, "?") {
+		// A public URL with a query of its own: the variants are made of
+		// the whole URL per delivery, as before.
+		bases = nil
+	} else if bases[0] == bases[1] {
+		bases = bases[:1]
+	}
+	return &twilioVerifier{keys: keys, bases: bases, url: publicURL}
+}
+
+// candidates returns the URLs to check the signature against for a
+// delivery with rawQuery.
+func (v *twilioVerifier) candidates(rawQuery string) []string {
+	if v.bases == nil {
+		full := publicURL(v.url, rawQuery)
+		return []string{withDefaultPort(full), withoutPort(full)}
+	}
+	out := make([]string, len(v.bases))
+	for i, b := range v.bases {
+		out[i] = publicURL(b, rawQuery)
+	}
+	return out
 }
 
 func (v *twilioVerifier) Verify(r *Request, _ time.Time) (Result, error) {
@@ -40,7 +72,6 @@ func (v *twilioVerifier) Verify(r *Request, _ time.Time) (Result, error) {
 	if err != nil || len(sig) != sha1.Size {
 		return Result{}, malformed(twilioSigHeader, "want base64 of 20 bytes")
 	}
-	full := publicURL(v.url, r.RawQuery)
 	q, err := url.ParseQuery(r.RawQuery)
 	if err != nil {
 		return Result{}, malformed("query", "not a valid query string")
@@ -56,14 +87,15 @@ func (v *twilioVerifier) Verify(r *Request, _ time.Time) (Result, error) {
 	}
 	var found string
 	ok := false
-	for _, u := range []string{withDefaultPort(full), withoutPort(full)} {
+	for _, u := range v.candidates(r.RawQuery) {
 		if id, m := matchWith(sha1.New, v.keys, [][]byte{sig}, func(m hash.Hash) {
 			m.Write([]byte(u))
 			for _, p := range params {
 				m.Write([]byte(p))
 			}
-		}); m && !ok {
+		}); m {
 			found, ok = id, true
+			break
 		}
 	}
 	if !ok || !bodyOK {
@@ -133,7 +165,7 @@ func twilioScheme(cfg Config) (scheme, error) {
 	return scheme{
 		key: rawKey,
 		verifier: func(keys []key, _ time.Duration) (Verifier, error) {
-			return &twilioVerifier{keys: keys, url: cfg.PublicURL}, nil
+			return newTwilioVerifier(keys, cfg.PublicURL), nil
 		},
 		sign: func(secret []byte, r *Request, _ time.Time, _ string) error {
 			var params []string
