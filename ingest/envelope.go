@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -132,8 +133,10 @@ func receivedAt(now time.Time) eventTime {
 }
 
 // wrap builds the envelope {"id","type","created_at","data"} of a provider
-// that sends none; created_at is at's text, the same text as ce_time.
-func wrap(id, typ string, at eventTime, body []byte) (parsed, error) {
+// that sends none; created_at is at's text, the same text as ce_time. data
+// is compacted and its <, > and & escaped, as encoding/json does with a
+// RawMessage, unless compact says it already is (formJSON's output).
+func wrap(id, typ string, at eventTime, data []byte, compact bool) (parsed, error) {
 	if id == "" {
 		return parsed{}, fmt.Errorf("%w: missing event id", errBadEnvelope)
 	}
@@ -143,14 +146,23 @@ func wrap(id, typ string, at eventTime, body []byte) (parsed, error) {
 	if err := reservedType(typ); err != nil {
 		return parsed{}, err
 	}
-	b, err := json.Marshal(struct {
-		ID        string          `json:"id"`
-		Type      string          `json:"type"`
-		CreatedAt string          `json:"created_at"`
-		Data      json.RawMessage `json:"data"`
-	}{id, typ, at.text, body})
-	if err != nil {
-		return parsed{}, fmt.Errorf("wrap envelope: %w", err)
+	var b []byte
+	if compact {
+		b = make([]byte, 0, len(data)+len(id)+len(typ)+len(at.text)+48)
+		b = gjson.AppendJSONString(append(b, `{"id":`...), id)
+		b = gjson.AppendJSONString(append(b, `,"type":`...), typ)
+		b = gjson.AppendJSONString(append(b, `,"created_at":`...), at.text)
+		b = append(append(append(b, `,"data":`...), data...), '}')
+	} else {
+		var err error
+		if b, err = json.Marshal(struct {
+			ID        string          `json:"id"`
+			Type      string          `json:"type"`
+			CreatedAt string          `json:"created_at"`
+			Data      json.RawMessage `json:"data"`
+		}{id, typ, at.text, data}); err != nil {
+			return parsed{}, fmt.Errorf("wrap envelope: %w", err)
+		}
 	}
 	return parsed{ID: id, Type: typ, CreatedAt: &at.at, Time: at.text, Payload: b, root: gjson.ParseBytes(b)}, nil
 }
@@ -221,8 +233,8 @@ func checkLengths(rec Record) error {
 // JSON object of its fields) becomes the data of an envelope whose id,
 // type and creation time come from the kind's fields.
 func parseFields(k providers.Kind, h http.Header, body []byte, res signature.Result, now time.Time) (parsed, error) {
-	data := body
-	if k.Form && !gjson.ValidBytes(body) {
+	data, form := body, k.Form && !gjson.ValidBytes(body)
+	if form {
 		var err error
 		if data, err = formJSON(body); err != nil {
 			return parsed{}, err
@@ -244,7 +256,7 @@ func parseFields(k providers.Kind, h http.Header, body []byte, res signature.Res
 	if text, t, ok := schemas.EventTime(src.value(k.CreatedAt)); ok {
 		at = eventTime{text, t}
 	}
-	return wrap(id, src.value(k.EventType), at, data)
+	return wrap(id, src.value(k.EventType), at, data, form)
 }
 
 // source is what a delivery's fields are read from: its headers, its
@@ -316,24 +328,39 @@ func (s source) raw1(f providers.Field) string {
 	return ""
 }
 
-// formJSON turns an application/x-www-form-urlencoded body into a JSON
-// object: each field a string, a repeated field an array of strings.
+// formJSON turns an application/x-www-form-urlencoded body into a compact
+// JSON object: each field a string, a repeated field an array of strings,
+// fields in byte order of their names, strings escaped as encoding/json
+// escapes them (<, > and & too), so the bytes are those json.Marshal of
+// the fields would give.
 func formJSON(body []byte) ([]byte, error) {
 	vals, err := url.ParseQuery(string(body))
 	if err != nil {
 		return nil, fmt.Errorf("%w: body is neither JSON nor a form", errBadEnvelope)
 	}
-	obj := make(map[string]any, len(vals))
-	for k, vs := range vals {
-		if len(vs) == 1 {
-			obj[k] = vs[0]
+	names := make([]string, 0, len(vals))
+	for k := range vals {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	out := append(make([]byte, 0, len(body)+8+6*len(vals)), '{')
+	for i, k := range names {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(gjson.AppendJSONString(out, k), ':')
+		if vs := vals[k]; len(vs) == 1 {
+			out = gjson.AppendJSONString(out, vs[0])
 		} else {
-			obj[k] = vs
+			out = append(out, '[')
+			for j, v := range vs {
+				if j > 0 {
+					out = append(out, ',')
+				}
+				out = gjson.AppendJSONString(out, v)
+			}
+			out = append(out, ']')
 		}
 	}
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return nil, fmt.Errorf("form body: %w", err)
-	}
-	return b, nil
+	return append(out, '}'), nil
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"hash"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -29,8 +30,9 @@ const twilioSigHeader = "X-Twilio-Signature"
 type twilioVerifier struct {
 	keys []key
 	// bases are the configured public URL as Twilio may have signed it,
-	// computed once: with the scheme's default port and without any port
-	// (one entry when both are the same text).
+	// computed once: as configured first (what Twilio signs when the
+	// console holds the same URL), then with the scheme's default port and
+	// without any port, each form once.
 	bases []string
 	url   string
 }
@@ -38,13 +40,15 @@ type twilioVerifier struct {
 // newTwilioVerifier parses the public URL once, so a delivery costs no URL
 // parsing: the query as received is appended to each base.
 func newTwilioVerifier(keys []key, publicURL string) *twilioVerifier {
-	bases := []string{withDefaultPort(publicURL), withoutPort(publicURL)}
-	if strings.Contains(publicURL, "?") {
-		// A public URL with a query of its own: the variants are made of
-		// the whole URL per delivery, as before.
-		bases = nil
-	} else if bases[0] == bases[1] {
-		bases = bases[:1]
+	var bases []string
+	if !strings.Contains(publicURL, "?") {
+		// (A public URL with a query of its own: the forms are made of the
+		// whole URL per delivery, as twilio-go does.)
+		for _, b := range []string{publicURL, withDefaultPort(publicURL), withoutPort(publicURL)} {
+			if !slices.Contains(bases, b) {
+				bases = append(bases, b)
+			}
+		}
 	}
 	return &twilioVerifier{keys: keys, bases: bases, url: publicURL}
 }
@@ -54,7 +58,7 @@ func newTwilioVerifier(keys []key, publicURL string) *twilioVerifier {
 func (v *twilioVerifier) candidates(rawQuery string) []string {
 	if v.bases == nil {
 		full := publicURL(v.url, rawQuery)
-		return []string{withDefaultPort(full), withoutPort(full)}
+		return []string{full, withDefaultPort(full), withoutPort(full)}
 	}
 	out := make([]string, len(v.bases))
 	for i, b := range v.bases {
@@ -76,7 +80,7 @@ func (v *twilioVerifier) Verify(r *Request, _ time.Time) (Result, error) {
 	if err != nil {
 		return Result{}, malformed("query", "not a valid query string")
 	}
-	var params []string
+	var params []byte
 	bodyOK := true
 	if want, isJSON := q["bodySHA256"]; isJSON {
 		d := sha256.Sum256(r.Body)
@@ -88,12 +92,8 @@ func (v *twilioVerifier) Verify(r *Request, _ time.Time) (Result, error) {
 	var found string
 	ok := false
 	for _, u := range v.candidates(r.RawQuery) {
-		if id, m := matchWith(sha1.New, v.keys, [][]byte{sig}, func(m hash.Hash) {
-			m.Write([]byte(u))
-			for _, p := range params {
-				m.Write([]byte(p))
-			}
-		}); m {
+		content := append(append(make([]byte, 0, len(u)+len(params)), u...), params...)
+		if id, m := matchWith(sha1.New, v.keys, [][]byte{sig}, func(m hash.Hash) { m.Write(content) }); m {
 			found, ok = id, true
 			break
 		}
@@ -104,12 +104,12 @@ func (v *twilioVerifier) Verify(r *Request, _ time.Time) (Result, error) {
 	return Result{SecretID: found}, nil
 }
 
-// twilioParams returns a form body's parameters as Twilio signs them: by
-// name in byte order (not the joined texts: "Reason" comes before
-// "ReasonConferenceEnded" whatever their values), each name followed by
-// its value; a repeated name once per value, values sorted (as
+// twilioParams returns a form body's parameters as Twilio signs them,
+// concatenated: by name in byte order (not the joined texts: "Reason"
+// comes before "ReasonConferenceEnded" whatever their values), each name
+// followed by its value; a repeated name once per value, values sorted (as
 // twilio-node; twilio-go keeps one value per name).
-func twilioParams(body []byte) ([]string, error) {
+func twilioParams(body []byte) ([]byte, error) {
 	if len(body) == 0 {
 		return nil, nil
 	}
@@ -122,12 +122,15 @@ func twilioParams(body []byte) ([]string, error) {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	var out []string
+	out := make([]byte, 0, len(body))
 	for _, k := range names {
-		vs := append([]string(nil), vals[k]...)
-		sort.Strings(vs)
+		vs := vals[k]
+		if len(vs) > 1 {
+			vs = append([]string(nil), vs...)
+			sort.Strings(vs)
+		}
 		for _, v := range vs {
-			out = append(out, k+v)
+			out = append(append(out, k...), v...)
 		}
 	}
 	return out, nil
@@ -168,7 +171,7 @@ func twilioScheme(cfg Config) (scheme, error) {
 			return newTwilioVerifier(keys, cfg.PublicURL), nil
 		},
 		sign: func(secret []byte, r *Request, _ time.Time, _ string) error {
-			var params []string
+			var params []byte
 			if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
 				p, err := twilioParams(r.Body)
 				if err != nil {
@@ -185,9 +188,7 @@ func twilioScheme(cfg Config) (scheme, error) {
 			}
 			m := hmac.New(sha1.New, secret)
 			m.Write([]byte(publicURL(cfg.PublicURL, r.RawQuery)))
-			for _, p := range params {
-				m.Write([]byte(p))
-			}
+			m.Write(params)
 			r.Header.Set(twilioSigHeader, base64.StdEncoding.EncodeToString(m.Sum(nil)))
 			return nil
 		},
