@@ -29,10 +29,8 @@ import (
 // Gatehouse says how to launch one `gatehouse <Sub> --config <Config>`.
 type Gatehouse struct {
 	Bin, Sub, Config string
-	// Log receives the process's stderr (its JSON log); it is created or,
-	// with Append, appended to.
-	Log    string
-	Append bool
+	// Log receives the process's stderr (its JSON log); it is created or truncated.
+	Log string
 	// Env is added to this process's environment.
 	Env []string
 	// Ready waits for the admin listener's /readyz to answer 200.
@@ -60,11 +58,7 @@ var publicLine = regexp.MustCompile(`public=http://(\S+)`)
 // stdout (and, with Ready, for /readyz).
 func (g Gatehouse) Start(ctx context.Context) (*Proc, error) {
 	p := &Proc{Name: g.Sub, Log: g.Log, done: make(chan struct{})}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	if g.Append {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
-	}
-	logf, err := os.OpenFile(g.Log, flags, 0o644)
+	logf, err := os.OpenFile(g.Log, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("gatehouse %s log: %w", g.Sub, err)
 	}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -35,16 +34,6 @@ func Scrape(ctx context.Context, addr string) (Families, error) {
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	return p.TextToMetricFamilies(resp.Body)
-}
-
-// Gather reads an in-process registry.
-func Gather(reg prometheus.Gatherer) (Families, error) {
-	mfs, err := reg.Gather()
-	out := make(Families, len(mfs))
-	for _, mf := range mfs {
-		out[mf.GetName()] = mf
-	}
-	return out, err
 }
 
 // Values returns the values of the series of name whose labels include

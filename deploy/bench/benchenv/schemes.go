@@ -133,9 +133,6 @@ func NewSchemeDeliveries(scheme, addr string, secret []byte, bodyBytes int) (*Sc
 	return d, nil
 }
 
-// SetAddr points later deliveries at the receiver at addr.
-func (d *SchemeDeliveries) SetAddr(addr string) { d.addr = addr }
-
 // Next returns the raw bytes of a signed delivery of a new event, signed
 // at now.
 func (d *SchemeDeliveries) Next(now time.Time) []byte {

@@ -114,9 +114,6 @@ func (d *Deliveries) Next(now time.Time) []byte {
 	return []byte(sb.String())
 }
 
-// Sent is the number of deliveries Next has built.
-func (d *Deliveries) Sent() int64 { return d.next.Load() }
-
 // Conn is one keep-alive HTTP/1.1 connection to a receiver; a failed
 // request closes it and the next Do dials again.
 type Conn struct {

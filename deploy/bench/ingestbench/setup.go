@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -59,34 +60,28 @@ func setup(ctx context.Context, st *benchenv.Stack, o *options) (*bench, error) 
 	if err := b.reset(ctx); err != nil {
 		return nil, err
 	}
-	if b.recv, err = b.startReceiver(ctx, o.gatehouse); err != nil {
+	if b.recv, err = b.startReceiver(ctx); err != nil {
 		return nil, err
 	}
 	b.gen.SetAddr(b.recv.Public)
 	return b, nil
 }
 
-// startReceiver starts `gatehouse serve` (bin, with env added) on a config
+// startReceiver starts `gatehouse serve` (with env added) on a config
 // holding the bench provider and the mix's providers.
-func (b *bench) startReceiver(ctx context.Context, bin string, env ...string) (*benchenv.Proc, error) {
-	path, err := benchenv.WriteConfig(b.Dir, "gatehouse.yaml", b.DBURL, "",
-		benchenv.ProviderYAML(provider, b.secret, "")+mixYAML(b.o.mix, b.mixSecret))
+func (b *bench) startReceiver(ctx context.Context, env ...string) (*benchenv.Proc, error) {
+	providers := benchenv.ProviderYAML(provider, b.secret, "")
+	for _, s := range benchenv.MixSchemes {
+		providers += benchenv.SchemeYAML(s, b.mixSecret)
+	}
+	path, err := benchenv.WriteConfig(b.Dir, "gatehouse.yaml", b.DBURL, "", providers)
 	if err != nil {
 		return nil, err
 	}
-	return benchenv.Gatehouse{Bin: bin, Sub: "serve", Config: path, Log: b.o.receiverLog, Append: true, Env: env}.Start(ctx)
+	return benchenv.Gatehouse{Bin: b.o.gatehouse, Sub: "serve", Config: path, Log: os.DevNull, Env: env}.Start(ctx)
 }
 
-// acks reads the receiver's own ack latency histogram (none without a
-// receiver: pgbench's runs).
-func (b *bench) acks(ctx context.Context) (benchenv.Buckets, error) {
-	if b.recv == nil {
-		return nil, nil
-	}
-	f, err := benchenv.Scrape(ctx, b.recv.Admin)
-	return f.AckBuckets(), err
-}
-
+// readSettings is the PostgreSQL settings the reports quote.
 func (b *bench) readSettings(ctx context.Context) (string, error) {
 	names := []string{"fsync", "synchronous_commit", "full_page_writes", "wal_level", "shared_buffers", "max_wal_size", "commit_delay"}
 	var parts []string
