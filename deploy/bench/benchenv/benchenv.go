@@ -193,31 +193,22 @@ func kafkaVersion() string {
 	return "4.x"
 }
 
-// PgbenchPath finds pgbench on PATH or beside the PostgreSQL server binaries.
-func PgbenchPath() (string, error) {
-	if p, err := exec.LookPath("pgbench"); err == nil {
-		return p, nil
-	}
-	dir, err := testenv.PGBinDir()
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(dir, "pgbench")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("pgbench not found on PATH nor in %s (make deps installs it)", dir)
-	}
-	return p, nil
-}
-
 var tpsLine = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
 
-// Pgbench runs pgbench with args (env added to this process's) and returns
-// its output and the tps it printed. PostgreSQL's binaries are found as
-// PgbenchPath says.
+// Pgbench runs pgbench (from PATH, else beside the PostgreSQL server
+// binaries) with args (env added to this process's) and returns its
+// output, the tps it printed and its CPU time.
 func Pgbench(ctx context.Context, env []string, args ...string) (out []byte, tps float64, cpu time.Duration, err error) {
-	bin, err := PgbenchPath()
+	bin, err := exec.LookPath("pgbench")
 	if err != nil {
-		return nil, 0, 0, err
+		dir, derr := testenv.PGBinDir()
+		if derr != nil {
+			return nil, 0, 0, derr
+		}
+		bin = filepath.Join(dir, "pgbench")
+		if _, err := os.Stat(bin); err != nil {
+			return nil, 0, 0, fmt.Errorf("pgbench not found on PATH nor in %s (make deps installs it)", dir)
+		}
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), env...)

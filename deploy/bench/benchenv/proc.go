@@ -55,19 +55,6 @@ func ProcCPU(pid int, children bool) (cpu time.Duration, ppid int, err error) {
 	return time.Duration(sum) * ClockTick, ppid, nil
 }
 
-// Postmaster is the pid in pgdata's postmaster.pid.
-func Postmaster(pgdata string) (int, error) {
-	raw, err := os.ReadFile(filepath.Join(pgdata, "postmaster.pid"))
-	if err != nil {
-		return 0, fmt.Errorf("postmaster.pid: %w", err)
-	}
-	pm, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(raw), "\n", 2)[0]))
-	if err != nil {
-		return 0, fmt.Errorf("postmaster.pid: %w", err)
-	}
-	return pm, nil
-}
-
 // eachProc calls f with the pid, parent and CPU time of every live process.
 func eachProc(f func(pid, ppid int, cpu time.Duration)) {
 	entries, _ := os.ReadDir("/proc")
@@ -108,7 +95,9 @@ type CPUMark struct {
 func (s *Stack) CPU() CPUMark {
 	m := CPUMark{At: time.Now(), walsenders: map[int]time.Duration{}}
 	m.Self, _, _ = ProcCPU(os.Getpid(), false)
-	pm, err := Postmaster(filepath.Join(s.Dir, "pgdata"))
+	// The postmaster's pid is the first line of postmaster.pid.
+	raw, _ := os.ReadFile(filepath.Join(s.Dir, "pgdata", "postmaster.pid"))
+	pm, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(raw), "\n", 2)[0]))
 	if err == nil {
 		m.Postgres, _, _ = ProcCPU(pm, true)
 	}

@@ -42,36 +42,36 @@ func buildScript(dir, stmt string, args []any) (*pgScript, error) {
 	var idSeen, uuidSeen bool
 	for i, a := range args {
 		n := i + 1
+		var lit string
 		switch v := a.(type) {
 		case []string:
 			if len(v) == 1 && v[0] == captureEventID {
-				repl[n] = "ARRAY[:eid]"
-				idSeen = true
+				repl[n], idSeen = "ARRAY[:eid]", true
 				continue
 			}
-			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, arrayLit(v[0])))
+			lit = arrayLit(v[0])
 		case []pgtype.Timestamptz:
-			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, arrayLit(v[0].Time.Format(time.RFC3339Nano))))
+			lit = arrayLit(v[0].Time.Format(time.RFC3339Nano))
 		case []pgtype.Text:
-			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, arrayLit(v[0].String)))
+			lit = arrayLit(v[0].String)
 		case []int32:
-			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d={%d}", n, v[0]))
+			lit = fmt.Sprintf("{%d}", v[0])
 		case []float64:
-			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d={%s}", n, strconv.FormatFloat(v[0], 'g', -1, 64)))
+			lit = "{" + strconv.FormatFloat(v[0], 'g', -1, 64) + "}"
 		case float64:
-			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, strconv.FormatFloat(v, 'g', -1, 64)))
+			lit = strconv.FormatFloat(v, 'g', -1, 64)
 		case [][]byte: // the replay guard's key: none for the reference scheme
-			lit := "{NULL}"
+			lit = "{NULL}"
 			if v[0] != nil {
 				lit = arrayLit(`\x` + hex.EncodeToString(v[0]))
 			}
-			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, lit))
 		case []pgtype.UUID:
-			repl[n] = "ARRAY[lpad(to_hex(:eid::bigint), 32, '0')::uuid]"
-			uuidSeen = true
+			repl[n], uuidSeen = "ARRAY[lpad(to_hex(:eid::bigint), 32, '0')::uuid]", true
+			continue
 		default:
 			return nil, fmt.Errorf("pgbench script: parameter $%d has unsupported type %T", n, a)
 		}
+		repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, lit))
 	}
 	if !idSeen || !uuidSeen {
 		return nil, fmt.Errorf("pgbench script: event id or outbox id parameter not found in %d captured arguments", len(args))

@@ -48,16 +48,7 @@ func (res *results) print(w io.Writer) {
 		fmt.Fprintf(w, "; p99 ack ≤ 10 ms at half the maximum rate (%s events/s): %s (median p99 %.2f ms, worst run %.2f ms)",
 			benchenv.Thousands(res.open.rate), benchenv.Verdict(p99 <= 10), p99, slices.Max(benchenv.Col(res.open.recv, sample.p99)))
 	}
-	fmt.Fprintf(w, ".\n\n<details><summary>Per run</summary>\n\n")
-	tb = benchenv.NewTable(w, "load", "run>", "receiver events/s>", "receiver p99>", "pgbench tps>", "pgbench p99>", "ratio>", "load average after the pair>")
-	for _, c := range append(res.closed, res.open) {
-		for i := 0; c != nil && i < min(len(c.recv), len(c.pgb)); i++ {
-			r, p := c.recv[i], c.pgb[i]
-			tb.Rowf("%s | %d | %s | %.2f ms | %s | %.2f ms | %.2f | %.1f", c.name, i+1, benchenv.Thousands(r.tput()), r.p99(),
-				benchenv.Thousands(p.tput()), p.p99(), r.tput()/p.tput(), max(r.load, p.load))
-		}
-	}
-	fmt.Fprintf(w, "\n</details>\n")
+	fmt.Fprintf(w, ".\n")
 }
 
 // rows writes the shape's receiver and pgbench rows.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -37,10 +36,11 @@ type bench struct {
 // receiver; the caller stops b.recv.
 func setup(ctx context.Context, st *benchenv.Stack, o *options) (*bench, error) {
 	b := &bench{Stack: st, o: o, rate: 1000}
-	var err error
-	b.settings, err = b.readSettings(ctx)
+	// The PostgreSQL settings the reports quote.
+	err := b.Pool.QueryRow(ctx, `SELECT string_agg(n || '=' || current_setting(n), ', ' ORDER BY i) FROM unnest($1::text[]) WITH ORDINALITY s(n, i)`,
+		[]string{"fsync", "synchronous_commit", "full_page_writes", "wal_level", "shared_buffers", "max_wal_size", "commit_delay"}).Scan(&b.settings)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read settings: %w", err)
 	}
 	b.secret = benchenv.Secret("whsec_bench_", 32)
 	b.gen = benchenv.NewDeliveries(provider, "", b.secret, b.o.bodyBytes)
@@ -79,20 +79,6 @@ func (b *bench) startReceiver(ctx context.Context, env ...string) (*benchenv.Pro
 		return nil, err
 	}
 	return benchenv.Gatehouse{Bin: b.o.gatehouse, Sub: "serve", Config: path, Log: os.DevNull, Env: env}.Start(ctx)
-}
-
-// readSettings is the PostgreSQL settings the reports quote.
-func (b *bench) readSettings(ctx context.Context) (string, error) {
-	names := []string{"fsync", "synchronous_commit", "full_page_writes", "wal_level", "shared_buffers", "max_wal_size", "commit_delay"}
-	var parts []string
-	for _, n := range names {
-		var v string
-		if err := b.Pool.QueryRow(ctx, "SELECT current_setting($1)", n).Scan(&v); err != nil {
-			return "", fmt.Errorf("read setting %s: %w", n, err)
-		}
-		parts = append(parts, n+"="+v)
-	}
-	return strings.Join(parts, ", "), nil
 }
 
 // reset empties the tables and checkpoints, so every run starts from the
