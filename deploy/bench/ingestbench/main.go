@@ -1,22 +1,12 @@
-// Command ingestbench measures gatehouse's webhook receiver against its
-// physical ceiling: it starts a private PostgreSQL cluster (fsync on),
-// migrates it, starts the receiver (the real `gatehouse serve` binary),
-// drives signed, unique events over HTTP keep-alive connections at each
-// concurrency (closed loop), and runs pgbench with the Writer's identical
-// single-row statement at the same concurrency on the same database in the
-// same run. Runs alternate receiver and pgbench in rotating order (R P, P R,
-// …) so drift hits both alike; the page cache is synced first; tables are
-// truncated and checkpointed before every run. An open-loop run at half the
-// maximum receiver rate checks ack latency (measured from each request's
-// scheduled send time, so queueing is not hidden), with pgbench -R at the
-// same rate beside it.
-//
-// With -overload it is instead the "Under overload" section (overload.go):
-// provider B alone and beside provider A's flood and slow clients. With
-// -tracing, the receiver with tracing off and on (tracecmp.go).
-//
-// It prints a Markdown section (the table of docs/BENCHMARKS.md) on stdout
-// and progress on stderr. Usage:
+// Command ingestbench measures gatehouse's webhook receiver (the real
+// `gatehouse serve` binary, on a private PostgreSQL with fsync on) against
+// its ceiling, pgbench running the Writer's identical statement on the same
+// database: closed loops at each concurrency, an open loop at half the
+// maximum rate, and the catalogue's schemes beside the reference scheme.
+// With -tracing it compares the receiver with tracing off and on
+// (tracecmp.go); with -overload it is the "Under overload" section
+// (overload.go). It prints a Markdown section of docs/BENCHMARKS.md on
+// stdout and progress on stderr:
 //
 //	go build -o bin/gatehouse ./cmd/gatehouse
 //	go run ./deploy/bench/ingestbench -gatehouse bin/gatehouse
