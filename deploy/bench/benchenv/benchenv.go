@@ -71,9 +71,13 @@ type Stack struct {
 
 // Start starts PostgreSQL (and Kafka when asked) and creates the
 // benchmark database. Progress goes to log.
-func Start(ctx context.Context, o Options, log io.Writer) (*Stack, error) {
+func Start(ctx context.Context, o Options, log io.Writer) (_ *Stack, err error) {
 	s := &Stack{O: o, log: log}
-	var err error
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
 	if s.Dir = o.PGDir; s.Dir == "" {
 		if s.Dir, err = os.MkdirTemp("", o.Name+"-pg-"); err != nil {
 			return nil, err
@@ -84,39 +88,32 @@ func Start(ctx context.Context, o Options, log io.Writer) (*Stack, error) {
 	}
 	s.Logf("starting PostgreSQL (fsync on) in %s", s.Dir)
 	if s.PG, err = testenv.StartPG(ctx, s.Dir, false); err != nil {
-		s.Close()
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
 	if len(o.PGSettings) > 0 {
 		if err := s.applySettings(ctx, o.PGSettings); err != nil {
-			s.Close()
 			return nil, err
 		}
 	}
 	if o.Kafka {
 		s.Logf("starting Kafka")
 		if s.Kafka, err = testenv.StartKafka(ctx, ""); err != nil {
-			s.Close()
 			return nil, fmt.Errorf("start kafka: %w", err)
 		}
 		s.KafkaVersion = kafkaVersion()
 		cl, err := kgo.NewClient(kgo.SeedBrokers(s.Kafka.Brokers...))
 		if err != nil {
-			s.Close()
 			return nil, fmt.Errorf("kafka client: %w", err)
 		}
 		s.Admin = kadm.NewClient(cl)
 	}
 	if s.DBURL, err = testenv.CreateDatabase(ctx, s.PG.AdminURL(), true); err != nil {
-		s.Close()
 		return nil, err
 	}
 	if s.Pool, err = pgxpool.New(ctx, s.DBURL); err != nil {
-		s.Close()
 		return nil, err
 	}
 	if err := s.Pool.QueryRow(ctx, "SHOW server_version").Scan(&s.PGVersion); err != nil {
-		s.Close()
 		return nil, fmt.Errorf("read server_version: %w", err)
 	}
 	return s, nil

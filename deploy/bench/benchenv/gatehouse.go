@@ -51,8 +51,9 @@ type Proc struct {
 	stopping      atomic.Bool
 }
 
-var listenLine = regexp.MustCompile(`admin=http://(\S+)`)
-var publicLine = regexp.MustCompile(`public=http://(\S+)`)
+// listenLine is the line a subcommand prints once listening: the
+// public (serve only) and admin addresses.
+var listenLine = regexp.MustCompile(`(?:public=http://(\S+) )?admin=http://(\S+)`)
 
 // Start launches the process, waits for the addresses it prints on
 // stdout (and, with Ready, for /readyz).
@@ -74,17 +75,12 @@ func (g Gatehouse) Start(ctx context.Context) (*Proc, error) {
 		logf.Close()
 		return nil, fmt.Errorf("start %s %s: %w", g.Bin, g.Sub, err)
 	}
-	addrs := make(chan [2]string, 1)
+	addrs := make(chan []string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
-		sent := false
-		for sc.Scan() {
+		for sent := false; sc.Scan(); {
 			if m := listenLine.FindStringSubmatch(sc.Text()); m != nil && !sent {
-				pub := ""
-				if n := publicLine.FindStringSubmatch(sc.Text()); n != nil {
-					pub = n[1]
-				}
-				addrs <- [2]string{pub, m[1]}
+				addrs <- m
 				sent = true
 			}
 		}
@@ -98,8 +94,8 @@ func (g Gatehouse) Start(ctx context.Context) (*Proc, error) {
 		}
 	}()
 	select {
-	case a := <-addrs:
-		p.Public, p.Admin = a[0], a[1]
+	case m := <-addrs:
+		p.Public, p.Admin = m[1], m[2]
 	case <-p.done:
 		return nil, fmt.Errorf("gatehouse %s exited before listening (%v): %s", g.Sub, p.err, Tail(p.Log))
 	case <-time.After(60 * time.Second):

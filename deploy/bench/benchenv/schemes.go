@@ -2,9 +2,10 @@ package benchenv
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -162,12 +163,7 @@ func (d *SchemeDeliveries) Next(now time.Time) []byte {
 	var sb strings.Builder
 	sb.Grow(512 + len(r.Body))
 	sb.WriteString("POST " + target + " HTTP/1.1\r\nHost: " + d.addr + "\r\nUser-Agent: gatehouse-bench\r\n")
-	keys := make([]string, 0, len(r.Header))
-	for k := range r.Header {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(r.Header)) {
 		for _, v := range r.Header[k] {
 			sb.WriteString(k + ": " + v + "\r\n")
 		}

@@ -71,7 +71,7 @@ func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) 
 	if err != nil {
 		return err
 	}
-	var mix mixResult
+	var mix *mixResult
 	if o.mixRuns > 0 {
 		if mix, err = b.mix(ctx); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"syscall"
@@ -132,9 +133,12 @@ func (b *bench) cpu() (m benchenv.CPUMark, recv time.Duration) {
 	return m, recv
 }
 
+// source is what a load loop sends: deliveries of one scheme.
+type source interface{ Next(time.Time) []byte }
+
 // presign hands out enough requests of src built before the run, so the
 // load generator's signing stays off the measured path.
-func presign(src interface{ Next(time.Time) []byte }, rate float64, d time.Duration) func(time.Time) []byte {
+func presign(src source, rate float64, d time.Duration) func(time.Time) []byte {
 	return benchenv.Presign(src.Next, int(rate*d.Seconds()*1.3)+2000)
 }
 
@@ -161,7 +165,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 	}
 	maxRate := 0.0
 	for _, c := range b.o.conc {
-		ss, err := b.rotate(ctx, b.o.runs, []side{b.closedSide(ctx, "receiver", b.recv, c), b.pgbenchSide(ctx, "pgbench", c, 0)}, func(i int, ss [][]sample) {
+		ss, err := b.rotate(ctx, b.o.runs, 0, []side{b.closedSide(ctx, "receiver", b.recv, c), b.pgbenchSide(ctx, "pgbench", c, 0)}, func(i int, ss [][]sample) {
 			r, p := ss[0][i], ss[1][i]
 			b.Logf("c=%d run %d: receiver %.0f/s p99 %.2f ms (%.1f events/commit, CPU/event pg %.0fµs app %.0fµs of which receiver %.0fµs) | pgbench %.0f/s p99 %.2f ms (CPU/event pg %.0fµs app %.0fµs) | ratio %.2f | load %.1f",
 				c, i+1, r.tput(), r.p99(), r.perCommit(), r.pgPer(), r.appPer(), r.recvPer(), p.tput(), p.p99(), p.pgPer(), p.appPer(), r.tput()/p.tput(), p.load)
@@ -178,11 +182,11 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 	// Poisson arrivals at half the maximum; latency runs from each request's
 	// scheduled time, so the wait for a free connection counts (as pgbench -R).
 	half := maxRate / 2
-	open := side{"receiver open loop", b.recv, func(src func(time.Time) []byte) (runResult, error) {
+	open := side{name: "receiver open loop", recv: b.recv, run: func(src func(time.Time) []byte) (runResult, error) {
 		l := benchenv.Load{Addr: b.recv.Public, Conns: b.o.openConns, Next: src}.Poisson(ctx, half, b.o.duration)
 		return fromLoad(l, ctx.Err())
 	}}
-	ss, err := b.rotate(ctx, b.o.openRuns, []side{open, b.pgbenchSide(ctx, "pgbench -R", b.o.openConns, half)}, func(i int, ss [][]sample) {
+	ss, err := b.rotate(ctx, b.o.openRuns, 0, []side{open, b.pgbenchSide(ctx, "pgbench -R", b.o.openConns, half)}, func(i int, ss [][]sample) {
 		r, p := ss[0][i], ss[1][i]
 		b.Logf("open loop %.0f/s run %d: receiver p50 %.2f ms p99 %.2f ms | pgbench -R p50 %.2f ms p99 %.2f ms", half, i+1, r.p50(), r.p99(), p.p50(), p.p99())
 	})
@@ -191,17 +195,19 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 	return res, err
 }
 
-// side is one side of a comparison: its receiver (nil: pgbench's) and its
-// run, given requests presigned for that receiver.
+// side is one side of a comparison: its receiver (nil: pgbench's side),
+// the deliveries it is sent (nil: the reference scheme's) and its run,
+// given requests of them presigned for that receiver.
 type side struct {
 	name string
 	recv *benchenv.Proc
+	src  source
 	run  func(src func(time.Time) []byte) (runResult, error)
 }
 
 // closedSide runs recv in closed loop at c connections for -d.
 func (b *bench) closedSide(ctx context.Context, name string, recv *benchenv.Proc, c int) side {
-	return side{name, recv, func(src func(time.Time) []byte) (runResult, error) { return b.closed(ctx, c, b.o.duration, src) }}
+	return side{name: name, recv: recv, run: func(src func(time.Time) []byte) (runResult, error) { return b.closed(ctx, c, b.o.duration, src) }}
 }
 
 // pgbenchSide runs the Writer's statement with c clients for -d (at rate
@@ -212,26 +218,29 @@ func (b *bench) pgbenchSide(ctx context.Context, name string, c int, rate float6
 	}}
 }
 
-// rotate runs every side once a round, for rounds rounds, in an order
-// rotated by the round (A B, B A, … for two sides; A B C, B C A, C A B, …
-// for three), and returns each side's samples, calling done after every
-// round. With a fixed order, a disturbance that fades during the benchmark
-// (the page cache of the build and initdb being written back, another job
-// winding down) always hits the first side of every round harder;
-// measured here, the first pairs' receiver ran at 60–80 % of its later
-// throughput with more CPU per event on every process.
-func (b *bench) rotate(ctx context.Context, rounds int, sides []side, done func(round int, samples [][]sample)) ([][]sample, error) {
+// rotate runs every side once a round, for rounds rounds, the first fixed
+// sides first and the others in an order rotated by the round (A B, B A,
+// … for two; A B C, B C A, C A B, … for three), and returns each side's
+// samples, calling done after every round. With a fixed order, a
+// disturbance that fades during the benchmark (the page cache of the build
+// and initdb being written back, another job winding down) always hits the
+// first side of every round harder; measured here, the first pairs'
+// receiver ran at 60–80 % of its later throughput.
+func (b *bench) rotate(ctx context.Context, rounds, fixed int, sides []side, done func(round int, samples [][]sample)) ([][]sample, error) {
 	orig := b.recv
 	defer func() { b.recv = orig; b.gen.SetAddr(orig.Public) }()
 	samples := make([][]sample, len(sides))
 	for round := range rounds {
 		for k := range sides {
-			i := (k + round) % len(sides)
+			i := k
+			if k >= fixed {
+				i = fixed + (k-fixed+round)%(len(sides)-fixed)
+			}
 			sd := sides[i]
 			var src func(time.Time) []byte
 			if b.recv = sd.recv; sd.recv != nil {
 				b.gen.SetAddr(sd.recv.Public)
-				src = presign(b.gen, b.rate, b.o.duration) // before the run: its CPU is not the run's
+				src = presign(cmp.Or(sd.src, source(b.gen)), b.rate, b.o.duration) // before the run: its CPU is not the run's
 			}
 			s, err := b.sampleRun(ctx, sd.name, func() (runResult, error) { return sd.run(src) })
 			if err != nil {
