@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -126,13 +127,7 @@ func (after Buckets) Quantile(before Buckets, q float64) time.Duration {
 	if total <= 0 {
 		return 0
 	}
-	bounds := slices.Sorted(func(yield func(float64) bool) {
-		for ub := range after {
-			if !yield(ub) {
-				return
-			}
-		}
-	})
+	bounds := slices.Sorted(maps.Keys(after))
 	seconds := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 	rank, lower, prev := q*total, 0.0, 0.0
 	for _, ub := range bounds {

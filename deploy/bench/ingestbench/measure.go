@@ -10,36 +10,30 @@ import (
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
-// runResult is one timed run of either side.
-type runResult struct {
-	n       int // acknowledged events (2xx, or pgbench transactions)
-	elapsed time.Duration
-	lat     *benchenv.Hist // of the acknowledged events
-	errs    int
-	errMsg  string
-	// clientCPU is the CPU time of a client process that ran apart (pgbench).
-	clientCPU time.Duration
-}
-
-func fromLoad(l benchenv.LoadResult, err error) (runResult, error) {
+func fromLoad(l benchenv.LoadResult, err error) (sample, error) {
 	ok, failed := l.Counts()
-	return runResult{n: ok, elapsed: l.Elapsed, lat: l.Latencies(), errs: failed, errMsg: l.LastError}, err
+	return sample{n: ok, elapsed: l.Elapsed, lat: l.Latencies(), errs: failed, errMsg: l.LastError}, err
 }
 
 // closed keeps conns requests in flight for d: each connection sends its
 // next request as soon as the previous one is answered.
-func (b *bench) closed(ctx context.Context, conns int, d time.Duration, src func(time.Time) []byte) (runResult, error) {
+func (b *bench) closed(ctx context.Context, conns int, d time.Duration, src func(time.Time) []byte) (sample, error) {
 	return fromLoad(benchenv.Load{Addr: b.recv.Public, Conns: conns, Next: src}.Closed(ctx, d), ctx.Err())
 }
 
 // sample is one timed run of one side, with what the database saw.
 type sample struct {
-	runResult
+	n        int // acknowledged events (2xx, or pgbench transactions)
+	elapsed  time.Duration
+	lat      *benchenv.Hist // of the acknowledged events
+	errs     int
+	errMsg   string
 	xacts    int64 // write transactions (xids) the run consumed
 	walBytes int64
 	pgCPU    time.Duration // CPU time of all PostgreSQL processes
 	appCPU   time.Duration // CPU time of the rest of the side: receiver and load generator, or pgbench
 	recvCPU  time.Duration // of which the receiver process
+	pgbCPU   time.Duration // of which pgbench (a process that ran apart)
 	load     float64       // 1-minute load average of the machine after the run
 }
 
@@ -52,10 +46,7 @@ func (s sample) p99() float64         { return s.ms(0.99) }
 
 // perEvent is CPU time per acknowledged event in µs.
 func (s sample) perEvent(d time.Duration) float64 {
-	if s.n == 0 {
-		return 0
-	}
-	return float64(d.Microseconds()) / float64(s.n)
+	return float64(d.Microseconds()) / float64(max(s.n, 1))
 }
 
 func (s sample) pgPer() float64   { return s.perEvent(s.pgCPU) }
@@ -63,12 +54,7 @@ func (s sample) appPer() float64  { return s.perEvent(s.appCPU) }
 func (s sample) recvPer() float64 { return s.perEvent(s.recvCPU) }
 func (s sample) walPer() float64  { return float64(s.walBytes) / float64(max(s.n, 1)) }
 
-func (s sample) perCommit() float64 {
-	if s.xacts == 0 {
-		return 0
-	}
-	return float64(s.n) / float64(s.xacts)
-}
+func (s sample) perCommit() float64 { return float64(s.n) / float64(max(s.xacts, 1)) }
 
 // med is the median of f over the samples.
 func med(ss []sample, f func(sample) float64) float64 { return benchenv.MedianOf(ss, f) }
@@ -89,7 +75,7 @@ type results struct {
 
 // sampleRun resets the tables, runs f, and checks that the database holds
 // exactly one inbox and one outbox row per acknowledged event.
-func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult, error)) (sample, error) {
+func (b *bench) sampleRun(ctx context.Context, side string, f func() (sample, error)) (sample, error) {
 	if err := b.reset(ctx); err != nil {
 		return sample{}, err
 	}
@@ -117,10 +103,9 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (runResult,
 	if inbox != int64(r.n) || outbox != int64(r.n) {
 		return sample{}, fmt.Errorf("%s: %d acknowledged events but %d inbox and %d outbox rows", side, r.n, inbox, outbox)
 	}
-	return sample{
-		runResult: r, xacts: xid1 - xid0, walBytes: lsn1 - lsn0, pgCPU: pg1.Postgres - pg0.Postgres,
-		appCPU: recv1 - recv0 + pg1.Self - pg0.Self + r.clientCPU, recvCPU: recv1 - recv0, load: benchenv.LoadAvg(),
-	}, nil
+	r.xacts, r.walBytes, r.pgCPU, r.recvCPU = xid1-xid0, lsn1-lsn0, pg1.Postgres-pg0.Postgres, recv1-recv0
+	r.appCPU, r.load = r.recvCPU+pg1.Self-pg0.Self+r.pgbCPU, benchenv.LoadAvg()
+	return r, nil
 }
 
 // cpu reads the CPU time of PostgreSQL and this process, and of the
@@ -151,14 +136,14 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 	syscall.Sync()
 	const warmup = 3 * time.Second
 	b.Logf("warm-up %s per side at %d connections", warmup, maxC)
-	warm, err := b.sampleRun(ctx, "receiver warm-up", func() (runResult, error) {
+	warm, err := b.sampleRun(ctx, "receiver warm-up", func() (sample, error) {
 		return b.closed(ctx, maxC, warmup, presign(b.gen, 0, 0))
 	})
 	if err != nil {
 		return nil, err
 	}
 	b.rate = warm.tput()
-	if _, err := b.sampleRun(ctx, "pgbench warm-up", func() (runResult, error) {
+	if _, err := b.sampleRun(ctx, "pgbench warm-up", func() (sample, error) {
 		return runPgbench(ctx, b.DBURL, b.script, maxC, warmup, 0)
 	}); err != nil {
 		return nil, err
@@ -182,7 +167,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 	// Poisson arrivals at half the maximum; latency runs from each request's
 	// scheduled time, so the wait for a free connection counts (as pgbench -R).
 	half := maxRate / 2
-	open := side{name: "receiver open loop", recv: b.recv, run: func(src func(time.Time) []byte) (runResult, error) {
+	open := side{name: "receiver open loop", recv: b.recv, run: func(src func(time.Time) []byte) (sample, error) {
 		l := benchenv.Load{Addr: b.recv.Public, Conns: b.o.openConns, Next: src}.Poisson(ctx, half, b.o.duration)
 		return fromLoad(l, ctx.Err())
 	}}
@@ -202,18 +187,18 @@ type side struct {
 	name string
 	recv *benchenv.Proc
 	src  source
-	run  func(src func(time.Time) []byte) (runResult, error)
+	run  func(src func(time.Time) []byte) (sample, error)
 }
 
 // closedSide runs recv in closed loop at c connections for -d.
 func (b *bench) closedSide(ctx context.Context, name string, recv *benchenv.Proc, c int) side {
-	return side{name: name, recv: recv, run: func(src func(time.Time) []byte) (runResult, error) { return b.closed(ctx, c, b.o.duration, src) }}
+	return side{name: name, recv: recv, run: func(src func(time.Time) []byte) (sample, error) { return b.closed(ctx, c, b.o.duration, src) }}
 }
 
 // pgbenchSide runs the Writer's statement with c clients for -d (at rate
 // transactions/s when rate > 0).
 func (b *bench) pgbenchSide(ctx context.Context, name string, c int, rate float64) side {
-	return side{name: name, run: func(func(time.Time) []byte) (runResult, error) {
+	return side{name: name, run: func(func(time.Time) []byte) (sample, error) {
 		return runPgbench(ctx, b.DBURL, b.script, c, b.o.duration, rate)
 	}}
 }
@@ -242,7 +227,7 @@ func (b *bench) rotate(ctx context.Context, rounds, fixed int, sides []side, don
 				b.gen.SetAddr(sd.recv.Public)
 				src = presign(cmp.Or(sd.src, source(b.gen)), b.rate, b.o.duration) // before the run: its CPU is not the run's
 			}
-			s, err := b.sampleRun(ctx, sd.name, func() (runResult, error) { return sd.run(src) })
+			s, err := b.sampleRun(ctx, sd.name, func() (sample, error) { return sd.run(src) })
 			if err != nil {
 				return nil, err
 			}

@@ -3,8 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"time"
@@ -16,14 +14,6 @@ import (
 // send them (benchenv.SchemeDeliveries), each in closed loop at one
 // concurrency, beside the reference scheme in the same run, so each
 // scheme's cost is read as a ratio to the reference scheme's.
-
-// mixSecret is the mix providers' secret: a Standard Webhooks secret
-// (whsec_ + base64), which every other scheme takes as an opaque string.
-func mixSecret() []byte {
-	k := make([]byte, 32)
-	_, _ = rand.Read(k)
-	return []byte("whsec_" + base64.StdEncoding.EncodeToString(k))
-}
 
 // mixResult is each scheme's name and samples, the reference scheme first.
 type mixResult struct {
@@ -49,7 +39,7 @@ func (b *bench) mix(ctx context.Context) (*mixResult, error) {
 		// One untimed warm-up of every scheme (the receiver's and
 		// PostgreSQL's caches, the plans of each provider's statement).
 		src := presign(cmp.Or(sd.src, source(b.gen)), 0, 0)
-		if _, err := b.sampleRun(ctx, name+" warm-up", func() (runResult, error) { return b.closed(ctx, b.o.mixConns, time.Second, src) }); err != nil {
+		if _, err := b.sampleRun(ctx, name+" warm-up", func() (sample, error) { return b.closed(ctx, b.o.mixConns, time.Second, src) }); err != nil {
 			return nil, err
 		}
 		sides = append(sides, sd)
