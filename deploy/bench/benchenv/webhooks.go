@@ -51,23 +51,26 @@ func Secret(prefix string, n int) []byte {
 }
 
 // Deliveries builds complete, signed HTTP/1.1 requests, each a first
-// delivery of a new event of one reference-scheme provider. Event ids are
-// 13-digit decimal strings from one counter (increasing keys, as
-// pgbench's); each event is about its own payment (data.payment_id
-// pay_<id>). Safe for concurrent use.
+// delivery of a new event of one reference-scheme provider (or, from
+// NewSchemeDeliveries, of a catalogue scheme). Event ids are 13-digit
+// decimal strings from one counter (increasing keys, as pgbench's); each
+// event is about its own payment (data.payment_id pay_<id>). Safe for
+// concurrent use.
 type Deliveries struct {
-	cfg      signature.Config
-	secret   []byte
-	provider string
-	head     string // request line and fixed headers
-	pad      string
-	next     atomic.Int64
+	cfg            signature.Config
+	secret         []byte
+	provider, addr string
+	head           string // request line and fixed headers
+	pad            string
+	w              *wire // a catalogue scheme's (nil: the reference scheme)
+	next           atomic.Int64
 }
 
 // SetAddr points later deliveries at the receiver at addr (host:port); the
 // event ids keep counting, so a new receiver still gets only new events.
 // Not safe to call while Next runs.
 func (d *Deliveries) SetAddr(addr string) {
+	d.addr = addr
 	d.head = "POST /webhooks/" + d.provider + " HTTP/1.1\r\nHost: " + addr +
 		"\r\nContent-Type: application/json\r\nUser-Agent: gatehouse-bench\r\n"
 }
@@ -99,6 +102,9 @@ func (d *Deliveries) Body(id int64, now time.Time) []byte {
 // at now.
 func (d *Deliveries) Next(now time.Time) []byte {
 	id := 1_000_000_000_000 + d.next.Add(1)
+	if d.w != nil {
+		return d.schemeRequest(id, now)
+	}
 	body := d.Body(id, now)
 	h, err := signature.Sign(d.cfg, d.secret, body, now, "")
 	if err != nil {

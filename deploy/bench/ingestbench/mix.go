@@ -11,7 +11,7 @@ import (
 )
 
 // The mix section: the catalogue's schemes sent the way their providers
-// send them (benchenv.SchemeDeliveries), each in closed loop at one
+// send them (benchenv.NewSchemeDeliveries), each in closed loop at one
 // concurrency, beside the reference scheme in the same run, so each
 // scheme's cost is read as a ratio to the reference scheme's.
 
