@@ -22,21 +22,17 @@ import (
 func ParseFlags(fs *flag.FlagSet, help string, args []string, stdout, stderr io.Writer) (done bool, err error) {
 	fs.Usage = func() {}
 	fs.SetOutput(io.Discard)
-	err = fs.Parse(args)
-	usage := func(w io.Writer) {
-		fmt.Fprint(w, help)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
+	if err = fs.Parse(args); err == nil {
+		return false, nil
 	}
+	w := stderr
 	if errors.Is(err, flag.ErrHelp) {
-		usage(stdout)
-		return true, nil
+		w, err = stdout, nil
 	}
-	if err != nil {
-		usage(stderr)
-		return true, err
-	}
-	return false, nil
+	fmt.Fprint(w, help)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	return true, err
 }
 
 // List splits a comma-separated flag value, dropping empty items.
