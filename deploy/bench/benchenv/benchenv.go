@@ -1,17 +1,11 @@
 // Package benchenv is the bench kit every section of `make bench` (and the
 // chaos soak) is built from, so each does a thing one way: the private
-// PostgreSQL (fsync on) and Kafka of a run, started through
-// internal/testenv, with the migrated benchmark database (this file);
-// signed deliveries (webhooks.go, schemes.go) and load in closed loop, at a
-// fixed rate or with Poisson arrivals, latency from each request's due time,
-// over HTTP or of any operation (load.go); latencies in HdrHistogram and
-// medians (stats.go); the launch of `gatehouse` subcommands and their
-// configuration (gatehouse.go); /proc CPU accounting (proc.go); metrics
-// scraped from a process (metrics.go); Markdown tables (table.go); flags
-// declared as struct tags and a section's whole start, flags parsed and
-// Stack started (flags.go: Run); and a section's main, which stamps its
-// output with the commit, the date and the load average and marks a run on
-// a busy machine DISTURBED, with the periodic and polling loops (main.go).
+// PostgreSQL and Kafka of a run (this file), signed deliveries
+// (webhooks.go, schemes.go), load with latency from each request's due
+// time (load.go), HdrHistogram and medians (stats.go), `gatehouse`
+// processes (gatehouse.go), /proc CPU (proc.go), scraped metrics
+// (metrics.go), Markdown tables (table.go), flags from struct tags
+// (flags.go) and a section's main with its run stamp (main.go).
 package benchenv
 
 import (
