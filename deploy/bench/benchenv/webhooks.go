@@ -135,7 +135,8 @@ func NewConn(addr string) *Conn { return &Conn{addr: addr} }
 // Do sends one raw request and reads the response: its status and, when
 // not 2xx, the start of its body. A transport error (dial, write, read,
 // 30 s deadline) is returned and the connection closed.
-func (c *Conn) Do(req []byte) (int, string, error) {
+func (c *Conn) Do(req []byte) (status int, msg string, err error) {
+	c.retryAfter = false
 	if c.c == nil {
 		nc, err := net.DialTimeout("tcp", c.addr, 10*time.Second)
 		if err != nil {
@@ -143,24 +144,15 @@ func (c *Conn) Do(req []byte) (int, string, error) {
 		}
 		c.c, c.br = nc, bufio.NewReaderSize(nc, 4096)
 	}
-	c.retryAfter = false
-	status, msg, err := c.roundTrip(req)
+	_ = c.c.SetDeadline(time.Now().Add(30 * time.Second))
+	var resp *http.Response
+	if _, err = c.c.Write(req); err == nil {
+		resp, err = http.ReadResponse(c.br, nil)
+	}
 	if err != nil {
 		c.Close()
-	}
-	return status, msg, err
-}
-
-func (c *Conn) roundTrip(req []byte) (int, string, error) {
-	_ = c.c.SetDeadline(time.Now().Add(30 * time.Second))
-	if _, err := c.c.Write(req); err != nil {
 		return 0, "", err
 	}
-	resp, err := http.ReadResponse(c.br, nil)
-	if err != nil {
-		return 0, "", err
-	}
-	msg := ""
 	c.retryAfter = resp.Header.Get("Retry-After") != ""
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 200))

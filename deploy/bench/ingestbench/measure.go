@@ -79,9 +79,11 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (sample, er
 	if err := b.reset(ctx); err != nil {
 		return sample{}, err
 	}
-	const pos = `SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint`
-	var xid0, lsn0, xid1, lsn1 int64
-	if err := b.Pool.QueryRow(ctx, pos).Scan(&xid0, &lsn0); err != nil {
+	// The transactions and WAL a run used, and the rows it left.
+	const pos = `SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint,
+		(SELECT count(*) FROM inbox), (SELECT count(*) FROM outbox)`
+	var xid0, lsn0, xid1, lsn1, inbox, outbox int64
+	if err := b.Pool.QueryRow(ctx, pos).Scan(&xid0, &lsn0, &inbox, &outbox); err != nil {
 		return sample{}, err
 	}
 	pg0, recv0 := b.cpu()
@@ -93,11 +95,7 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (sample, er
 	if r.errs > 0 {
 		return sample{}, fmt.Errorf("%s: %d failed requests (last: %s)", side, r.errs, r.errMsg)
 	}
-	if err := b.Pool.QueryRow(ctx, pos).Scan(&xid1, &lsn1); err != nil {
-		return sample{}, err
-	}
-	inbox, outbox, err := b.count(ctx)
-	if err != nil {
+	if err := b.Pool.QueryRow(ctx, pos).Scan(&xid1, &lsn1, &inbox, &outbox); err != nil {
 		return sample{}, err
 	}
 	if inbox != int64(r.n) || outbox != int64(r.n) {

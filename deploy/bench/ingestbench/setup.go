@@ -95,12 +95,6 @@ func (b *bench) reset(ctx context.Context) error {
 	return nil
 }
 
-// count returns the rows in inbox and outbox.
-func (b *bench) count(ctx context.Context) (inbox, outbox int64, err error) {
-	err = b.Pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM inbox), (SELECT count(*) FROM outbox)").Scan(&inbox, &outbox)
-	return inbox, outbox, err
-}
-
 // captureEventID marks the event id parameter in the captured statement.
 const captureEventID = "ingestbench-capture"
 
