@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Section "Under overload" of `make bench` (issue 25): provider B's latency
+# Section "Under overload" of `make bench`: provider B's latency
 # alone and beside provider A's closed-loop flood, slow-body and
 # slow-header clients, against the real `gatehouse serve` binary (built by
 # bench.sh into bin/gatehouse): the receiver benchmark's overload mode

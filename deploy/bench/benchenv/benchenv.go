@@ -1,17 +1,11 @@
 // Package benchenv is the bench kit every section of `make bench` (and the
 // chaos soak) is built from, so each does a thing one way: the private
-// PostgreSQL (fsync on) and Kafka of a run, started through
-// internal/testenv, with the migrated benchmark database (this file);
-// signed deliveries (webhooks.go, schemes.go) and load in closed loop, at a
-// fixed rate or with Poisson arrivals, latency from each request's due time,
-// over HTTP or of any operation (load.go); latencies in HdrHistogram and
-// medians (stats.go); the launch of `gatehouse` subcommands and their
-// configuration (gatehouse.go); /proc CPU accounting (proc.go); metrics
-// scraped from a process (metrics.go); Markdown tables (table.go); flags
-// declared as struct tags and a section's whole start, flags parsed and
-// Stack started (flags.go: Run); and a section's main, which stamps its
-// output with the commit, the date and the load average and marks a run on
-// a busy machine DISTURBED, with the periodic and polling loops (main.go).
+// PostgreSQL and Kafka of a run (this file), signed deliveries
+// (webhooks.go, schemes.go), load with latency from each request's due
+// time (load.go), HdrHistogram and medians (stats.go), `gatehouse`
+// processes (gatehouse.go), /proc CPU (proc.go), scraped metrics
+// (metrics.go), Markdown tables (table.go), flags from struct tags
+// (flags.go) and a section's main with its run stamp (main.go).
 package benchenv
 
 import (
@@ -71,9 +65,13 @@ type Stack struct {
 
 // Start starts PostgreSQL (and Kafka when asked) and creates the
 // benchmark database. Progress goes to log.
-func Start(ctx context.Context, o Options, log io.Writer) (*Stack, error) {
+func Start(ctx context.Context, o Options, log io.Writer) (_ *Stack, err error) {
 	s := &Stack{O: o, log: log}
-	var err error
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
 	if s.Dir = o.PGDir; s.Dir == "" {
 		if s.Dir, err = os.MkdirTemp("", o.Name+"-pg-"); err != nil {
 			return nil, err
@@ -84,39 +82,32 @@ func Start(ctx context.Context, o Options, log io.Writer) (*Stack, error) {
 	}
 	s.Logf("starting PostgreSQL (fsync on) in %s", s.Dir)
 	if s.PG, err = testenv.StartPG(ctx, s.Dir, false); err != nil {
-		s.Close()
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
 	if len(o.PGSettings) > 0 {
 		if err := s.applySettings(ctx, o.PGSettings); err != nil {
-			s.Close()
 			return nil, err
 		}
 	}
 	if o.Kafka {
 		s.Logf("starting Kafka")
 		if s.Kafka, err = testenv.StartKafka(ctx, ""); err != nil {
-			s.Close()
 			return nil, fmt.Errorf("start kafka: %w", err)
 		}
 		s.KafkaVersion = kafkaVersion()
 		cl, err := kgo.NewClient(kgo.SeedBrokers(s.Kafka.Brokers...))
 		if err != nil {
-			s.Close()
 			return nil, fmt.Errorf("kafka client: %w", err)
 		}
 		s.Admin = kadm.NewClient(cl)
 	}
 	if s.DBURL, err = testenv.CreateDatabase(ctx, s.PG.AdminURL(), true); err != nil {
-		s.Close()
 		return nil, err
 	}
 	if s.Pool, err = pgxpool.New(ctx, s.DBURL); err != nil {
-		s.Close()
 		return nil, err
 	}
 	if err := s.Pool.QueryRow(ctx, "SHOW server_version").Scan(&s.PGVersion); err != nil {
-		s.Close()
 		return nil, fmt.Errorf("read server_version: %w", err)
 	}
 	return s, nil
@@ -193,31 +184,22 @@ func kafkaVersion() string {
 	return "4.x"
 }
 
-// PgbenchPath finds pgbench on PATH or beside the PostgreSQL server binaries.
-func PgbenchPath() (string, error) {
-	if p, err := exec.LookPath("pgbench"); err == nil {
-		return p, nil
-	}
-	dir, err := testenv.PGBinDir()
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(dir, "pgbench")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("pgbench not found on PATH nor in %s (make deps installs it)", dir)
-	}
-	return p, nil
-}
-
 var tpsLine = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
 
-// Pgbench runs pgbench with args (env added to this process's) and returns
-// its output and the tps it printed. PostgreSQL's binaries are found as
-// PgbenchPath says.
+// Pgbench runs pgbench (from PATH, else beside the PostgreSQL server
+// binaries) with args (env added to this process's) and returns its
+// output, the tps it printed and its CPU time.
 func Pgbench(ctx context.Context, env []string, args ...string) (out []byte, tps float64, cpu time.Duration, err error) {
-	bin, err := PgbenchPath()
+	bin, err := exec.LookPath("pgbench")
 	if err != nil {
-		return nil, 0, 0, err
+		dir, derr := testenv.PGBinDir()
+		if derr != nil {
+			return nil, 0, 0, derr
+		}
+		bin = filepath.Join(dir, "pgbench")
+		if _, err := os.Stat(bin); err != nil {
+			return nil, 0, 0, fmt.Errorf("pgbench not found on PATH nor in %s (make deps installs it)", dir)
+		}
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), env...)

@@ -22,21 +22,17 @@ import (
 func ParseFlags(fs *flag.FlagSet, help string, args []string, stdout, stderr io.Writer) (done bool, err error) {
 	fs.Usage = func() {}
 	fs.SetOutput(io.Discard)
-	err = fs.Parse(args)
-	usage := func(w io.Writer) {
-		fmt.Fprint(w, help)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
+	if err = fs.Parse(args); err == nil {
+		return false, nil
 	}
+	w := stderr
 	if errors.Is(err, flag.ErrHelp) {
-		usage(stdout)
-		return true, nil
+		w, err = stdout, nil
 	}
-	if err != nil {
-		usage(stderr)
-		return true, err
-	}
-	return false, nil
+	fmt.Fprint(w, help)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	return true, err
 }
 
 // List splits a comma-separated flag value, dropping empty items.
@@ -48,19 +44,6 @@ func List(v string) []string {
 		}
 	}
 	return out
-}
-
-// IntList is List of positive integers; flagName names the flag in the error.
-func IntList(flagName, v string) ([]int, error) {
-	var out []int
-	for _, s := range List(v) {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%s: bad value %q", flagName, s)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 // Profile starts a CPU profile of this process into path and returns what
@@ -115,7 +98,17 @@ func Flags(fs *flag.FlagSet, opts any) {
 		case *time.Duration:
 			fs.DurationVar(p, name, *p, help)
 		case *[]int:
-			fs.Func(name, help, func(s string) (err error) { *p, err = IntList("-"+name, s); return err })
+			fs.Func(name, help, func(s string) error {
+				*p = nil
+				for _, v := range List(s) {
+					n, err := strconv.Atoi(v)
+					if err != nil || n < 1 {
+						return fmt.Errorf("-%s: bad value %q", name, v)
+					}
+					*p = append(*p, n)
+				}
+				return nil
+			})
 		case *[]string:
 			fs.Func(name, help, func(s string) error { *p = List(s); return nil })
 		default:

@@ -29,10 +29,8 @@ import (
 // Gatehouse says how to launch one `gatehouse <Sub> --config <Config>`.
 type Gatehouse struct {
 	Bin, Sub, Config string
-	// Log receives the process's stderr (its JSON log); it is created or,
-	// with Append, appended to.
-	Log    string
-	Append bool
+	// Log receives the process's stderr (its JSON log); it is created or truncated.
+	Log string
 	// Env is added to this process's environment.
 	Env []string
 	// Ready waits for the admin listener's /readyz to answer 200.
@@ -53,18 +51,15 @@ type Proc struct {
 	stopping      atomic.Bool
 }
 
-var listenLine = regexp.MustCompile(`admin=http://(\S+)`)
-var publicLine = regexp.MustCompile(`public=http://(\S+)`)
+// listenLine is the line a subcommand prints once listening: the
+// public (serve only) and admin addresses.
+var listenLine = regexp.MustCompile(`(?:public=http://(\S+) )?admin=http://(\S+)`)
 
 // Start launches the process, waits for the addresses it prints on
 // stdout (and, with Ready, for /readyz).
 func (g Gatehouse) Start(ctx context.Context) (*Proc, error) {
 	p := &Proc{Name: g.Sub, Log: g.Log, done: make(chan struct{})}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	if g.Append {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
-	}
-	logf, err := os.OpenFile(g.Log, flags, 0o644)
+	logf, err := os.OpenFile(g.Log, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("gatehouse %s log: %w", g.Sub, err)
 	}
@@ -80,17 +75,12 @@ func (g Gatehouse) Start(ctx context.Context) (*Proc, error) {
 		logf.Close()
 		return nil, fmt.Errorf("start %s %s: %w", g.Bin, g.Sub, err)
 	}
-	addrs := make(chan [2]string, 1)
+	addrs := make(chan []string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
-		sent := false
-		for sc.Scan() {
+		for sent := false; sc.Scan(); {
 			if m := listenLine.FindStringSubmatch(sc.Text()); m != nil && !sent {
-				pub := ""
-				if n := publicLine.FindStringSubmatch(sc.Text()); n != nil {
-					pub = n[1]
-				}
-				addrs <- [2]string{pub, m[1]}
+				addrs <- m
 				sent = true
 			}
 		}
@@ -104,8 +94,8 @@ func (g Gatehouse) Start(ctx context.Context) (*Proc, error) {
 		}
 	}()
 	select {
-	case a := <-addrs:
-		p.Public, p.Admin = a[0], a[1]
+	case m := <-addrs:
+		p.Public, p.Admin = m[1], m[2]
 	case <-p.done:
 		return nil, fmt.Errorf("gatehouse %s exited before listening (%v): %s", g.Sub, p.err, Tail(p.Log))
 	case <-time.After(60 * time.Second):

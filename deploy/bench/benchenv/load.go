@@ -14,16 +14,12 @@ import (
 // Ack is one request of a load run.
 type Ack struct {
 	// Due is when the request was meant to be sent, from the run's start
-	// (closed loop: when it was sent).
-	Due time.Duration
-	// Latency runs from Due to the answer or the failure.
-	Latency time.Duration
-	// Status is the HTTP status; 0 for a transport error.
-	Status int
-	// RetryAfter reports a Retry-After header in the answer.
-	RetryAfter bool
-	// ID is the request's event id (with Load.IDs).
-	ID string
+	// (closed loop: when it was sent); Latency runs from Due to the answer
+	// or the failure.
+	Due, Latency time.Duration
+	Status       int    // the HTTP status; 0 for a transport error
+	RetryAfter   bool   // the answer had a Retry-After header
+	ID           string // the request's event id (with Load.IDs)
 }
 
 // OK reports a 2xx answer.
@@ -44,20 +40,46 @@ func (r LoadResult) Counts() (ok, failed int) {
 	for _, a := range r.Acks {
 		if a.OK() {
 			ok++
-		} else {
-			failed++
 		}
 	}
-	return ok, failed
+	return ok, len(r.Acks) - ok
 }
 
 // Rate is the 2xx answers per second of the run.
 func (r LoadResult) Rate() float64 {
 	ok, _ := r.Counts()
-	if r.Elapsed <= 0 {
-		return 0
+	return float64(ok) / max(r.Elapsed.Seconds(), 1e-9)
+}
+
+// Latencies is a histogram of the 2xx answers' latencies.
+func (r LoadResult) Latencies() *Hist {
+	h := NewHist()
+	for _, a := range r.Acks {
+		if a.OK() {
+			h.Record(a.Latency)
+		}
 	}
-	return float64(ok) / r.Elapsed.Seconds()
+	return h
+}
+
+// PerSecond is a histogram of the 2xx latencies of each second of the run,
+// by the second they were answered in (nil for a second without any).
+func (r LoadResult) PerSecond() []*Hist {
+	var out []*Hist
+	for _, a := range r.Acks {
+		if !a.OK() {
+			continue
+		}
+		s := int((a.Due + a.Latency) / time.Second)
+		for len(out) <= s {
+			out = append(out, nil)
+		}
+		if out[s] == nil {
+			out[s] = NewHist()
+		}
+		out[s].Record(a.Latency)
+	}
+	return out
 }
 
 // Load is the HTTP load of a run: Conns keep-alive connections to the
@@ -71,7 +93,7 @@ type Load struct {
 	IDs bool
 }
 
-// loadWorker is one connection's share of a run.
+// loadWorker is one connection's (or Loop goroutine's) share of a run.
 type loadWorker struct {
 	conn *Conn
 	ids  bool
@@ -79,11 +101,13 @@ type loadWorker struct {
 	err  string
 }
 
+var idField = []byte(`{"id":"`)
+
 func (w *loadWorker) send(req []byte, start time.Time, due time.Duration) {
 	status, msg, err := w.conn.Do(req)
 	a := Ack{Due: due, Latency: time.Since(start) - due, Status: status, RetryAfter: w.conn.retryAfter}
-	if w.ids {
-		a.ID = eventID(req)
+	if _, id, ok := bytes.Cut(req, idField); ok && w.ids {
+		a.ID = string(id[:max(0, bytes.IndexByte(id, '"'))])
 	}
 	w.acks = append(w.acks, a)
 	switch {
@@ -93,18 +117,6 @@ func (w *loadWorker) send(req []byte, start time.Time, due time.Duration) {
 	case status/100 != 2:
 		w.err = fmt.Sprintf("%d %.120s", status, msg)
 	}
-}
-
-var idField = []byte(`{"id":"`)
-
-// eventID is the first "id" string of a request's body.
-func eventID(req []byte) string {
-	i := bytes.Index(req, idField)
-	if i < 0 {
-		return ""
-	}
-	rest := req[i+len(idField):]
-	return string(rest[:max(0, bytes.IndexByte(rest, '"'))])
 }
 
 func (l Load) workers() []*loadWorker {
@@ -132,9 +144,8 @@ func collect(ws []*loadWorker, start time.Time, elapsed time.Duration) LoadResul
 
 // Closed keeps Conns requests in flight for d (or until ctx ends): each
 // connection sends Next(now) as soon as its previous request is answered.
-// Each Ack's Due is its send time; Elapsed runs to the last answer (the
-// requests sent before d end too), so Rate does not count them in a
-// shorter time than they took.
+// Elapsed runs to the last answer, so Rate counts the requests sent
+// before d in the time they took.
 func (l Load) Closed(ctx context.Context, d time.Duration) LoadResult {
 	return closed(ctx, l.workers(), d, func(w *loadWorker, _ int, start time.Time, due time.Duration) {
 		w.send(l.Next(start.Add(due)), start, due)
@@ -157,26 +168,23 @@ func closed(ctx context.Context, ws []*loadWorker, d time.Duration, do func(w *l
 	return collect(ws, start, time.Since(start))
 }
 
-// Fixed is an open-loop run: requests are due at fixed intervals of
-// 1/rate seconds for d (or until ctx ends), whatever the answers, and are
-// sent by the first free of Conns connections. Latency runs from each
-// request's due time, so the time a request waits for a free connection
-// while the receiver is slow counts (no coordinated omission). Requests
-// still queued when ctx ends are not sent.
+// Fixed is an open-loop run: requests are due every 1/rate seconds for d
+// (or until ctx ends), whatever the answers, and are sent by the first
+// free of Conns connections. Latency runs from each request's due time,
+// so a wait for a free connection counts (no coordinated omission).
+// Requests still queued when ctx ends are not sent.
 func (l Load) Fixed(ctx context.Context, rate float64, d time.Duration) LoadResult {
-	interval := time.Duration(float64(time.Second) / rate)
-	return l.open(ctx, d, func() time.Duration { return interval })
+	return l.open(ctx, d, func() float64 { return 1 / rate })
 }
 
-// Poisson is Fixed with Poisson arrivals: the intervals between due times
-// are exponentially distributed with mean 1/rate (as pgbench -R).
+// Poisson is Fixed with Poisson arrivals: exponentially distributed
+// intervals of mean 1/rate (as pgbench -R).
 func (l Load) Poisson(ctx context.Context, rate float64, d time.Duration) LoadResult {
-	return l.open(ctx, d, func() time.Duration {
-		return time.Duration(rand.ExpFloat64() / rate * float64(time.Second))
-	})
+	return l.open(ctx, d, func() float64 { return rand.ExpFloat64() / rate })
 }
 
-func (l Load) open(ctx context.Context, d time.Duration, interval func() time.Duration) LoadResult {
+// open is the open loop of Fixed and Poisson; interval is in seconds.
+func (l Load) open(ctx context.Context, d time.Duration, interval func() float64) LoadResult {
 	ws := l.workers()
 	due := make(chan time.Duration, 1<<16)
 	start := time.Now()
@@ -184,17 +192,14 @@ func (l Load) open(ctx context.Context, d time.Duration, interval func() time.Du
 	for _, w := range ws {
 		wg.Go(func() {
 			for at := range due {
-				if ctx.Err() != nil {
-					continue // drain the queue without sending
+				if ctx.Err() == nil { // else drain the queue without sending
+					w.send(l.Next(time.Now()), start, at)
 				}
-				w.send(l.Next(time.Now()), start, at)
 			}
 		})
 	}
-	for at := time.Duration(0); at < d && ctx.Err() == nil; at += interval() {
-		if wait := time.Until(start.Add(at)); wait > 0 {
-			time.Sleep(wait)
-		}
+	for at := time.Duration(0); at < d && ctx.Err() == nil; at += time.Duration(interval() * float64(time.Second)) {
+		time.Sleep(time.Until(start.Add(at)))
 		due <- at // blocks while the queue is full; the due times stay fixed
 	}
 	close(due)
@@ -218,17 +223,6 @@ func Presign(next func(time.Time) []byte, n int) func(time.Time) []byte {
 		}
 		return next(now)
 	}
-}
-
-// Latencies is a histogram of the 2xx answers' latencies.
-func (r LoadResult) Latencies() *Hist {
-	h := NewHist()
-	for _, a := range r.Acks {
-		if a.OK() {
-			h.Record(a.Latency)
-		}
-	}
-	return h
 }
 
 // Loop is a closed loop of any operation: conns goroutines call do (with
@@ -258,11 +252,7 @@ func Pace(ctx context.Context, rate float64, d time.Duration, emit func(n int) e
 	sent := 0
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
-	for {
-		el := time.Since(start)
-		if el >= d {
-			return sent, nil
-		}
+	for el := time.Since(start); el < d; el = time.Since(start) {
 		if due := int(rate*el.Seconds()) - sent; due > 0 {
 			if err := emit(due); err != nil {
 				return sent, err
@@ -275,24 +265,5 @@ func Pace(ctx context.Context, rate float64, d time.Duration, emit func(n int) e
 		case <-t.C:
 		}
 	}
-}
-
-// PerSecond is a histogram of the 2xx latencies of each second of the run,
-// by the second they were answered in (nil for a second without any).
-func (r LoadResult) PerSecond() []*Hist {
-	var out []*Hist
-	for _, a := range r.Acks {
-		if !a.OK() {
-			continue
-		}
-		s := int((a.Due + a.Latency) / time.Second)
-		for len(out) <= s {
-			out = append(out, nil)
-		}
-		if out[s] == nil {
-			out[s] = NewHist()
-		}
-		out[s].Record(a.Latency)
-	}
-	return out
+	return sent, nil
 }

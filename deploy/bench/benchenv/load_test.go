@@ -48,19 +48,3 @@ func TestFixedRateMeasuresFromTheDueTime(t *testing.T) {
 		t.Errorf("last request's latency %s: the schedule did not catch up", got)
 	}
 }
-
-func TestClosedLoopCountsAnswers(t *testing.T) {
-	addr := stallingServer(t, 0)
-	d := NewDeliveries("p", addr, []byte("whsec_test"), 200)
-	r := Load{Addr: addr, Conns: 4, Next: d.Next, IDs: true}.Closed(context.Background(), 200*time.Millisecond)
-	ok, failed := r.Counts()
-	if ok == 0 || failed != 0 || int64(ok) != d.Sent() {
-		t.Fatalf("%d ok, %d failed of %d sent (%s)", ok, failed, d.Sent(), r.LastError)
-	}
-	if id := r.Acks[0].ID; len(id) != 13 {
-		t.Fatalf("event id %q", id)
-	}
-	if r.Rate() <= 0 {
-		t.Fatalf("rate %f", r.Rate())
-	}
-}

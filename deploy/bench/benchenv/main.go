@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -57,41 +58,29 @@ func NewStamp() Stamp {
 // Disturbed reports a load average at start above 1.5 × the cores.
 func (s Stamp) Disturbed() bool { return s.Start > 1.5*float64(s.Cores) }
 
+// heading is a "## " heading line of a section's Markdown.
+var heading = regexp.MustCompile(`(?m)^## .*$`)
+
 // Mark returns out (a section's Markdown) preceded by the stamp's line,
 // with every "## " heading marked (DISTURBED: …) when the run was; out
 // without a heading (help, an early error) is returned as it is.
 func (s Stamp) Mark(out []byte) []byte {
-	lines := strings.SplitAfter(string(out), "\n")
-	heading := false
-	for i, l := range lines {
-		if !strings.HasPrefix(l, "## ") {
-			continue
-		}
-		heading = true
-		if s.Disturbed() {
-			text, nl := strings.CutSuffix(l, "\n")
-			lines[i] = text + " (DISTURBED: load average " + strconv.FormatFloat(s.Start, 'f', 2, 64) + " at start)"
-			if nl {
-				lines[i] += "\n"
-			}
-		}
-	}
-	if !heading {
+	if !heading.Match(out) {
 		return out
 	}
-	return []byte(fmt.Sprintf("Run: commit %s, %s, load average (1 min) %.2f at start and %.2f at end, %d cores.\n\n",
-		s.Commit, s.Date.Format("2006-01-02 15:04 UTC"), s.Start, s.End, s.Cores) + strings.Join(lines, ""))
+	if s.Disturbed() {
+		out = heading.ReplaceAll(out, fmt.Appendf(nil, "$0 (DISTURBED: load average %.2f at start)", s.Start))
+	}
+	return append(fmt.Appendf(nil, "Run: commit %s, %s, load average (1 min) %.2f at start and %.2f at end, %d cores.\n\n",
+		s.Commit, s.Date.Format("2006-01-02 15:04 UTC"), s.Start, s.End, s.Cores), out...)
 }
 
 // LoadAvg is the 1-minute load average: the machine may be shared, and
 // every report quotes it.
 func LoadAvg() float64 {
 	raw, _ := os.ReadFile("/proc/loadavg")
-	f := strings.Fields(string(raw))
-	if len(f) == 0 {
-		return 0
-	}
-	v, _ := strconv.ParseFloat(f[0], 64)
+	var v float64
+	_, _ = fmt.Sscan(string(raw), &v)
 	return v
 }
 

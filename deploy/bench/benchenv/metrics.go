@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -35,16 +35,6 @@ func Scrape(ctx context.Context, addr string) (Families, error) {
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	return p.TextToMetricFamilies(resp.Body)
-}
-
-// Gather reads an in-process registry.
-func Gather(reg prometheus.Gatherer) (Families, error) {
-	mfs, err := reg.Gather()
-	out := make(Families, len(mfs))
-	for _, mf := range mfs {
-		out[mf.GetName()] = mf
-	}
-	return out, err
 }
 
 // Values returns the values of the series of name whose labels include
@@ -137,13 +127,7 @@ func (after Buckets) Quantile(before Buckets, q float64) time.Duration {
 	if total <= 0 {
 		return 0
 	}
-	bounds := slices.Sorted(func(yield func(float64) bool) {
-		for ub := range after {
-			if !yield(ub) {
-				return
-			}
-		}
-	})
+	bounds := slices.Sorted(maps.Keys(after))
 	seconds := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 	rank, lower, prev := q*total, 0.0, 0.0
 	for _, ub := range bounds {

@@ -55,19 +55,6 @@ func ProcCPU(pid int, children bool) (cpu time.Duration, ppid int, err error) {
 	return time.Duration(sum) * ClockTick, ppid, nil
 }
 
-// Postmaster is the pid in pgdata's postmaster.pid.
-func Postmaster(pgdata string) (int, error) {
-	raw, err := os.ReadFile(filepath.Join(pgdata, "postmaster.pid"))
-	if err != nil {
-		return 0, fmt.Errorf("postmaster.pid: %w", err)
-	}
-	pm, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(raw), "\n", 2)[0]))
-	if err != nil {
-		return 0, fmt.Errorf("postmaster.pid: %w", err)
-	}
-	return pm, nil
-}
-
 // eachProc calls f with the pid, parent and CPU time of every live process.
 func eachProc(f func(pid, ppid int, cpu time.Duration)) {
 	entries, _ := os.ReadDir("/proc")
@@ -101,15 +88,16 @@ type CPUMark struct {
 	Walsender  time.Duration
 	walsenders map[int]time.Duration
 	Kafka      time.Duration // the broker's (0 without Kafka)
-	Steal      time.Duration // machine-wide (StealTime)
 }
 
 // CPU reads the CPU time of this process and of the Stack's PostgreSQL
 // and Kafka; a process it cannot read counts 0.
 func (s *Stack) CPU() CPUMark {
-	m := CPUMark{At: time.Now(), Steal: StealTime(), walsenders: map[int]time.Duration{}}
+	m := CPUMark{At: time.Now(), walsenders: map[int]time.Duration{}}
 	m.Self, _, _ = ProcCPU(os.Getpid(), false)
-	pm, err := Postmaster(filepath.Join(s.Dir, "pgdata"))
+	// The postmaster's pid is the first line of postmaster.pid.
+	raw, _ := os.ReadFile(filepath.Join(s.Dir, "pgdata", "postmaster.pid"))
+	pm, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(raw), "\n", 2)[0]))
 	if err == nil {
 		m.Postgres, _, _ = ProcCPU(pm, true)
 	}
@@ -134,27 +122,11 @@ func (s *Stack) CPU() CPUMark {
 
 // Since is the CPU used from m0 to m.
 func (m CPUMark) Since(m0 CPUMark) CPUMark {
-	d := CPUMark{At: m.At, Wall: m.At.Sub(m0.At), Self: m.Self - m0.Self, Postgres: m.Postgres - m0.Postgres, Kafka: m.Kafka - m0.Kafka, Steal: m.Steal - m0.Steal}
+	d := CPUMark{At: m.At, Wall: m.At.Sub(m0.At), Self: m.Self - m0.Self, Postgres: m.Postgres - m0.Postgres, Kafka: m.Kafka - m0.Kafka}
 	for pid, t := range m.walsenders {
 		d.Walsender += t - m0.walsenders[pid]
 	}
 	return d
-}
-
-// StealTime is the steal time of all CPUs together (/proc/stat): time the
-// hypervisor gave this machine's CPUs to someone else.
-func StealTime() time.Duration {
-	raw, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := strings.Cut(string(raw), "\n")
-	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
-	if len(f) < 9 || f[0] != "cpu" {
-		return 0
-	}
-	v, _ := strconv.Atoi(f[8])
-	return time.Duration(v) * ClockTick
 }
 
 // NiceValue is this process's nice value (inherited by everything it starts).

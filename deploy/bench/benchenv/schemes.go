@@ -2,12 +2,12 @@ package benchenv
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
@@ -101,29 +101,15 @@ func SchemeYAML(scheme string, secret []byte) string {
 	return s
 }
 
-// SchemeDeliveries builds complete, signed HTTP/1.1 requests of one
-// catalogue scheme, each a first delivery of a new event, as the provider
-// sends them. Safe for concurrent use.
-type SchemeDeliveries struct {
-	scheme string
-	w      wire
-	cfg    signature.Config
-	secret []byte
-	addr   string
-	pad    string
-	next   atomic.Int64
-}
-
 // NewSchemeDeliveries returns the deliveries of scheme (one of
-// MixSchemes) to the provider of the same name at addr, signed with
-// secret, each body padded to about bodyBytes.
-func NewSchemeDeliveries(scheme, addr string, secret []byte, bodyBytes int) (*SchemeDeliveries, error) {
+// MixSchemes) as its provider sends them, to the provider of the same name
+// at addr, signed with secret, each body padded to about bodyBytes.
+func NewSchemeDeliveries(scheme, addr string, secret []byte, bodyBytes int) (*Deliveries, error) {
 	w, ok := wireOf(scheme)
 	if !ok {
 		return nil, fmt.Errorf("bench: no wire format for scheme %q (have %s)", scheme, strings.Join(MixSchemes, ", "))
 	}
-	d := &SchemeDeliveries{scheme: scheme, w: w, secret: secret, addr: addr,
-		cfg: signature.Config{Scheme: scheme}}
+	d := &Deliveries{provider: scheme, addr: addr, w: &w, secret: secret, cfg: signature.Config{Scheme: scheme}}
 	if signature.NeedsPublicURL(scheme, nil) {
 		d.cfg.PublicURL = PublicBase + scheme
 	}
@@ -133,13 +119,9 @@ func NewSchemeDeliveries(scheme, addr string, secret []byte, bodyBytes int) (*Sc
 	return d, nil
 }
 
-// SetAddr points later deliveries at the receiver at addr.
-func (d *SchemeDeliveries) SetAddr(addr string) { d.addr = addr }
-
-// Next returns the raw bytes of a signed delivery of a new event, signed
-// at now.
-func (d *SchemeDeliveries) Next(now time.Time) []byte {
-	n := 1_000_000_000_000 + d.next.Add(1)
+// schemeRequest is Next of a catalogue scheme's deliveries: event n,
+// signed as its provider signs it.
+func (d *Deliveries) schemeRequest(n int64, now time.Time) []byte {
 	r := &signature.Request{Method: http.MethodPost, Header: http.Header{}, Body: []byte(d.w.body(n, now, d.pad))}
 	ct := "application/json"
 	if d.w.form {
@@ -156,21 +138,16 @@ func (d *SchemeDeliveries) Next(now time.Time) []byte {
 		id = d.w.id(n)
 	}
 	if err := signature.SignRequest(d.cfg, d.secret, r, now, id); err != nil {
-		panic(fmt.Sprintf("bench: sign %s: %v", d.scheme, err)) // constant, valid configuration
+		panic(fmt.Sprintf("bench: sign %s: %v", d.provider, err)) // constant, valid configuration
 	}
-	target := "/webhooks/" + d.scheme
+	target := "/webhooks/" + d.provider
 	if r.RawQuery != "" {
 		target += "?" + r.RawQuery
 	}
 	var sb strings.Builder
 	sb.Grow(512 + len(r.Body))
 	sb.WriteString("POST " + target + " HTTP/1.1\r\nHost: " + d.addr + "\r\nUser-Agent: gatehouse-bench\r\n")
-	keys := make([]string, 0, len(r.Header))
-	for k := range r.Header {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(r.Header)) {
 		for _, v := range r.Header[k] {
 			sb.WriteString(k + ": " + v + "\r\n")
 		}

@@ -1,10 +1,11 @@
 package benchenv_test
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -12,13 +13,13 @@ import (
 // A benchmark's ceiling must run the statements production runs: a
 // function of the schema that a benchmark calls with another number of
 // arguments than the product's code does is a leftover of an older
-// signature (issue 37: consumerbench measured the 2-argument
+// signature (consumerbench once measured the 2-argument
 // consumers_claim_many and the 7-argument consumers_apply long after the
 // consumer moved to 3 and 8).
 func TestBenchSQLCallsProductionSignatures(t *testing.T) {
 	root := filepath.Join("..", "..", "..")
 	prod := map[string]map[int]bool{} // function -> argument counts the product calls it with
-	bench := map[string][]string{}    // function -> "file: count" of each benchmark call
+	bench := map[string][]sqlCall{}   // function -> each benchmark call, with its file
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -38,12 +39,13 @@ func TestBenchSQLCallsProductionSignatures(t *testing.T) {
 		}
 		inBench := strings.Contains(filepath.ToSlash(path), "deploy/bench/")
 		for _, c := range sqlCalls(string(src)) {
-			if inBench {
-				bench[c.fn] = append(bench[c.fn], filepath.ToSlash(path)+": "+itoa(c.args))
-			} else {
-				if prod[c.fn] == nil {
-					prod[c.fn] = map[int]bool{}
-				}
+			switch {
+			case inBench:
+				c.file = filepath.ToSlash(path)
+				bench[c.fn] = append(bench[c.fn], c)
+			case prod[c.fn] == nil:
+				prod[c.fn] = map[int]bool{c.args: true}
+			default:
 				prod[c.fn][c.args] = true
 			}
 		}
@@ -61,17 +63,16 @@ func TestBenchSQLCallsProductionSignatures(t *testing.T) {
 			continue // a benchmark's own helper, or a function the product calls nowhere in Go
 		}
 		for _, c := range calls {
-			n := c[strings.LastIndex(c, " ")+1:]
-			if !counts[atoi(n)] {
-				t.Errorf("%s calls %s with %s arguments; the product calls it with %v", c[:strings.LastIndex(c, ":")], fn, n, keys(counts))
+			if !counts[c.args] {
+				t.Errorf("%s calls %s with %d arguments; the product calls it with %v", c.file, fn, c.args, slices.Sorted(maps.Keys(counts)))
 			}
 		}
 	}
 }
 
 type sqlCall struct {
-	fn   string
-	args int
+	fn, file string
+	args     int
 }
 
 var callStart = regexp.MustCompile(`\b((?:consumers|ingest|relay|storage|outbox|inbox|auth)_[a-z_]+)\(`)
@@ -111,18 +112,6 @@ func sqlCalls(src string) []sqlCall {
 			args = 0
 		}
 		out = append(out, sqlCall{fn: fn, args: args})
-	}
-	return out
-}
-
-func itoa(n int) string { return strconv.Itoa(n) }
-
-func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
-
-func keys(m map[int]bool) []int {
-	var out []int
-	for k := range m {
-		out = append(out, k)
 	}
 	return out
 }

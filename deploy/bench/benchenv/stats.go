@@ -2,8 +2,8 @@ package benchenv
 
 import (
 	"fmt"
+	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -95,16 +95,11 @@ func Ms(d time.Duration, prec int) string {
 
 // Thousands formats f, rounded, with spaces between digit groups ("1 234 567").
 func Thousands(f float64) string {
-	s := fmt.Sprintf("%.0f", f)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var out []string
-	for len(s) > 3 {
-		out = append([]string{s[len(s)-3:]}, out...)
-		s = s[:len(s)-3]
+	s := fmt.Sprintf("%.0f", math.Abs(f))
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + " " + s[i:]
 	}
-	s = strings.Join(append([]string{s}, out...), " ")
-	if neg {
+	if math.Round(f) < 0 {
 		s = "-" + s
 	}
 	return s

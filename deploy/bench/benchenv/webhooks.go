@@ -51,23 +51,26 @@ func Secret(prefix string, n int) []byte {
 }
 
 // Deliveries builds complete, signed HTTP/1.1 requests, each a first
-// delivery of a new event of one reference-scheme provider. Event ids are
-// 13-digit decimal strings from one counter (increasing keys, as
-// pgbench's); each event is about its own payment (data.payment_id
-// pay_<id>). Safe for concurrent use.
+// delivery of a new event of one reference-scheme provider (or, from
+// NewSchemeDeliveries, of a catalogue scheme). Event ids are 13-digit
+// decimal strings from one counter (increasing keys, as pgbench's); each
+// event is about its own payment (data.payment_id pay_<id>). Safe for
+// concurrent use.
 type Deliveries struct {
-	cfg      signature.Config
-	secret   []byte
-	provider string
-	head     string // request line and fixed headers
-	pad      string
-	next     atomic.Int64
+	cfg            signature.Config
+	secret         []byte
+	provider, addr string
+	head           string // request line and fixed headers
+	pad            string
+	w              *wire // a catalogue scheme's (nil: the reference scheme)
+	next           atomic.Int64
 }
 
 // SetAddr points later deliveries at the receiver at addr (host:port); the
 // event ids keep counting, so a new receiver still gets only new events.
 // Not safe to call while Next runs.
 func (d *Deliveries) SetAddr(addr string) {
+	d.addr = addr
 	d.head = "POST /webhooks/" + d.provider + " HTTP/1.1\r\nHost: " + addr +
 		"\r\nContent-Type: application/json\r\nUser-Agent: gatehouse-bench\r\n"
 }
@@ -99,6 +102,9 @@ func (d *Deliveries) Body(id int64, now time.Time) []byte {
 // at now.
 func (d *Deliveries) Next(now time.Time) []byte {
 	id := 1_000_000_000_000 + d.next.Add(1)
+	if d.w != nil {
+		return d.schemeRequest(id, now)
+	}
 	body := d.Body(id, now)
 	h, err := signature.Sign(d.cfg, d.secret, body, now, "")
 	if err != nil {
@@ -113,9 +119,6 @@ func (d *Deliveries) Next(now time.Time) []byte {
 	sb.Write(body)
 	return []byte(sb.String())
 }
-
-// Sent is the number of deliveries Next has built.
-func (d *Deliveries) Sent() int64 { return d.next.Load() }
 
 // Conn is one keep-alive HTTP/1.1 connection to a receiver; a failed
 // request closes it and the next Do dials again.
@@ -132,7 +135,8 @@ func NewConn(addr string) *Conn { return &Conn{addr: addr} }
 // Do sends one raw request and reads the response: its status and, when
 // not 2xx, the start of its body. A transport error (dial, write, read,
 // 30 s deadline) is returned and the connection closed.
-func (c *Conn) Do(req []byte) (int, string, error) {
+func (c *Conn) Do(req []byte) (status int, msg string, err error) {
+	c.retryAfter = false
 	if c.c == nil {
 		nc, err := net.DialTimeout("tcp", c.addr, 10*time.Second)
 		if err != nil {
@@ -140,24 +144,15 @@ func (c *Conn) Do(req []byte) (int, string, error) {
 		}
 		c.c, c.br = nc, bufio.NewReaderSize(nc, 4096)
 	}
-	c.retryAfter = false
-	status, msg, err := c.roundTrip(req)
+	_ = c.c.SetDeadline(time.Now().Add(30 * time.Second))
+	var resp *http.Response
+	if _, err = c.c.Write(req); err == nil {
+		resp, err = http.ReadResponse(c.br, nil)
+	}
 	if err != nil {
 		c.Close()
-	}
-	return status, msg, err
-}
-
-func (c *Conn) roundTrip(req []byte) (int, string, error) {
-	_ = c.c.SetDeadline(time.Now().Add(30 * time.Second))
-	if _, err := c.c.Write(req); err != nil {
 		return 0, "", err
 	}
-	resp, err := http.ReadResponse(c.br, nil)
-	if err != nil {
-		return 0, "", err
-	}
-	msg := ""
 	c.retryAfter = resp.Header.Get("Retry-After") != ""
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 200))

@@ -1,22 +1,12 @@
-// Command ingestbench measures gatehouse's webhook receiver against its
-// physical ceiling: it starts a private PostgreSQL cluster (fsync on),
-// migrates it, starts the receiver (the real `gatehouse serve` binary),
-// drives signed, unique events over HTTP keep-alive connections at each
-// concurrency (closed loop), and runs pgbench with the Writer's identical
-// single-row statement at the same concurrency on the same database in the
-// same run. Runs alternate receiver and pgbench in rotating order (R P, P R,
-// …) so drift hits both alike; the page cache is synced first; tables are
-// truncated and checkpointed before every run. An open-loop run at half the
-// maximum receiver rate checks ack latency (measured from each request's
-// scheduled send time, so queueing is not hidden), with pgbench -R at the
-// same rate beside it.
-//
-// With -overload it is instead the "Under overload" section (overload.go):
-// provider B alone and beside provider A's flood and slow clients. With
-// -tracing, the receiver with tracing off and on (tracecmp.go).
-//
-// It prints a Markdown section (the table of docs/BENCHMARKS.md) on stdout
-// and progress on stderr. Usage:
+// Command ingestbench measures gatehouse's webhook receiver (the real
+// `gatehouse serve` binary, on a private PostgreSQL with fsync on) against
+// its ceiling, pgbench running the Writer's identical statement on the same
+// database: closed loops at each concurrency, an open loop at half the
+// maximum rate, and the catalogue's schemes beside the reference scheme.
+// With -tracing it compares the receiver with tracing off and on
+// (tracecmp.go); with -overload it is the "Under overload" section
+// (overload.go). It prints a Markdown section of docs/BENCHMARKS.md on
+// stdout and progress on stderr:
 //
 //	go build -o bin/gatehouse ./cmd/gatehouse
 //	go run ./deploy/bench/ingestbench -gatehouse bin/gatehouse
@@ -33,35 +23,27 @@ import (
 
 type options struct {
 	benchenv.Options
-	gatehouse   string        `flag:"gatehouse" default:"bin/gatehouse" help:"gatehouse binary to benchmark"`
-	receiverLog string        `flag:"receiver-log" default:"/dev/null" help:"file receiving the receiver's per-delivery log"`
-	conc        []int         `flag:"c" default:"16,64" help:"closed-loop concurrencies (comma-separated)"`
-	runs        int           `flag:"runs" default:"5" help:"timed runs per configuration and side (0 with -open-rate: open loop only; with -overload: pairs, 40-overload.sh passes 3)"`
-	duration    time.Duration `flag:"d" default:"10s" help:"duration of each run"`
-	warmup      time.Duration `flag:"warmup" default:"3s" help:"untimed warm-up per side"`
-	openRate    float64       `flag:"open-rate" help:"open-loop rate in events/s (default half the maximum closed-loop rate)"`
-	openRuns    int           `flag:"open-runs" default:"3" help:"open-loop runs at half the maximum rate"`
-	openConns   int           `flag:"open-conns" default:"64" help:"connections (and pgbench clients) of the open-loop run"`
-	bodyBytes   int           `flag:"body" default:"512" help:"approximate event body size in bytes"`
-	tracing     bool          `flag:"tracing" help:"compare the receiver with tracing off and on (100 % sampling to a local Jaeger), interleaved with pgbench, instead of the benchmark"`
-	baseline    string        `flag:"baseline" help:"with -tracing: also run this gatehouse binary (e.g. built from the commit before tracing)"`
-	mix         []string      `flag:"mix" default:"github,stripe,shopify,slack,standard-webhooks,twilio,mailgun" help:"catalogue schemes of the mix section (comma-separated; \"\" for none)"`
-	mixConns    int           `flag:"mix-c" default:"64" help:"closed-loop connections of the mix section"`
-	mixRuns     int           `flag:"mix-runs" default:"2" help:"rounds of the mix section (each scheme once a round)"`
-	// The overload mode (overload.go) instead of the benchmark.
-	overload    bool `flag:"overload" help:"instead of the benchmark, the \"Under overload\" section: provider B alone and beside provider A's flood and slow clients"`
-	flood       int  `flag:"flood" default:"500" help:"with -overload: provider A's closed-loop connections"`
-	rate        int  `flag:"rate" default:"200" help:"with -overload: provider B's events per second (open loop)"`
-	slowB       int  `flag:"slow-body" default:"200" help:"with -overload: connections sending a body at 1 byte/s"`
-	slowH       int  `flag:"slow-header" default:"200" help:"with -overload: connections sending their headers at 1 byte/s"`
-	maxInFlight int  `flag:"max-in-flight" help:"with -overload: ingest.max_in_flight (0: gatehouse's default)"`
-	share       int  `flag:"share" help:"with -overload: each provider's max_in_flight (0: gatehouse's default)"`
+	gatehouse string        `flag:"gatehouse" default:"bin/gatehouse" help:"gatehouse binary to benchmark"`
+	conc      []int         `flag:"c" default:"16,64" help:"closed-loop concurrencies (comma-separated)"`
+	runs      int           `flag:"runs" default:"5" help:"timed runs per configuration and side (with -overload: pairs, 40-overload.sh passes 3)"`
+	duration  time.Duration `flag:"d" default:"10s" help:"duration of each run"`
+	openRuns  int           `flag:"open-runs" default:"3" help:"open-loop runs at half the maximum rate"`
+	openConns int           `flag:"open-conns" default:"64" help:"connections (and pgbench clients) of the open-loop run"`
+	bodyBytes int           `flag:"body" default:"512" help:"approximate event body size in bytes"`
+	tracing   bool          `flag:"tracing" help:"compare the receiver with tracing off and on (100 % sampling to a local Jaeger), interleaved with pgbench, instead of the benchmark"`
+	mixConns  int           `flag:"mix-c" default:"64" help:"closed-loop connections of the mix section"`
+	mixRuns   int           `flag:"mix-runs" default:"2" help:"rounds of the mix section (each scheme once a round; 0 for none)"`
+	overload  bool          `flag:"overload" help:"instead of the benchmark, the \"Under overload\" section: provider B alone and beside provider A's flood and slow clients"`
+	flood     int           `flag:"flood" default:"500" help:"with -overload: provider A's closed-loop connections"`
+	rate      int           `flag:"rate" default:"200" help:"with -overload: provider B's events per second (open loop)"`
+	slowB     int           `flag:"slow-body" default:"200" help:"with -overload: connections sending a body at 1 byte/s"`
+	slowH     int           `flag:"slow-header" default:"200" help:"with -overload: connections sending their headers at 1 byte/s"`
 }
 
 // Validate checks the flags' values (benchenv.Parse).
 func (o *options) Validate() error {
-	if o.runs < 0 || o.duration <= 0 || (o.runs == 0 && o.openRate <= 0) || len(o.conc) == 0 {
-		return fmt.Errorf("-c and -d must be given, and -runs too unless -open-rate is")
+	if o.runs < 1 || o.duration <= 0 || len(o.conc) == 0 {
+		return fmt.Errorf("-c, -d and -runs must be given")
 	}
 	return nil
 }
@@ -90,7 +72,7 @@ func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) 
 		return err
 	}
 	var mix *mixResult
-	if len(o.mix) > 0 && o.mixRuns > 0 {
+	if o.mixRuns > 0 {
 		if mix, err = b.mix(ctx); err != nil {
 			return err
 		}

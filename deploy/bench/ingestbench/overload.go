@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -12,14 +14,14 @@ import (
 )
 
 // The overload mode (-overload), the "Under overload" section of `make
-// bench` (issue 25): the real `gatehouse serve` binary with two providers.
-// Each run measures provider B alone (an open loop of -rate events a
-// second) and then B beside an attack: provider A flooding closed-loop
-// with -flood connections, and -slow-body connections sending a body a byte
-// a second and -slow-header connections sending their headers so, both to
-// B's own endpoint. Runs alternate (alone, overload, alone, …) and the
-// table gives the medians; every event acknowledged with 2xx is then looked
-// up in the inbox (none may be missing).
+// bench`: the real `gatehouse serve` binary with two providers. Each run
+// measures provider B alone (an open loop of -rate events a second) and
+// then B beside an attack: provider A flooding closed-loop with -flood
+// connections, and -slow-body connections sending a body a byte a second
+// and -slow-header connections sending their headers so, both to B's own
+// endpoint. Runs alternate (alone, overload, alone, …) and the table gives
+// the medians; every event acknowledged with 2xx is then looked up in the
+// inbox (none may be missing).
 
 // overloadRun is one run of the overload mode.
 type overloadRun struct {
@@ -32,20 +34,12 @@ type overloadRun struct {
 const bConns = 256
 
 func overload(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) error {
-	limits, share := "", ""
-	if o.maxInFlight > 0 {
-		limits = fmt.Sprintf("ingest: {max_in_flight: %d}\n", o.maxInFlight)
-	}
-	if o.share > 0 {
-		share = fmt.Sprintf("    max_in_flight: %d\n", o.share)
-	}
 	secret := []byte("whsec_overload_bench_secret")
-	path, err := benchenv.WriteConfig(st.Dir, "overload.yaml", st.DBURL, limits,
-		benchenv.ProviderYAML("a", secret, share)+benchenv.ProviderYAML("b", secret, share))
+	path, err := benchenv.WriteConfig(st.Dir, "overload.yaml", st.DBURL, "", benchenv.ProviderYAML("a", secret, "")+benchenv.ProviderYAML("b", secret, ""))
 	if err != nil {
 		return err
 	}
-	g, err := benchenv.Gatehouse{Bin: o.gatehouse, Sub: "serve", Config: path, Log: o.receiverLog, Append: true}.Start(ctx)
+	g, err := benchenv.Gatehouse{Bin: o.gatehouse, Sub: "serve", Config: path, Log: os.DevNull}.Start(ctx)
 	if err != nil {
 		return err
 	}
@@ -62,24 +56,14 @@ func overload(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Wri
 	}
 	time.Sleep(time.Second)
 	acked, missing := 0, 0
-	for _, prov := range []string{"a", "b"} {
-		var ids []string
-		for _, r := range append(slices.Clone(alone), over...) {
-			l := r.b
-			if prov == "a" {
-				l = r.a
+	for _, r := range append(alone, over...) {
+		for prov, l := range map[string]benchenv.LoadResult{"a": r.a, "b": r.b} {
+			n, m, err := missingFromInbox(ctx, st, prov, l)
+			if err != nil {
+				return err
 			}
-			for _, x := range l.Acks {
-				if x.OK() {
-					ids = append(ids, x.ID)
-				}
-			}
+			acked, missing = acked+n, missing+m
 		}
-		n, err := missingFromInbox(ctx, st, prov, ids)
-		if err != nil {
-			return err
-		}
-		acked, missing = acked+len(ids), missing+n
 	}
 	overloadReport(stdout, o, st, load, alone, over, acked, missing, benchenv.StatusKB(g.Pid(), "VmHWM:"))
 	return nil
@@ -95,15 +79,10 @@ func overloadOnce(ctx context.Context, g *benchenv.Proc, o *options, a, b benche
 	if attack {
 		// The slow clients aim at B's own endpoint: without B's secret they
 		// must not take B's slots.
-		go func() {
-			slowClients(ctx, g.Public, "b", o.slowB, true, o.duration+time.Second, r.body)
-			done <- struct{}{}
-		}()
-		go func() {
-			slowClients(ctx, g.Public, "b", o.slowH, false, o.duration+time.Second, r.header)
-			done <- struct{}{}
-		}()
-		go func() { r.a = a.Closed(ctx, o.duration+time.Second); done <- struct{}{} }()
+		d := o.duration + time.Second
+		go func() { slowClients(ctx, g.Public, "b", o.slowB, true, d, r.body); done <- struct{}{} }()
+		go func() { slowClients(ctx, g.Public, "b", o.slowH, false, d, r.header); done <- struct{}{} }()
+		go func() { r.a = a.Closed(ctx, d); done <- struct{}{} }()
 		time.Sleep(500 * time.Millisecond) // the attack is under way when B starts
 	}
 	r.b = b.Fixed(ctx, float64(o.rate), o.duration)
@@ -116,19 +95,20 @@ func overloadOnce(ctx context.Context, g *benchenv.Proc, o *options, a, b benche
 	return r
 }
 
-// missingFromInbox counts the acknowledged ids of prov the inbox does not hold.
-func missingFromInbox(ctx context.Context, st *benchenv.Stack, prov string, ids []string) (int, error) {
-	found, total := 0, len(ids)
-	for len(ids) > 0 {
-		n := min(len(ids), 10000)
-		var c int
-		if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM inbox WHERE provider = $1 AND event_id = ANY($2)`, prov, ids[:n]).Scan(&c); err != nil {
-			return 0, fmt.Errorf("look up acknowledged events: %w", err)
+// missingFromInbox counts the events of prov acknowledged in l and those
+// of them the inbox does not hold.
+func missingFromInbox(ctx context.Context, st *benchenv.Stack, prov string, l benchenv.LoadResult) (acked, missing int, err error) {
+	var ids []string
+	for _, x := range l.Acks {
+		if x.OK() {
+			ids = append(ids, x.ID)
 		}
-		found += c
-		ids = ids[n:]
 	}
-	return total - found, nil
+	var found int
+	if err := st.Pool.QueryRow(ctx, `SELECT count(*) FROM inbox WHERE provider = $1 AND event_id = ANY($2)`, prov, ids).Scan(&found); err != nil {
+		return 0, 0, fmt.Errorf("look up acknowledged events: %w", err)
+	}
+	return len(ids), len(ids) - found, nil
 }
 
 // answered is the latency of every answered request (any status), and
@@ -151,35 +131,33 @@ func answered(l benchenv.LoadResult) (all, refused *benchenv.Hist, noRetry int) 
 }
 
 func overloadReport(w io.Writer, o *options, st *benchenv.Stack, load float64, alone, over []overloadRun, acked, missing int, hwmKB int64) {
-	col := func(rs []overloadRun, f func(r overloadRun) float64) []float64 { return benchenv.Col(rs, f) }
-	med := func(rs []overloadRun, f func(r overloadRun) float64) float64 { return benchenv.MedianOf(rs, f) }
-	sum := func(rs []overloadRun, f func(r overloadRun) float64) int { return int(benchenv.Sum(col(rs, f))) }
-	bQ := func(q float64) func(r overloadRun) float64 {
+	type f = func(r overloadRun) float64
+	med := func(rs []overloadRun, f f) float64 { return benchenv.MedianOf(rs, f) }
+	sum := func(rs []overloadRun, f f) int { return int(benchenv.Sum(benchenv.Col(rs, f))) }
+	bQ := func(q float64) f {
 		return func(r overloadRun) float64 { all, _, _ := answered(r.b); return benchenv.Millis(all.Q(q)) }
 	}
-	aRefusal := func(q float64) func(r overloadRun) float64 {
+	aRefusal := func(q float64) f {
 		return func(r overloadRun) float64 { _, ref, _ := answered(r.a); return benchenv.Millis(ref.Q(q)) }
 	}
 	bErr := func(r overloadRun) float64 { _, f := r.b.Counts(); return float64(f) }
 	bSent := func(r overloadRun) float64 { return float64(len(r.b.Acks)) }
+	ofA := func(r overloadRun) benchenv.LoadResult { return r.a }
+	ofB := func(r overloadRun) benchenv.LoadResult { return r.b }
 	aloneP50, overP50 := med(alone, bQ(0.5)), med(over, bQ(0.5))
 	aloneP99, overP99 := med(alone, bQ(0.99)), med(over, bQ(0.99))
 	fmt.Fprintf(w, "## Under overload\n\n")
-	limits := "defaults: ingest.max_in_flight 256, per provider max_in_flight 64 and reserved_in_flight 16"
-	if o.maxInFlight > 0 || o.share > 0 {
-		limits = fmt.Sprintf("ingest.max_in_flight %d, per provider max_in_flight %d (0: default)", o.maxInFlight, o.share)
-	}
-	fmt.Fprintf(w, "`gatehouse serve` (%s, "+
+	fmt.Fprintf(w, "`gatehouse serve` (defaults: ingest.max_in_flight 256, per provider max_in_flight 64 and reserved_in_flight 16, "+
 		"min_body_rate 16 KiB/s after 2 s, read_header_timeout 5 s, max_connections 4096) on PostgreSQL %s (fsync on), "+
 		"the load generators on the same machine. %d interleaved pairs of %v runs: provider B alone at %d events/s (open loop, latency from each request's due time, up to %d connections), "+
 		"then B at the same rate beside provider A flooding closed-loop with %d connections, %d connections sending a body "+
 		"at 1 byte/s and %d sending their headers at 1 byte/s, both to B's endpoint (without B's secret). Medians of the runs; load average at start %.2f.\n\n",
-		limits, st.PGVersion, o.runs, o.duration, o.rate, bConns, o.flood, o.slowB, o.slowH, load)
+		st.PGVersion, o.runs, o.duration, o.rate, bConns, o.flood, o.slowB, o.slowH, load)
 	t := benchenv.NewTable(w, "provider B", "alone", "beside the attack", "ratio", "target")
 	t.Row("p50 ack latency", fmt.Sprintf("%.2f ms", aloneP50), fmt.Sprintf("%.2f ms", overP50), fmt.Sprintf("%.2f×", overP50/max(aloneP50, 1e-9)))
 	t.Row("p99 ack latency", fmt.Sprintf("%.2f ms", aloneP99), fmt.Sprintf("%.2f ms", overP99), fmt.Sprintf("%.2f×", overP99/max(aloneP99, 1e-9)), "≤ 2×")
 	t.Row("errors (non-2xx or failed), all runs", sum(alone, bErr), sum(over, bErr), "", 0)
-	t.Row("answers, all runs", codes(alone, func(r overloadRun) benchenv.LoadResult { return r.b }), codes(over, func(r overloadRun) benchenv.LoadResult { return r.b }))
+	t.Row("answers, all runs", codes(alone, ofB), codes(over, ofB))
 	t.Row("events sent, all runs", sum(alone, bSent), sum(over, bSent))
 	fmt.Fprintln(w)
 	t = benchenv.NewTable(w, "provider A (flood) and the slow clients, per run (median)", "value", "target")
@@ -187,9 +165,9 @@ func overloadReport(w io.Writer, o *options, st *benchenv.Stack, load float64, a
 		all, _, _ := answered(r.a)
 		return float64(all.N()) / (o.duration + time.Second).Seconds()
 	})))
-	t.Row("A's answers", codes(over, func(r overloadRun) benchenv.LoadResult { return r.a }))
+	t.Row("A's answers", codes(over, ofA))
 	t.Row("A's refusals (503/429): p50 / p99 / slowest", fmt.Sprintf("%.2f / %.2f / %.2f ms", med(over, aRefusal(0.5)), med(over, aRefusal(0.99)),
-		slices.Max(col(over, aRefusal(1)))), "held about ingest.refusal_hold (500 ms), so a closed-loop flood waits instead of spinning")
+		slices.Max(benchenv.Col(over, aRefusal(1)))), "held about ingest.refusal_hold (500 ms), so a closed-loop flood waits instead of spinning")
 	t.Row("A's refusals without Retry-After, all runs", sum(over, func(r overloadRun) float64 { _, _, n := answered(r.a); return float64(n) }), 0)
 	t.Row("slow-body connections opened / cut with 408", fmt.Sprintf("%.0f / %.0f",
 		med(over, func(r overloadRun) float64 { return float64(r.body.conns.Load()) }), med(over, func(r overloadRun) float64 { return float64(r.body.cut408.Load()) })))
@@ -198,7 +176,7 @@ func overloadReport(w io.Writer, o *options, st *benchenv.Stack, load float64, a
 		med(over, func(r overloadRun) float64 { return float64(r.header.closed.Load() + r.header.cut408.Load()) })))
 	t.Row("gatehouse peak RSS: B alone / under attack / whole run (VmHWM)", fmt.Sprintf("%.0f / %.0f / %.0f MB",
 		med(alone, func(r overloadRun) float64 { return float64(r.peakRSSKB) / 1024 }),
-		slices.Max(col(over, func(r overloadRun) float64 { return float64(r.peakRSSKB) / 1024 })), float64(hwmKB)/1024), "≤ 150 MB")
+		slices.Max(benchenv.Col(over, func(r overloadRun) float64 { return float64(r.peakRSSKB) / 1024 })), float64(hwmKB)/1024), "≤ 150 MB")
 	t.Row("events acknowledged (A and B, all runs) / missing from the inbox", fmt.Sprintf("%d / %d", acked, missing), "0 missing")
 	fmt.Fprintf(w, "\nCommand: `make bench BENCH_ONLY=overload` (`deploy/bench/40-overload.sh -runs %d -d %v`).\n", o.runs, o.duration)
 }
@@ -212,14 +190,10 @@ func codes(rs []overloadRun, of func(overloadRun) benchenv.LoadResult) string {
 		}
 	}
 	var parts []string
-	for _, c := range slices.Sorted(func(yield func(int) bool) {
-		for c := range all {
-			if c != 0 && !yield(c) {
-				return
-			}
+	for _, c := range slices.Sorted(maps.Keys(all)) {
+		if c != 0 {
+			parts = append(parts, fmt.Sprintf("%d × %d", all[c], c))
 		}
-	}) {
-		parts = append(parts, fmt.Sprintf("%d × %d", all[c], c))
 	}
 	if all[0] > 0 {
 		parts = append(parts, fmt.Sprintf("%d failed", all[0]))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -42,36 +41,36 @@ func buildScript(dir, stmt string, args []any) (*pgScript, error) {
 	var idSeen, uuidSeen bool
 	for i, a := range args {
 		n := i + 1
+		var lit string
 		switch v := a.(type) {
 		case []string:
 			if len(v) == 1 && v[0] == captureEventID {
-				repl[n] = "ARRAY[:eid]"
-				idSeen = true
+				repl[n], idSeen = "ARRAY[:eid]", true
 				continue
 			}
-			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, arrayLit(v[0])))
+			lit = arrayLit(v[0])
 		case []pgtype.Timestamptz:
-			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, arrayLit(v[0].Time.Format(time.RFC3339Nano))))
+			lit = arrayLit(v[0].Time.Format(time.RFC3339Nano))
 		case []pgtype.Text:
-			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, arrayLit(v[0].String)))
+			lit = arrayLit(v[0].String)
 		case []int32:
-			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d={%d}", n, v[0]))
+			lit = fmt.Sprintf("{%d}", v[0])
 		case []float64:
-			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d={%s}", n, strconv.FormatFloat(v[0], 'g', -1, 64)))
+			lit = "{" + strconv.FormatFloat(v[0], 'g', -1, 64) + "}"
 		case float64:
-			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, strconv.FormatFloat(v, 'g', -1, 64)))
+			lit = strconv.FormatFloat(v, 'g', -1, 64)
 		case [][]byte: // the replay guard's key: none for the reference scheme
-			lit := "{NULL}"
+			lit = "{NULL}"
 			if v[0] != nil {
 				lit = arrayLit(`\x` + hex.EncodeToString(v[0]))
 			}
-			repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, lit))
 		case []pgtype.UUID:
-			repl[n] = "ARRAY[lpad(to_hex(:eid::bigint), 32, '0')::uuid]"
-			uuidSeen = true
+			repl[n], uuidSeen = "ARRAY[lpad(to_hex(:eid::bigint), 32, '0')::uuid]", true
+			continue
 		default:
 			return nil, fmt.Errorf("pgbench script: parameter $%d has unsupported type %T", n, a)
 		}
+		repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, lit))
 	}
 	if !idSeen || !uuidSeen {
 		return nil, fmt.Errorf("pgbench script: event id or outbox id parameter not found in %d captured arguments", len(args))
@@ -100,10 +99,10 @@ func arrayLit(v string) string {
 // runPgbench runs the script with clients connections for d (at rate
 // transactions/s when rate > 0) and reads every transaction's latency from
 // pgbench's per-transaction log.
-func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d time.Duration, rate float64) (runResult, error) {
+func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d time.Duration, rate float64) (sample, error) {
 	logDir, err := os.MkdirTemp("", "ingestbench-pgbench-")
 	if err != nil {
-		return runResult{}, err
+		return sample{}, err
 	}
 	defer os.RemoveAll(logDir)
 	args := []string{"-n", "-M", "prepared", "-c", strconv.Itoa(clients), "-j", "2",
@@ -116,20 +115,18 @@ func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d t
 		args = append(args, "-D", def)
 	}
 	args = append(args, dbURL)
-	// pgbench's prepared statement gets PostgreSQL's generic plan, as the
-	// receiver's does. Left to plan_cache_mode=auto, PostgreSQL keeps
-	// re-planning pgbench's one-row executions (their custom plans look
-	// cheaper than the generic one), which costs ~300 µs per transaction
-	// and made the ceiling look lower than it is (docs/BENCHMARKS.md).
+	// pgbench's prepared statement gets the generic plan, as the receiver's
+	// does: left to plan_cache_mode=auto, PostgreSQL re-plans each one-row
+	// execution (~300 µs a transaction), which lowered the ceiling.
 	_, tps, cpu, err := benchenv.Pgbench(ctx, []string{"PGOPTIONS=-c plan_cache_mode=force_generic_plan"}, args...)
 	if err != nil {
-		return runResult{}, err
+		return sample{}, err
 	}
 	lats, err := readPgbenchLogs(logDir)
 	if err != nil {
-		return runResult{}, err
+		return sample{}, err
 	}
-	r := runResult{n: lats.N(), lat: lats, clientCPU: cpu}
+	r := sample{n: lats.N(), lat: lats, pgbCPU: cpu}
 	// pgbench's own tps excludes connection set-up; express it as n/elapsed.
 	if tps > 0 {
 		r.elapsed = time.Duration(float64(lats.N()) / tps * float64(time.Second))
@@ -149,25 +146,16 @@ func readPgbenchLogs(dir string) (*benchenv.Hist, error) {
 	}
 	lats := benchenv.NewHist()
 	for _, f := range files {
-		fh, err := os.Open(f)
+		raw, err := os.ReadFile(f)
 		if err != nil {
 			return nil, err
 		}
-		sc := bufio.NewScanner(fh)
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if len(fields) < 3 {
-				continue
+		for _, line := range strings.Split(string(raw), "\n") {
+			if f := strings.Fields(line); len(f) >= 3 {
+				if us, err := strconv.ParseInt(f[2], 10, 64); err == nil { // not "skipped" (--latency-limit)
+					lats.Record(time.Duration(us) * time.Microsecond)
+				}
 			}
-			us, err := strconv.ParseInt(fields[2], 10, 64)
-			if err != nil {
-				continue // "skipped" under --latency-limit; not used here
-			}
-			lats.Record(time.Duration(us) * time.Microsecond)
-		}
-		fh.Close()
-		if err := sc.Err(); err != nil {
-			return nil, err
 		}
 	}
 	return lats, nil

@@ -5,14 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
-
-func medianMs(ss []sample, q float64) string {
-	return fmt.Sprintf("%.2f ms", benchenv.MedianOf(ss, func(s sample) float64 { return float64(s.pct(q)) / float64(time.Millisecond) }))
-}
 
 // paired is the minimum, maximum and median of the per-run throughput
 // ratios a[i]/b[i] of runs made side by side.
@@ -34,70 +31,40 @@ func (res *results) print(w io.Writer) {
 	fmt.Fprintf(w, "%d × %s per configuration and side, alternating receiver and pgbench in counterbalanced order (R P, P R, R P, …); tables truncated and checkpointed before each run; every run checked for exactly one inbox and one outbox row per 2xx; all benchmark processes at nice %d. Medians.\n\n", b.o.runs, b.o.duration, benchenv.NiceValue())
 
 	tb := benchenv.NewTable(w, "load", "side", "throughput (events/s)>", "p50 ack>", "p99 ack>", "events per commit>", "WAL per event>", "PostgreSQL CPU per event>", "client-side CPU per event>")
+	ratiosMet := true
 	for _, c := range res.closed {
-		res.rows(tb, c)
-		lo, hi, med := paired(c.recv, c.pgb)
-		mr := benchenv.MedianOf(c.recv, sample.tput) / benchenv.MedianOf(c.pgb, sample.tput)
-		tb.Rowf("| **ratio receiver / pgbench** | **%.2f** (of the medians; paired runs: median %.2f, range %.2f–%.2f) | | | | | |", mr, med, lo, hi)
+		c.rows(tb)
+		lo, hi, pm := paired(c.recv, c.pgb)
+		mr := med(c.recv, sample.tput) / med(c.pgb, sample.tput)
+		ratiosMet = ratiosMet && mr >= 1
+		tb.Rowf("| **ratio receiver / pgbench** | **%.2f** (of the medians; paired runs: median %.2f, range %.2f–%.2f) | | | | | |", mr, pm, lo, hi)
 	}
 	if res.open != nil {
-		res.rows(tb, res.open)
+		res.open.rows(tb)
 	}
-	fmt.Fprintf(w, "\nTargets: ratio ≥ 1.0 at every concurrency: %s", benchenv.Verdict(res.ratiosMet()))
+	fmt.Fprintf(w, "\nTargets: ratio ≥ 1.0 at every concurrency: %s", benchenv.Verdict(ratiosMet))
 	if res.open != nil {
-		p99 := benchenv.MedianOf(res.open.recv, func(s sample) float64 { return float64(s.pct(0.99)) / float64(time.Millisecond) })
-		fmt.Fprintf(w, "; p99 ack ≤ 10 ms at half the maximum rate (%s events/s): %s (median p99 %.2f ms, worst run %s)",
-			benchenv.Thousands(res.open.rate), benchenv.Verdict(p99 <= 10), p99, ms(worst(res.open.recv, 0.99)))
+		p99 := med(res.open.recv, sample.p99)
+		fmt.Fprintf(w, "; p99 ack ≤ 10 ms at half the maximum rate (%s events/s): %s (median p99 %.2f ms, worst run %.2f ms)",
+			benchenv.Thousands(res.open.rate), benchenv.Verdict(p99 <= 10), p99, slices.Max(benchenv.Col(res.open.recv, sample.p99)))
 	}
-	fmt.Fprintf(w, ".\n\n<details><summary>Per run</summary>\n\n")
-	tb = benchenv.NewTable(w, "load", "run>", "receiver events/s>", "receiver p99>", "pgbench tps>", "pgbench p99>", "ratio>", "load average after the pair>",
-		"receiver run: CPU stolen by the hypervisor (cores)>", "receiver run: wake-up delay of a 1 ms sleep in the load generator, p99 / max>", "receiver p99 by gatehouse's own ack histogram>")
-	for _, c := range append(res.closed, res.open) {
-		if c == nil {
-			continue
-		}
-		for i := range min(len(c.recv), len(c.pgb)) {
-			r, p := c.recv[i], c.pgb[i]
-			tb.Rowf("%s | %d | %s | %s | %s | %s | %.2f | %.1f | %.2f | %s / %s | %s", c.name, i+1, benchenv.Thousands(r.tput()), ms(r.pct(0.99)), benchenv.Thousands(p.tput()), ms(p.pct(0.99)), r.tput()/p.tput(), max(r.load, p.load), r.cores(r.steal), ms(r.wakeP99), ms(r.wakeMax), ms(r.serverP99))
-		}
-	}
-	fmt.Fprintf(w, "\n</details>\n")
+	fmt.Fprintf(w, ".\n")
 }
 
-func (res *results) rows(tb *benchenv.Table, c *shape) {
+// rows writes the shape's receiver and pgbench rows.
+func (c *shape) rows(tb *benchenv.Table) {
 	pg := "pgbench, same statement, 1 row per transaction"
 	if c.rate > 0 {
 		pg = "pgbench -R at the same rate"
 	}
-	for i, side := range []struct {
+	load := c.name
+	for _, s := range []struct {
 		name string
 		ss   []sample
 	}{{"gatehouse receiver", c.recv}, {pg, c.pgb}} {
-		load := ""
-		if i == 0 {
-			load = c.name
-		}
-		tb.Rowf("%s | %s | %s | %s | %s | %.1f | %s B | %.0f µs | %.0f µs", load, side.name,
-			benchenv.Thousands(benchenv.MedianOf(side.ss, sample.tput)), medianMs(side.ss, 0.5), medianMs(side.ss, 0.99),
-			benchenv.MedianOf(side.ss, sample.perCommit), benchenv.Thousands(benchenv.MedianOf(side.ss, func(s sample) float64 { return float64(s.walBytes) / float64(s.n) })),
-			benchenv.MedianOf(side.ss, func(s sample) float64 { return cpuPerEvent(s.pgCPU, s.n) }),
-			benchenv.MedianOf(side.ss, func(s sample) float64 { return cpuPerEvent(s.appCPU, s.n) }))
+		tb.Rowf("%s | %s | %s | %.2f ms | %.2f ms | %.1f | %s B | %.0f µs | %.0f µs", load, s.name, benchenv.Thousands(med(s.ss, sample.tput)),
+			med(s.ss, sample.p50), med(s.ss, sample.p99), med(s.ss, sample.perCommit), benchenv.Thousands(med(s.ss, sample.walPer)),
+			med(s.ss, sample.pgPer), med(s.ss, sample.appPer))
+		load = ""
 	}
-}
-
-func (res *results) ratiosMet() bool {
-	for _, c := range res.closed {
-		if benchenv.MedianOf(c.recv, sample.tput)/benchenv.MedianOf(c.pgb, sample.tput) < 1 {
-			return false
-		}
-	}
-	return true
-}
-
-func worst(ss []sample, q float64) time.Duration {
-	var w time.Duration
-	for _, s := range ss {
-		w = max(w, s.pct(q))
-	}
-	return w
 }

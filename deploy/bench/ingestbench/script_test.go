@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
-
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
 )
@@ -55,12 +53,5 @@ func TestBuildScriptRejectsUnknownParameters(t *testing.T) {
 	}
 	if _, err := buildScript(t.TempDir(), "SELECT $1, $2, $3", []any{[]string{captureEventID}, []pgtype.UUID{{Bytes: uuid.New(), Valid: true}}}); err == nil {
 		t.Error("statement referencing a parameter beyond the arguments: no error")
-	}
-}
-
-func TestStats(t *testing.T) {
-	ss := []sample{{runResult: runResult{n: 10, elapsed: time.Second}}, {runResult: runResult{n: 30, elapsed: time.Second}}, {runResult: runResult{n: 20, elapsed: time.Second}}}
-	if got := benchenv.MedianOf(ss, sample.tput); got != 20 {
-		t.Errorf("median = %v, want 20", got)
 	}
 }

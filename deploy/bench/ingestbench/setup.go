@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
+	"os"
 	"sync"
 	"time"
 
@@ -36,14 +36,17 @@ type bench struct {
 // receiver; the caller stops b.recv.
 func setup(ctx context.Context, st *benchenv.Stack, o *options) (*bench, error) {
 	b := &bench{Stack: st, o: o, rate: 1000}
-	var err error
-	b.settings, err = b.readSettings(ctx)
+	// The PostgreSQL settings the reports quote.
+	err := b.Pool.QueryRow(ctx, `SELECT string_agg(n || '=' || current_setting(n), ', ' ORDER BY i) FROM unnest($1::text[]) WITH ORDINALITY s(n, i)`,
+		[]string{"fsync", "synchronous_commit", "full_page_writes", "wal_level", "shared_buffers", "max_wal_size", "commit_delay"}).Scan(&b.settings)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read settings: %w", err)
 	}
 	b.secret = benchenv.Secret("whsec_bench_", 32)
 	b.gen = benchenv.NewDeliveries(provider, "", b.secret, b.o.bodyBytes)
-	b.mixSecret = mixSecret()
+	// Hex digits are base64 too: a Standard Webhooks secret, and an opaque
+	// string to every other scheme of the mix.
+	b.mixSecret = benchenv.Secret("whsec_", 32)
 	now := time.Now()
 	stmt, args, err := captureStatement(ctx, b.DBURL, ingest.Record{
 		Provider: provider, EventID: captureEventID, Type: benchenv.EventType, CreatedAt: &now,
@@ -59,45 +62,25 @@ func setup(ctx context.Context, st *benchenv.Stack, o *options) (*bench, error) 
 	if err := b.reset(ctx); err != nil {
 		return nil, err
 	}
-	if b.recv, err = b.startReceiver(ctx, o.gatehouse); err != nil {
+	if b.recv, err = b.startReceiver(ctx); err != nil {
 		return nil, err
 	}
 	b.gen.SetAddr(b.recv.Public)
 	return b, nil
 }
 
-// startReceiver starts `gatehouse serve` (bin, with env added) on a config
+// startReceiver starts `gatehouse serve` (with env added) on a config
 // holding the bench provider and the mix's providers.
-func (b *bench) startReceiver(ctx context.Context, bin string, env ...string) (*benchenv.Proc, error) {
-	path, err := benchenv.WriteConfig(b.Dir, "gatehouse.yaml", b.DBURL, "",
-		benchenv.ProviderYAML(provider, b.secret, "")+mixYAML(b.o.mix, b.mixSecret))
+func (b *bench) startReceiver(ctx context.Context, env ...string) (*benchenv.Proc, error) {
+	providers := benchenv.ProviderYAML(provider, b.secret, "")
+	for _, s := range benchenv.MixSchemes {
+		providers += benchenv.SchemeYAML(s, b.mixSecret)
+	}
+	path, err := benchenv.WriteConfig(b.Dir, "gatehouse.yaml", b.DBURL, "", providers)
 	if err != nil {
 		return nil, err
 	}
-	return benchenv.Gatehouse{Bin: bin, Sub: "serve", Config: path, Log: b.o.receiverLog, Append: true, Env: env}.Start(ctx)
-}
-
-// acks reads the receiver's own ack latency histogram (none without a
-// receiver: pgbench's runs).
-func (b *bench) acks(ctx context.Context) (benchenv.Buckets, error) {
-	if b.recv == nil {
-		return nil, nil
-	}
-	f, err := benchenv.Scrape(ctx, b.recv.Admin)
-	return f.AckBuckets(), err
-}
-
-func (b *bench) readSettings(ctx context.Context) (string, error) {
-	names := []string{"fsync", "synchronous_commit", "full_page_writes", "wal_level", "shared_buffers", "max_wal_size", "commit_delay"}
-	var parts []string
-	for _, n := range names {
-		var v string
-		if err := b.Pool.QueryRow(ctx, "SELECT current_setting($1)", n).Scan(&v); err != nil {
-			return "", fmt.Errorf("read setting %s: %w", n, err)
-		}
-		parts = append(parts, n+"="+v)
-	}
-	return strings.Join(parts, ", "), nil
+	return benchenv.Gatehouse{Bin: b.o.gatehouse, Sub: "serve", Config: path, Log: os.DevNull, Env: env}.Start(ctx)
 }
 
 // reset empties the tables and checkpoints, so every run starts from the
@@ -110,12 +93,6 @@ func (b *bench) reset(ctx context.Context) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
-}
-
-// count returns the rows in inbox and outbox.
-func (b *bench) count(ctx context.Context) (inbox, outbox int64, err error) {
-	err = b.Pool.QueryRow(ctx, "SELECT (SELECT count(*) FROM inbox), (SELECT count(*) FROM outbox)").Scan(&inbox, &outbox)
-	return inbox, outbox, err
 }
 
 // captureEventID marks the event id parameter in the captured statement.

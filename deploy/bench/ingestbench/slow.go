@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -34,36 +36,30 @@ func slowConn(ctx context.Context, addr, provider string, body bool, s *slow) {
 	}
 	defer c.Close()
 	s.conns.Add(1)
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	defer stop()
-	head := "POST /webhooks/" + provider + " HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
-	var trickle string
+	defer context.AfterFunc(ctx, func() { c.Close() })()
+	trickle := "POST /webhooks/" + provider + " HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
 	if body {
-		if _, err := io.WriteString(c, head+"Content-Length: 1000\r\n\r\n"); err != nil {
+		if _, err := io.WriteString(c, trickle+"Content-Length: 1000\r\n\r\n"); err != nil {
 			return
 		}
 		trickle = strings.Repeat("x", 1000)
 	} else {
-		trickle = head + "X-Slow: " + strings.Repeat("a", 4000)
+		trickle += "X-Slow: " + strings.Repeat("a", 4000)
 	}
-	answered := make(chan string, 1)
-	go func() {
-		b := make([]byte, 64)
-		n, _ := c.Read(b)
-		answered <- string(b[:n])
-	}()
-	for i := 0; i < len(trickle); i++ {
-		select {
-		case got := <-answered:
-			if strings.HasPrefix(got, "HTTP/1.1 408") {
-				s.cut408.Add(1)
-			} else {
-				s.closed.Add(1)
-			}
+	answer := make([]byte, 64)
+	for i := range len(trickle) {
+		// Wait a second for an answer (or the server closing), then send a byte.
+		_ = c.SetReadDeadline(time.Now().Add(time.Second))
+		n, err := c.Read(answer)
+		switch {
+		case ctx.Err() != nil:
 			return
-		case <-ctx.Done():
+		case strings.HasPrefix(string(answer[:n]), "HTTP/1.1 408"):
+			s.cut408.Add(1)
 			return
-		case <-time.After(time.Second):
+		case !errors.Is(err, os.ErrDeadlineExceeded):
+			s.closed.Add(1)
+			return
 		}
 		if _, err := c.Write([]byte{trickle[i]}); err != nil {
 			s.closed.Add(1)
