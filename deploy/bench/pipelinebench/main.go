@@ -1,53 +1,40 @@
-// Command pipelinebench is the sustained-pipeline benchmark (issue 29,
-// docs/BENCHMARKS.md "Sustained pipeline"): the real `gatehouse serve`
-// (receiver and ingest storage maintenance), `gatehouse relay` (logical
-// replication to Kafka) and `gatehouse consume` (consumer group, fetching
-// every payment from the demo provider API and writing its projection, and
-// the consumers' storage maintenance) run as separate processes against a
-// private PostgreSQL (fsync on) and Kafka broker (deploy/bench/benchenv),
-// with short storage lifetimes (partition_interval, key_partition_interval
-// and outbox_partition_interval 1m, retention and outbox_retention 3m,
-// check_interval 10s), so partitions are created and dropped during the run.
-//
-// First a closed-loop phase (-max-d, -conns) finds the receiver's maximum
-// rate of signed deliveries with the whole pipeline running; after the
-// relay and the consumers have caught up, an open-loop phase sends at half
-// that rate (or -rate) for -d: one request due every 1/rate seconds whatever
-// the answers, its ack latency measured from its due time. Every -every it
-// reads the processes' /metrics (accepted, published and processed counts,
-// the relay's oldest unsent outbox row, the consumers' queue age and lag,
-// partitions created and dropped, each process's CPU time) and the
-// database (size of every table the pipeline writes, partitions per table,
-// the CPU time of each process's backends, found by the application_name
-// PGAPPNAME gives them). It prints a Markdown section:
-// each stage's rate and queue age in the first and the last minute,
-// CPU per 1 000 events of each stage, storage bytes, partitions created
-// and dropped, ack p50/p99 overall and per minute, and errors. It exits
-// non-zero only when the harness fails, never on a figure. Usage (from
-// the repository root):
+// Command pipelinebench is the sustained-pipeline benchmark
+// (docs/BENCHMARKS.md "Sustained pipeline"): the real `gatehouse serve`,
+// `gatehouse relay` (logical replication) and `gatehouse consume` (fetching
+// every payment from the demo provider API) run as separate processes
+// against a private PostgreSQL (fsync on) and Kafka broker, with storage
+// lifetimes short enough (-interval, -retention) that partitions are
+// created and dropped during the run. A closed-loop phase finds the
+// receiver's maximum rate with the whole pipeline running; an open-loop
+// phase then sends at half that rate (or -rate) for -d, sampling the
+// processes' /metrics and the database every -every. It exits non-zero
+// only when the harness fails, never on a figure. Usage (from the
+// repository root):
 //
 //	go run ./deploy/bench/pipelinebench [-d 10m] [-gatehouse bin/gatehouse]
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
+	"github.com/gatehouse/gatehouse/internal/demoapi"
 )
 
 type options struct {
 	benchenv.Options
 	duration    time.Duration `flag:"d" default:"10m" help:"length of the open-loop (fixed-rate) phase"`
 	maxD        time.Duration `flag:"max-d" default:"20s" help:"length of the closed-loop phase that finds the receiver's maximum rate"`
-	conns       int           `flag:"conns" default:"64" help:"connections of the closed-loop phase"`
-	openConns   int           `flag:"open-conns" default:"64" help:"connections of the open-loop phase"`
+	conns       int           `flag:"conns" default:"64" help:"connections of the closed-loop and the open-loop phase"`
 	rate        float64       `flag:"rate" help:"open-loop rate in events/s (default half the closed-loop maximum)"`
 	body        int           `flag:"body" default:"512" help:"approximate event body size in bytes"`
 	interval    time.Duration `flag:"interval" default:"1m" help:"storage.partition_interval (also outbox_partition_interval and the dedupe window)"`
@@ -68,13 +55,18 @@ func main() {
 
 // Validate checks the flags' values (benchenv.Parse).
 func (o *options) Validate() error {
-	if o.duration < time.Minute || o.every <= 0 || o.maxD <= 0 || o.conns < 1 || o.openConns < 1 {
-		return errors.New("-d must be at least 1m; -every, -max-d, -conns and -open-conns positive")
+	if o.duration < time.Minute || o.every <= 0 || o.maxD <= 0 || o.conns < 1 {
+		return errors.New("-d must be at least 1m; -every, -max-d and -conns positive")
 	}
 	return nil
 }
 
 const help = "pipelinebench: serve + relay + consume at a fixed rate (half the receiver's maximum) for -d, with partitions created and dropped during the run.\n\nExample: go run ./deploy/bench/pipelinebench -d 10m\n\nFlags:\n"
+
+// provider is the run's one provider (SPEC.md's reference scheme, which
+// documents no redelivery window, so the dedupe window may be as short as
+// one partition).
+const provider = "bench"
 
 func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) (err error) {
 	dir := o.logDir
@@ -100,13 +92,24 @@ func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) 
 	if err := benchenv.DropPartitions(ctx, st.Pool); err != nil {
 		return err
 	}
-	apiURL, stopAPI, err := startAPI()
+	apiURL, stopAPI, err := benchenv.Serve(demoapi.Handler(nil))
 	if err != nil {
 		return err
 	}
 	defer stopAPI()
 	secret := benchenv.Secret("whsec_bench_", 16)
-	cfg, err := writeConfig(dir, o, st, secret, apiURL)
+	cfg, err := benchenv.WriteConfig(dir, "gatehouse.yaml", st.DBURL, fmt.Sprintf(`kafka:
+  brokers: [%[1]s]
+storage:
+  partition_interval: %[2]s
+  key_partition_interval: %[3]s
+  outbox_partition_interval: %[2]s
+  retention: %[4]s
+  outbox_retention: %[4]s
+  dedupe_window: %[2]s
+  check_interval: %[5]s
+`, st.Brokers(), o.interval, o.keyInterval, o.retention, o.check),
+		benchenv.ProviderYAML(provider, secret, "    api_url: "+apiURL+"\n"))
 	if err != nil {
 		return err
 	}
@@ -124,9 +127,8 @@ func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) 
 	}()
 	for _, sub := range []string{"serve", "relay", "consume"} {
 		st.Logf("starting gatehouse %s", sub)
-		// Its PostgreSQL backends carry its name (cpu.go).
 		p, err := benchenv.Gatehouse{Bin: o.gatehouse, Sub: sub, Config: cfg, Log: filepath.Join(dir, sub+".log"),
-			Env: []string{"PGAPPNAME=gatehouse-" + sub}, Ready: true, Exited: exited}.Start(ctx)
+			Ready: true, Exited: exited}.Start(ctx)
 		if err != nil {
 			return err
 		}
@@ -141,7 +143,7 @@ func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) 
 		return err
 	}
 	for _, p := range procs {
-		n, last := warnings(p)
+		n, last := warnings(p.Log)
 		r.logs = append(r.logs, procLog{name: p.Name, warnings: n, last: last})
 	}
 	r.print(stdout)
@@ -194,7 +196,7 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 				s.at.Round(time.Second), s.accepted, s.published, s.processed, s.relayAge, s.pendingAge, s.consumerLag, mib(s.totalBytes()), s.load)
 		}
 	})
-	r.open = benchenv.Load{Addr: sm.serve.Public, Conns: o.openConns, Next: gen.Next}.Fixed(ctx, r.rate, o.duration)
+	r.open = benchenv.Load{Addr: sm.serve.Public, Conns: o.conns, Next: gen.Next}.Fixed(ctx, r.rate, o.duration)
 	stop()
 	if err := context.Cause(ctx); err != nil {
 		return err
@@ -226,6 +228,27 @@ func waitDrained(ctx context.Context, sm *sampler, limit time.Duration) (time.Du
 		return 0, err
 	}
 	return time.Since(t0), nil
+}
+
+// warnings counts the WARN and ERROR lines of a process's JSON log and
+// returns the last one.
+func warnings(log string) (n int, last string) {
+	f, err := os.Open(log)
+	if err != nil {
+		return 0, ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if line := sc.Text(); strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {
+			n, last = n+1, line
+		}
+	}
+	if len(last) > 300 {
+		last = last[:300] + "…"
+	}
+	return n, last
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

@@ -15,7 +15,7 @@ import (
 var tables = []string{"inbox", "dedupe_keys", "outbox", "processed_events", "provider_object_changes", "provider_objects"}
 
 // sample is one reading of the pipeline's processes and database. A gauge
-// that no process exported is NaN; a table that does not exist is -1.
+// that no process exported is NaN.
 type sample struct {
 	at time.Duration // since the open-loop phase started
 
@@ -26,17 +26,10 @@ type sample struct {
 	paths     map[string]float64 // relay: published by path (stream, dispatcher, poll)
 
 	relayAge    float64 // gatehouse_relay_outbox_oldest_unsent_age_seconds (the relay's)
-	slotLag     float64 // gatehouse_relay_slot_lag_seconds
-	consumerAge float64 // max of gatehouse_consumer_queue_age_seconds
 	consumerLag float64 // sum of gatehouse_consumer_lag_records
 	pendingAge  float64 // age of the oldest inbox row pending or processing: accepted, not yet finished by a consumer
 
-	created, dropped float64          // gatehouse_storage_partitions_{created,dropped}_total, every process
-	ack              benchenv.Buckets // serve: gatehouse_webhook_ack_seconds{status="204"}
-
-	cpu   map[string]float64 // stage → CPU seconds of its process (process_cpu_seconds_total)
-	pgCPU map[string]float64 // stage → CPU seconds of its PostgreSQL backends (cpu.go)
-	batch [2]float64         // consume: gatehouse_consumer_batch_size_records sum and count
+	created, dropped float64 // gatehouse_storage_partitions_{created,dropped}_total, every process
 
 	bytes map[string]int64 // table → bytes (with indexes, TOAST, partitions)
 	parts map[string]int64 // parent → partitions in storage_partitions
@@ -46,9 +39,15 @@ type sample struct {
 func (s sample) totalBytes() int64 {
 	var t int64
 	for _, b := range s.bytes {
-		t += max(b, 0)
+		t += b
 	}
 	return t
+}
+
+// drained reports whether the relay and the consumers have caught up with
+// everything the receiver accepted.
+func (s sample) drained() bool {
+	return s.relayAge == 0 && s.consumerLag == 0 && s.published >= s.accepted && s.processed >= s.accepted
 }
 
 // sampler reads the three processes and the database.
@@ -56,7 +55,6 @@ type sampler struct {
 	serve, relay, consume *benchenv.Proc
 	pool                  *pgxpool.Pool
 	start                 time.Time
-	backends              *backendCPU
 }
 
 // takeRetry is take, tried up to three times two seconds apart (a scrape
@@ -82,100 +80,56 @@ func (sm *sampler) take(ctx context.Context) (sample, error) {
 	s := sample{at: time.Since(sm.start), load: benchenv.LoadAvg()}
 	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
 	defer cancel()
-	fs := map[*benchenv.Proc]benchenv.Families{}
+	var fs []benchenv.Families
 	for _, p := range []*benchenv.Proc{sm.serve, sm.relay, sm.consume} {
 		f, err := benchenv.Scrape(ctx, p.Admin)
 		if err != nil {
 			return s, err
 		}
-		fs[p] = f
+		fs = append(fs, f)
+		s.created += f.Sum("gatehouse_storage_partitions_created_total")
+		s.dropped += f.Sum("gatehouse_storage_partitions_dropped_total")
 	}
-	sv, rl, co := fs[sm.serve], fs[sm.relay], fs[sm.consume]
+	sv, rl, co := fs[0], fs[1], fs[2]
 	s.accepted = sv.Sum("gatehouse_webhook_deliveries_total", "outcome", "accepted")
 	s.published = rl.Sum("gatehouse_relay_records_published_total")
 	s.processed = co.Sum("gatehouse_consumer_records_processed_total")
 	s.outcomes = co.By("gatehouse_consumer_records_processed_total", "outcome")
 	s.paths = rl.By("gatehouse_relay_records_published_total", "path")
-	s.ack = sv.AckBuckets()
 	s.relayAge = rl.Max("gatehouse_relay_outbox_oldest_unsent_age_seconds")
-	s.slotLag = rl.Max("gatehouse_relay_slot_lag_seconds")
-	s.consumerAge = co.Max("gatehouse_consumer_queue_age_seconds")
 	s.consumerLag = co.Sum("gatehouse_consumer_lag_records")
-	s.cpu = map[string]float64{}
-	for p, f := range fs {
-		s.cpu[p.Name] = f.Sum("process_cpu_seconds_total")
-	}
-	for _, m := range co["gatehouse_consumer_batch_size_records"].GetMetric() {
-		s.batch[0] += m.GetHistogram().GetSampleSum()
-		s.batch[1] += float64(m.GetHistogram().GetSampleCount())
-	}
-	if sm.backends == nil {
-		sm.backends = newBackendCPU()
-	}
-	var err error
-	if s.pgCPU, err = sm.backends.read(ctx, sm.pool); err != nil {
-		return s, err
-	}
-	for _, f := range fs {
-		s.created += f.Sum("gatehouse_storage_partitions_created_total")
-		s.dropped += f.Sum("gatehouse_storage_partitions_dropped_total")
-	}
 	// The consumers' queue age measured in the database, whatever their
 	// own gauge says: the (processing_state, received_at) index of every
 	// inbox partition answers it.
-	err = sm.pool.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
+	err := sm.pool.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
 FROM inbox WHERE processing_state IN ('pending', 'processing')`).Scan(&s.pendingAge)
 	if err != nil {
 		return s, fmt.Errorf("oldest pending inbox row: %w", err)
 	}
-	if s.bytes, s.parts, err = readStorage(ctx, sm.pool); err != nil {
-		return s, err
-	}
-	return s, nil
-}
-
-// readStorage returns each followed table's size (-1 when it does not
-// exist) and the partitions per parent table.
-func readStorage(ctx context.Context, pool *pgxpool.Pool) (map[string]int64, map[string]int64, error) {
-	bytes := map[string]int64{}
+	s.bytes = map[string]int64{}
 	for _, t := range tables {
-		var exists bool
-		if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, t).Scan(&exists); err != nil {
-			return nil, nil, fmt.Errorf("look up %s: %w", t, err)
-		}
-		bytes[t] = -1
-		if !exists {
-			continue
-		}
 		var b int64
 		// pg_partition_tree lists nothing for a table that is not
 		// partitioned (storage.TableBytes reports 0 for those).
-		err := pool.QueryRow(ctx, `SELECT coalesce((SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree($1::regclass)),
-  pg_total_relation_size($1::regclass))::bigint`, t).Scan(&b)
-		if err != nil {
-			return nil, nil, fmt.Errorf("size of %s: %w", t, err)
+		if err := sm.pool.QueryRow(ctx, `SELECT coalesce((SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree($1::regclass)),
+  pg_total_relation_size($1::regclass))::bigint`, t).Scan(&b); err != nil {
+			return s, fmt.Errorf("size of %s: %w", t, err)
 		}
-		bytes[t] = b
+		s.bytes[t] = b
 	}
-	parts := map[string]int64{}
-	rows, err := pool.Query(ctx, `SELECT parent, count(*) FROM storage_partitions GROUP BY parent`)
+	s.parts = map[string]int64{}
+	rows, err := sm.pool.Query(ctx, `SELECT parent, count(*) FROM storage_partitions GROUP BY parent`)
 	if err != nil {
-		return nil, nil, fmt.Errorf("count partitions: %w", err)
+		return s, fmt.Errorf("count partitions: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var p string
 		var n int64
 		if err := rows.Scan(&p, &n); err != nil {
-			return nil, nil, err
+			return s, err
 		}
-		parts[p] = n
+		s.parts[p] = n
 	}
-	return bytes, parts, rows.Err()
-}
-
-// drained reports whether the relay and the consumers have caught up with
-// everything the receiver accepted.
-func (s sample) drained() bool {
-	return s.relayAge == 0 && s.consumerLag == 0 && s.published >= s.accepted && s.processed >= s.accepted
+	return s, rows.Err()
 }
