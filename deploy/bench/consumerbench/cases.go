@@ -63,10 +63,6 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 		return err
 	}
 
-	if o.forwardOnly {
-		return b.forwardCases(ctx, res)
-	}
-
 	// 2. API latency 50 ms, every event a new object.
 	b.Logf("case 2: %d events, API latency %v, new objects", o.events, o.apiLatency)
 	b.api.latency.Store(int64(o.apiLatency))
@@ -97,34 +93,34 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 
 	// 5. Steady rate through receiver, relay and consumer.
 	b.Logf("case 5: %.0f events/s for %v end to end", o.rate, o.steadyFor)
-	stop, err := b.startConsumer(ctx, "steady", nil)
-	if err != nil {
-		return err
-	}
-	total := int(o.rate * o.steadyFor.Seconds())
-	acked, achieved, err := b.steady(ctx, addr, "steady", o.rate, total)
-	if err != nil {
-		stop()
-		return err
-	}
-	res.steadyAchieved = achieved
-	err = b.waitFinal(ctx, "steady", len(acked), 5*time.Minute)
-	stop()
-	if err != nil {
-		return err
-	}
-	if res.steadyLat, err = b.latencies(ctx, "steady", acked); err != nil {
+	if res.steadyLat, res.steadyAchieved, err = b.endToEnd(ctx, addr, "steady", o.rate, int(o.rate*o.steadyFor.Seconds()), nil); err != nil {
 		return err
 	}
 
-	// 6. Foreign records (no inbox row) interleaved with genuine events.
+	// 6. Foreign records (no inbox row) produced straight to the topic
+	// while genuine events arrive through the receiver.
 	b.Logf("case 6: %d foreign records among %d genuine events", o.foreign, o.genuine)
-	if res.mixedLat, err = b.mixed(ctx, addr); err != nil {
+	if res.mixedLat, _, err = b.endToEnd(ctx, addr, "mixed", o.mixedRate, o.genuine, b.foreignRecords); err != nil {
 		return err
 	}
 
-	// 7 and 8. Forward to a team's service (forward.go).
-	return b.forwardCases(ctx, res)
+	// 7 and 8. Forward to a team's service answering at once, then after
+	// the API latency.
+	for _, c := range []struct {
+		prov string
+		rate *float64
+	}{{"fwdfast", &res.forwardFast}, {"fwdslow", &res.forwardSlow}} {
+		b.Logf("case %s: %d events forwarded, destination latency %v", c.prov, o.events, time.Duration(b.api.latency.Load()))
+		if *c.rate, err = b.backlog(ctx, c.prov, o.events, func(i int) string { return "pay_" + c.prov + "_" + strconv.Itoa(i) }); err != nil {
+			return err
+		}
+		b.api.latency.Store(int64(o.apiLatency))
+	}
+	b.api.latency.Store(0)
+	if got := b.api.delivered.Load(); got < int64(2*o.events) {
+		return fmt.Errorf("forward cases: %d deliveries, want %d", got, 2*o.events)
+	}
+	return nil
 }
 
 // backlog preloads n events of prov (object names the subject of event i)
@@ -139,7 +135,7 @@ func (b *bench) backlog(ctx context.Context, prov string, n int, object func(i i
 // drain starts a consumer on prov's pre-loaded topic, waits for n final
 // events and returns the drain rate (first to last processed).
 func (b *bench) drain(ctx context.Context, prov string, n int) (float64, error) {
-	stop, err := b.startConsumer(ctx, prov, nil)
+	stop, err := b.startConsumer(ctx, prov)
 	if err != nil {
 		return 0, err
 	}
@@ -151,51 +147,28 @@ func (b *bench) drain(ctx context.Context, prov string, n int) (float64, error) 
 	return b.drainRate(ctx, prov)
 }
 
-// mixed produces foreign records straight to the topic while genuine events
-// arrive through the receiver at the same time, and returns the genuine
-// events' 2xx → final latencies.
-func (b *bench) mixed(ctx context.Context, addr string) (*benchenv.Hist, error) {
-	topic := b.cfg.Providers["mixed"].Topic
-	stop, err := b.startConsumer(ctx, "mixed", nil)
-	if err != nil {
-		return nil, err
-	}
-	defer stop()
+// foreignRecords produces o.foreign records with no inbox row to the
+// "mixed" topic, spread over the genuine events' time.
+func (b *bench) foreignRecords(ctx context.Context) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka.Brokers...), kgo.ProducerLinger(time.Millisecond))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer cl.Close()
-	o := b.o
+	o, i := b.o, 0
 	span := time.Duration(float64(o.genuine)/o.mixedRate*float64(time.Second)) + time.Second
-	done := make(chan error, 1)
-	go func() {
-		i := 0
-		produce := func(n int) error {
-			for range min(n, o.foreign-i) {
-				id := "foreign_" + strconv.Itoa(i)
-				rec := schemas.Record{Topic: topic, Key: "pay_" + id, Provider: "mixed", EventID: id, Type: "payment.succeeded",
-					OutboxID: "00000000-0000-0000-0000-000000000000", Payload: body(id, "pay_"+id, time.Now())}.Encode()
-				cl.Produce(ctx, rec, nil)
-				i++
-			}
-			return nil
+	produce := func(n int) error {
+		for range min(n, o.foreign-i) {
+			id := "foreign_" + strconv.Itoa(i)
+			cl.Produce(ctx, schemas.Record{Topic: b.cfg.Providers["mixed"].Topic, Key: "pay_" + id, Provider: "mixed", EventID: id, Type: "payment.succeeded",
+				OutboxID: "00000000-0000-0000-0000-000000000000", Payload: body(id, "pay_"+id, time.Now())}.Encode(), nil)
+			i++
 		}
-		_, err := benchenv.Pace(ctx, float64(o.foreign)/span.Seconds(), span, produce)
-		_ = produce(o.foreign) // what the last tick left
-		done <- cmp.Or(err, cl.Flush(ctx))
-	}()
-	acked, _, err := b.steady(ctx, addr, "mixed", o.mixedRate, o.genuine)
-	if err != nil {
-		return nil, err
+		return nil
 	}
-	if err := <-done; err != nil {
-		return nil, err
-	}
-	if err := b.waitFinal(ctx, "mixed", len(acked), 5*time.Minute); err != nil {
-		return nil, err
-	}
-	return b.latencies(ctx, "mixed", acked)
+	_, err = benchenv.Pace(ctx, float64(o.foreign)/span.Seconds(), span, produce)
+	_ = produce(o.foreign) // what the last tick left
+	return cmp.Or(err, cl.Flush(ctx))
 }
 
 func maxInWindow(times []time.Time, w time.Duration) int {

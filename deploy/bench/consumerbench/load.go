@@ -5,16 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
-	"github.com/gatehouse/gatehouse/schemas"
-
 	"github.com/twmb/franz-go/pkg/kadm"
+	"golang.org/x/sync/errgroup"
 
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/schemas"
 )
 
 func body(id, object string, now time.Time) []byte {
@@ -24,8 +22,8 @@ func body(id, object string, now time.Time) []byte {
 }
 
 // preload writes n events of prov through the Writer (inbox and outbox,
-// as the receiver does) and waits until the relay has published them.
-// object names the subject of event i.
+// as the receiver does), 64 at a time, and waits until the relay has
+// published them. object names the subject of event i.
 func (b *bench) preload(ctx context.Context, prov string, n int, object func(i int) string) error {
 	w, err := ingest.NewWriter(b.Pool, 4, 64)
 	if err != nil {
@@ -33,30 +31,17 @@ func (b *bench) preload(ctx context.Context, prov string, n int, object func(i i
 	}
 	defer w.Close()
 	topic := b.cfg.Providers[prov].Topic
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	jobs := make(chan int)
-	for range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				id := prov + "_" + strconv.Itoa(i)
-				now := time.Now()
-				obj := object(i)
-				if _, err := w.Write(ctx, ingest.Record{Provider: prov, EventID: id, Type: "payment.succeeded", CreatedAt: &now,
-					Payload: body(id, obj, now), SecretID: "bench", AggregateID: obj, Topic: topic}); err != nil {
-					failed.Store(err)
-				}
-			}
-		}()
-	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(64)
 	for i := range n {
-		jobs <- i
+		g.Go(func() error {
+			id, now, obj := prov+"_"+strconv.Itoa(i), time.Now(), object(i)
+			_, err := w.Write(gctx, ingest.Record{Provider: prov, EventID: id, Type: "payment.succeeded", CreatedAt: &now,
+				Payload: body(id, obj, now), SecretID: "bench", AggregateID: obj, Topic: topic})
+			return err
+		})
 	}
-	close(jobs)
-	wg.Wait()
-	if err, _ := failed.Load().(error); err != nil {
+	if err := g.Wait(); err != nil {
 		return err
 	}
 	return b.waitTopic(ctx, topic, n)
@@ -76,20 +61,56 @@ func (b *bench) waitTopic(ctx context.Context, topic string, n int) error {
 	return nil
 }
 
-// steady sends total deliveries of prov to the receiver at addr at rate
-// per second (an open loop over up to 512 connections) and returns the
-// 2xx time of each event id and the rate achieved.
-func (b *bench) steady(ctx context.Context, addr, prov string, rate float64, total int) (map[string]time.Time, float64, error) {
+// endToEnd runs a consumer of prov while total deliveries go to the
+// receiver at addr at rate per second (an open loop over up to 512
+// connections) and beside, when set, runs at the same time; it returns the
+// latencies from each delivery's 2xx to its processed_at and the rate
+// achieved.
+func (b *bench) endToEnd(ctx context.Context, addr, prov string, rate float64, total int, beside func(context.Context) error) (*benchenv.Hist, float64, error) {
+	stop, err := b.startConsumer(ctx, prov)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		if beside != nil {
+			done <- beside(ctx)
+		}
+		close(done)
+	}()
 	d := time.Duration(float64(total) / rate * float64(time.Second))
 	r := benchenv.Load{Addr: addr, Conns: 512, Next: benchenv.NewDeliveries(prov, addr, []byte(secret), 0).Next, IDs: true}.Fixed(ctx, rate, d)
 	if _, failed := r.Counts(); failed > 0 {
 		return nil, 0, fmt.Errorf("%d deliveries were not acknowledged (last: %s)", failed, r.LastError)
 	}
+	if err := <-done; err != nil {
+		return nil, 0, err
+	}
+	if err := b.waitFinal(ctx, prov, len(r.Acks), 5*time.Minute); err != nil {
+		return nil, 0, err
+	}
 	acked := make(map[string]time.Time, len(r.Acks))
 	for _, a := range r.Acks {
 		acked[a.ID] = r.Start.Add(a.Due + a.Latency)
 	}
-	return acked, r.Rate(), ctx.Err()
+	rows, err := b.Pool.Query(ctx, `SELECT event_id, processed_at FROM inbox WHERE provider = $1 AND processed_at IS NOT NULL`, prov)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	h := benchenv.NewHist()
+	for rows.Next() {
+		var id string
+		var at time.Time
+		if err := rows.Scan(&id, &at); err != nil {
+			return nil, 0, err
+		}
+		if t, ok := acked[id]; ok {
+			h.Record(at.Sub(t))
+		}
+	}
+	return h, r.Rate(), rows.Err()
 }
 
 // waitFinal waits until n events of prov are in a final state.
@@ -120,26 +141,3 @@ FROM inbox WHERE provider = $1`, prov).Scan(&n, &span); err != nil {
 	}
 	return float64(n) / span, nil
 }
-
-// latencies returns processed_at minus the 2xx time of each id.
-func (b *bench) latencies(ctx context.Context, prov string, acked map[string]time.Time) (*benchenv.Hist, error) {
-	rows, err := b.Pool.Query(ctx, `SELECT event_id, processed_at FROM inbox WHERE provider = $1 AND processed_at IS NOT NULL`, prov)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := benchenv.NewHist()
-	for rows.Next() {
-		var id string
-		var at time.Time
-		if err := rows.Scan(&id, &at); err != nil {
-			return nil, err
-		}
-		if t, ok := acked[id]; ok {
-			out.Record(at.Sub(t))
-		}
-	}
-	return out, rows.Err()
-}
-
-func ms(d time.Duration) string { return benchenv.Ms(d, 0) }

@@ -12,42 +12,40 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse/gatehouse/consumers"
+	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/internal/kafka"
 	"github.com/gatehouse/gatehouse/wiring"
 )
 
 const secret = "whsec_consumerbench_test_mode"
 
+// fwdSecret signs the forward cases' deliveries (Standard Webhooks).
+const fwdSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
 // providers are the run's providers, one per case, so each case has a
-// topic of its own; "limited" has api_rate_limit 100.
+// topic of its own; "limited" has api_rate_limit 100, the "fwd" ones
+// forward every event instead of fetching it.
 var providers = []string{"maxrate", "fast", "slow", "grouped", "limited", "steady", "mixed", "fwdfast", "fwdslow"}
 
 // bench is one run's components, all real and private to the run.
 type bench struct {
 	*benchenv.Stack
-	o    *options
-	cfg  *config.Config
-	api  *fakeAPI
-	dest *destination
+	o   *options
+	cfg *config.Config
+	api *fakeAPI
 }
 
-// setup starts the fake API and destination (the caller closes them) and
-// parses the run's configuration.
+// setup starts the fake API (the caller stops it) and parses the run's
+// configuration.
 func setup(st *benchenv.Stack, o *options) (*bench, error) {
-	b := &bench{Stack: st, o: o}
+	b := &bench{Stack: st, o: o, api: &fakeAPI{}}
 	var err error
-	if b.api, err = startAPI(); err != nil {
-		b.close()
-		return nil, err
-	}
-	if b.dest, err = startDestination(); err != nil {
-		b.close()
+	if b.api.url, b.api.stop, err = benchenv.Serve(http.HandlerFunc(b.api.serve)); err != nil {
 		return nil, err
 	}
 	var yaml strings.Builder
@@ -59,26 +57,19 @@ func setup(st *benchenv.Stack, o *options) (*bench, error) {
 	// and case 5 measures latency, not admission (docs/RECEIVER.md).
 	for _, p := range providers {
 		yaml.WriteString(benchenv.ProviderYAML(p, []byte(secret), "    topic: bench."+p+"\n    max_in_flight: 256\n"))
-		if strings.HasPrefix(p, "fwd") {
-			yaml.WriteString(forwardYAML(b.dest, o.apiConcurrency))
-			continue
-		}
-		fmt.Fprintf(&yaml, "    api_url: %s\n    api_key: bench_api_key\n    api_concurrency: %d\n", b.api.url, o.apiConcurrency)
-		if p == "limited" {
+		switch {
+		case strings.HasPrefix(p, "fwd"):
+			fmt.Fprintf(&yaml, "    forward:\n      - url: %s/hooks\n        secret: %s\n        concurrency: %d\n", b.api.url, fwdSecret, o.apiConcurrency)
+		case p == "limited":
 			fmt.Fprintf(&yaml, "    api_rate_limit: %d\n", o.rateLimit)
+			fallthrough
+		default:
+			fmt.Fprintf(&yaml, "    api_url: %s\n    api_key: bench_api_key\n    api_concurrency: %d\n", b.api.url, o.apiConcurrency)
 		}
 	}
-	getenv := func(k string) string {
-		switch k {
-		case "GATEHOUSE_DATABASE_URL":
-			return b.DBURL
-		case "GATEHOUSE_KAFKA_BROKERS":
-			return b.Brokers()
-		}
-		return ""
-	}
-	if b.cfg, err = config.Parse([]byte(yaml.String()), getenv); err != nil {
-		b.close()
+	env := map[string]string{"GATEHOUSE_DATABASE_URL": b.DBURL, "GATEHOUSE_KAFKA_BROKERS": b.Brokers()}
+	if b.cfg, err = config.Parse([]byte(yaml.String()), func(k string) string { return env[k] }); err != nil {
+		b.api.stop()
 		return nil, err
 	}
 	return b, nil
@@ -87,29 +78,29 @@ func setup(st *benchenv.Stack, o *options) (*bench, error) {
 // fakeAPI is the reference provider's API: every payment exists at
 // version 1, answered after the current latency. It counts requests per
 // second and answers 429 above its own limit (when set), as Stripe does.
+// Under /hooks it is the forward cases' destination, answering 204 after
+// the same latency.
 type fakeAPI struct {
-	url     string
-	stop    func()
-	latency atomic.Int64 // time.Duration
-	limit   atomic.Int64 // requests per second before 429s; 0: none
-	calls   atomic.Int64
-	tooMany atomic.Int64
+	url       string
+	stop      func()
+	latency   atomic.Int64 // time.Duration
+	limit     atomic.Int64 // requests per second before 429s; 0: none
+	calls     atomic.Int64
+	tooMany   atomic.Int64
+	delivered atomic.Int64 // forward deliveries
 
 	mu    sync.Mutex
 	times []time.Time // request times while recording
 	rec   bool
 }
 
-func startAPI() (*fakeAPI, error) {
-	a := &fakeAPI{}
-	var err error
-	if a.url, a.stop, err = benchenv.Serve(http.HandlerFunc(a.serve)); err != nil {
-		return nil, err
-	}
-	return a, nil
-}
-
 func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/hooks" {
+		time.Sleep(time.Duration(a.latency.Load()))
+		a.delivered.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	a.calls.Add(1)
 	now := time.Now()
 	over := false
@@ -131,9 +122,7 @@ func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"type":"rate_limit_error"}}`, http.StatusTooManyRequests)
 		return
 	}
-	if d := time.Duration(a.latency.Load()); d > 0 {
-		time.Sleep(d)
-	}
+	time.Sleep(time.Duration(a.latency.Load()))
 	id := strings.TrimPrefix(r.URL.Path, "/v1/payments/")
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "object": "payment", "version": 1, "status": "succeeded", "amount": 1999})
@@ -162,13 +151,22 @@ func (b *bench) startRelay(ctx context.Context) (func(), error) {
 		Topics: topics, Logger: quiet()})
 }
 
-// startConsumer runs a consumer group member for one provider's topic.
-func (b *bench) startConsumer(ctx context.Context, prov string, reg prometheus.Registerer) (func(), error) {
-	cfg, err := consumerConfig(b.cfg, prov, consumers.Config{Pool: b.Pool, Logger: quiet()}, reg)
+// startConsumer runs a consumer group member for one provider's topic,
+// configured as `gatehouse consume` configures its Runner
+// (cmd/gatehouse/consumers_config.go, which a bench cannot import): the
+// consumers' settings, the provider's fetch and forward handlers.
+func (b *bench) startConsumer(ctx context.Context, prov string) (func(), error) {
+	c, p := b.cfg, b.cfg.Providers[prov]
+	cfg := consumers.Config{Pool: b.Pool, Logger: quiet(), Brokers: c.Kafka.Brokers, ClientID: c.Kafka.ClientID, Group: "consumerbench-" + prov,
+		RetryDelays: c.Consumers.RetryDelays, Concurrency: c.Consumers.Concurrency, MaxPollRecords: c.Consumers.MaxPollRecords,
+		DrainTimeout: c.Consumers.DrainTimeout, SessionTimeout: c.Consumers.SessionTimeout, KafkaOpts: kafka.SecurityOpts(c.Kafka.Security()),
+		TopicSpec: kafka.TopicSpec{Partitions: c.Kafka.Partitions, ReplicationFactor: c.Kafka.ReplicationFactor, Configs: c.Kafka.TopicConfigs},
+		Topics:    map[string]string{prov: p.Topic}, Handlers: consumers.NewRegistry()}
+	parts, err := wiring.Consumers(map[string]*config.Provider{prov: p}, c.Consumers.APITimeout, time.Now, cfg.Logger, nil)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Group = "consumerbench-" + prov
+	consumers.RegisterProvider(cfg.Handlers, prov, parts[prov].Fetch, parts[prov].Forwards)
 	r, err := consumers.New(cfg)
 	if err != nil {
 		return nil, err
@@ -182,13 +180,4 @@ func (b *bench) startConsumer(ctx context.Context, prov string, reg prometheus.R
 // receiver runs the real webhook receiver on a loopback listener (host:port).
 func (b *bench) receiver() (addr string, stop func(), err error) {
 	return benchenv.InProcess(b.Pool, b.cfg, 4, 64, quiet(), prometheus.NewRegistry())
-}
-
-func (b *bench) close() {
-	if b.api != nil {
-		b.api.stop()
-	}
-	if b.dest != nil {
-		b.dest.stop()
-	}
 }

@@ -1,30 +1,17 @@
 // Command storagebench measures what history and retention cost the
-// receiver's write (README "Retention"): ingest.Writer (the code of
-// `gatehouse serve`, one worker, batches of up to 64) driven closed-loop by
-// -conns concurrent deliveries of new random event ids, in the same run
-// against
+// receiver's write (docs/STORAGE.md): ingest.Writer (the code of `gatehouse
+// serve`, one worker, batches of up to 64) driven closed-loop by -conns
+// concurrent deliveries of new random event ids against an empty store and
+// a store holding -history earlier events over -days daily inbox
+// partitions (with their dedupe keys in -key-interval partitions and the
+// sealed ones' key filters), interleaved -runs times: events/s, WAL bytes
+// per event and ack p50/p99, and their ratios. Then -passes retention
+// passes, each in the middle of a closed-loop run on the history store,
+// against a steady run; last, the API's list pages (api.Inbox.ListEvents)
+// on the history store. PostgreSQL starts privately with fsync on and
+// shared_buffers 128 MB through deploy/bench/benchenv. Usage:
 //
-//   - an empty store, and
-//   - a store holding -history earlier events spread over -days daily inbox
-//     partitions, with their dedupe keys in partitions -key-interval wide
-//     (storage.key_partition_interval). The history is generated in bulk:
-//     Stripe-like envelopes (~450 bytes) with random base62 ids over four
-//     providers, COPYed into plain tables, indexed afterwards (a sorted
-//     build), vacuumed, analyzed and attached, -load-workers partitions at
-//     a time; the time it took is printed,
-//
-// interleaved -runs times; it reports events/s, WAL bytes per event
-// (pg_current_wal_lsn before and after) and ack p50/p99, and the ratios.
-// Then a retention pass that drops the oldest partitions of the history
-// runs in the middle of a closed-loop run: its throughput against the
-// steady runs and the worst one-second ack p99 against the steady p99.
-// Last, the API's and the console's list pages (api.Inbox.ListEvents) are
-// timed on the history store: first and deep keyset pages, with and
-// without filters, median of -api-samples.
-// PostgreSQL starts privately with fsync on and default shared_buffers
-// (128 MB) through deploy/bench/benchenv. Usage:
-//
-//	go run ./deploy/bench/storagebench [-history 5000000] [-days 30] [-key-interval 24h] [-key-filters 0.01] [-d 15s] [-runs 3] [-conns 64] [-api-samples 20]
+//	go run ./deploy/bench/storagebench [-history 5000000] [-days 30] [-d 15s] [-runs 3] [-passes 3]
 package main
 
 import (
@@ -44,7 +31,6 @@ import (
 
 type options struct {
 	benchenv.Options
-	sharedBuf   string        `flag:"shared-buffers" help:"PostgreSQL's shared_buffers (default: testenv's 128MB, PostgreSQL's own default)"`
 	history     int           `flag:"history" default:"5000000" help:"earlier events loaded into the history store"`
 	days        int           `flag:"days" default:"30" help:"days of history (one inbox partition a day; the default retention is 30 days)"`
 	keyInterval time.Duration `flag:"key-interval" default:"24h" help:"width of the dedupe key partitions (storage.key_partition_interval)"`
@@ -53,7 +39,7 @@ type options struct {
 	duration    time.Duration `flag:"d" default:"15s" help:"length of each closed-loop run"`
 	runs        int           `flag:"runs" default:"3" help:"interleaved pairs of runs (empty, history)"`
 	conns       int           `flag:"conns" default:"64" help:"concurrent deliveries"`
-	passes      int           `flag:"passes" default:"3" help:"retention passes, each in its own closed-loop run after a steady one: odd ones drop the oldest inbox partition (daily with the defaults), even ones also the oldest key partition (daily too with the defaults)"`
+	passes      int           `flag:"passes" default:"3" help:"retention passes, each in its own closed-loop run after a steady one: odd ones drop the oldest inbox partition, even ones also the oldest key partition"`
 	apiSamples  int           `flag:"api-samples" default:"20" help:"samples of each API page timing (0: skip the API timings)"`
 }
 
@@ -62,19 +48,10 @@ func main() {
 	benchenv.Run(helpText, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, *o, stdout) })
 }
 
-// Validate completes the options once parsed (benchenv.Parse): PostgreSQL
-// starts with -shared-buffers.
-func (o *options) Validate() error {
-	if o.sharedBuf != "" {
-		o.PGSettings = map[string]string{"shared_buffers": o.sharedBuf}
-	}
-	return nil
-}
-
-const helpText = `storagebench measures what history and retention cost the receiver's write
-(README "Retention"): throughput and WAL per event against an empty store and a
-store with -history earlier events, a retention pass during a closed-loop run,
-and the API's list pages on the history store. It starts its own PostgreSQL.
+const helpText = `storagebench measures what history and retention cost the receiver's write:
+throughput and WAL per event against an empty store and a store with -history
+earlier events, a retention pass during a closed-loop run, and the API's list
+pages on the history store. It starts its own PostgreSQL.
 
 Example (5 M events of history, ~4 GB, about 10 minutes on 2 cores):
 
@@ -88,9 +65,10 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 	if err != nil {
 		return err
 	}
-	empty, hist := st.Pool, openPool(ctx, histURL)
-	if hist == nil {
-		return fmt.Errorf("open history database")
+	empty := st.Pool
+	hist, err := pgxpool.New(ctx, histURL)
+	if err != nil {
+		return fmt.Errorf("open history database: %w", err)
 	}
 	defer hist.Close()
 	if _, err := layout(ctx, empty, o, false); err != nil {
@@ -101,31 +79,40 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 		return err
 	}
 	st.Logf("loading %d earlier events into the history store (%d days, key partitions %s)", o.history, o.days, o.keyInterval)
+	l := loaded{bytes: map[string]int64{}}
 	t0 := time.Now()
 	if err := load(ctx, hist, o, past, st.Logf); err != nil {
 		return err
 	}
-	loadTook := time.Since(t0)
-	bytes := tableBytes(ctx, hist)
-	st.Logf("loaded in %s: inbox %s, dedupe_keys %s", loadTook.Round(time.Second), mib(bytes["inbox"]), mib(bytes["dedupe_keys"]))
+	l.took = time.Since(t0)
 	t0 = time.Now()
-	filters, err := buildFilters(ctx, hist, o)
-	if err != nil {
-		return err
+	// The empty store's sealed partitions (empty) get their filters too:
+	// the stores differ by their history only.
+	for _, pool := range []*pgxpool.Pool{empty, hist} {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		built, err := ingest.BuildKeyFilters(ctx, c.Conn(), o.keyFilterFP)
+		c.Release()
+		if err != nil {
+			return fmt.Errorf("key filters: %w", err)
+		}
+		l.filtered = len(built)
 	}
-	// The empty store's sealed partitions (empty) get theirs too: the
-	// stores differ by their history only.
-	if _, err := buildFilters(ctx, empty, o); err != nil {
-		return err
+	l.filterTook = time.Since(t0)
+	for _, t := range []string{"inbox", "dedupe_keys", "dedupe_key_filters"} {
+		l.bytes[t], _ = storage.TableBytes(ctx, hist, t)
 	}
-	filterTook := time.Since(t0)
-	bytes["dedupe_key_filters"], _ = storage.TableBytes(ctx, hist, "dedupe_key_filters")
-	st.Logf("key filters of %d sealed key partitions built in %s", len(filters), filterTook.Round(time.Second))
-	probes, err := keyProbes(ctx, hist)
-	if err != nil {
-		return err
+	st.Logf("loaded in %s: inbox %s, dedupe_keys %s; %d key filters", l.took.Round(time.Second), mib(l.bytes["inbox"]), mib(l.bytes["dedupe_keys"]), l.filtered)
+	// How many key partitions the receiver's check of a new id (a key
+	// lifetime of ingest.DefaultKeyLifetime) reads: those that can hold a
+	// live key (insertSQL's fresh CTE).
+	if err := hist.QueryRow(ctx, `SELECT count(*) FROM storage_partitions WHERE parent = 'dedupe_keys'
+  AND ends > now() - make_interval(secs => $1) - (SELECT max(ends - starts) FROM storage_partitions WHERE parent = 'dedupe_keys')
+  AND starts < now() + interval '2 minutes'`, ingest.DefaultKeyLifetime.Seconds()).Scan(&l.probes); err != nil {
+		return fmt.Errorf("count key partitions probed: %w", err)
 	}
-	l := loaded{bytes: bytes, took: loadTook, probes: probes, filtered: len(filters), filterTook: filterTook}
 
 	var emptyRuns, histRuns []result
 	for i := range o.runs {
@@ -150,23 +137,18 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 		// fsyncs stall commits for up to ~150 ms on this machine, in any
 		// run; so neither run of a pair holds one by chance and the other
 		// not, and what the pass costs is not the checkpoint's cost.
-		if _, err := hist.Exec(ctx, `CHECKPOINT`); err != nil {
-			return err
+		var p passPair
+		for _, mid := range []func(context.Context){nil, func(ctx context.Context) { p.pass = dropOldest(ctx, hist, o, i%2 == 1) }} {
+			if _, err := hist.Exec(ctx, `CHECKPOINT`); err != nil {
+				return err
+			}
+			r, err := closedLoop(ctx, hist, o, mid)
+			if err != nil {
+				return err
+			}
+			p.steady, p.during = p.during, r
 		}
-		steady, err := closedLoop(ctx, hist, o, nil)
-		if err != nil {
-			return err
-		}
-		var pass passResult
-		keys := i%2 == 1 // every other pass also drops a key partition
-		if _, err := hist.Exec(ctx, `CHECKPOINT`); err != nil {
-			return err
-		}
-		during, err := closedLoop(ctx, hist, o, func(ctx context.Context) { pass = dropOldest(ctx, hist, o, keys) })
-		if err != nil {
-			return err
-		}
-		passes = append(passes, passPair{steady, during, pass})
+		passes = append(passes, p)
 	}
 	report(stdout, o, l, emptyRuns, histRuns, passes, benchenv.LoadAvg(), st.PGVersion)
 	if o.apiSamples > 0 {
@@ -178,43 +160,6 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 		reportAPI(stdout, o, ts)
 	}
 	return nil
-}
-
-// keyProbes is how many key partitions the receiver's check of a new id
-// (a key lifetime of ingest.DefaultKeyLifetime) reads: those that can hold
-// a live key (insertSQL's fresh CTE).
-func keyProbes(ctx context.Context, pool *pgxpool.Pool) (int, error) {
-	var n int
-	err := pool.QueryRow(ctx, `SELECT count(*) FROM storage_partitions WHERE parent = 'dedupe_keys'
-  AND ends > now() - make_interval(secs => $1) - (SELECT max(ends - starts) FROM storage_partitions WHERE parent = 'dedupe_keys')
-  AND starts < now() + interval '2 minutes'`, ingest.DefaultKeyLifetime.Seconds()).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("count key partitions probed: %w", err)
-	}
-	return n, nil
-}
-
-// buildFilters builds the key filters of the history's sealed key
-// partitions as ingest's maintenance would (ingest.BuildKeyFilters).
-func buildFilters(ctx context.Context, pool *pgxpool.Pool, o options) ([]string, error) {
-	c, err := pool.Acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Release()
-	built, err := ingest.BuildKeyFilters(ctx, c.Conn(), o.keyFilterFP)
-	if err != nil {
-		return nil, fmt.Errorf("key filters: %w", err)
-	}
-	return built, nil
-}
-
-func openPool(ctx context.Context, url string) *pgxpool.Pool {
-	p, err := pgxpool.New(ctx, url)
-	if err != nil {
-		return nil
-	}
-	return p
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
