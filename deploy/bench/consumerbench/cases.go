@@ -133,18 +133,20 @@ func (b *bench) backlog(ctx context.Context, prov string, n int, object func(i i
 }
 
 // drain starts a consumer on prov's pre-loaded topic, waits for n final
-// events and returns the drain rate (first to last processed).
+// events and returns the drain rate: n over the time from the first claim
+// (processing_started_at of the first batch) to the last processed_at.
 func (b *bench) drain(ctx context.Context, prov string, n int) (float64, error) {
 	stop, err := b.startConsumer(ctx, prov)
 	if err != nil {
 		return 0, err
 	}
-	err = b.waitFinal(ctx, prov, n, 10*time.Minute)
-	stop()
-	if err != nil {
+	defer stop()
+	if err := b.waitFinal(ctx, prov, n, 10*time.Minute); err != nil {
 		return 0, err
 	}
-	return b.drainRate(ctx, prov)
+	var span float64
+	err = b.Pool.QueryRow(ctx, `SELECT extract(epoch FROM max(processed_at) - min(processing_started_at))::float8 FROM inbox WHERE provider = $1`, prov).Scan(&span)
+	return float64(n) / span, err
 }
 
 // foreignRecords produces o.foreign records with no inbox row to the

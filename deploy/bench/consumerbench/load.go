@@ -126,18 +126,3 @@ AND processing_state = ANY($2)`, prov, schemas.FinalStates()).Scan(&done)
 	}
 	return nil
 }
-
-// drainRate is events per second of prov from its first claim
-// (processing_started_at of the first batch) to its last processed_at.
-func (b *bench) drainRate(ctx context.Context, prov string) (float64, error) {
-	var n int
-	var span float64
-	if err := b.Pool.QueryRow(ctx, `SELECT count(*), extract(epoch FROM max(processed_at) - min(processing_started_at))::float8
-FROM inbox WHERE provider = $1`, prov).Scan(&n, &span); err != nil {
-		return 0, err
-	}
-	if span <= 0 {
-		return 0, fmt.Errorf("%s: no processing span", prov)
-	}
-	return float64(n) / span, nil
-}

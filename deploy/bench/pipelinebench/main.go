@@ -15,7 +15,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -23,7 +22,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
@@ -44,7 +42,6 @@ type options struct {
 	every       time.Duration `flag:"every" default:"10s" help:"sampling interval of metrics and table sizes"`
 	drain       time.Duration `flag:"drain" default:"3m" help:"longest wait for the relay and consumers to catch up after the closed-loop phase"`
 	gatehouse   string        `flag:"gatehouse" default:"bin/gatehouse" help:"gatehouse binary"`
-	logDir      string        `flag:"logdir" help:"write the config and the processes' logs into this directory and keep them (default: a temporary directory, removed after a successful run)"`
 	args        []string      // as given, for the report
 }
 
@@ -68,23 +65,10 @@ const help = "pipelinebench: serve + relay + consume at a fixed rate (half the r
 // one partition).
 const provider = "bench"
 
-func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) (err error) {
-	dir := o.logDir
-	if dir != "" {
-		err = os.MkdirAll(dir, 0o755)
-	} else {
-		dir, err = os.MkdirTemp("", "pipelinebench-")
-	}
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil || o.Keep || o.logDir != "" {
-			st.Logf("config and process logs kept in %s", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
-	}()
+func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) error {
+	// The configuration and the processes' logs go beside PostgreSQL's
+	// data, kept with it by -keep.
+	dir := st.Dir
 	// The migration's day-wide partitions dropped and forgotten: the first
 	// maintenance pass of `serve` lays out partitions of the configured
 	// interval from now on, as a store that has run with that interval for
@@ -143,8 +127,7 @@ storage:
 		return err
 	}
 	for _, p := range procs {
-		n, last := warnings(p.Log)
-		r.logs = append(r.logs, procLog{name: p.Name, warnings: n, last: last})
+		r.logs = append(r.logs, warnings(p))
 	}
 	r.print(stdout)
 	return nil
@@ -180,11 +163,9 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 		return err
 	}
 	r.samples = []sample{first}
-	var mu sync.Mutex
+	// Every calls its function from one goroutine, and stop waits for it.
 	stop := benchenv.Every(ctx, o.every, func(sctx context.Context) {
 		s, err := sm.take(sctx)
-		mu.Lock()
-		defer mu.Unlock()
 		switch {
 		case sctx.Err() != nil: // the open loop ended during the sample
 		case err != nil:
@@ -230,25 +211,24 @@ func waitDrained(ctx context.Context, sm *sampler, limit time.Duration) (time.Du
 	return time.Since(t0), nil
 }
 
-// warnings counts the WARN and ERROR lines of a process's JSON log and
-// returns the last one.
-func warnings(log string) (n int, last string) {
-	f, err := os.Open(log)
-	if err != nil {
-		return 0, ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if line := sc.Text(); strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {
+// warnings is the report's line on the WARN and ERROR lines of a
+// process's JSON log: how many, and the last one.
+func warnings(p *benchenv.Proc) string {
+	raw, _ := os.ReadFile(p.Log)
+	n, last := 0, ""
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {
 			n, last = n+1, line
 		}
 	}
+	out := fmt.Sprintf("`gatehouse %s` logged %d warnings or errors during the whole run", p.Name, n)
 	if len(last) > 300 {
 		last = last[:300] + "…"
 	}
-	return n, last
+	if last != "" {
+		out += "; the last: `" + last + "`"
+	}
+	return out + "."
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

@@ -22,14 +22,7 @@ type results struct {
 	open                    benchenv.LoadResult
 	samples                 []sample // ordered by at; the first at the open loop's start, the last at its end
 	sampleErrs              int
-	logs                    []procLog
-}
-
-// procLog is what a process logged at WARN or ERROR during the whole run.
-type procLog struct {
-	name     string
-	warnings int
-	last     string
+	logs                    []string // each process's warnings
 }
 
 // near returns the sample taken closest to t.
@@ -61,50 +54,33 @@ func perSecond(a, b sample, f func(sample) float64) float64 {
 	return math.NaN()
 }
 
-// stat formats the mean and the largest (or, without mean, only the
-// largest) of f over ss, without the NaN of a gauge no process exported
-// ("n/a" when no sample has a value).
-func stat(ss []sample, f func(sample) float64, mean bool, unit string) string {
+// meanMax formats the mean and the largest of f over ss, without the NaN
+// of a gauge no process exported ("n/a" when no sample has a value).
+func meanMax(ss []sample, f func(sample) float64, unit string) string {
 	var v []float64
 	for _, s := range ss {
 		if x := f(s); !math.IsNaN(x) {
 			v = append(v, x)
 		}
 	}
-	switch {
-	case len(v) == 0:
+	if len(v) == 0 {
 		return "n/a"
-	case mean:
-		return fmt.Sprintf("%.1f / %.1f%s", benchenv.Sum(v)/float64(len(v)), slices.Max(v), unit)
 	}
-	return fmt.Sprintf("%.1f%s", slices.Max(v), unit)
+	return fmt.Sprintf("%.1f / %.1f%s", benchenv.Sum(v)/float64(len(v)), slices.Max(v), unit)
 }
 
 func ms(d time.Duration) string { return benchenv.Ms(d, 2) }
 
-// minute is the open loop's requests due in one minute.
-type minute struct {
-	from, to time.Duration
-	sent     int
-	failed   int
-	lats     *benchenv.Hist
-}
-
-func (r *results) minutes() []minute {
-	var out []minute
-	for from := time.Duration(0); from < r.o.duration; from += time.Minute {
-		out = append(out, minute{from: from, to: min(from+time.Minute, r.o.duration), lats: benchenv.NewHist()})
-	}
+// lats is the histogram of the open loop's 2xx latencies of the requests
+// due in [from, to).
+func (r *results) lats(from, to time.Duration) *benchenv.Hist {
+	h := benchenv.NewHist()
 	for _, a := range r.open.Acks {
-		m := &out[min(int(a.Due/time.Minute), len(out)-1)]
-		m.sent++
-		if a.OK() {
-			m.lats.Record(a.Latency)
-		} else {
-			m.failed++
+		if a.OK() && a.Due >= from && a.Due < to {
+			h.Record(a.Latency)
 		}
 	}
-	return out
+	return h
 }
 
 func drainText(d time.Duration, limit time.Duration) string {
@@ -118,7 +94,7 @@ func (r *results) print(w io.Writer) {
 	o := r.o
 	first, last := r.samples[0], r.samples[len(r.samples)-1]
 	m1, lastFrom := r.near(time.Minute), r.near(last.at-time.Minute)
-	all, mins := r.open.Latencies(), r.minutes()
+	all := r.open.Latencies()
 	ok, failed := r.open.Counts()
 	loads := benchenv.Col(r.samples, func(s sample) float64 { return s.load })
 
@@ -147,35 +123,21 @@ func (r *results) print(w io.Writer) {
 	cLag := func(s sample) float64 { return s.consumerLag }
 	firstWin, lastWin := r.within(0, m1.at), r.within(lastFrom.at, last.at)
 	tb.Rowf("receiver (accepted) | %.0f | ack p99 %s | %.0f | ack p99 %s",
-		perSecond(first, m1, acc), ms(mins[0].lats.Q(0.99)), perSecond(lastFrom, last, acc), ms(mins[len(mins)-1].lats.Q(0.99)))
+		perSecond(first, m1, acc), ms(r.lats(0, time.Minute).Q(0.99)), perSecond(lastFrom, last, acc), ms(r.lats(o.duration-time.Minute, o.duration).Q(0.99)))
 	tb.Rowf("relay (published to Kafka) | %.0f | oldest unpublished outbox row %s | %.0f | %s",
-		perSecond(first, m1, pub), stat(firstWin, relayAge, true, " s"), perSecond(lastFrom, last, pub), stat(lastWin, relayAge, true, " s"))
+		perSecond(first, m1, pub), meanMax(firstWin, relayAge, " s"), perSecond(lastFrom, last, pub), meanMax(lastWin, relayAge, " s"))
 	tb.Rowf("consumers (processed) | %.0f | oldest unfinished (pending or processing) inbox row %s; lag %s | %.0f | %s; lag %s",
-		perSecond(first, m1, pro), stat(firstWin, pending, true, " s"), stat(firstWin, cLag, true, " records"),
-		perSecond(lastFrom, last, pro), stat(lastWin, pending, true, " s"), stat(lastWin, cLag, true, " records"))
+		perSecond(first, m1, pro), meanMax(firstWin, pending, " s"), meanMax(firstWin, cLag, " records"),
+		perSecond(lastFrom, last, pro), meanMax(lastWin, pending, " s"), meanMax(lastWin, cLag, " records"))
 	fmt.Fprintln(w)
 
 	r.printStorage(w, first, m1, last)
 	fmt.Fprintf(w, "Ack latency of the open loop (2xx answers, from the due time, at the load generator): p50 %s, p99 **%s**, p99.9 %s, max %s.\n\n",
 		ms(all.Q(0.5)), ms(all.Q(0.99)), ms(all.Q(0.999)), ms(all.Q(1)))
-	tb = benchenv.NewTable(w, "minute", "sent", "non-2xx", "ack p50", "ack p99", "ack max", "receiver/s", "relay/s",
-		"consumers/s", "outbox age max", "unfinished inbox row age max", "storage", "load")
-	for i, m := range mins {
-		a, b := r.near(m.from), r.near(m.to)
-		win := r.within(m.from, m.to)
-		tb.Rowf("%d | %d | %d | %s | %s | %s | %.0f | %.0f | %.0f | %s | %s | %s | %.1f",
-			i+1, m.sent, m.failed, ms(m.lats.Q(0.5)), ms(m.lats.Q(0.99)), ms(m.lats.Q(1)),
-			perSecond(a, b, acc), perSecond(a, b, pub), perSecond(a, b, pro),
-			stat(win, relayAge, false, " s"), stat(win, pending, false, " s"), mib(b.totalBytes()), b.load)
-	}
-	fmt.Fprintf(w, "\nDuring the open loop: events accepted %.0f; relay records published by path: %s; consumer records by outcome: %s. Samples that failed: %d.\n",
+	fmt.Fprintf(w, "During the open loop: events accepted %.0f; relay records published by path: %s; consumer records by outcome: %s. Samples that failed: %d.\n",
 		last.accepted-first.accepted, diff(first.paths, last.paths), diff(first.outcomes, last.outcomes), r.sampleErrs)
 	for _, l := range r.logs {
-		fmt.Fprintf(w, "\n`gatehouse %s` logged %d warnings or errors during the whole run", l.name, l.warnings)
-		if l.last != "" {
-			fmt.Fprintf(w, "; the last: `%s`", l.last)
-		}
-		fmt.Fprintln(w, ".")
+		fmt.Fprintf(w, "\n%s\n", l)
 	}
 }
 

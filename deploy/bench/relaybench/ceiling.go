@@ -100,19 +100,3 @@ func (b *bench) insert(ctx context.Context, topic string, rs []row) ([]string, e
 	_, err := b.Pool.Exec(ctx, insertSQL, ids, keys, ps, topic, ats)
 	return ids, err
 }
-
-// writeFlatOut runs the max run's writers: o.writers goroutines committing
-// o.batch-row transactions back to back for o.duration. It returns the rows
-// committed.
-func (b *bench) writeFlatOut(ctx context.Context, topic string, s *stamps) (int, error) {
-	r := benchenv.Loop(ctx, b.o.writers, b.o.duration, func(int) error {
-		ids, err := b.insert(ctx, topic, b.rows(b.o.batch))
-		s.markSent(ids, time.Now())
-		return err
-	})
-	ok, failed := r.Counts()
-	if failed > 0 {
-		return ok * b.o.batch, fmt.Errorf("%d of %d transactions failed (last: %s)", failed, ok+failed, r.LastError)
-	}
-	return ok * b.o.batch, nil
-}

@@ -4,8 +4,7 @@
 // the same run. It starts a private PostgreSQL cluster (fsync on) and a
 // private Kafka 4 broker (internal/testenv), runs the relay in-process
 // (the code of `gatehouse relay`), and for each mode measures paced runs
-// (commit-to-topic latency at -rates), a max run (-writers committing
-// -batch-row transactions back to back) and a backlog drain (rows written
+// (commit-to-topic latency at -rates) and a backlog drain (rows written
 // while the relay was stopped, then published as fast as it can). The
 // ceiling producer runs at the same rates and flat out. It prints a
 // Markdown section on stdout and progress on stderr. Usage:
@@ -25,15 +24,13 @@ import (
 
 type options struct {
 	benchenv.Options
-	duration   time.Duration `flag:"d" default:"10s" help:"length of each paced and max run"`
+	duration   time.Duration `flag:"d" default:"10s" help:"length of each paced run and the ceiling's flat-out run"`
 	rates      []int         `flag:"rates" default:"1000,5000" help:"paced rates in rows/s"`
 	modes      []string      `flag:"modes" default:"replication,poll" help:"relay modes to measure"`
 	backlog    int           `flag:"backlog" default:"200000" help:"rows of the backlog-drain run (0 skips it)"`
 	keys       int           `flag:"keys" default:"1000" help:"distinct keys (subject objects)"`
-	batch      int           `flag:"batch" default:"500" help:"rows per transaction in max and backlog runs"`
-	writers    int           `flag:"writers" default:"2" help:"concurrent writers in the max run"`
+	batch      int           `flag:"batch" default:"500" help:"rows per transaction of the backlog"`
 	partitions int           `flag:"partitions" default:"6" help:"partitions of the benchmark topics"`
-	runs       int           `flag:"runs" default:"1" help:"repetitions of every measurement (each is a row)"`
 }
 
 func main() {
@@ -41,39 +38,25 @@ func main() {
 	benchenv.Run(helpText, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, o, stdout) })
 }
 
-const helpText = `relaybench measures gatehouse's outbox relay (logical replication and
-poll mode) against a plain franz-go producer writing the same records to the
-same broker in the same run: paced latency, a max run and a backlog drain. It
-starts a private PostgreSQL and Kafka and prints a Markdown section.
-
-Example:
-  go run ./deploy/bench/relaybench -runs 3 -d 3s -rates 1000 -backlog 200000
-
-Flags:
-`
+const helpText = "relaybench: the outbox relay against a plain Kafka producer (docs/BENCHMARKS.md \"Relay\").\n\n" +
+	"Example: go run ./deploy/bench/relaybench -d 3s -rates 1000 -backlog 200000\n\nFlags:\n"
 
 func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) error {
 	b := &bench{Stack: st, o: o}
 	var rows []result
-	for run := range max(o.runs, 1) {
-		first := len(rows)
-		for _, rate := range append(append([]int{}, o.rates...), 0) {
-			r, err := b.ceiling(ctx, rate)
-			if err != nil {
-				return err
-			}
-			rows = append(rows, r)
+	for _, rate := range append(append([]int{}, o.rates...), 0) {
+		r, err := b.ceiling(ctx, rate)
+		if err != nil {
+			return err
 		}
-		for _, mode := range o.modes {
-			res, err := b.relayRuns(ctx, mode)
-			if err != nil {
-				return err
-			}
-			rows = append(rows, res...)
+		rows = append(rows, r)
+	}
+	for _, mode := range o.modes {
+		res, err := b.relayRuns(ctx, mode)
+		if err != nil {
+			return err
 		}
-		for i := first; i < len(rows); i++ {
-			rows[i].run = run
-		}
+		rows = append(rows, res...)
 	}
 	report(stdout, o, b, rows)
 	return nil
@@ -100,41 +83,30 @@ func report(w io.Writer, o *options, b *bench, rows []result) {
 		t.Row(r.what, r.offered, r.n, fmt.Sprintf("%.0f", r.throughput), ms(r.p50), ms(r.p99), r.dups, r.load)
 	}
 	fmt.Fprintln(w)
-	drainRatios(w, rows)
+	if o.backlog > 0 {
+		drainRatios(w, rows)
+	}
 	fmt.Fprintln(w, "Anchors: Sequin reports 50k ops/s with p99 253 ms from one slot; Debezium Server 20–23k ops/s with p99 ≈ 440 ms. "+
 		"Targets on the 2-core machine: ≥ 30k events/s, p99 commit-to-topic ≤ 100 ms at 5k/s.")
 }
 
-// drainRatios prints, per mode, each run's backlog drain rate over the
-// producer ceiling's max rate of the same run, and their median.
+// drainRatios prints each mode's backlog drain rate over the producer
+// ceiling's flat-out rate of the same run (one run: the median is the
+// ratio).
 func drainRatios(w io.Writer, rows []result) {
-	ceiling := map[int]float64{}
+	ceiling := 0.0
 	for _, r := range rows {
 		if r.what == ceilingWhat && r.offered == "max" {
-			ceiling[r.run] = r.throughput
+			ceiling = r.throughput
 		}
-	}
-	var modes []string
-	of := map[string][]float64{}
-	for _, r := range rows {
-		if c := ceiling[r.run]; strings.HasPrefix(r.offered, "backlog") && c > 0 {
-			if _, ok := of[r.what]; !ok {
-				modes = append(modes, r.what)
-			}
-			of[r.what] = append(of[r.what], r.throughput/c)
-		}
-	}
-	if len(modes) == 0 {
-		return
 	}
 	fmt.Fprintf(w, "Backlog drain over the producer ceiling (max) of the same run:\n\n")
 	t := benchenv.NewTable(w, "path", "runs>", "ratio per run", "median>")
-	for _, m := range modes {
-		var each []string
-		for _, v := range of[m] {
-			each = append(each, fmt.Sprintf("%.2f", v))
+	for _, r := range rows {
+		if strings.HasPrefix(r.offered, "backlog") && ceiling > 0 {
+			ratio := fmt.Sprintf("%.2f", r.throughput/ceiling)
+			t.Row(r.what, 1, ratio, ratio)
 		}
-		t.Row(m, len(of[m]), strings.Join(each, ", "), fmt.Sprintf("%.2f", benchenv.Median(of[m])))
 	}
 	fmt.Fprintln(w)
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -26,7 +27,6 @@ type bench struct {
 
 // result is one row of the table.
 type result struct {
-	run        int // which repetition (-runs) it belongs to
 	what       string
 	offered    string
 	n          int
@@ -62,9 +62,9 @@ func (b *bench) newTopic(ctx context.Context, name string) (string, error) {
 	return topic, err
 }
 
-// consume reads topic from its start until want records (distinct ids) were
-// received or ctx ends.
-func (b *bench) consume(ctx context.Context, topic string, s *stamps, want func() int) error {
+// consume reads topic from its start until want records (distinct ids; 0:
+// not known yet) were received or ctx ends.
+func (b *bench) consume(ctx context.Context, topic string, s *stamps, want *atomic.Int64) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka.Brokers...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
 	if err != nil {
@@ -77,7 +77,7 @@ func (b *bench) consume(ctx context.Context, topic string, s *stamps, want func(
 		pcancel()
 		now := time.Now()
 		if ctx.Err() != nil {
-			return fmt.Errorf("consume %s: %w (have %d of %d)", topic, ctx.Err(), len(s.recv), want())
+			return fmt.Errorf("consume %s: %w (have %d of %d)", topic, ctx.Err(), len(s.recv), want.Load())
 		}
 		s.mu.Lock()
 		fs.EachRecord(func(r *kgo.Record) {
@@ -90,7 +90,7 @@ func (b *bench) consume(ctx context.Context, topic string, s *stamps, want func(
 		})
 		n := len(s.recv)
 		s.mu.Unlock()
-		if w := want(); w > 0 && n >= w {
+		if w := want.Load(); w > 0 && int64(n) >= w {
 			return nil
 		}
 	}
@@ -114,21 +114,18 @@ func (b *bench) onTopic(ctx context.Context, what, offered, prefix string, limit
 		}
 	}
 	s := &stamps{sent: map[string]time.Time{}, recv: map[string]time.Time{}}
-	var mu sync.Mutex
-	total := 0
+	var total atomic.Int64
 	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- b.consume(cctx, topic, s, func() int { mu.Lock(); defer mu.Unlock(); return total }) }()
+	go func() { done <- b.consume(cctx, topic, s, &total) }()
 	time.Sleep(2 * time.Second)
 	start := time.Now()
 	n, err := write(topic, s)
 	if err != nil {
 		return result{}, err
 	}
-	mu.Lock()
-	total = n
-	mu.Unlock()
+	total.Store(int64(n))
 	if err := <-done; err != nil {
 		return result{}, err
 	}
@@ -163,7 +160,7 @@ func (b *bench) startRelay(ctx context.Context, mode string) (func(), error) {
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 }
 
-// relayRuns measures one mode: paced runs, a max run and a backlog drain.
+// relayRuns measures one mode: paced runs and a backlog drain.
 func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 	var out []result
 	what := "relay, " + mode
@@ -193,12 +190,6 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 		}
 		out = append(out, r)
 	}
-	r, err := b.onTopic(ctx, what, fmt.Sprintf("max (%d writers × %d rows/tx)", b.o.writers, b.o.batch), mode, limit, true, nil,
-		func(topic string, s *stamps) (int, error) { return b.writeFlatOut(ctx, topic, s) })
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, r)
 	if b.o.backlog > 0 {
 		// The backlog is written with the relay stopped; the run starts
 		// with the relay.

@@ -48,17 +48,8 @@ func main() {
 	benchenv.Run(helpText, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, *o, stdout) })
 }
 
-const helpText = `storagebench measures what history and retention cost the receiver's write:
-throughput and WAL per event against an empty store and a store with -history
-earlier events, a retention pass during a closed-loop run, and the API's list
-pages on the history store. It starts its own PostgreSQL.
-
-Example (5 M events of history, ~4 GB, about 10 minutes on 2 cores):
-
-  go run ./deploy/bench/storagebench -history 5000000 -days 30 -d 15s -runs 3 -passes 3
-
-Flags:
-`
+const helpText = "storagebench: what history and retention cost the receiver's write, and the API's pages on the history (docs/BENCHMARKS.md \"Storage\").\n\n" +
+	"Example (5 M events, ~4 GB, ~10 minutes on 2 cores): go run ./deploy/bench/storagebench -history 5000000 -days 30 -d 15s\n\nFlags:\n"
 
 func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) error {
 	histURL, err := testenv.CreateDatabase(ctx, st.PG.AdminURL(), true)
