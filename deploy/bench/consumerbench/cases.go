@@ -3,13 +3,19 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
+	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -72,22 +78,23 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 
 	// 3. API latency 50 ms, ten events per object arriving together.
 	b.Logf("case 3: %d events, 10 per object", o.events)
-	before := b.api.calls.Load()
+	b.api.reset()
 	if res.groupedRate, err = b.backlog(ctx, "grouped", o.events, func(i int) string { return "pay_grp_" + strconv.Itoa(i/10) }); err != nil {
 		return err
 	}
-	res.groupedCalls = float64(b.api.calls.Load()-before) / float64(o.events)
+	calls, _ := b.api.reset()
+	res.groupedCalls = float64(calls) / float64(o.events)
 	b.api.latency.Store(0)
 
 	// 4. api_rate_limit: the fake API answers 429 above the limit plus the
 	// 5 % burst a token bucket of that rate allows in any one second.
 	b.Logf("case 4: %d events with api_rate_limit %d", o.limitedEvents, o.rateLimit)
 	b.api.limit.Store(int64(o.rateLimit * 105 / 100))
-	b.api.record(true)
+	b.api.reset()
 	if res.limitedRate, err = b.backlog(ctx, "limited", o.limitedEvents, func(i int) string { return "pay_lim_" + strconv.Itoa(i) }); err != nil {
 		return err
 	}
-	res.limitedMax = maxInWindow(b.api.record(false), time.Second)
+	_, res.limitedMax = b.api.reset()
 	res.limited429 = b.api.tooMany.Load()
 	b.api.limit.Store(0)
 
@@ -121,15 +128,6 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 		return fmt.Errorf("forward cases: %d deliveries, want %d", got, 2*o.events)
 	}
 	return nil
-}
-
-// backlog preloads n events of prov (object names the subject of event i)
-// and drains them (drain).
-func (b *bench) backlog(ctx context.Context, prov string, n int, object func(i int) string) (float64, error) {
-	if err := b.preload(ctx, prov, n, object); err != nil {
-		return 0, err
-	}
-	return b.drain(ctx, prov, n)
 }
 
 // drain starts a consumer on prov's pre-loaded topic, waits for n final
@@ -173,13 +171,158 @@ func (b *bench) foreignRecords(ctx context.Context) error {
 	return cmp.Or(err, cl.Flush(ctx))
 }
 
-func maxInWindow(times []time.Time, w time.Duration) int {
-	most, j := 0, 0
-	for i := range times { // times are in arrival order
-		for times[i].Sub(times[j]) >= w {
-			j++
-		}
-		most = max(most, i-j+1)
+func body(id, object string, now time.Time) []byte {
+	b, _ := json.Marshal(map[string]any{"id": id, "type": "payment.succeeded", "created_at": now.UTC().Format(time.RFC3339),
+		"data": map[string]any{"payment_id": object, "amount": 1999, "currency": "eur"}})
+	return b
+}
+
+// backlog writes n events of prov through the Writer (inbox and outbox,
+// as the receiver does), 64 at a time, waits until the relay has published
+// them and drains them (drain). object names the subject of event i.
+func (b *bench) backlog(ctx context.Context, prov string, n int, object func(i int) string) (float64, error) {
+	w, err := ingest.NewWriter(b.Pool, 4, 64)
+	if err != nil {
+		return 0, err
 	}
-	return most
+	topic := b.cfg.Providers[prov].Topic
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(64)
+	for i := range n {
+		g.Go(func() error {
+			id, now, obj := prov+"_"+strconv.Itoa(i), time.Now(), object(i)
+			_, err := w.Write(gctx, ingest.Record{Provider: prov, EventID: id, Type: "payment.succeeded", CreatedAt: &now,
+				Payload: body(id, obj, now), SecretID: "bench", AggregateID: obj, Topic: topic})
+			return err
+		})
+	}
+	err = g.Wait()
+	w.Close()
+	if err != nil {
+		return 0, err
+	}
+	if err := b.waitTopic(ctx, topic, n); err != nil {
+		return 0, err
+	}
+	return b.drain(ctx, prov, n)
+}
+
+// waitTopic waits until topic holds at least n records.
+func (b *bench) waitTopic(ctx context.Context, topic string, n int) error {
+	err := benchenv.Until(ctx, 100*time.Millisecond, 5*time.Minute, func() (bool, error) {
+		ends, err := b.Admin.ListEndOffsets(ctx, topic)
+		total := int64(0)
+		ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+		return err == nil && total >= int64(n), nil
+	})
+	if err != nil {
+		return fmt.Errorf("relay did not publish %d records to %s within 5 minutes: %w", n, topic, err)
+	}
+	return nil
+}
+
+// endToEnd runs a consumer of prov while total deliveries go to the
+// receiver at addr at rate per second (an open loop over up to 512
+// connections) and beside, when set, runs at the same time; it returns the
+// latencies from each delivery's 2xx to its processed_at and the rate
+// achieved.
+func (b *bench) endToEnd(ctx context.Context, addr, prov string, rate float64, total int, beside func(context.Context) error) (*benchenv.Hist, float64, error) {
+	stop, err := b.startConsumer(ctx, prov)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		if beside != nil {
+			done <- beside(ctx)
+		}
+		close(done)
+	}()
+	d := time.Duration(float64(total) / rate * float64(time.Second))
+	r := benchenv.Load{Addr: addr, Conns: 512, Next: benchenv.NewDeliveries(prov, addr, []byte(secret), 0).Next, IDs: true}.Fixed(ctx, rate, d)
+	if _, failed := r.Counts(); failed > 0 {
+		return nil, 0, fmt.Errorf("%d deliveries were not acknowledged (last: %s)", failed, r.LastError)
+	}
+	if err := <-done; err != nil {
+		return nil, 0, err
+	}
+	if err := b.waitFinal(ctx, prov, len(r.Acks), 5*time.Minute); err != nil {
+		return nil, 0, err
+	}
+	acked := make(map[string]time.Time, len(r.Acks))
+	for _, a := range r.Acks {
+		acked[a.ID] = r.Start.Add(a.Due + a.Latency)
+	}
+	rows, err := b.Pool.Query(ctx, `SELECT event_id, processed_at FROM inbox WHERE provider = $1 AND processed_at IS NOT NULL`, prov)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	h := benchenv.NewHist()
+	for rows.Next() {
+		var id string
+		var at time.Time
+		if err := rows.Scan(&id, &at); err != nil {
+			return nil, 0, err
+		}
+		if t, ok := acked[id]; ok {
+			h.Record(at.Sub(t))
+		}
+	}
+	return h, r.Rate(), rows.Err()
+}
+
+// waitFinal waits until n events of prov are in a final state.
+func (b *bench) waitFinal(ctx context.Context, prov string, n int, timeout time.Duration) error {
+	var done int
+	err := benchenv.Until(ctx, 50*time.Millisecond, timeout, func() (bool, error) {
+		err := b.Pool.QueryRow(ctx, `SELECT count(*) FROM inbox WHERE provider = $1
+AND processing_state = ANY($2)`, prov, schemas.FinalStates()).Scan(&done)
+		return err == nil && done >= n, err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: only %d of %d events final after %v: %w", prov, done, n, timeout, err)
+	}
+	return nil
+}
+
+// pgbenchScript is one consumer batch of :batch new events, with the
+// consumer's own statements as consumers/store_batch.go calls them: one
+// consumers_claim_many for the batch (provider, event id and the time the
+// event was received, which prunes the claim to its inbox partition), then
+// one transaction applying each event with consumers_apply (the consumer
+// pipelines one statement per event; here one SELECT calls it per row).
+// TestBenchSQLCallsProductionSignatures (benchenv) fails when a function
+// called here takes another number of arguments in production.
+const pgbenchScript = `SELECT nextval('consumerbench_seq') AS id \gset
+SELECT count(*) FROM consumers_claim_many(array_fill('pgb'::text, ARRAY[(:batch)::int]),
+  ARRAY(SELECT 'pgb_' || ((:id)::int * (:batch)::int + g) FROM generate_series(1, (:batch)::int) g), array_fill(now(), ARRAY[(:batch)::int]));
+BEGIN;
+SELECT count(consumers_apply('pgb', 'pgb_' || ((:id)::int * (:batch)::int + g), 'payment.succeeded', 'pay_pgb_' || ((:id)::int * (:batch)::int + g), 'payment', 1,
+  '{"id":"pay","object":"payment","version":1,"status":"succeeded","amount":1999}', now())) FROM generate_series(1, (:batch)::int) g;
+COMMIT;
+`
+
+// ceilingSQL runs pgbench with the consumer's batched statements (one
+// client: one consumer applies one batch at a time) and returns events
+// per second.
+func (b *bench) ceilingSQL(ctx context.Context) (float64, error) {
+	batch := b.o.maxPoll
+	txns := max(4, b.o.events/batch)
+	n := (txns + 2) * batch
+	if _, err := b.Pool.Exec(ctx, `CREATE SEQUENCE consumerbench_seq`); err != nil {
+		return 0, fmt.Errorf("pgbench sequence: %w", err)
+	}
+	if _, err := b.Pool.Exec(ctx, `INSERT INTO inbox (provider, event_id, event_type, payload, verified, secret_id)
+SELECT 'pgb', 'pgb_' || i, 'payment.succeeded', '{"id":"x"}', true, 'bench' FROM generate_series(1, $1::int) i`, n); err != nil {
+		return 0, fmt.Errorf("pgbench rows: %w", err)
+	}
+	script := filepath.Join(b.Dir, "consumer.sql")
+	if err := os.WriteFile(script, []byte(pgbenchScript), 0o644); err != nil {
+		return 0, err
+	}
+	_, tps, _, err := benchenv.Pgbench(ctx, nil, "-n", "-M", "prepared", "-c", "1", "-D", "batch="+strconv.Itoa(batch),
+		"-t", strconv.Itoa(txns), "-f", script, b.DBURL)
+	return tps * float64(batch), err
 }

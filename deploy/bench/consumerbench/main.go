@@ -1,15 +1,11 @@
 // Command consumerbench measures gatehouse's consumers (section "Consumers"
-// of `make bench`) in one run on one machine, beside the receiver's own
-// max rate and a pgbench ceiling of the consumer's batched statements: the
-// drain rate of a backlog with an instant API and with a 50 ms API, API
-// calls per event when ten events per object arrive together, the
-// requests per second a rate-limited provider sees, the end-to-end latency
-// at a steady rate through the real receiver, relay and consumer, and the
-// same latency with foreign records (no inbox row) in the stream, and the
-// forward rate to a team's service answering at once and after 50 ms. All
-// components are real and private to the run: PostgreSQL (fsync on), one
-// Kafka broker, the receiver, relay and consumer in this process, and a
-// local reference-provider API that is also the forward destination.
+// of `make bench`): the eight cases of docs/BENCHMARKS.md (drain rates,
+// API calls, a rate-limited provider, end-to-end latency with and without
+// foreign records, forwards) beside the receiver's own max rate and a
+// pgbench ceiling of the consumer's batched statements. PostgreSQL (fsync
+// on), one Kafka broker, the receiver, relay and consumer run in this
+// process, with a local reference-provider API that is also the forward
+// destination.
 package main
 
 import (

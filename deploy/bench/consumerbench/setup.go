@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,8 +75,8 @@ func setup(st *benchenv.Stack, o *options) (*bench, error) {
 }
 
 // fakeAPI is the reference provider's API: every payment exists at
-// version 1, answered after the current latency. It counts requests per
-// second and answers 429 above its own limit (when set), as Stripe does.
+// version 1, answered after the current latency. It answers 429 above its
+// own limit of requests in the last second (when set), as Stripe does.
 // Under /hooks it is the forward cases' destination, answering 204 after
 // the same latency.
 type fakeAPI struct {
@@ -85,13 +84,12 @@ type fakeAPI struct {
 	stop      func()
 	latency   atomic.Int64 // time.Duration
 	limit     atomic.Int64 // requests per second before 429s; 0: none
-	calls     atomic.Int64
 	tooMany   atomic.Int64
 	delivered atomic.Int64 // forward deliveries
 
 	mu    sync.Mutex
-	times []time.Time // request times while recording
-	rec   bool
+	times []time.Time // request times since the last reset
+	most  int         // most requests in any one second since the last reset
 }
 
 func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
@@ -101,22 +99,15 @@ func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	a.calls.Add(1)
-	now := time.Now()
-	over := false
+	now, n := time.Now(), 0
 	a.mu.Lock()
-	if a.rec {
-		a.times = append(a.times, now)
-		if l := a.limit.Load(); l > 0 {
-			n := 0
-			for i := len(a.times) - 1; i >= 0 && now.Sub(a.times[i]) < time.Second; i-- {
-				n++
-			}
-			over = int64(n) > l
-		}
+	a.times = append(a.times, now)
+	for i := len(a.times) - 1; i >= 0 && now.Sub(a.times[i]) < time.Second; i-- {
+		n++
 	}
+	a.most = max(a.most, n)
 	a.mu.Unlock()
-	if over {
+	if l := a.limit.Load(); l > 0 && int64(n) > l {
 		a.tooMany.Add(1)
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, `{"error":{"type":"rate_limit_error"}}`, http.StatusTooManyRequests)
@@ -128,14 +119,14 @@ func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "object": "payment", "version": 1, "status": "succeeded", "amount": 1999})
 }
 
-// record starts (or stops and returns) the request log of a case.
-func (a *fakeAPI) record(on bool) []time.Time {
+// reset returns the requests since the last reset and the most of them in
+// any one second, and forgets them.
+func (a *fakeAPI) reset() (calls, most int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := a.times
-	a.rec, a.times = on, nil
-	slices.SortFunc(out, func(x, y time.Time) int { return x.Compare(y) })
-	return out
+	calls, most = len(a.times), a.most
+	a.times, a.most = nil, 0
+	return calls, most
 }
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -1,15 +1,11 @@
 // Command pipelinebench is the sustained-pipeline benchmark
 // (docs/BENCHMARKS.md "Sustained pipeline"): the real `gatehouse serve`,
-// `gatehouse relay` (logical replication) and `gatehouse consume` (fetching
-// every payment from the demo provider API) run as separate processes
-// against a private PostgreSQL (fsync on) and Kafka broker, with storage
-// lifetimes short enough (-interval, -retention) that partitions are
-// created and dropped during the run. A closed-loop phase finds the
-// receiver's maximum rate with the whole pipeline running; an open-loop
-// phase then sends at half that rate (or -rate) for -d, sampling the
-// processes' /metrics and the database every -every. It exits non-zero
-// only when the harness fails, never on a figure. Usage (from the
-// repository root):
+// `relay` and `consume` binaries as separate processes with a private
+// PostgreSQL (fsync on) and Kafka broker, storage lifetimes short enough
+// that partitions are created and dropped during the run, a closed loop
+// that finds the receiver's maximum, then an open loop at half of it for
+// -d, sampling the processes' /metrics every -every. It exits non-zero
+// only when the harness fails, never on a figure. Usage:
 //
 //	go run ./deploy/bench/pipelinebench [-d 10m] [-gatehouse bin/gatehouse]
 package main
@@ -23,6 +19,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/internal/demoapi"
@@ -232,3 +230,110 @@ func warnings(p *benchenv.Proc) string {
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// tables are the tables whose size the run follows: every table the
+// pipeline writes for each event.
+var tables = []string{"inbox", "dedupe_keys", "outbox", "processed_events", "provider_object_changes", "provider_objects"}
+
+// sample is one reading of the pipeline's processes and database. A gauge
+// that no process exported is NaN.
+type sample struct {
+	at time.Duration // since the open-loop phase started
+
+	accepted  float64            // serve: gatehouse_webhook_deliveries_total{outcome="accepted"}
+	published float64            // relay: gatehouse_relay_records_published_total
+	processed float64            // consume: gatehouse_consumer_records_processed_total (every outcome)
+	outcomes  map[string]float64 // consume: the same by outcome
+	paths     map[string]float64 // relay: published by path (stream, dispatcher, poll)
+
+	relayAge    float64 // gatehouse_relay_outbox_oldest_unsent_age_seconds (the relay's)
+	consumerLag float64 // sum of gatehouse_consumer_lag_records
+	pendingAge  float64 // age of the oldest inbox row pending or processing: accepted, not yet finished by a consumer
+
+	created, dropped float64 // gatehouse_storage_partitions_{created,dropped}_total, every process
+
+	bytes map[string]int64 // table → bytes (with indexes, TOAST, partitions): gatehouse_storage_table_bytes
+	parts map[string]int64 // partitioned table → partitions: gatehouse_storage_partitions
+	load  float64          // 1-minute load average
+}
+
+func (s sample) totalBytes() int64 {
+	var t int64
+	for _, b := range s.bytes {
+		t += b
+	}
+	return t
+}
+
+// drained reports whether the relay and the consumers have caught up with
+// everything the receiver accepted.
+func (s sample) drained() bool {
+	return s.relayAge == 0 && s.consumerLag == 0 && s.published >= s.accepted && s.processed >= s.accepted
+}
+
+// sampler reads the three processes and the database.
+type sampler struct {
+	serve, relay, consume *benchenv.Proc
+	pool                  *pgxpool.Pool
+	start                 time.Time
+}
+
+// takeRetry is take, tried up to three times two seconds apart (a scrape
+// may time out on a loaded machine); it returns how many attempts failed.
+func (sm *sampler) takeRetry(ctx context.Context) (s sample, failed int, err error) {
+	var last error
+	err = benchenv.Until(ctx, 2*time.Second, 5*time.Second, func() (bool, error) {
+		if s, last = sm.take(ctx); last != nil {
+			failed++
+		}
+		return last == nil, nil
+	})
+	if err != nil {
+		return s, failed, fmt.Errorf("sample: %w (%v)", err, last)
+	}
+	return s, failed, nil
+}
+
+func (sm *sampler) take(ctx context.Context) (sample, error) {
+	s := sample{at: time.Since(sm.start), load: benchenv.LoadAvg()}
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+	defer cancel()
+	var fs []benchenv.Families
+	for _, p := range []*benchenv.Proc{sm.serve, sm.relay, sm.consume} {
+		f, err := benchenv.Scrape(ctx, p.Admin)
+		if err != nil {
+			return s, err
+		}
+		fs = append(fs, f)
+		s.created += f.Sum("gatehouse_storage_partitions_created_total")
+		s.dropped += f.Sum("gatehouse_storage_partitions_dropped_total")
+	}
+	sv, rl, co := fs[0], fs[1], fs[2]
+	s.accepted = sv.Sum("gatehouse_webhook_deliveries_total", "outcome", "accepted")
+	s.published = rl.Sum("gatehouse_relay_records_published_total")
+	s.processed = co.Sum("gatehouse_consumer_records_processed_total")
+	s.outcomes = co.By("gatehouse_consumer_records_processed_total", "outcome")
+	s.paths = rl.By("gatehouse_relay_records_published_total", "path")
+	s.relayAge = rl.Max("gatehouse_relay_outbox_oldest_unsent_age_seconds")
+	s.consumerLag = co.Sum("gatehouse_consumer_lag_records")
+	// The consumers' queue age measured in the database, whatever their
+	// own gauge says: the (processing_state, received_at) index of every
+	// inbox partition answers it.
+	err := sm.pool.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
+FROM inbox WHERE processing_state IN ('pending', 'processing')`).Scan(&s.pendingAge)
+	if err != nil {
+		return s, fmt.Errorf("oldest pending inbox row: %w", err)
+	}
+	// Sizes and partitions as the processes' storage maintenance last
+	// measured them (every check_interval): serve's tables and consume's.
+	s.bytes, s.parts = map[string]int64{}, map[string]int64{}
+	for _, f := range fs {
+		for _, t := range tables {
+			s.bytes[t] += int64(f.Sum("gatehouse_storage_table_bytes", "table", t))
+		}
+		for _, t := range []string{"dedupe_keys", "inbox", "outbox"} {
+			s.parts[t] += int64(f.Sum("gatehouse_storage_partitions", "table", t))
+		}
+	}
+	return s, nil
+}

@@ -159,14 +159,8 @@ func (r *results) printStorage(w io.Writer, first, m1, last sample) {
 	}
 	row("**total**", "**%s**", sample.totalBytes)
 	fmt.Fprintln(w)
-	parents := slices.Sorted(maps.Keys(last.parts))
-	for p := range first.parts {
-		if _, ok := last.parts[p]; !ok {
-			parents = append(parents, p)
-		}
-	}
 	var counts []string
-	for _, p := range parents {
+	for _, p := range slices.Sorted(maps.Keys(last.parts)) {
 		counts = append(counts, fmt.Sprintf("%s %d → %d", p, first.parts[p], last.parts[p]))
 	}
 	fmt.Fprintf(w, "Partitions during the open loop: **%.0f created, %.0f dropped** (gatehouse_storage_partitions_created/dropped_total of every process); "+

@@ -13,7 +13,7 @@ import (
 )
 
 // origin aligns partitions exactly as internal/storage does.
-const origin = `timestamptz '2000-01-01 00:00:00+00'`
+var origin = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // span is one partition to create: [starts, ends) of parent.
 type span struct {
@@ -35,20 +35,13 @@ func layout(ctx context.Context, pool *pgxpool.Pool, o options, history bool) (p
 	if err := benchenv.DropPartitions(ctx, pool); err != nil {
 		return nil, err
 	}
-	var today time.Time
-	if err := pool.QueryRow(ctx, `SELECT date_trunc('day', now(), 'UTC')`).Scan(&today); err != nil {
-		return nil, err
-	}
+	today := time.Now().UTC().Truncate(24 * time.Hour)
 	from, to := today.AddDate(0, 0, -o.days), today.AddDate(0, 0, 3)
 	var all []span
 	for d := from; d.Before(to); d = d.AddDate(0, 0, 1) {
 		all = append(all, span{"inbox", d, d.AddDate(0, 0, 1)})
 	}
-	var k time.Time
-	if err := pool.QueryRow(ctx, `SELECT date_bin($1::interval, $2::timestamptz, `+origin+`)`, o.keyInterval, from).Scan(&k); err != nil {
-		return nil, err
-	}
-	for ; k.Before(to); k = k.Add(o.keyInterval) {
+	for k := origin.Add(from.Sub(origin) / o.keyInterval * o.keyInterval); k.Before(to); k = k.Add(o.keyInterval) {
 		all = append(all, span{"dedupe_keys", k, k.Add(o.keyInterval)})
 	}
 	// The outbox log, hourly as storage.outbox_partition_interval's
