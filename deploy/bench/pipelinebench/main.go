@@ -116,7 +116,7 @@ storage:
 		}
 		procs = append(procs, p)
 	}
-	sm := &sampler{serve: procs[0], relay: procs[1], consume: procs[2], pool: st.Pool}
+	sm := &sampler{procs: procs, pool: st.Pool}
 	r := &results{o: o, pgVersion: st.PGVersion, kafkaVersion: st.KafkaVersion}
 	if err := phases(ctx, st, o, sm, secret, r); err != nil {
 		if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
@@ -135,9 +135,10 @@ storage:
 // then runs the open-loop phase while sampling, and waits for the final
 // catch-up.
 func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, secret []byte, r *results) error {
-	gen := benchenv.NewDeliveries(provider, sm.serve.Public, secret, o.body)
+	addr := sm.procs[0].Public
+	gen := benchenv.NewDeliveries(provider, addr, secret, o.body)
 	st.Logf("closed loop for %s at %d connections", o.maxD, o.conns)
-	r.max = benchenv.Load{Addr: sm.serve.Public, Conns: o.conns, Next: gen.Next}.Closed(ctx, o.maxD)
+	r.max = benchenv.Load{Addr: addr, Conns: o.conns, Next: gen.Next}.Closed(ctx, o.maxD)
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
@@ -155,12 +156,15 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 	}
 	st.Logf("open loop at %.0f events/s for %s", r.rate, o.duration)
 	sm.start = time.Now()
-	first, failed, err := sm.takeRetry(ctx)
-	r.sampleErrs += failed
-	if err != nil {
+	edge := func() error {
+		s, failed, err := sm.takeRetry(ctx)
+		r.sampleErrs += failed
+		r.samples = append(r.samples, s)
 		return err
 	}
-	r.samples = []sample{first}
+	if err := edge(); err != nil {
+		return err
+	}
 	// Every calls its function from one goroutine, and stop waits for it.
 	stop := benchenv.Every(ctx, o.every, func(sctx context.Context) {
 		s, err := sm.take(sctx)
@@ -175,17 +179,14 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 				s.at.Round(time.Second), s.accepted, s.published, s.processed, s.relayAge, s.pendingAge, s.consumerLag, mib(s.totalBytes()), s.load)
 		}
 	})
-	r.open = benchenv.Load{Addr: sm.serve.Public, Conns: o.conns, Next: gen.Next}.Fixed(ctx, r.rate, o.duration)
+	r.open = benchenv.Load{Addr: addr, Conns: o.conns, Next: gen.Next}.Fixed(ctx, r.rate, o.duration)
 	stop()
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
-	last, failed, err := sm.takeRetry(ctx)
-	r.sampleErrs += failed
-	if err != nil {
+	if err := edge(); err != nil {
 		return err
 	}
-	r.samples = append(r.samples, last)
 	st.Logf("open loop done; waiting for the relay and consumers to catch up")
 	r.postDrain, err = waitDrained(ctx, sm, o.drain)
 	return err
@@ -271,11 +272,12 @@ func (s sample) drained() bool {
 	return s.relayAge == 0 && s.consumerLag == 0 && s.published >= s.accepted && s.processed >= s.accepted
 }
 
-// sampler reads the three processes and the database.
+// sampler reads the three processes (serve, relay, consume) and the
+// database.
 type sampler struct {
-	serve, relay, consume *benchenv.Proc
-	pool                  *pgxpool.Pool
-	start                 time.Time
+	procs []*benchenv.Proc
+	pool  *pgxpool.Pool
+	start time.Time
 }
 
 // takeRetry is take, tried up to three times two seconds apart (a scrape
@@ -299,7 +301,7 @@ func (sm *sampler) take(ctx context.Context) (sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
 	defer cancel()
 	var fs []benchenv.Families
-	for _, p := range []*benchenv.Proc{sm.serve, sm.relay, sm.consume} {
+	for _, p := range sm.procs {
 		f, err := benchenv.Scrape(ctx, p.Admin)
 		if err != nil {
 			return s, err

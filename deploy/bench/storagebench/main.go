@@ -64,10 +64,10 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 		return fmt.Errorf("open history database: %w", err)
 	}
 	defer hist.Close()
-	if _, err := layout(ctx, empty, o, false); err != nil {
+	if _, err := layout(ctx, empty, o); err != nil {
 		return err
 	}
-	past, err := layout(ctx, hist, o, true)
+	past, err := layout(ctx, hist, o)
 	if err != nil {
 		return err
 	}
