@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
@@ -19,28 +20,23 @@ import (
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
-// results are the figures of one run.
+// results are the figures of one run that rows refer to, and the rows of
+// cases 2 to 8 as they were measured.
 type results struct {
-	receiverRate   float64 // case 1: closed loop, 16 connections
+	receiverRate   float64 // closed loop, 16 connections
 	receiverEvents int
 	fastRate       float64 // case 1: consumer drain, API latency 0
-	slowRate       float64 // case 2: API latency 50 ms, new objects
-	groupedCalls   float64 // case 3: API calls per event
-	groupedRate    float64
-	limitedMax     int   // case 4: most requests in any one-second window
-	limited429     int64 // case 4: 429s the API answered
-	limitedRate    float64
-	steadyAchieved float64 // case 5
-	steadyLat      *benchenv.Hist
-	mixedLat       *benchenv.Hist // case 6: genuine events among foreign records
-	forwardFast    float64        // case 7: forward, destination latency 0
-	forwardSlow    float64        // case 8: forward, destination latency 50 ms
 	ceilingSQL     float64
 	loadStart      string
+	rows           []string
+}
+
+func (r *results) row(format string, args ...any) {
+	r.rows = append(r.rows, fmt.Sprintf(format, args...))
 }
 
 func (b *bench) runCases(ctx context.Context, res *results) error {
-	addr, stopRecv, err := b.receiver()
+	addr, stopRecv, err := benchenv.InProcess(b.Pool, b.cfg, 4, 64, quiet(), prometheus.NewRegistry())
 	if err != nil {
 		return err
 	}
@@ -72,18 +68,21 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	// 2. API latency 50 ms, every event a new object.
 	b.Logf("case 2: %d events, API latency %v, new objects", o.events, o.apiLatency)
 	b.api.latency.Store(int64(o.apiLatency))
-	if res.slowRate, err = b.backlog(ctx, "slow", o.events, func(i int) string { return "pay_slow_" + strconv.Itoa(i) }); err != nil {
+	rate, err := b.backlog(ctx, "slow", o.events, 1)
+	if err != nil {
 		return err
 	}
+	res.row("2 | consumer drain, API latency %v, %d new objects | **%.0f events/s** | ≥ 2 000", o.apiLatency, o.events, rate)
 
 	// 3. API latency 50 ms, ten events per object arriving together.
 	b.Logf("case 3: %d events, 10 per object", o.events)
 	b.api.reset()
-	if res.groupedRate, err = b.backlog(ctx, "grouped", o.events, func(i int) string { return "pay_grp_" + strconv.Itoa(i/10) }); err != nil {
+	if rate, err = b.backlog(ctx, "grouped", o.events, 10); err != nil {
 		return err
 	}
 	calls, _ := b.api.reset()
-	res.groupedCalls = float64(calls) / float64(o.events)
+	res.row("3 | API latency %v, 10 events per object arriving together (%d events) | **%.3f API calls per event** (%.0f events/s) | ≤ 0.2",
+		o.apiLatency, o.events, float64(calls)/float64(o.events), rate)
 	b.api.latency.Store(0)
 
 	// 4. api_rate_limit: the fake API answers 429 above the limit plus the
@@ -91,38 +90,47 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	b.Logf("case 4: %d events with api_rate_limit %d", o.limitedEvents, o.rateLimit)
 	b.api.limit.Store(int64(o.rateLimit * 105 / 100))
 	b.api.reset()
-	if res.limitedRate, err = b.backlog(ctx, "limited", o.limitedEvents, func(i int) string { return "pay_lim_" + strconv.Itoa(i) }); err != nil {
+	if rate, err = b.backlog(ctx, "limited", o.limitedEvents, 1); err != nil {
 		return err
 	}
-	_, res.limitedMax = b.api.reset()
-	res.limited429 = b.api.tooMany.Load()
+	_, most := b.api.reset()
+	res.row("4 | `api_rate_limit: %d`, %d events, the API answering 429 above 105 %% of it: most requests it saw in any one second; 429 answers | **%d** requests; %d × 429 (%.0f events/s) | ≤ %d; no storm",
+		o.rateLimit, o.limitedEvents, most, b.api.tooMany.Load(), rate, o.rateLimit*105/100)
 	b.api.limit.Store(0)
 
 	// 5. Steady rate through receiver, relay and consumer.
 	b.Logf("case 5: %.0f events/s for %v end to end", o.rate, o.steadyFor)
-	if res.steadyLat, res.steadyAchieved, err = b.endToEnd(ctx, addr, "steady", o.rate, int(o.rate*o.steadyFor.Seconds()), nil); err != nil {
+	steady, achieved, err := b.endToEnd(ctx, addr, "steady", o.rate, int(o.rate*o.steadyFor.Seconds()), nil)
+	if err != nil {
 		return err
 	}
+	res.row("5 | steady %.0f events/s offered (%.0f achieved) for %v through receiver → relay → consumer: 2xx → final, p50 / p99 / max | %s / **%s** / %s | p99 ≤ 250 ms",
+		o.rate, achieved, o.steadyFor, ms(steady.Q(.5)), ms(steady.Q(.99)), ms(steady.Q(1)))
 
 	// 6. Foreign records (no inbox row) produced straight to the topic
 	// while genuine events arrive through the receiver.
 	b.Logf("case 6: %d foreign records among %d genuine events", o.foreign, o.genuine)
-	if res.mixedLat, _, err = b.endToEnd(ctx, addr, "mixed", o.mixedRate, o.genuine, b.foreignRecords); err != nil {
+	mixed, _, err := b.endToEnd(ctx, addr, "mixed", o.mixedRate, o.genuine, b.foreignRecords)
+	if err != nil {
 		return err
 	}
+	res.row("6 | %d records with no inbox row interleaved with %d genuine events (%.0f/s): genuine 2xx → final, p50 / p99 | %s / %s = **%.2f × case 5's p99** | ≤ 2 ×",
+		o.foreign, o.genuine, o.mixedRate, ms(mixed.Q(.5)), ms(mixed.Q(.99)), float64(mixed.Q(.99))/float64(max(1, steady.Q(.99))))
 
 	// 7 and 8. Forward to a team's service answering at once, then after
 	// the API latency.
-	for _, c := range []struct {
-		prov string
-		rate *float64
-	}{{"fwdfast", &res.forwardFast}, {"fwdslow", &res.forwardSlow}} {
-		b.Logf("case %s: %d events forwarded, destination latency %v", c.prov, o.events, time.Duration(b.api.latency.Load()))
-		if *c.rate, err = b.backlog(ctx, c.prov, o.events, func(i int) string { return "pay_" + c.prov + "_" + strconv.Itoa(i) }); err != nil {
-			return err
-		}
-		b.api.latency.Store(int64(o.apiLatency))
+	b.Logf("case 7: %d events forwarded to a destination answering at once", o.events)
+	if rate, err = b.backlog(ctx, "fwdfast", o.events, 1); err != nil {
+		return err
 	}
+	res.row("7 | forward (Standard Webhooks, concurrency %d) of %d events to a local destination answering at once | %.0f events/s = **%.2f × the receiver** | ≥ 1.0 ×",
+		o.apiConcurrency, o.events, rate, rate/res.receiverRate)
+	b.Logf("case 8: %d events forwarded to a destination answering after %v", o.events, o.apiLatency)
+	b.api.latency.Store(int64(o.apiLatency))
+	if rate, err = b.backlog(ctx, "fwdslow", o.events, 1); err != nil {
+		return err
+	}
+	res.row("8 | forward of %d events to a destination answering after %v | **%.0f events/s** | ≥ 2 000", o.events, o.apiLatency, rate)
 	b.api.latency.Store(0)
 	if got := b.api.delivered.Load(); got < int64(2*o.events) {
 		return fmt.Errorf("forward cases: %d deliveries, want %d", got, 2*o.events)
@@ -177,10 +185,10 @@ func body(id, object string, now time.Time) []byte {
 	return b
 }
 
-// backlog writes n events of prov through the Writer (inbox and outbox,
-// as the receiver does), 64 at a time, waits until the relay has published
-// them and drains them (drain). object names the subject of event i.
-func (b *bench) backlog(ctx context.Context, prov string, n int, object func(i int) string) (float64, error) {
+// backlog writes n events of prov, perObject of them about each object,
+// through the Writer (inbox and outbox, as the receiver does), 64 at a
+// time, waits until the relay has published them and drains them (drain).
+func (b *bench) backlog(ctx context.Context, prov string, n, perObject int) (float64, error) {
 	w, err := ingest.NewWriter(b.Pool, 4, 64)
 	if err != nil {
 		return 0, err
@@ -190,7 +198,7 @@ func (b *bench) backlog(ctx context.Context, prov string, n int, object func(i i
 	g.SetLimit(64)
 	for i := range n {
 		g.Go(func() error {
-			id, now, obj := prov+"_"+strconv.Itoa(i), time.Now(), object(i)
+			id, now, obj := prov+"_"+strconv.Itoa(i), time.Now(), "pay_"+prov+"_"+strconv.Itoa(i/perObject)
 			_, err := w.Write(gctx, ingest.Record{Provider: prov, EventID: id, Type: "payment.succeeded", CreatedAt: &now,
 				Payload: body(id, obj, now), SecretID: "bench", AggregateID: obj, Topic: topic})
 			return err

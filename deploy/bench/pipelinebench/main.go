@@ -157,8 +157,7 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 	st.Logf("open loop at %.0f events/s for %s", r.rate, o.duration)
 	sm.start = time.Now()
 	edge := func() error {
-		s, failed, err := sm.takeRetry(ctx)
-		r.sampleErrs += failed
+		s, err := sm.take(ctx)
 		r.samples = append(r.samples, s)
 		return err
 	}
@@ -198,8 +197,8 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 func waitDrained(ctx context.Context, sm *sampler, limit time.Duration) (time.Duration, error) {
 	t0 := time.Now()
 	err := benchenv.Until(ctx, time.Second, limit, func() (bool, error) {
-		s, _, err := sm.takeRetry(ctx)
-		return err == nil && s.drained(), err
+		s, err := sm.take(ctx) // a failed sample (a timeout on a loaded machine) is retried
+		return err == nil && s.drained(), nil
 	})
 	switch {
 	case errors.Is(err, benchenv.ErrNotWithin):
@@ -278,22 +277,6 @@ type sampler struct {
 	procs []*benchenv.Proc
 	pool  *pgxpool.Pool
 	start time.Time
-}
-
-// takeRetry is take, tried up to three times two seconds apart (a scrape
-// may time out on a loaded machine); it returns how many attempts failed.
-func (sm *sampler) takeRetry(ctx context.Context) (s sample, failed int, err error) {
-	var last error
-	err = benchenv.Until(ctx, 2*time.Second, 5*time.Second, func() (bool, error) {
-		if s, last = sm.take(ctx); last != nil {
-			failed++
-		}
-		return last == nil, nil
-	})
-	if err != nil {
-		return s, failed, fmt.Errorf("sample: %w (%v)", err, last)
-	}
-	return s, failed, nil
 }
 
 func (sm *sampler) take(ctx context.Context) (sample, error) {
