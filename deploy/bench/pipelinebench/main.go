@@ -28,7 +28,7 @@ import (
 
 type options struct {
 	benchenv.Options
-	duration    time.Duration `flag:"d" default:"10m" help:"length of the open-loop (fixed-rate) phase"`
+	duration    time.Duration `flag:"d" default:"10m" help:"length of the open-loop (fixed-rate) phase (at least 1m)"`
 	maxD        time.Duration `flag:"max-d" default:"20s" help:"length of the closed-loop phase that finds the receiver's maximum rate"`
 	conns       int           `flag:"conns" default:"64" help:"connections of the closed-loop and the open-loop phase"`
 	rate        float64       `flag:"rate" help:"open-loop rate in events/s (default half the closed-loop maximum)"`
@@ -48,14 +48,6 @@ func main() {
 	benchenv.Run(help, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, o, stdout) })
 }
 
-// Validate checks the flags' values (benchenv.Parse).
-func (o *options) Validate() error {
-	if o.duration < time.Minute || o.every <= 0 || o.maxD <= 0 || o.conns < 1 {
-		return errors.New("-d must be at least 1m; -every, -max-d and -conns positive")
-	}
-	return nil
-}
-
 const help = "pipelinebench: serve + relay + consume at a fixed rate (half the receiver's maximum) for -d, with partitions created and dropped during the run.\n\nExample: go run ./deploy/bench/pipelinebench -d 10m\n\nFlags:\n"
 
 // provider is the run's one provider (SPEC.md's reference scheme, which
@@ -67,10 +59,8 @@ func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) 
 	// The configuration and the processes' logs go beside PostgreSQL's
 	// data, kept with it by -keep.
 	dir := st.Dir
-	// The migration's day-wide partitions dropped and forgotten: the first
-	// maintenance pass of `serve` lays out partitions of the configured
-	// interval from now on, as a store that has run with that interval for
-	// longer than its retention would have them.
+	// The migration's day-wide partitions dropped: serve's maintenance lays
+	// out those of the configured interval from now on.
 	if err := benchenv.DropPartitions(ctx, st.Pool); err != nil {
 		return err
 	}

@@ -99,12 +99,9 @@ func (r *results) print(w io.Writer) {
 	loads := benchenv.Col(r.samples, func(s sample) float64 { return s.load })
 
 	fmt.Fprintf(w, "## Sustained pipeline\n\n")
-	fmt.Fprintf(w, "`go run ./deploy/bench/pipelinebench %s` — `gatehouse serve`, `gatehouse relay` (logical replication) and `gatehouse consume` "+
-		"(fetching every payment from the demo API and writing its projection) as separate processes; PostgreSQL %s (fsync on), Kafka %s, "+
-		"all on this machine. Storage: partition_interval %s (inbox and outbox), key_partition_interval %s, retention %s (inbox and outbox), dedupe_window %s, check_interval %s "+
-		"(the migration's day-wide partitions replaced by none before the start, so the running processes lay them out). "+
-		"Load average during the open loop: mean %.1f, max %.1f.\n\n",
-		strings.Join(o.args, " "), r.pgVersion, r.kafkaVersion, o.interval, o.keyInterval, o.retention, o.interval, o.check,
+	fmt.Fprintf(w, "`go run ./deploy/bench/pipelinebench %s`: `gatehouse serve`, `relay` and `consume` as separate processes with PostgreSQL %s (fsync on) "+
+		"and Kafka %s on this machine; partition_interval %s, key_partition_interval %s, retention %s, check_interval %s. Load average during the open loop: mean %.1f, max %.1f.\n\n",
+		strings.Join(o.args, " "), r.pgVersion, r.kafkaVersion, o.interval, o.keyInterval, o.retention, o.check,
 		benchenv.Sum(loads)/float64(len(loads)), slices.Max(loads))
 	_, maxFailed := r.max.Counts()
 	fmt.Fprintf(w, "Closed loop (%s, %d connections, relay and consumers running): **%.0f events/s** (%d non-2xx); then %s. "+

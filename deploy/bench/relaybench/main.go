@@ -1,13 +1,8 @@
-// Command relaybench measures gatehouse's outbox relay: outbox rows
-// committed → records readable on the Kafka topic, against the ceiling of a
-// franz-go producer writing the same records straight to the same broker in
-// the same run. It starts a private PostgreSQL cluster (fsync on) and a
-// private Kafka 4 broker (internal/testenv), runs the relay in-process
-// (the code of `gatehouse relay`), and for each mode measures paced runs
-// (commit-to-topic latency at -rates) and a backlog drain (rows written
-// while the relay was stopped, then published as fast as it can). The
-// ceiling producer runs at the same rates and flat out. It prints a
-// Markdown section on stdout and progress on stderr. Usage:
+// Command relaybench measures gatehouse's outbox relay (in-process, the
+// code of `gatehouse relay`): outbox rows committed → records readable on
+// the Kafka topic, paced (commit-to-topic latency at -rates) and as a
+// backlog drain, against the ceiling of a franz-go producer writing the
+// same records straight to the same broker in the same run. Usage:
 //
 //	go run ./deploy/bench/relaybench [-d 10s] [-rates 1000,5000] [-modes replication,poll]
 package main
@@ -134,11 +129,7 @@ func (b *bench) ceiling(ctx context.Context, rate int) (result, error) {
 	}
 	return b.onTopic(ctx, ceilingWhat, offered, "ceiling", b.o.duration+2*time.Minute, rate > 0, nil, func(topic string, s *stamps) (int, error) {
 		produce := func(rs []row) {
-			ids := make([]string, len(rs))
-			for i, r := range rs {
-				ids[i] = r.id
-			}
-			s.markSent(ids, time.Now())
+			s.markSent(rs, time.Now())
 			for _, r := range rs {
 				// The relay's value, key and the headers it always writes.
 				cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(r.key), Value: r.payload, Headers: []kgo.RecordHeader{
@@ -187,11 +178,11 @@ const insertSQL = `INSERT INTO outbox (id, aggregatetype, aggregateid, type, pay
 SELECT id, 'bench', key, 'payment.succeeded', p::jsonb, 'evt_' || left(id::text, 18), $4, at
 FROM unnest($1::uuid[], $2::text[], $3::text[], $5::text[]) AS t(id, key, p, at)`
 
-func (b *bench) insert(ctx context.Context, topic string, rs []row) ([]string, error) {
+func (b *bench) insert(ctx context.Context, topic string, rs []row) error {
 	ids, keys, ps, ats := make([]string, len(rs)), make([]string, len(rs)), make([]string, len(rs)), make([]string, len(rs))
 	for i, r := range rs {
 		ids[i], keys[i], ps[i], ats[i] = r.id, r.key, string(r.payload), r.at
 	}
 	_, err := b.Pool.Exec(ctx, insertSQL, ids, keys, ps, topic, ats)
-	return ids, err
+	return err
 }

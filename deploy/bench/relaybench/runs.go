@@ -45,21 +45,12 @@ type stamps struct {
 	lastRecv time.Time
 }
 
-func (s *stamps) markSent(ids []string, at time.Time) {
+func (s *stamps) markSent(rs []row, at time.Time) {
 	s.mu.Lock()
-	for _, id := range ids {
-		s.sent[id] = at
+	for _, r := range rs {
+		s.sent[r.id] = at
 	}
 	s.mu.Unlock()
-}
-
-// newTopic creates a fresh topic for one run.
-func (b *bench) newTopic(ctx context.Context, name string) (string, error) {
-	b.runSeq++
-	topic := fmt.Sprintf("bench.%02d.%s", b.runSeq, name)
-	_, err := kafka.EnsureTopics(ctx, b.Admin, slog.New(slog.DiscardHandler),
-		kafka.TopicSpec{Partitions: int32(b.o.partitions), ReplicationFactor: 1}, topic)
-	return topic, err
 }
 
 // consume reads topic from its start until want records (distinct ids; 0:
@@ -96,7 +87,7 @@ func (b *bench) consume(ctx context.Context, topic string, s *stamps, want *atom
 	}
 }
 
-// onTopic makes a new topic named after prefix, calls prepare with it
+// onTopic makes a new topic named after prefix (a fresh one per run), calls prepare with it
 // (when not nil), starts a consumer reading it from its start, gives it
 // time to load the topic's metadata and start fetching (so its start-up is
 // not counted as latency), and then runs write: the run starts then. It
@@ -104,8 +95,10 @@ func (b *bench) consume(ctx context.Context, topic string, s *stamps, want *atom
 // records write reports having written, or fails after limit.
 func (b *bench) onTopic(ctx context.Context, what, offered, prefix string, limit time.Duration, latency bool,
 	prepare func(topic string) error, write func(topic string, s *stamps) (n int, err error)) (result, error) {
-	topic, err := b.newTopic(ctx, prefix)
-	if err != nil {
+	b.runSeq++
+	topic := fmt.Sprintf("bench.%02d.%s", b.runSeq, prefix)
+	if _, err := kafka.EnsureTopics(ctx, b.Admin, slog.New(slog.DiscardHandler),
+		kafka.TopicSpec{Partitions: int32(b.o.partitions), ReplicationFactor: 1}, topic); err != nil {
 		return result{}, err
 	}
 	if prepare != nil {
@@ -180,8 +173,9 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 	for _, rate := range b.o.rates {
 		r, err := b.onTopic(ctx, what, fmt.Sprintf("%d/s", rate), mode, limit, true, nil, func(topic string, s *stamps) (int, error) {
 			return benchenv.Pace(ctx, float64(rate), b.o.duration, func(n int) error {
-				ids, err := b.insert(ctx, topic, b.rows(n))
-				s.markSent(ids, time.Now())
+				rs := b.rows(n)
+				err := b.insert(ctx, topic, rs)
+				s.markSent(rs, time.Now())
 				return err
 			})
 		})
@@ -198,7 +192,7 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 				stop()
 				stop = func() {}
 				for left := b.o.backlog; left > 0; left -= b.o.batch {
-					if _, err := b.insert(ctx, topic, b.rows(min(left, b.o.batch))); err != nil {
+					if err := b.insert(ctx, topic, b.rows(min(left, b.o.batch))); err != nil {
 						return err
 					}
 				}

@@ -1,12 +1,9 @@
-// Command searchbench measures the events API's payload search
-// on a private PostgreSQL holding -events events of one provider received
-// over the last 24 hours: the first page of a selective containment search
-// (one customer's orders) through the API's read model (api.Inbox), with
-// the search a bounded scan and then served by the per-provider GIN index
-// that ingest's maintenance keeps (search: indexed), and the index's cost
-// to the receiver: the in-process receiver's closed-loop throughput for a
-// provider whose payloads are indexed against one whose are not, in
-// alternating rounds on the same loaded database.
+// Command searchbench measures the events API's payload search over a day
+// of -events events of one provider: the first page of one customer's
+// orders through the API's read model (api.Inbox), as a bounded scan and
+// through the per-provider GIN index ingest's maintenance keeps (search:
+// indexed), and the index's cost to the in-process receiver's closed-loop
+// throughput, in alternating rounds on the same loaded database.
 //
 //	go run ./deploy/bench/searchbench -events 1000000
 package main

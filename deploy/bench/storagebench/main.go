@@ -1,15 +1,9 @@
 // Command storagebench measures what history and retention cost the
 // receiver's write (docs/STORAGE.md): ingest.Writer (the code of `gatehouse
-// serve`, one worker, batches of up to 64) driven closed-loop by -conns
-// concurrent deliveries of new random event ids against an empty store and
-// a store holding -history earlier events over -days daily inbox
-// partitions (with their dedupe keys in -key-interval partitions and the
-// sealed ones' key filters), interleaved -runs times: events/s, WAL bytes
-// per event and ack p50/p99, and their ratios. Then -passes retention
-// passes, each in the middle of a closed-loop run on the history store,
-// against a steady run; last, the API's list pages (api.Inbox.ListEvents)
-// on the history store. PostgreSQL starts privately with fsync on and
-// shared_buffers 128 MB through deploy/bench/benchenv. Usage:
+// serve`) driven closed-loop against an empty store and a store holding
+// -history earlier events, interleaved -runs times; then -passes retention
+// passes, each in the middle of a run on the history store; last, the API's
+// list pages (api.Inbox.ListEvents) on the history store. Usage:
 //
 //	go run ./deploy/bench/storagebench [-history 5000000] [-days 30] [-d 15s] [-runs 3] [-passes 3]
 package main
@@ -41,7 +35,7 @@ type options struct {
 	duration    time.Duration `flag:"d" default:"15s" help:"length of each closed-loop run"`
 	runs        int           `flag:"runs" default:"3" help:"interleaved pairs of runs (empty, history)"`
 	conns       int           `flag:"conns" default:"64" help:"concurrent deliveries"`
-	passes      int           `flag:"passes" default:"3" help:"retention passes, each in its own closed-loop run after a steady one: odd ones drop the oldest inbox partition, even ones also the oldest key partition"`
+	passes      int           `flag:"passes" default:"3" help:"retention passes, each dropping the oldest inbox partition in its own closed-loop run after a steady one"`
 	apiSamples  int           `flag:"api-samples" default:"20" help:"samples of each API page timing (0: skip the API timings)"`
 }
 
@@ -113,13 +107,11 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 	var passes []passPair
 	for i := range max(o.passes, 1) {
 		st.Logf("retention pass %d/%d during a run on the history store", i+1, max(o.passes, 1))
-		// Each run of a pair starts right after a checkpoint: at these
-		// rates one comes every ~30 s of WAL (max_wal_size), and its
-		// fsyncs stall commits for up to ~150 ms on this machine, in any
-		// run; so neither run of a pair holds one by chance and the other
-		// not, and what the pass costs is not the checkpoint's cost.
+		// Each run of a pair starts right after a checkpoint (one comes every
+		// ~30 s of WAL here and stalls commits): what the pass costs is not
+		// a checkpoint's.
 		var p passPair
-		for _, mid := range []func(context.Context){nil, func(ctx context.Context) { p.pass = dropOldest(ctx, hist, o, i%2 == 1) }} {
+		for _, mid := range []func(context.Context){nil, func(ctx context.Context) { p.pass = dropOldest(ctx, hist) }} {
 			if _, err := hist.Exec(ctx, `CHECKPOINT`); err != nil {
 				return err
 			}
@@ -221,29 +213,18 @@ type passResult struct {
 	err     error
 }
 
-// dropOldest runs ingest's maintenance pass with retentions that expire
-// the oldest partition of the inbox (one day) and, with keys, of the
-// dedupe keys, and nothing younger. With the defaults an inbox partition
-// goes every day, and so does a key partition.
-func dropOldest(ctx context.Context, pool *pgxpool.Pool, o options, keys bool) passResult {
+// dropOldest runs ingest's maintenance pass with a retention that expires
+// the oldest partition of the inbox (one day, daily with the defaults) and
+// nothing younger.
+func dropOldest(ctx context.Context, pool *pgxpool.Pool) passResult {
 	var r passResult
 	t := time.Now()
-	var tables []storage.Table
-	parents := []string{"inbox"}
-	if keys {
-		parents = append(parents, "dedupe_keys")
+	var secs float64
+	if r.err = pool.QueryRow(ctx, `SELECT extract(epoch FROM now() - min(ends))::float8 FROM storage_partitions WHERE parent = 'inbox'`).Scan(&secs); r.err != nil {
+		return r
 	}
-	for _, parent := range parents {
-		var secs float64
-		if r.err = pool.QueryRow(ctx, `SELECT extract(epoch FROM now() - min(ends))::float8 FROM storage_partitions WHERE parent = $1`, parent).Scan(&secs); r.err != nil {
-			return r
-		}
-		tables = append(tables, storage.Table{Name: parent, Retention: time.Duration(secs*float64(time.Second)) - time.Hour})
-	}
-	if keys {
-		tables[1].Interval = o.keyInterval
-	}
-	m, err := storage.New(storage.Config{Pool: pool, Stage: "bench", Interval: 24 * time.Hour, Ahead: 1, Partitioned: tables})
+	m, err := storage.New(storage.Config{Pool: pool, Stage: "bench", Interval: 24 * time.Hour, Ahead: 1,
+		Partitioned: []storage.Table{{Name: "inbox", Retention: time.Duration(secs*float64(time.Second)) - time.Hour}}})
 	if err != nil {
 		r.err = err
 		return r
