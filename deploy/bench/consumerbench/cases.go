@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -266,19 +267,14 @@ func (b *bench) endToEnd(ctx context.Context, addr, prov string, rate float64, t
 	if err != nil {
 		return nil, 0, err
 	}
-	defer rows.Close()
-	h := benchenv.NewHist()
-	for rows.Next() {
-		var id string
-		var at time.Time
-		if err := rows.Scan(&id, &at); err != nil {
-			return nil, 0, err
-		}
+	h, id, at := benchenv.NewHist(), "", time.Time{}
+	_, err = pgx.ForEachRow(rows, []any{&id, &at}, func() error {
 		if t, ok := acked[id]; ok {
 			h.Record(at.Sub(t))
 		}
-	}
-	return h, r.Rate(), rows.Err()
+		return nil
+	})
+	return h, r.Rate(), err
 }
 
 // waitFinal waits until n events of prov are in a final state.

@@ -160,7 +160,6 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 		switch {
 		case sctx.Err() != nil: // the open loop ended during the sample
 		case err != nil:
-			r.sampleErrs++
 			st.Logf("sample at %s failed: %v", s.at.Round(time.Second), err)
 		default:
 			r.samples = append(r.samples, s)
@@ -234,7 +233,6 @@ type sample struct {
 	published float64            // relay: gatehouse_relay_records_published_total
 	processed float64            // consume: gatehouse_consumer_records_processed_total (every outcome)
 	outcomes  map[string]float64 // consume: the same by outcome
-	paths     map[string]float64 // relay: published by path (stream, dispatcher, poll)
 
 	relayAge    float64 // gatehouse_relay_outbox_oldest_unsent_age_seconds (the relay's)
 	consumerLag float64 // sum of gatehouse_consumer_lag_records
@@ -243,7 +241,6 @@ type sample struct {
 	created, dropped float64 // gatehouse_storage_partitions_{created,dropped}_total, every process
 
 	bytes map[string]int64 // table → bytes (with indexes, TOAST, partitions): gatehouse_storage_table_bytes
-	parts map[string]int64 // partitioned table → partitions: gatehouse_storage_partitions
 	load  float64          // 1-minute load average
 }
 
@@ -288,7 +285,6 @@ func (sm *sampler) take(ctx context.Context) (sample, error) {
 	s.published = rl.Sum("gatehouse_relay_records_published_total")
 	s.processed = co.Sum("gatehouse_consumer_records_processed_total")
 	s.outcomes = co.By("gatehouse_consumer_records_processed_total", "outcome")
-	s.paths = rl.By("gatehouse_relay_records_published_total", "path")
 	s.relayAge = rl.Max("gatehouse_relay_outbox_oldest_unsent_age_seconds")
 	s.consumerLag = co.Sum("gatehouse_consumer_lag_records")
 	// The consumers' queue age measured in the database, whatever their
@@ -299,15 +295,12 @@ FROM inbox WHERE processing_state IN ('pending', 'processing')`).Scan(&s.pending
 	if err != nil {
 		return s, fmt.Errorf("oldest pending inbox row: %w", err)
 	}
-	// Sizes and partitions as the processes' storage maintenance last
-	// measured them (every check_interval): serve's tables and consume's.
-	s.bytes, s.parts = map[string]int64{}, map[string]int64{}
+	// Sizes as the processes' storage maintenance last measured them
+	// (every check_interval): serve's tables and consume's.
+	s.bytes = map[string]int64{}
 	for _, f := range fs {
 		for _, t := range tables {
 			s.bytes[t] += int64(f.Sum("gatehouse_storage_table_bytes", "table", t))
-		}
-		for _, t := range []string{"dedupe_keys", "inbox", "outbox"} {
-			s.parts[t] += int64(f.Sum("gatehouse_storage_partitions", "table", t))
 		}
 	}
 	return s, nil

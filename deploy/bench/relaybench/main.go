@@ -78,36 +78,29 @@ func report(w io.Writer, o *options, b *bench, rows []result) {
 		"Paced runs last %v; throughput = rows / (last record received − start).\n\n",
 		b.PGVersion, b.KafkaVersion, o.partitions, o.keys, o.duration)
 	t := benchenv.NewTable(w, "path", "offered", "rows>", "records/s>", "p50>", "p99>", "duplicates>", "load avg>")
+	ceiling := 0.0 // the producer's flat-out rate
 	for _, r := range rows {
 		t.Row(r.what, r.offered, r.n, fmt.Sprintf("%.0f", r.throughput), ms(r.p50), ms(r.p99), r.dups, r.load)
-	}
-	fmt.Fprintln(w)
-	if o.backlog > 0 {
-		drainRatios(w, rows)
-	}
-	fmt.Fprintln(w, "Anchors: Sequin reports 50k ops/s with p99 253 ms from one slot; Debezium Server 20–23k ops/s with p99 ≈ 440 ms. "+
-		"Targets on the 2-core machine: ≥ 30k events/s, p99 commit-to-topic ≤ 100 ms at 5k/s.")
-}
-
-// drainRatios prints each mode's backlog drain rate over the producer
-// ceiling's flat-out rate of the same run (one run: the median is the
-// ratio).
-func drainRatios(w io.Writer, rows []result) {
-	ceiling := 0.0
-	for _, r := range rows {
 		if r.what == ceilingWhat && r.offered == "max" {
 			ceiling = r.throughput
 		}
 	}
-	fmt.Fprintf(w, "Backlog drain over the producer ceiling (max) of the same run:\n\n")
-	t := benchenv.NewTable(w, "path", "runs>", "ratio per run", "median>")
-	for _, r := range rows {
-		if strings.HasPrefix(r.offered, "backlog") && ceiling > 0 {
-			ratio := fmt.Sprintf("%.2f", r.throughput/ceiling)
-			t.Row(r.what, 1, ratio, ratio)
-		}
-	}
+	// Each mode's backlog drain over the ceiling (one run: the median is
+	// the ratio).
 	fmt.Fprintln(w)
+	if o.backlog > 0 && ceiling > 0 {
+		fmt.Fprintf(w, "Backlog drain over the producer ceiling (max) of the same run:\n\n")
+		t = benchenv.NewTable(w, "path", "runs>", "ratio per run", "median>")
+		for _, r := range rows {
+			if strings.HasPrefix(r.offered, "backlog") {
+				ratio := fmt.Sprintf("%.2f", r.throughput/ceiling)
+				t.Row(r.what, 1, ratio, ratio)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "Anchors: Sequin reports 50k ops/s with p99 253 ms from one slot; Debezium Server 20–23k ops/s with p99 ≈ 440 ms. "+
+		"Targets on the 2-core machine: ≥ 30k events/s, p99 commit-to-topic ≤ 100 ms at 5k/s.")
 }
 
 // ceilingWhat is the path column of the ceiling's rows.
