@@ -10,11 +10,12 @@
 # glob below picks it up, ordered by <nn>:
 #   10-ingest.sh     webhook receiver vs pgbench          (deploy/bench/ingestbench)
 #   11-tracing.sh    receiver with tracing off vs on      (ingestbench -tracing)
-#   20-relay.sh      outbox relay                         (reserved for the relay owner)
-#   30-consumers.sh  Kafka consumers                      (reserved for the consumers owner)
+#   20-relay.sh      outbox relay vs a Kafka producer     (deploy/bench/relaybench)
+#   30-consumers.sh  Kafka consumers vs pgbench           (deploy/bench/consumerbench)
 #   40-overload.sh   receiver under overload              (ingestbench -overload)
 #   50-storage.sh    history and retention                (deploy/bench/storagebench)
 #   60-pipeline.sh   serve + relay + consume sustained    (deploy/bench/pipelinebench)
+#   70-search.sh     payload search, scanned and indexed  (deploy/bench/searchbench)
 #
 # Every section's output starts with a line naming the commit, the date and
 # the load average at its start and end; a section started with a load
