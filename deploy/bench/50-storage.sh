@@ -5,7 +5,7 @@
 # history store (deploy/bench/storagebench; see
 # `go run ./deploy/bench/storagebench -h`), e.g.
 # `-history 5000000 -days 30 -d 15s` (50 M events take
-# ~45 GB of disk and 15–40 minutes to load on this machine).
+# ~45 GB of disk and the better part of an hour to load on this machine).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p bin

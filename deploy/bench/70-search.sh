@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Section "Payload search" of `make bench` (issue 38): the first page of a
+# Section "Payload search" of `make bench`: the first page of a
 # payload search over a day of events (default 1 M), as a bounded scan and
 # through the per-provider GIN index, and the index's cost to the receiver.
 # Flags go to searchbench (`go run ./deploy/bench/searchbench -h`), e.g.

@@ -10,8 +10,8 @@
 # glob below picks it up, ordered by <nn>:
 #   10-ingest.sh     webhook receiver vs pgbench          (deploy/bench/ingestbench)
 #   11-tracing.sh    receiver with tracing off vs on      (ingestbench -tracing)
-#   20-relay.sh      outbox relay                         (deploy/bench/relaybench)
-#   30-consumers.sh  Kafka consumers                      (deploy/bench/consumerbench)
+#   20-relay.sh      outbox relay vs a Kafka producer     (deploy/bench/relaybench)
+#   30-consumers.sh  Kafka consumers vs pgbench           (deploy/bench/consumerbench)
 #   40-overload.sh   receiver under overload              (ingestbench -overload)
 #   50-storage.sh    history and retention                (deploy/bench/storagebench)
 #   60-pipeline.sh   serve + relay + consume sustained    (deploy/bench/pipelinebench)

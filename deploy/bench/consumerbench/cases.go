@@ -3,38 +3,41 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
+	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
-// results are the figures of one run.
+// results are the figures of one run that rows refer to, and the rows of
+// cases 2 to 8 as they were measured.
 type results struct {
-	receiverRate   float64 // case 1: closed loop, 16 connections
+	receiverRate   float64 // closed loop, 16 connections
 	receiverEvents int
 	fastRate       float64 // case 1: consumer drain, API latency 0
-	slowRate       float64 // case 2: API latency 50 ms, new objects
-	groupedCalls   float64 // case 3: API calls per event
-	groupedRate    float64
-	limitedMax     int   // case 4: most requests in any one-second window
-	limited429     int64 // case 4: 429s the API answered
-	limitedRate    float64
-	steadyAchieved float64 // case 5
-	steadyLat      *benchenv.Hist
-	mixedLat       *benchenv.Hist // case 6: genuine events among foreign records
-	forwardFast    float64        // case 7: forward, destination latency 0
-	forwardSlow    float64        // case 8: forward, destination latency 50 ms
 	ceilingSQL     float64
 	loadStart      string
+	rows           []string
+}
+
+func (r *results) row(format string, args ...any) {
+	r.rows = append(r.rows, fmt.Sprintf(format, args...))
 }
 
 func (b *bench) runCases(ctx context.Context, res *results) error {
-	addr, stopRecv, err := b.receiver()
+	addr, stopRecv, err := benchenv.InProcess(b.Pool, b.cfg, 4, 64, quiet(), prometheus.NewRegistry())
 	if err != nil {
 		return err
 	}
@@ -63,148 +66,267 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 		return err
 	}
 
-	if o.forwardOnly {
-		return b.forwardCases(ctx, res)
-	}
-
 	// 2. API latency 50 ms, every event a new object.
 	b.Logf("case 2: %d events, API latency %v, new objects", o.events, o.apiLatency)
 	b.api.latency.Store(int64(o.apiLatency))
-	if res.slowRate, err = b.backlog(ctx, "slow", o.events, func(i int) string { return "pay_slow_" + strconv.Itoa(i) }); err != nil {
+	rate, err := b.backlog(ctx, "slow", o.events, 1)
+	if err != nil {
 		return err
 	}
+	res.row("2 | consumer drain, API latency %v, %d new objects | **%.0f events/s** | ≥ 2 000", o.apiLatency, o.events, rate)
 
 	// 3. API latency 50 ms, ten events per object arriving together.
 	b.Logf("case 3: %d events, 10 per object", o.events)
-	before := b.api.calls.Load()
-	if res.groupedRate, err = b.backlog(ctx, "grouped", o.events, func(i int) string { return "pay_grp_" + strconv.Itoa(i/10) }); err != nil {
+	b.api.reset()
+	if rate, err = b.backlog(ctx, "grouped", o.events, 10); err != nil {
 		return err
 	}
-	res.groupedCalls = float64(b.api.calls.Load()-before) / float64(o.events)
+	calls, _ := b.api.reset()
+	res.row("3 | API latency %v, 10 events per object arriving together (%d events) | **%.3f API calls per event** (%.0f events/s) | ≤ 0.2",
+		o.apiLatency, o.events, float64(calls)/float64(o.events), rate)
 	b.api.latency.Store(0)
 
 	// 4. api_rate_limit: the fake API answers 429 above the limit plus the
 	// 5 % burst a token bucket of that rate allows in any one second.
 	b.Logf("case 4: %d events with api_rate_limit %d", o.limitedEvents, o.rateLimit)
 	b.api.limit.Store(int64(o.rateLimit * 105 / 100))
-	b.api.record(true)
-	if res.limitedRate, err = b.backlog(ctx, "limited", o.limitedEvents, func(i int) string { return "pay_lim_" + strconv.Itoa(i) }); err != nil {
+	b.api.reset()
+	if rate, err = b.backlog(ctx, "limited", o.limitedEvents, 1); err != nil {
 		return err
 	}
-	res.limitedMax = maxInWindow(b.api.record(false), time.Second)
-	res.limited429 = b.api.tooMany.Load()
+	_, most := b.api.reset()
+	res.row("4 | `api_rate_limit: %d`, %d events, the API answering 429 above 105 %% of it: most requests it saw in any one second; 429 answers | **%d** requests; %d × 429 (%.0f events/s) | ≤ %d; no storm",
+		o.rateLimit, o.limitedEvents, most, b.api.tooMany.Load(), rate, o.rateLimit*105/100)
 	b.api.limit.Store(0)
 
 	// 5. Steady rate through receiver, relay and consumer.
 	b.Logf("case 5: %.0f events/s for %v end to end", o.rate, o.steadyFor)
-	stop, err := b.startConsumer(ctx, "steady", nil)
+	steady, achieved, err := b.endToEnd(ctx, addr, "steady", o.rate, int(o.rate*o.steadyFor.Seconds()), nil)
 	if err != nil {
 		return err
 	}
-	total := int(o.rate * o.steadyFor.Seconds())
-	acked, achieved, err := b.steady(ctx, addr, "steady", o.rate, total)
-	if err != nil {
-		stop()
-		return err
-	}
-	res.steadyAchieved = achieved
-	err = b.waitFinal(ctx, "steady", len(acked), 5*time.Minute)
-	stop()
-	if err != nil {
-		return err
-	}
-	if res.steadyLat, err = b.latencies(ctx, "steady", acked); err != nil {
-		return err
-	}
+	res.row("5 | steady %.0f events/s offered (%.0f achieved) for %v through receiver → relay → consumer: 2xx → final, p50 / p99 / max | %s / **%s** / %s | p99 ≤ 250 ms",
+		o.rate, achieved, o.steadyFor, ms(steady.Q(.5)), ms(steady.Q(.99)), ms(steady.Q(1)))
 
-	// 6. Foreign records (no inbox row) interleaved with genuine events.
+	// 6. Foreign records (no inbox row) produced straight to the topic
+	// while genuine events arrive through the receiver.
 	b.Logf("case 6: %d foreign records among %d genuine events", o.foreign, o.genuine)
-	if res.mixedLat, err = b.mixed(ctx, addr); err != nil {
+	mixed, _, err := b.endToEnd(ctx, addr, "mixed", o.mixedRate, o.genuine, b.foreignRecords)
+	if err != nil {
 		return err
 	}
+	res.row("6 | %d records with no inbox row interleaved with %d genuine events (%.0f/s): genuine 2xx → final, p50 / p99 | %s / %s = **%.2f × case 5's p99** | ≤ 2 ×",
+		o.foreign, o.genuine, o.mixedRate, ms(mixed.Q(.5)), ms(mixed.Q(.99)), float64(mixed.Q(.99))/float64(max(1, steady.Q(.99))))
 
-	// 7 and 8. Forward to a team's service (forward.go).
-	return b.forwardCases(ctx, res)
+	// 7 and 8. Forward to a team's service answering at once, then after
+	// the API latency.
+	b.Logf("case 7: %d events forwarded to a destination answering at once", o.events)
+	if rate, err = b.backlog(ctx, "fwdfast", o.events, 1); err != nil {
+		return err
+	}
+	res.row("7 | forward (Standard Webhooks, concurrency %d) of %d events to a local destination answering at once | %.0f events/s = **%.2f × the receiver** | ≥ 1.0 ×",
+		o.apiConcurrency, o.events, rate, rate/res.receiverRate)
+	b.Logf("case 8: %d events forwarded to a destination answering after %v", o.events, o.apiLatency)
+	b.api.latency.Store(int64(o.apiLatency))
+	if rate, err = b.backlog(ctx, "fwdslow", o.events, 1); err != nil {
+		return err
+	}
+	res.row("8 | forward of %d events to a destination answering after %v | **%.0f events/s** | ≥ 2 000", o.events, o.apiLatency, rate)
+	b.api.latency.Store(0)
+	if got := b.api.delivered.Load(); got < int64(2*o.events) {
+		return fmt.Errorf("forward cases: %d deliveries, want %d", got, 2*o.events)
+	}
+	return nil
 }
 
-// backlog preloads n events of prov (object names the subject of event i)
-// and drains them (drain).
-func (b *bench) backlog(ctx context.Context, prov string, n int, object func(i int) string) (float64, error) {
-	if err := b.preload(ctx, prov, n, object); err != nil {
+// drain starts a consumer on prov's pre-loaded topic, waits for n final
+// events and returns the drain rate: n over the time from the first claim
+// (processing_started_at of the first batch) to the last processed_at.
+func (b *bench) drain(ctx context.Context, prov string, n int) (float64, error) {
+	stop, err := b.startConsumer(ctx, prov)
+	if err != nil {
+		return 0, err
+	}
+	defer stop()
+	if err := b.waitFinal(ctx, prov, n, 10*time.Minute); err != nil {
+		return 0, err
+	}
+	var span float64
+	err = b.Pool.QueryRow(ctx, `SELECT extract(epoch FROM max(processed_at) - min(processing_started_at))::float8 FROM inbox WHERE provider = $1`, prov).Scan(&span)
+	return float64(n) / span, err
+}
+
+// foreignRecords produces o.foreign records with no inbox row to the
+// "mixed" topic, spread over the genuine events' time.
+func (b *bench) foreignRecords(ctx context.Context) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka.Brokers...), kgo.ProducerLinger(time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	o, i := b.o, 0
+	span := time.Duration(float64(o.genuine)/o.mixedRate*float64(time.Second)) + time.Second
+	produce := func(n int) error {
+		for range min(n, o.foreign-i) {
+			id := "foreign_" + strconv.Itoa(i)
+			cl.Produce(ctx, schemas.Record{Topic: b.cfg.Providers["mixed"].Topic, Key: "pay_" + id, Provider: "mixed", EventID: id, Type: "payment.succeeded",
+				OutboxID: "00000000-0000-0000-0000-000000000000", Payload: body(id, "pay_"+id, time.Now())}.Encode(), nil)
+			i++
+		}
+		return nil
+	}
+	_, err = benchenv.Pace(ctx, float64(o.foreign)/span.Seconds(), span, produce)
+	_ = produce(o.foreign) // what the last tick left
+	return cmp.Or(err, cl.Flush(ctx))
+}
+
+func body(id, object string, now time.Time) []byte {
+	b, _ := json.Marshal(map[string]any{"id": id, "type": "payment.succeeded", "created_at": now.UTC().Format(time.RFC3339),
+		"data": map[string]any{"payment_id": object, "amount": 1999, "currency": "eur"}})
+	return b
+}
+
+// backlog writes n events of prov, perObject of them about each object,
+// through the Writer (inbox and outbox, as the receiver does), 64 at a
+// time, waits until the relay has published them and drains them (drain).
+func (b *bench) backlog(ctx context.Context, prov string, n, perObject int) (float64, error) {
+	w, err := ingest.NewWriter(b.Pool, 4, 64)
+	if err != nil {
+		return 0, err
+	}
+	topic := b.cfg.Providers[prov].Topic
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(64)
+	for i := range n {
+		g.Go(func() error {
+			id, now, obj := prov+"_"+strconv.Itoa(i), time.Now(), "pay_"+prov+"_"+strconv.Itoa(i/perObject)
+			_, err := w.Write(gctx, ingest.Record{Provider: prov, EventID: id, Type: "payment.succeeded", CreatedAt: &now,
+				Payload: body(id, obj, now), SecretID: "bench", AggregateID: obj, Topic: topic})
+			return err
+		})
+	}
+	err = g.Wait()
+	w.Close()
+	if err != nil {
+		return 0, err
+	}
+	if err := b.waitTopic(ctx, topic, n); err != nil {
 		return 0, err
 	}
 	return b.drain(ctx, prov, n)
 }
 
-// drain starts a consumer on prov's pre-loaded topic, waits for n final
-// events and returns the drain rate (first to last processed).
-func (b *bench) drain(ctx context.Context, prov string, n int) (float64, error) {
-	stop, err := b.startConsumer(ctx, prov, nil)
+// waitTopic waits until topic holds at least n records.
+func (b *bench) waitTopic(ctx context.Context, topic string, n int) error {
+	err := benchenv.Until(ctx, 100*time.Millisecond, 5*time.Minute, func() (bool, error) {
+		ends, err := b.Admin.ListEndOffsets(ctx, topic)
+		total := int64(0)
+		ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+		return err == nil && total >= int64(n), nil
+	})
 	if err != nil {
-		return 0, err
+		return fmt.Errorf("relay did not publish %d records to %s within 5 minutes: %w", n, topic, err)
 	}
-	err = b.waitFinal(ctx, prov, n, 10*time.Minute)
-	stop()
-	if err != nil {
-		return 0, err
-	}
-	return b.drainRate(ctx, prov)
+	return nil
 }
 
-// mixed produces foreign records straight to the topic while genuine events
-// arrive through the receiver at the same time, and returns the genuine
-// events' 2xx → final latencies.
-func (b *bench) mixed(ctx context.Context, addr string) (*benchenv.Hist, error) {
-	topic := b.cfg.Providers["mixed"].Topic
-	stop, err := b.startConsumer(ctx, "mixed", nil)
+// endToEnd runs a consumer of prov while total deliveries go to the
+// receiver at addr at rate per second (an open loop over up to 512
+// connections) and beside, when set, runs at the same time; it returns the
+// latencies from each delivery's 2xx to its processed_at and the rate
+// achieved.
+func (b *bench) endToEnd(ctx context.Context, addr, prov string, rate float64, total int, beside func(context.Context) error) (*benchenv.Hist, float64, error) {
+	stop, err := b.startConsumer(ctx, prov)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer stop()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka.Brokers...), kgo.ProducerLinger(time.Millisecond))
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	o := b.o
-	span := time.Duration(float64(o.genuine)/o.mixedRate*float64(time.Second)) + time.Second
 	done := make(chan error, 1)
 	go func() {
-		i := 0
-		produce := func(n int) error {
-			for range min(n, o.foreign-i) {
-				id := "foreign_" + strconv.Itoa(i)
-				rec := schemas.Record{Topic: topic, Key: "pay_" + id, Provider: "mixed", EventID: id, Type: "payment.succeeded",
-					OutboxID: "00000000-0000-0000-0000-000000000000", Payload: body(id, "pay_"+id, time.Now())}.Encode()
-				cl.Produce(ctx, rec, nil)
-				i++
-			}
-			return nil
+		if beside != nil {
+			done <- beside(ctx)
 		}
-		_, err := benchenv.Pace(ctx, float64(o.foreign)/span.Seconds(), span, produce)
-		_ = produce(o.foreign) // what the last tick left
-		done <- cmp.Or(err, cl.Flush(ctx))
+		close(done)
 	}()
-	acked, _, err := b.steady(ctx, addr, "mixed", o.mixedRate, o.genuine)
-	if err != nil {
-		return nil, err
+	d := time.Duration(float64(total) / rate * float64(time.Second))
+	r := benchenv.Load{Addr: addr, Conns: 512, Next: benchenv.NewDeliveries(prov, addr, []byte(secret), 0).Next, IDs: true}.Fixed(ctx, rate, d)
+	if _, failed := r.Counts(); failed > 0 {
+		return nil, 0, fmt.Errorf("%d deliveries were not acknowledged (last: %s)", failed, r.LastError)
 	}
 	if err := <-done; err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if err := b.waitFinal(ctx, "mixed", len(acked), 5*time.Minute); err != nil {
-		return nil, err
+	if err := b.waitFinal(ctx, prov, len(r.Acks), 5*time.Minute); err != nil {
+		return nil, 0, err
 	}
-	return b.latencies(ctx, "mixed", acked)
+	acked := make(map[string]time.Time, len(r.Acks))
+	for _, a := range r.Acks {
+		acked[a.ID] = r.Start.Add(a.Due + a.Latency)
+	}
+	rows, err := b.Pool.Query(ctx, `SELECT event_id, processed_at FROM inbox WHERE provider = $1 AND processed_at IS NOT NULL`, prov)
+	if err != nil {
+		return nil, 0, err
+	}
+	h, id, at := benchenv.NewHist(), "", time.Time{}
+	_, err = pgx.ForEachRow(rows, []any{&id, &at}, func() error {
+		if t, ok := acked[id]; ok {
+			h.Record(at.Sub(t))
+		}
+		return nil
+	})
+	return h, r.Rate(), err
 }
 
-func maxInWindow(times []time.Time, w time.Duration) int {
-	most, j := 0, 0
-	for i := range times { // times are in arrival order
-		for times[i].Sub(times[j]) >= w {
-			j++
-		}
-		most = max(most, i-j+1)
+// waitFinal waits until n events of prov are in a final state.
+func (b *bench) waitFinal(ctx context.Context, prov string, n int, timeout time.Duration) error {
+	var done int
+	err := benchenv.Until(ctx, 50*time.Millisecond, timeout, func() (bool, error) {
+		err := b.Pool.QueryRow(ctx, `SELECT count(*) FROM inbox WHERE provider = $1
+AND processing_state = ANY($2)`, prov, schemas.FinalStates()).Scan(&done)
+		return err == nil && done >= n, err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: only %d of %d events final after %v: %w", prov, done, n, timeout, err)
 	}
-	return most
+	return nil
+}
+
+// pgbenchScript is one consumer batch of :batch new events, with the
+// consumer's own statements as consumers/store_batch.go calls them: one
+// consumers_claim_many for the batch (provider, event id and the time the
+// event was received, which prunes the claim to its inbox partition), then
+// one transaction applying each event with consumers_apply (the consumer
+// pipelines one statement per event; here one SELECT calls it per row).
+// TestBenchSQLCallsProductionSignatures (benchenv) fails when a function
+// called here takes another number of arguments in production.
+const pgbenchScript = `SELECT nextval('consumerbench_seq') AS id \gset
+SELECT count(*) FROM consumers_claim_many(array_fill('pgb'::text, ARRAY[(:batch)::int]),
+  ARRAY(SELECT 'pgb_' || ((:id)::int * (:batch)::int + g) FROM generate_series(1, (:batch)::int) g), array_fill(now(), ARRAY[(:batch)::int]));
+BEGIN;
+SELECT count(consumers_apply('pgb', 'pgb_' || ((:id)::int * (:batch)::int + g), 'payment.succeeded', 'pay_pgb_' || ((:id)::int * (:batch)::int + g), 'payment', 1,
+  '{"id":"pay","object":"payment","version":1,"status":"succeeded","amount":1999}', now())) FROM generate_series(1, (:batch)::int) g;
+COMMIT;
+`
+
+// ceilingSQL runs pgbench with the consumer's batched statements (one
+// client: one consumer applies one batch at a time) and returns events
+// per second.
+func (b *bench) ceilingSQL(ctx context.Context) (float64, error) {
+	batch := b.o.maxPoll
+	txns := max(4, b.o.events/batch)
+	n := (txns + 2) * batch
+	if _, err := b.Pool.Exec(ctx, `CREATE SEQUENCE consumerbench_seq`); err != nil {
+		return 0, fmt.Errorf("pgbench sequence: %w", err)
+	}
+	if _, err := b.Pool.Exec(ctx, `INSERT INTO inbox (provider, event_id, event_type, payload, verified, secret_id)
+SELECT 'pgb', 'pgb_' || i, 'payment.succeeded', '{"id":"x"}', true, 'bench' FROM generate_series(1, $1::int) i`, n); err != nil {
+		return 0, fmt.Errorf("pgbench rows: %w", err)
+	}
+	script := filepath.Join(b.Dir, "consumer.sql")
+	if err := os.WriteFile(script, []byte(pgbenchScript), 0o644); err != nil {
+		return 0, err
+	}
+	_, tps, _, err := benchenv.Pgbench(ctx, nil, "-n", "-M", "prepared", "-c", "1", "-D", "batch="+strconv.Itoa(batch),
+		"-t", strconv.Itoa(txns), "-f", script, b.DBURL)
+	return tps * float64(batch), err
 }

@@ -1,24 +1,31 @@
 // Command consumerbench measures gatehouse's consumers (section "Consumers"
-// of `make bench`) in one run on one machine, beside the receiver's own
-// max rate and a pgbench ceiling of the consumer's batched statements: the
-// drain rate of a backlog with an instant API and with a 50 ms API, API
-// calls per event when ten events per object arrive together, the
-// requests per second a rate-limited provider sees, the end-to-end latency
-// at a steady rate through the real receiver, relay and consumer, and the
-// same latency with foreign records (no inbox row) in the stream, and the
-// forward rate to a team's service answering at once and after 50 ms. All
-// components are real and private to the run: PostgreSQL (fsync on), one
-// Kafka broker, the receiver, relay and consumer in this process, a local
-// reference-provider API and a local forward destination.
+// of `make bench`): the eight cases of docs/BENCHMARKS.md (drain rates,
+// API calls, a rate-limited provider, end-to-end latency with and without
+// foreign records, forwards) beside the receiver's own max rate and a
+// pgbench ceiling of the consumer's batched statements. PostgreSQL (fsync
+// on), one Kafka broker, the receiver, relay and consumer run in this
+// process, with a local reference-provider API that is also the forward
+// destination.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/gatehouse/gatehouse/consumers"
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
+	"github.com/gatehouse/gatehouse/ingest/relay"
+	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/internal/kafka"
+	"github.com/gatehouse/gatehouse/wiring"
 )
 
 const help = "Usage: consumerbench [flags]\n\nMeasures the consumer stage beside the receiver (docs/BENCHMARKS.md).\n" +
@@ -26,18 +33,33 @@ const help = "Usage: consumerbench [flags]\n\nMeasures the consumer stage beside
 
 func main() {
 	o := &options{Options: benchenv.Options{Name: "consumerbench", Kafka: true}}
-	benchenv.Run(help, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, o, stdout) })
+	benchenv.Run(help, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error {
+		b, err := setup(st, o)
+		if err != nil {
+			return err
+		}
+		defer b.api.stop()
+		res := &results{loadStart: benchenv.LoadAvgText()}
+		if err := b.runCases(ctx, res); err != nil {
+			return err
+		}
+		st.Logf("PostgreSQL ceiling (pgbench, the consumer's batched statements)")
+		if res.ceilingSQL, err = b.ceilingSQL(ctx); err != nil {
+			return err
+		}
+		res.print(stdout, b)
+		return nil
+	})
 }
 
 type options struct {
 	benchenv.Options
-	forwardOnly    bool          `flag:"forward-only" help:"run case 1 (the receiver's rate and its drain) and the forward cases 7 and 8 only"`
 	receiverFor    time.Duration `flag:"receiver-for" default:"10s" help:"case 1: how long the receiver's closed loop runs (its events are the backlog drained)"`
 	partitions     int           `flag:"partitions" default:"6" help:"partitions of each topic"`
 	maxPoll        int           `flag:"max-poll" default:"1000" help:"consumers.max_poll_records (the batch size)"`
 	apiConcurrency int           `flag:"api-concurrency" default:"256" help:"providers.<name>.api_concurrency"`
-	events         int           `flag:"n" default:"20000" help:"events of cases 2 and 3 (pre-loaded backlogs)"`
-	apiLatency     time.Duration `flag:"api-latency" default:"50ms" help:"cases 2 and 3: the provider API's latency"`
+	events         int           `flag:"n" default:"20000" help:"events of cases 2, 3, 7 and 8 (pre-loaded backlogs)"`
+	apiLatency     time.Duration `flag:"api-latency" default:"50ms" help:"cases 2, 3 and 8: the provider API's (and the destination's) latency"`
 	rateLimit      int           `flag:"rate-limit" default:"100" help:"case 4: api_rate_limit, and the limit above which the fake API answers 429"`
 	limitedEvents  int           `flag:"limited-n" default:"1500" help:"case 4: events"`
 	rate           float64       `flag:"rate" default:"2000" help:"case 5: events/s offered to the receiver"`
@@ -47,28 +69,169 @@ type options struct {
 	mixedRate      float64       `flag:"mixed-rate" default:"200" help:"case 6: genuine events/s"`
 }
 
-// Validate checks the flags' values (benchenv.Parse).
-func (o *options) Validate() error {
-	if o.events < 10 || o.rate <= 0 || o.steadyFor <= 0 || o.partitions < 1 || o.maxPoll < 1 || o.rateLimit < 1 || o.genuine < 1 || o.mixedRate <= 0 {
-		return fmt.Errorf("-n (≥ 10), -rate, -d, -partitions, -max-poll, -rate-limit, -genuine and -mixed-rate must be positive")
+func ms(d time.Duration) string { return benchenv.Ms(d, 0) }
+
+func (r *results) print(w io.Writer, b *bench) {
+	o := b.o
+	fmt.Fprintf(w, "## Consumers\n\n")
+	fmt.Fprintf(w, "`go run ./deploy/bench/consumerbench` (section 30 of `make bench`), one run: a private PostgreSQL %s (fsync on), "+
+		"one Kafka 4 broker, the real receiver, relay (logical replication) and consumer in one process, and a local "+
+		"reference-provider API. Topics of %d partitions, consumers.max_poll_records %d (the batch), api_concurrency %d.\n\n",
+		b.PGVersion, o.partitions, o.maxPoll, o.apiConcurrency)
+	tb := benchenv.NewTable(w, "case", "measure", "value", "target")
+	tb.Rowf("– | receiver max rate, closed loop, 16 connections, %v (%d events), in-process, nothing else running | %.0f events/s |", o.receiverFor, r.receiverEvents, r.receiverRate)
+	tb.Rowf("– | PostgreSQL ceiling: pgbench running the consumer's batched statements (`consumers_claim_many` + one transaction of `consumers_apply`, %d events a batch, 1 client) | %.0f events/s |", o.maxPoll, r.ceilingSQL)
+	tb.Rowf("1 | consumer drain of the receiver's backlog, API latency 0, new objects | %.0f events/s = **%.2f × the receiver** (%.0f%% of the PostgreSQL ceiling) | ≥ 1.0 ×",
+		r.fastRate, r.fastRate/r.receiverRate, 100*r.fastRate/r.ceilingSQL)
+	for _, row := range r.rows {
+		tb.Rowf("%s", row)
 	}
-	return nil
+	tb.Rowf("– | load average (1 min) at start / end | %s / %s |", r.loadStart, benchenv.LoadAvgText())
 }
 
-func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) error {
-	b, err := setup(st, o)
+const secret = "whsec_consumerbench_test_mode"
+
+// fwdSecret signs the forward cases' deliveries (Standard Webhooks).
+const fwdSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+// providers are the run's providers, one per case, so each case has a
+// topic of its own; "limited" has api_rate_limit 100, the "fwd" ones
+// forward every event instead of fetching it.
+var providers = []string{"maxrate", "slow", "grouped", "limited", "steady", "mixed", "fwdfast", "fwdslow"}
+
+// bench is one run's components, all real and private to the run.
+type bench struct {
+	*benchenv.Stack
+	o   *options
+	cfg *config.Config
+	api *fakeAPI
+}
+
+// setup starts the fake API (the caller stops it) and parses the run's
+// configuration.
+func setup(st *benchenv.Stack, o *options) (*bench, error) {
+	b := &bench{Stack: st, o: o, api: &fakeAPI{}}
+	var err error
+	if b.api.url, b.api.stop, err = benchenv.Serve(http.HandlerFunc(b.api.serve)); err != nil {
+		return nil, err
+	}
+	var yaml strings.Builder
+	fmt.Fprintf(&yaml, "listen: \"127.0.0.1:0\"\nkafka:\n  partitions: %d\nconsumers:\n  max_poll_records: %d\n  retry_delays: [10s, 1m]\nproviders:\n",
+		o.partitions, o.maxPoll)
+	// One case's provider at a time carries the load: each may take every
+	// slot of ingest.max_in_flight (256), so the receiver's per-provider
+	// share (a quarter by default) refuses nothing the pipeline can carry,
+	// and case 5 measures latency, not admission (docs/RECEIVER.md).
+	for _, p := range providers {
+		yaml.WriteString(benchenv.ProviderYAML(p, []byte(secret), "    topic: bench."+p+"\n    max_in_flight: 256\n"))
+		switch {
+		case strings.HasPrefix(p, "fwd"):
+			fmt.Fprintf(&yaml, "    forward:\n      - url: %s/hooks\n        secret: %s\n        concurrency: %d\n", b.api.url, fwdSecret, o.apiConcurrency)
+		case p == "limited":
+			fmt.Fprintf(&yaml, "    api_rate_limit: %d\n", o.rateLimit)
+			fallthrough
+		default:
+			fmt.Fprintf(&yaml, "    api_url: %s\n    api_key: bench_api_key\n    api_concurrency: %d\n", b.api.url, o.apiConcurrency)
+		}
+	}
+	env := map[string]string{"GATEHOUSE_DATABASE_URL": b.DBURL, "GATEHOUSE_KAFKA_BROKERS": b.Brokers()}
+	if b.cfg, err = config.Parse([]byte(yaml.String()), func(k string) string { return env[k] }); err != nil {
+		b.api.stop()
+		return nil, err
+	}
+	return b, nil
+}
+
+// fakeAPI is the reference provider's API: every payment exists at
+// version 1, answered after the current latency. It answers 429 above its
+// own limit of requests in the last second (when set), as Stripe does.
+// Under /hooks it is the forward cases' destination, answering 204 after
+// the same latency.
+type fakeAPI struct {
+	url       string
+	stop      func()
+	latency   atomic.Int64 // time.Duration
+	limit     atomic.Int64 // requests per second before 429s; 0: none
+	tooMany   atomic.Int64
+	delivered atomic.Int64 // forward deliveries
+
+	mu    sync.Mutex
+	times []time.Time // request times since the last reset
+	most  int         // most requests in any one second since the last reset
+}
+
+func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/hooks" {
+		time.Sleep(time.Duration(a.latency.Load()))
+		a.delivered.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	now, n := time.Now(), 0
+	a.mu.Lock()
+	a.times = append(a.times, now)
+	for i := len(a.times) - 1; i >= 0 && now.Sub(a.times[i]) < time.Second; i-- {
+		n++
+	}
+	a.most = max(a.most, n)
+	a.mu.Unlock()
+	if l := a.limit.Load(); l > 0 && int64(n) > l {
+		a.tooMany.Add(1)
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, `{"error":{"type":"rate_limit_error"}}`, http.StatusTooManyRequests)
+		return
+	}
+	time.Sleep(time.Duration(a.latency.Load()))
+	id := strings.TrimPrefix(r.URL.Path, "/v1/payments/")
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "object": "payment", "version": 1, "status": "succeeded", "amount": 1999})
+}
+
+// reset returns the requests since the last reset and the most of them in
+// any one second, and forgets them.
+func (a *fakeAPI) reset() (calls, most int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	calls, most = len(a.times), a.most
+	a.times, a.most = nil, 0
+	return calls, most
+}
+
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// startRelay runs the real relay (logical replication) until the returned
+// stop is called.
+func (b *bench) startRelay(ctx context.Context) (func(), error) {
+	var topics []string
+	for _, p := range providers {
+		topics = append(topics, b.cfg.Providers[p].Topic)
+	}
+	return benchenv.Relay(ctx, relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: wiring.Relay(b.cfg), Kafka: wiring.RelayKafka(b.cfg),
+		Topics: topics, Logger: quiet()})
+}
+
+// startConsumer runs a consumer group member for one provider's topic,
+// configured as `gatehouse consume` configures its Runner
+// (cmd/gatehouse/consumers_config.go, which a bench cannot import): the
+// consumers' settings, the provider's fetch and forward handlers.
+func (b *bench) startConsumer(ctx context.Context, prov string) (func(), error) {
+	c, p := b.cfg, b.cfg.Providers[prov]
+	cfg := consumers.Config{Pool: b.Pool, Logger: quiet(), Brokers: c.Kafka.Brokers, ClientID: c.Kafka.ClientID, Group: "consumerbench-" + prov,
+		RetryDelays: c.Consumers.RetryDelays, Concurrency: c.Consumers.Concurrency, MaxPollRecords: c.Consumers.MaxPollRecords,
+		DrainTimeout: c.Consumers.DrainTimeout, SessionTimeout: c.Consumers.SessionTimeout, KafkaOpts: kafka.SecurityOpts(c.Kafka.Security()),
+		TopicSpec: kafka.TopicSpec{Partitions: c.Kafka.Partitions, ReplicationFactor: c.Kafka.ReplicationFactor, Configs: c.Kafka.TopicConfigs},
+		Topics:    map[string]string{prov: p.Topic}, Handlers: consumers.NewRegistry()}
+	parts, err := wiring.Consumers(map[string]*config.Provider{prov: p}, c.Consumers.APITimeout, time.Now, cfg.Logger, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer b.close()
-	res := &results{loadStart: benchenv.LoadAvgText()}
-	if err := b.runCases(ctx, res); err != nil {
-		return err
+	consumers.RegisterProvider(cfg.Handlers, prov, parts[prov].Fetch, parts[prov].Forwards)
+	r, err := consumers.New(cfg)
+	if err != nil {
+		return nil, err
 	}
-	st.Logf("PostgreSQL ceiling (pgbench, the consumer's batched statements)")
-	if res.ceilingSQL, err = b.ceilingSQL(ctx); err != nil {
-		return err
-	}
-	res.print(stdout, b)
-	return nil
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = r.Run(cctx); close(done) }()
+	return func() { cancel(); <-done }, nil
 }

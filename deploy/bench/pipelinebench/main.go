@@ -1,30 +1,11 @@
-// Command pipelinebench is the sustained-pipeline benchmark (issue 29,
-// docs/BENCHMARKS.md "Sustained pipeline"): the real `gatehouse serve`
-// (receiver and ingest storage maintenance), `gatehouse relay` (logical
-// replication to Kafka) and `gatehouse consume` (consumer group, fetching
-// every payment from the demo provider API and writing its projection, and
-// the consumers' storage maintenance) run as separate processes against a
-// private PostgreSQL (fsync on) and Kafka broker (deploy/bench/benchenv),
-// with short storage lifetimes (partition_interval, key_partition_interval
-// and outbox_partition_interval 1m, retention and outbox_retention 3m,
-// check_interval 10s), so partitions are created and dropped during the run.
-//
-// First a closed-loop phase (-max-d, -conns) finds the receiver's maximum
-// rate of signed deliveries with the whole pipeline running; after the
-// relay and the consumers have caught up, an open-loop phase sends at half
-// that rate (or -rate) for -d: one request due every 1/rate seconds whatever
-// the answers, its ack latency measured from its due time. Every -every it
-// reads the processes' /metrics (accepted, published and processed counts,
-// the relay's oldest unsent outbox row, the consumers' queue age and lag,
-// partitions created and dropped, each process's CPU time) and the
-// database (size of every table the pipeline writes, partitions per table,
-// the CPU time of each process's backends, found by the application_name
-// PGAPPNAME gives them). It prints a Markdown section:
-// each stage's rate and queue age in the first and the last minute,
-// CPU per 1 000 events of each stage, storage bytes, partitions created
-// and dropped, ack p50/p99 overall and per minute, and errors. It exits
-// non-zero only when the harness fails, never on a figure. Usage (from
-// the repository root):
+// Command pipelinebench is the sustained-pipeline benchmark
+// (docs/BENCHMARKS.md "Sustained pipeline"): the real `gatehouse serve`,
+// `relay` and `consume` binaries as separate processes with a private
+// PostgreSQL (fsync on) and Kafka broker, storage lifetimes short enough
+// that partitions are created and dropped during the run, a closed loop
+// that finds the receiver's maximum, then an open loop at half of it for
+// -d, sampling the processes' /metrics every -every. It exits non-zero
+// only when the harness fails, never on a figure. Usage:
 //
 //	go run ./deploy/bench/pipelinebench [-d 10m] [-gatehouse bin/gatehouse]
 package main
@@ -36,18 +17,20 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
+	"github.com/gatehouse/gatehouse/internal/demoapi"
 )
 
 type options struct {
 	benchenv.Options
-	duration    time.Duration `flag:"d" default:"10m" help:"length of the open-loop (fixed-rate) phase"`
+	duration    time.Duration `flag:"d" default:"10m" help:"length of the open-loop (fixed-rate) phase (at least 1m)"`
 	maxD        time.Duration `flag:"max-d" default:"20s" help:"length of the closed-loop phase that finds the receiver's maximum rate"`
-	conns       int           `flag:"conns" default:"64" help:"connections of the closed-loop phase"`
-	openConns   int           `flag:"open-conns" default:"64" help:"connections of the open-loop phase"`
+	conns       int           `flag:"conns" default:"64" help:"connections of the closed-loop and the open-loop phase"`
 	rate        float64       `flag:"rate" help:"open-loop rate in events/s (default half the closed-loop maximum)"`
 	body        int           `flag:"body" default:"512" help:"approximate event body size in bytes"`
 	interval    time.Duration `flag:"interval" default:"1m" help:"storage.partition_interval (also outbox_partition_interval and the dedupe window)"`
@@ -57,7 +40,6 @@ type options struct {
 	every       time.Duration `flag:"every" default:"10s" help:"sampling interval of metrics and table sizes"`
 	drain       time.Duration `flag:"drain" default:"3m" help:"longest wait for the relay and consumers to catch up after the closed-loop phase"`
 	gatehouse   string        `flag:"gatehouse" default:"bin/gatehouse" help:"gatehouse binary"`
-	logDir      string        `flag:"logdir" help:"write the config and the processes' logs into this directory and keep them (default: a temporary directory, removed after a successful run)"`
 	args        []string      // as given, for the report
 }
 
@@ -66,47 +48,40 @@ func main() {
 	benchenv.Run(help, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, o, stdout) })
 }
 
-// Validate checks the flags' values (benchenv.Parse).
-func (o *options) Validate() error {
-	if o.duration < time.Minute || o.every <= 0 || o.maxD <= 0 || o.conns < 1 || o.openConns < 1 {
-		return errors.New("-d must be at least 1m; -every, -max-d, -conns and -open-conns positive")
-	}
-	return nil
-}
-
 const help = "pipelinebench: serve + relay + consume at a fixed rate (half the receiver's maximum) for -d, with partitions created and dropped during the run.\n\nExample: go run ./deploy/bench/pipelinebench -d 10m\n\nFlags:\n"
 
-func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) (err error) {
-	dir := o.logDir
-	if dir != "" {
-		err = os.MkdirAll(dir, 0o755)
-	} else {
-		dir, err = os.MkdirTemp("", "pipelinebench-")
-	}
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil || o.Keep || o.logDir != "" {
-			st.Logf("config and process logs kept in %s", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
-	}()
-	// The migration's day-wide partitions dropped and forgotten: the first
-	// maintenance pass of `serve` lays out partitions of the configured
-	// interval from now on, as a store that has run with that interval for
-	// longer than its retention would have them.
+// provider is the run's one provider (SPEC.md's reference scheme, which
+// documents no redelivery window, so the dedupe window may be as short as
+// one partition).
+const provider = "bench"
+
+func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) error {
+	// The configuration and the processes' logs go beside PostgreSQL's
+	// data, kept with it by -keep.
+	dir := st.Dir
+	// The migration's day-wide partitions dropped: serve's maintenance lays
+	// out those of the configured interval from now on.
 	if err := benchenv.DropPartitions(ctx, st.Pool); err != nil {
 		return err
 	}
-	apiURL, stopAPI, err := startAPI()
+	apiURL, stopAPI, err := benchenv.Serve(demoapi.Handler(nil))
 	if err != nil {
 		return err
 	}
 	defer stopAPI()
 	secret := benchenv.Secret("whsec_bench_", 16)
-	cfg, err := writeConfig(dir, o, st, secret, apiURL)
+	cfg, err := benchenv.WriteConfig(dir, "gatehouse.yaml", st.DBURL, fmt.Sprintf(`kafka:
+  brokers: [%[1]s]
+storage:
+  partition_interval: %[2]s
+  key_partition_interval: %[3]s
+  outbox_partition_interval: %[2]s
+  retention: %[4]s
+  outbox_retention: %[4]s
+  dedupe_window: %[2]s
+  check_interval: %[5]s
+`, st.Brokers(), o.interval, o.keyInterval, o.retention, o.check),
+		benchenv.ProviderYAML(provider, secret, "    api_url: "+apiURL+"\n"))
 	if err != nil {
 		return err
 	}
@@ -124,15 +99,14 @@ func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) 
 	}()
 	for _, sub := range []string{"serve", "relay", "consume"} {
 		st.Logf("starting gatehouse %s", sub)
-		// Its PostgreSQL backends carry its name (cpu.go).
 		p, err := benchenv.Gatehouse{Bin: o.gatehouse, Sub: sub, Config: cfg, Log: filepath.Join(dir, sub+".log"),
-			Env: []string{"PGAPPNAME=gatehouse-" + sub}, Ready: true, Exited: exited}.Start(ctx)
+			Ready: true, Exited: exited}.Start(ctx)
 		if err != nil {
 			return err
 		}
 		procs = append(procs, p)
 	}
-	sm := &sampler{serve: procs[0], relay: procs[1], consume: procs[2], pool: st.Pool}
+	sm := &sampler{procs: procs, pool: st.Pool}
 	r := &results{o: o, pgVersion: st.PGVersion, kafkaVersion: st.KafkaVersion}
 	if err := phases(ctx, st, o, sm, secret, r); err != nil {
 		if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
@@ -141,8 +115,7 @@ func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) 
 		return err
 	}
 	for _, p := range procs {
-		n, last := warnings(p)
-		r.logs = append(r.logs, procLog{name: p.Name, warnings: n, last: last})
+		r.logs = append(r.logs, warnings(p))
 	}
 	r.print(stdout)
 	return nil
@@ -152,9 +125,10 @@ func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) 
 // then runs the open-loop phase while sampling, and waits for the final
 // catch-up.
 func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, secret []byte, r *results) error {
-	gen := benchenv.NewDeliveries(provider, sm.serve.Public, secret, o.body)
+	addr := sm.procs[0].Public
+	gen := benchenv.NewDeliveries(provider, addr, secret, o.body)
 	st.Logf("closed loop for %s at %d connections", o.maxD, o.conns)
-	r.max = benchenv.Load{Addr: sm.serve.Public, Conns: o.conns, Next: gen.Next}.Closed(ctx, o.maxD)
+	r.max = benchenv.Load{Addr: addr, Conns: o.conns, Next: gen.Next}.Closed(ctx, o.maxD)
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
@@ -172,21 +146,20 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 	}
 	st.Logf("open loop at %.0f events/s for %s", r.rate, o.duration)
 	sm.start = time.Now()
-	first, failed, err := sm.takeRetry(ctx)
-	r.sampleErrs += failed
-	if err != nil {
+	edge := func() error {
+		s, err := sm.take(ctx)
+		r.samples = append(r.samples, s)
 		return err
 	}
-	r.samples = []sample{first}
-	var mu sync.Mutex
+	if err := edge(); err != nil {
+		return err
+	}
+	// Every calls its function from one goroutine, and stop waits for it.
 	stop := benchenv.Every(ctx, o.every, func(sctx context.Context) {
 		s, err := sm.take(sctx)
-		mu.Lock()
-		defer mu.Unlock()
 		switch {
 		case sctx.Err() != nil: // the open loop ended during the sample
 		case err != nil:
-			r.sampleErrs++
 			st.Logf("sample at %s failed: %v", s.at.Round(time.Second), err)
 		default:
 			r.samples = append(r.samples, s)
@@ -194,17 +167,14 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 				s.at.Round(time.Second), s.accepted, s.published, s.processed, s.relayAge, s.pendingAge, s.consumerLag, mib(s.totalBytes()), s.load)
 		}
 	})
-	r.open = benchenv.Load{Addr: sm.serve.Public, Conns: o.openConns, Next: gen.Next}.Fixed(ctx, r.rate, o.duration)
+	r.open = benchenv.Load{Addr: addr, Conns: o.conns, Next: gen.Next}.Fixed(ctx, r.rate, o.duration)
 	stop()
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
-	last, failed, err := sm.takeRetry(ctx)
-	r.sampleErrs += failed
-	if err != nil {
+	if err := edge(); err != nil {
 		return err
 	}
-	r.samples = append(r.samples, last)
 	st.Logf("open loop done; waiting for the relay and consumers to catch up")
 	r.postDrain, err = waitDrained(ctx, sm, o.drain)
 	return err
@@ -216,8 +186,8 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 func waitDrained(ctx context.Context, sm *sampler, limit time.Duration) (time.Duration, error) {
 	t0 := time.Now()
 	err := benchenv.Until(ctx, time.Second, limit, func() (bool, error) {
-		s, _, err := sm.takeRetry(ctx)
-		return err == nil && s.drained(), err
+		s, err := sm.take(ctx) // a failed sample (a timeout on a loaded machine) is retried
+		return err == nil && s.drained(), nil
 	})
 	switch {
 	case errors.Is(err, benchenv.ErrNotWithin):
@@ -228,4 +198,110 @@ func waitDrained(ctx context.Context, sm *sampler, limit time.Duration) (time.Du
 	return time.Since(t0), nil
 }
 
+// warnings is the report's line on the WARN and ERROR lines of a
+// process's JSON log: how many, and the last one.
+func warnings(p *benchenv.Proc) string {
+	raw, _ := os.ReadFile(p.Log)
+	n, last := 0, ""
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {
+			n, last = n+1, line
+		}
+	}
+	out := fmt.Sprintf("`gatehouse %s` logged %d warnings or errors during the whole run", p.Name, n)
+	if len(last) > 300 {
+		last = last[:300] + "…"
+	}
+	if last != "" {
+		out += "; the last: `" + last + "`"
+	}
+	return out + "."
+}
+
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// tables are the tables whose size the run follows: every table the
+// pipeline writes for each event.
+var tables = []string{"inbox", "dedupe_keys", "outbox", "processed_events", "provider_object_changes", "provider_objects"}
+
+// sample is one reading of the pipeline's processes and database. A gauge
+// that no process exported is NaN.
+type sample struct {
+	at time.Duration // since the open-loop phase started
+
+	accepted  float64            // serve: gatehouse_webhook_deliveries_total{outcome="accepted"}
+	published float64            // relay: gatehouse_relay_records_published_total
+	processed float64            // consume: gatehouse_consumer_records_processed_total (every outcome)
+	outcomes  map[string]float64 // consume: the same by outcome
+
+	relayAge    float64 // gatehouse_relay_outbox_oldest_unsent_age_seconds (the relay's)
+	consumerLag float64 // sum of gatehouse_consumer_lag_records
+	pendingAge  float64 // age of the oldest inbox row pending or processing: accepted, not yet finished by a consumer
+
+	created, dropped float64 // gatehouse_storage_partitions_{created,dropped}_total, every process
+
+	bytes map[string]int64 // table → bytes (with indexes, TOAST, partitions): gatehouse_storage_table_bytes
+	load  float64          // 1-minute load average
+}
+
+func (s sample) totalBytes() int64 {
+	var t int64
+	for _, b := range s.bytes {
+		t += b
+	}
+	return t
+}
+
+// drained reports whether the relay and the consumers have caught up with
+// everything the receiver accepted.
+func (s sample) drained() bool {
+	return s.relayAge == 0 && s.consumerLag == 0 && s.published >= s.accepted && s.processed >= s.accepted
+}
+
+// sampler reads the three processes (serve, relay, consume) and the
+// database.
+type sampler struct {
+	procs []*benchenv.Proc
+	pool  *pgxpool.Pool
+	start time.Time
+}
+
+func (sm *sampler) take(ctx context.Context) (sample, error) {
+	s := sample{at: time.Since(sm.start), load: benchenv.LoadAvg()}
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+	defer cancel()
+	var fs []benchenv.Families
+	for _, p := range sm.procs {
+		f, err := benchenv.Scrape(ctx, p.Admin)
+		if err != nil {
+			return s, err
+		}
+		fs = append(fs, f)
+		s.created += f.Sum("gatehouse_storage_partitions_created_total")
+		s.dropped += f.Sum("gatehouse_storage_partitions_dropped_total")
+	}
+	sv, rl, co := fs[0], fs[1], fs[2]
+	s.accepted = sv.Sum("gatehouse_webhook_deliveries_total", "outcome", "accepted")
+	s.published = rl.Sum("gatehouse_relay_records_published_total")
+	s.processed = co.Sum("gatehouse_consumer_records_processed_total")
+	s.outcomes = co.By("gatehouse_consumer_records_processed_total", "outcome")
+	s.relayAge = rl.Max("gatehouse_relay_outbox_oldest_unsent_age_seconds")
+	s.consumerLag = co.Sum("gatehouse_consumer_lag_records")
+	// The consumers' queue age measured in the database, whatever their
+	// own gauge says: the (processing_state, received_at) index of every
+	// inbox partition answers it.
+	err := sm.pool.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
+FROM inbox WHERE processing_state IN ('pending', 'processing')`).Scan(&s.pendingAge)
+	if err != nil {
+		return s, fmt.Errorf("oldest pending inbox row: %w", err)
+	}
+	// Sizes as the processes' storage maintenance last measured them
+	// (every check_interval): serve's tables and consume's.
+	s.bytes = map[string]int64{}
+	for _, f := range fs {
+		for _, t := range tables {
+			s.bytes[t] += int64(f.Sum("gatehouse_storage_table_bytes", "table", t))
+		}
+	}
+	return s, nil
+}

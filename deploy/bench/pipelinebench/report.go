@@ -21,15 +21,7 @@ type results struct {
 	preDrain, postDrain     time.Duration       // catch-up after each phase (-1: not within -drain)
 	open                    benchenv.LoadResult
 	samples                 []sample // ordered by at; the first at the open loop's start, the last at its end
-	sampleErrs              int
-	logs                    []procLog
-}
-
-// procLog is what a process logged at WARN or ERROR during the whole run.
-type procLog struct {
-	name     string
-	warnings int
-	last     string
+	logs                    []string // each process's warnings
 }
 
 // near returns the sample taken closest to t.
@@ -61,21 +53,15 @@ func perSecond(a, b sample, f func(sample) float64) float64 {
 	return math.NaN()
 }
 
-// defined is f over ss, without the NaN of a gauge no process exported.
-func defined(ss []sample, f func(sample) float64) []float64 {
-	var out []float64
+// meanMax formats the mean and the largest of f over ss, without the NaN
+// of a gauge no process exported ("n/a" when no sample has a value).
+func meanMax(ss []sample, f func(sample) float64, unit string) string {
+	var v []float64
 	for _, s := range ss {
-		if v := f(s); !math.IsNaN(v) {
-			out = append(out, v)
+		if x := f(s); !math.IsNaN(x) {
+			v = append(v, x)
 		}
 	}
-	return out
-}
-
-// meanMax formats the mean and the largest of f over ss ("n/a" when no
-// sample has a value).
-func meanMax(ss []sample, f func(sample) float64, unit string) string {
-	v := defined(ss, f)
 	if len(v) == 0 {
 		return "n/a"
 	}
@@ -84,29 +70,16 @@ func meanMax(ss []sample, f func(sample) float64, unit string) string {
 
 func ms(d time.Duration) string { return benchenv.Ms(d, 2) }
 
-// minute is the open loop's requests due in one minute.
-type minute struct {
-	from, to time.Duration
-	sent     int
-	failed   int
-	lats     *benchenv.Hist
-}
-
-func (r *results) minutes() []minute {
-	var out []minute
-	for from := time.Duration(0); from < r.o.duration; from += time.Minute {
-		out = append(out, minute{from: from, to: min(from+time.Minute, r.o.duration), lats: benchenv.NewHist()})
-	}
+// lats is the histogram of the open loop's 2xx latencies of the requests
+// due in [from, to).
+func (r *results) lats(from, to time.Duration) *benchenv.Hist {
+	h := benchenv.NewHist()
 	for _, a := range r.open.Acks {
-		m := &out[min(int(a.Due/time.Minute), len(out)-1)]
-		m.sent++
-		if a.OK() {
-			m.lats.Record(a.Latency)
-		} else {
-			m.failed++
+		if a.OK() && a.Due >= from && a.Due < to {
+			h.Record(a.Latency)
 		}
 	}
-	return out
+	return h
 }
 
 func drainText(d time.Duration, limit time.Duration) string {
@@ -119,84 +92,48 @@ func drainText(d time.Duration, limit time.Duration) string {
 func (r *results) print(w io.Writer) {
 	o := r.o
 	first, last := r.samples[0], r.samples[len(r.samples)-1]
-	end := last.at
-	m1 := r.near(time.Minute)
-	lastFrom := r.near(end - time.Minute)
-	firstWin, lastWin := r.within(0, m1.at), r.within(lastFrom.at, end)
+	m1, lastFrom := r.near(time.Minute), r.near(last.at-time.Minute)
 	all := r.open.Latencies()
-	mins := r.minutes()
 	ok, failed := r.open.Counts()
-	var loadSum, loadMax float64
-	for _, s := range r.samples {
-		loadSum += s.load
-		loadMax = max(loadMax, s.load)
-	}
+	loads := benchenv.Col(r.samples, func(s sample) float64 { return s.load })
 
 	fmt.Fprintf(w, "## Sustained pipeline\n\n")
-	fmt.Fprintf(w, "`go run ./deploy/bench/pipelinebench %s` — `gatehouse serve`, `gatehouse relay` (logical replication) and `gatehouse consume` "+
-		"(fetching every payment from the demo API and writing its projection) as separate processes; PostgreSQL %s (fsync on), Kafka %s, "+
-		"all on this machine. Storage: partition_interval %s (inbox and outbox), key_partition_interval %s, retention %s (inbox and outbox), dedupe_window %s, check_interval %s "+
-		"(the migration's day-wide partitions replaced by none before the start, so the running processes lay them out). "+
-		"Load average during the open loop: mean %.1f, max %.1f.\n\n",
-		strings.Join(o.args, " "), r.pgVersion, r.kafkaVersion, o.interval, o.keyInterval, o.retention, o.interval, o.check,
-		loadSum/float64(len(r.samples)), loadMax)
+	fmt.Fprintf(w, "`go run ./deploy/bench/pipelinebench %s`: `gatehouse serve`, `relay` and `consume` as separate processes with PostgreSQL %s (fsync on) "+
+		"and Kafka %s on this machine; partition_interval %s, key_partition_interval %s, retention %s, check_interval %s. Load average during the open loop: mean %.1f, max %.1f.\n\n",
+		strings.Join(o.args, " "), r.pgVersion, r.kafkaVersion, o.interval, o.keyInterval, o.retention, o.check,
+		benchenv.Sum(loads)/float64(len(loads)), slices.Max(loads))
 	_, maxFailed := r.max.Counts()
 	fmt.Fprintf(w, "Closed loop (%s, %d connections, relay and consumers running): **%.0f events/s** (%d non-2xx); then %s. "+
 		"Open loop: **%.0f events/s** for %s over %d connections, one request due every %s whatever the answers, latency from the due time: "+
 		"%d answered 2xx, %d not (%s). After the open loop the relay and consumers %s.\n\n",
 		o.maxD, o.conns, r.max.Rate(), maxFailed, drainText(r.preDrain, o.drain),
-		r.rate, o.duration, o.openConns, time.Duration(float64(time.Second)/r.rate), ok, failed, lastErr(r.open.LastError),
+		r.rate, o.duration, o.conns, time.Duration(float64(time.Second)/r.rate), ok, failed, orNone(r.open.LastError, "last: "),
 		drainText(r.postDrain, o.drain))
 
 	tb := benchenv.NewTable(w, "stage", "first minute: events/s", "first minute: queue age mean / max", "last minute: events/s", "last minute: queue age mean / max")
 	acc := func(s sample) float64 { return s.accepted }
 	pub := func(s sample) float64 { return s.published }
 	pro := func(s sample) float64 { return s.processed }
-	tb.Rowf("receiver (accepted) | %.0f | ack p99 %s | %.0f | ack p99 %s",
-		perSecond(first, m1, acc), ms(mins[0].lats.Q(0.99)), perSecond(lastFrom, last, acc), ms(mins[len(mins)-1].lats.Q(0.99)))
 	relayAge := func(s sample) float64 { return s.relayAge }
-	slotLag := func(s sample) float64 { return s.slotLag }
-	tb.Rowf("relay (published to Kafka) | %.0f | oldest unpublished outbox row %s; slot lag %s | %.0f | %s; slot lag %s",
-		perSecond(first, m1, pub), meanMax(firstWin, relayAge, " s"), meanMax(firstWin, slotLag, " s"),
-		perSecond(lastFrom, last, pub), meanMax(lastWin, relayAge, " s"), meanMax(lastWin, slotLag, " s"))
 	pending := func(s sample) float64 { return s.pendingAge }
-	cAge := func(s sample) float64 { return s.consumerAge }
 	cLag := func(s sample) float64 { return s.consumerLag }
-	tb.Rowf("consumers (processed) | %.0f | oldest unfinished (pending or processing) inbox row %s; lag %s (their queue-age gauge %s) | %.0f | %s; lag %s (gauge %s)",
-		perSecond(first, m1, pro), meanMax(firstWin, pending, " s"), meanMax(firstWin, cLag, " records"), meanMax(firstWin, cAge, " s"),
-		perSecond(lastFrom, last, pro), meanMax(lastWin, pending, " s"), meanMax(lastWin, cLag, " records"), meanMax(lastWin, cAge, " s"))
+	firstWin, lastWin := r.within(0, m1.at), r.within(lastFrom.at, last.at)
+	tb.Rowf("receiver (accepted) | %.0f | ack p99 %s | %.0f | ack p99 %s",
+		perSecond(first, m1, acc), ms(r.lats(0, time.Minute).Q(0.99)), perSecond(lastFrom, last, acc), ms(r.lats(o.duration-time.Minute, o.duration).Q(0.99)))
+	tb.Rowf("relay (published to Kafka) | %.0f | oldest unpublished outbox row %s | %.0f | %s",
+		perSecond(first, m1, pub), meanMax(firstWin, relayAge, " s"), perSecond(lastFrom, last, pub), meanMax(lastWin, relayAge, " s"))
+	tb.Rowf("consumers (processed) | %.0f | oldest unfinished (pending or processing) inbox row %s; lag %s | %.0f | %s; lag %s",
+		perSecond(first, m1, pro), meanMax(firstWin, pending, " s"), meanMax(firstWin, cLag, " records"),
+		perSecond(lastFrom, last, pro), meanMax(lastWin, pending, " s"), meanMax(lastWin, cLag, " records"))
 	fmt.Fprintln(w)
 
-	r.printCPU(w, first, last)
 	r.printStorage(w, first, m1, last)
-	fmt.Fprintf(w, "Ack latency of the open loop (2xx answers, from the due time, at the load generator): p50 %s, p99 **%s**, p99.9 %s, max %s. "+
-		"The receiver's own gatehouse_webhook_ack_seconds (handler start to 204, bucket-interpolated): p50 %s, p99 %s.\n\n",
-		ms(all.Q(0.5)), ms(all.Q(0.99)), ms(all.Q(0.999)), ms(all.Q(1)),
-		ms(last.ack.Quantile(first.ack, 0.5)), ms(last.ack.Quantile(first.ack, 0.99)))
-	tb = benchenv.NewTable(w, "minute", "sent", "non-2xx", "ack p50", "ack p99", "p99 / run p99", "ack max", "receiver's p99", "receiver/s", "relay/s",
-		"consumers/s", "outbox age max", "unfinished inbox row age max", "consumers' queue-age gauge max", "storage", "load")
-	runP99 := all.Q(0.99)
-	for i, m := range mins {
-		a, b := r.near(m.from), r.near(m.to)
-		win := r.within(m.from, m.to)
-		spike := math.NaN()
-		if runP99 > 0 {
-			spike = float64(m.lats.Q(0.99)) / float64(runP99)
-		}
-		tb.Rowf("%d | %d | %d | %s | %s | %.2f | %s | %s | %.0f | %.0f | %.0f | %s | %s | %s | %s | %.1f",
-			i+1, m.sent, m.failed, ms(m.lats.Q(0.5)), ms(m.lats.Q(0.99)), spike, ms(m.lats.Q(1)), ms(b.ack.Quantile(a.ack, 0.99)),
-			perSecond(a, b, acc), perSecond(a, b, pub), perSecond(a, b, pro),
-			maxOf(win, func(s sample) float64 { return s.relayAge }, " s"),
-			maxOf(win, pending, " s"), maxOf(win, cAge, " s"), mib(b.totalBytes()), b.load)
-	}
-	fmt.Fprintf(w, "\nDuring the open loop: events accepted %.0f; relay records published by path: %s; consumer records by outcome: %s. Samples that failed: %d.\n",
-		last.accepted-first.accepted, diff(first.paths, last.paths), diff(first.outcomes, last.outcomes), r.sampleErrs)
+	fmt.Fprintf(w, "Ack latency of the open loop (2xx answers, from the due time, at the load generator): p50 %s, p99 **%s**, p99.9 %s, max %s.\n\n",
+		ms(all.Q(0.5)), ms(all.Q(0.99)), ms(all.Q(0.999)), ms(all.Q(1)))
+	fmt.Fprintf(w, "During the open loop: events accepted %.0f; consumer records by outcome: %s.\n",
+		last.accepted-first.accepted, diff(first.outcomes, last.outcomes))
 	for _, l := range r.logs {
-		fmt.Fprintf(w, "\n`gatehouse %s` logged %d warnings or errors during the whole run", l.name, l.warnings)
-		if l.last != "" {
-			fmt.Fprintf(w, "; the last: `%s`", l.last)
-		}
-		fmt.Fprintln(w, ".")
+		fmt.Fprintf(w, "\n%s\n", l)
 	}
 }
 
@@ -206,49 +143,19 @@ func (r *results) printStorage(w io.Writer, first, m1, last sample) {
 	third := r.near(last.at - last.at/3)
 	tb := benchenv.NewTable(w, "table", "start of open loop", "end of first minute", "end of run", "max during run",
 		fmt.Sprintf("growth over the last %s", (last.at-third.at).Round(time.Second)))
-	growth := func(a, b int64) string {
-		if a < 0 || b < 0 {
-			return "n/a"
-		}
-		return fmt.Sprintf("%+.1f MiB", float64(b-a)/(1<<20))
-	}
-	maxBytes := func(f func(sample) int64) int64 {
+	row := func(name, format string, f func(sample) int64) {
 		var hi int64
 		for _, s := range r.samples {
 			hi = max(hi, f(s))
 		}
-		return hi
-	}
-	size := func(b int64) string {
-		if b < 0 {
-			return "n/a"
-		}
-		return mib(b)
+		tb.Rowf(name+" | %s | %s | "+format+" | %s | %+.1f MiB", mib(f(first)), mib(f(m1)), mib(f(last)), mib(hi), float64(f(last)-f(third))/(1<<20))
 	}
 	for _, t := range tables {
-		f := func(s sample) int64 { return s.bytes[t] }
-		tb.Rowf("%s | %s | %s | %s | %s | %s", t, size(f(first)), size(f(m1)), size(f(last)), size(maxBytes(f)), growth(f(third), f(last)))
+		row(t, "%s", func(s sample) int64 { return s.bytes[t] })
 	}
-	total := func(s sample) int64 { return s.totalBytes() }
-	tb.Rowf("**total** | %s | %s | **%s** | %s | %s", mib(total(first)), mib(total(m1)), mib(total(last)), mib(maxBytes(total)),
-		growth(total(third), total(last)))
-	fmt.Fprintln(w)
-	var parents []string
-	for p := range last.parts {
-		parents = append(parents, p)
-	}
-	for p := range first.parts {
-		if _, ok := last.parts[p]; !ok {
-			parents = append(parents, p)
-		}
-	}
-	slices.Sort(parents)
-	var counts []string
-	for _, p := range parents {
-		counts = append(counts, fmt.Sprintf("%s %d → %d", p, first.parts[p], last.parts[p]))
-	}
-	fmt.Fprintf(w, "Partitions during the open loop: **%.0f created, %.0f dropped** (gatehouse_storage_partitions_created/dropped_total of every process); "+
-		"partitions at the start → the end: %s.\n\n", last.created-first.created, last.dropped-first.dropped, strings.Join(counts, ", "))
+	row("**total**", "**%s**", sample.totalBytes)
+	fmt.Fprintf(w, "\nPartitions during the open loop: **%.0f created, %.0f dropped** (gatehouse_storage_partitions_created/dropped_total of every process).\n\n",
+		last.created-first.created, last.dropped-first.dropped)
 }
 
 // diff lists after − before by key.
@@ -257,52 +164,13 @@ func diff(before, after map[string]float64) string {
 	for _, k := range slices.Sorted(maps.Keys(after)) {
 		out = append(out, fmt.Sprintf("%s %.0f", k, after[k]-before[k]))
 	}
-	return orNone(strings.Join(out, ", "))
+	return orNone(strings.Join(out, ", "), "")
 }
 
-func lastErr(s string) string {
+// orNone is s after prefix, or "none" when s is empty.
+func orNone(s, prefix string) string {
 	if s == "" {
 		return "none"
 	}
-	return "last: " + s
-}
-
-func maxOf(ss []sample, f func(sample) float64, unit string) string {
-	v := defined(ss, f)
-	if len(v) == 0 {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.1f%s", slices.Max(v), unit)
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}
-
-// printCPU prints each stage's CPU per 1 000 events over the open loop:
-// its process's and its PostgreSQL backends', and the consumers' mean
-// batch size.
-func (r *results) printCPU(w io.Writer, first, last sample) {
-	secs := (last.at - first.at).Seconds()
-	events := map[string]float64{"serve": last.accepted - first.accepted, "relay": last.published - first.published,
-		"consume": last.processed - first.processed}
-	var parts []string
-	for _, st := range stages {
-		n := events[st]
-		if n <= 0 || secs <= 0 {
-			continue
-		}
-		own, pg := last.cpu[st]-first.cpu[st], last.pgCPU[st]-first.pgCPU[st]
-		parts = append(parts, fmt.Sprintf("%s %.2f s in its process + %.2f s in its PostgreSQL backends (%.2f + %.2f cores)",
-			st, own/n*1000, pg/n*1000, own/secs, pg/secs))
-	}
-	batch := math.NaN()
-	if c := last.batch[1] - first.batch[1]; c > 0 {
-		batch = (last.batch[0] - first.batch[0]) / c
-	}
-	fmt.Fprintf(w, "CPU per 1 000 events during the open loop (process_cpu_seconds_total; the backends' utime + stime from /proc, by application_name): %s. "+
-		"The consumers' mean batch: %.0f records.\n\n", orNone(strings.Join(parts, "; ")), batch)
+	return prefix + s
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -13,20 +14,26 @@ import (
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/internal/kafka"
 	"github.com/gatehouse/gatehouse/wiring"
 )
 
+// bench holds what every run shares.
+type bench struct {
+	*benchenv.Stack
+	o      *options
+	runSeq int
+}
+
 // result is one row of the table.
 type result struct {
-	run        int // which repetition (-runs) it belongs to
 	what       string
 	offered    string
 	n          int
 	throughput float64       // records/s
 	p50, p99   time.Duration // <0: not measured
 	dups       int
-	load       string            // 1-minute load average when the run ended
-	cpu        *benchenv.CPUMark // CPU of the benchmark's processes (max and backlog runs)
+	load       string // 1-minute load average when the run ended
 }
 
 // stamps records when each id was committed (or produced) and received.
@@ -36,22 +43,19 @@ type stamps struct {
 	recv     map[string]time.Time
 	records  int
 	lastRecv time.Time
-	first    time.Time // first record received
 }
 
-func newStamps() *stamps { return &stamps{sent: map[string]time.Time{}, recv: map[string]time.Time{}} }
-
-func (s *stamps) markSent(ids []string, at time.Time) {
+func (s *stamps) markSent(rs []row, at time.Time) {
 	s.mu.Lock()
-	for _, id := range ids {
-		s.sent[id] = at
+	for _, r := range rs {
+		s.sent[r.id] = at
 	}
 	s.mu.Unlock()
 }
 
-// consume reads topic from its start until want records (distinct ids) were
-// received or ctx ends.
-func (b *bench) consume(ctx context.Context, topic string, s *stamps, want func() int) error {
+// consume reads topic from its start until want records (distinct ids; 0:
+// not known yet) were received or ctx ends.
+func (b *bench) consume(ctx context.Context, topic string, s *stamps, want *atomic.Int64) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka.Brokers...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
 	if err != nil {
@@ -64,44 +68,65 @@ func (b *bench) consume(ctx context.Context, topic string, s *stamps, want func(
 		pcancel()
 		now := time.Now()
 		if ctx.Err() != nil {
-			return fmt.Errorf("consume %s: %w (have %d of %d)", topic, ctx.Err(), len(s.recv), want())
+			return fmt.Errorf("consume %s: %w (have %d of %d)", topic, ctx.Err(), len(s.recv), want.Load())
 		}
 		s.mu.Lock()
 		fs.EachRecord(func(r *kgo.Record) {
 			s.records++
 			for _, h := range r.Headers {
-				if h.Key == "gatehouse_outbox_id" {
-					if _, ok := s.recv[string(h.Value)]; !ok {
-						s.recv[string(h.Value)] = now
-						s.lastRecv = now
-						if s.first.IsZero() {
-							s.first = now
-						}
-					}
+				if _, seen := s.recv[string(h.Value)]; h.Key == "gatehouse_outbox_id" && !seen {
+					s.recv[string(h.Value)], s.lastRecv = now, now
 				}
 			}
 		})
 		n := len(s.recv)
 		s.mu.Unlock()
-		if w := want(); w > 0 && n >= w {
+		if w := want.Load(); w > 0 && int64(n) >= w {
 			return nil
 		}
 	}
 }
 
-// warmUp gives a new consumer time to load the new topic's metadata and
-// start fetching, so its start-up is not counted as latency.
-func warmUp() { time.Sleep(2 * time.Second) }
-
-func summarize(what, offered string, s *stamps, n int, elapsed time.Duration, withLatency bool) result {
-	r := result{what: what, offered: offered, n: n, p50: -1, p99: -1, load: benchenv.LoadAvgText()}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r.dups = s.records - len(s.recv)
-	if elapsed > 0 {
-		r.throughput = float64(n) / elapsed.Seconds()
+// onTopic makes a new topic named after prefix (a fresh one per run), calls prepare with it
+// (when not nil), starts a consumer reading it from its start, gives it
+// time to load the topic's metadata and start fetching (so its start-up is
+// not counted as latency), and then runs write: the run starts then. It
+// returns the row of what, offered, once the consumer has received the n
+// records write reports having written, or fails after limit.
+func (b *bench) onTopic(ctx context.Context, what, offered, prefix string, limit time.Duration, latency bool,
+	prepare func(topic string) error, write func(topic string, s *stamps) (n int, err error)) (result, error) {
+	b.runSeq++
+	topic := fmt.Sprintf("bench.%02d.%s", b.runSeq, prefix)
+	if _, err := kafka.EnsureTopics(ctx, b.Admin, slog.New(slog.DiscardHandler),
+		kafka.TopicSpec{Partitions: int32(b.o.partitions), ReplicationFactor: 1}, topic); err != nil {
+		return result{}, err
 	}
-	if withLatency {
+	if prepare != nil {
+		if err := prepare(topic); err != nil {
+			return result{}, err
+		}
+	}
+	s := &stamps{sent: map[string]time.Time{}, recv: map[string]time.Time{}}
+	var total atomic.Int64
+	cctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- b.consume(cctx, topic, s, &total) }()
+	time.Sleep(2 * time.Second)
+	start := time.Now()
+	n, err := write(topic, s)
+	if err != nil {
+		return result{}, err
+	}
+	total.Store(int64(n))
+	if err := <-done; err != nil {
+		return result{}, err
+	}
+	r := result{what: what, offered: offered, n: n, p50: -1, p99: -1, load: benchenv.LoadAvgText(), dups: s.records - len(s.recv)}
+	if el := s.lastRecv.Sub(start); el > 0 {
+		r.throughput = float64(n) / el.Seconds()
+	}
+	if latency {
 		h := benchenv.NewHist()
 		for id, at := range s.recv {
 			if c, ok := s.sent[id]; ok {
@@ -112,7 +137,8 @@ func summarize(what, offered string, s *stamps, n int, elapsed time.Duration, wi
 			r.p50, r.p99 = h.Q(0.5), h.Q(0.99)
 		}
 	}
-	return r
+	b.Logf("%s %s: %d rows, %.0f records/s p50 %v p99 %v dups %d", what, offered, n, r.throughput, r.p50, r.p99, r.dups)
+	return r, nil
 }
 
 // startRelay runs a relay of mode until the returned stop is called.
@@ -123,12 +149,11 @@ func (b *bench) startRelay(ctx context.Context, mode string) (func(), error) {
 	}
 	cfg.Relay.Mode, cfg.Relay.Slot, cfg.Relay.Publication = mode, "bench_"+mode, "gatehouse_outbox"
 	cfg.Kafka.Brokers, cfg.Kafka.Partitions, cfg.Kafka.ReplicationFactor = b.Kafka.Brokers, int32(b.o.partitions), 1
-	rc, kc := wiring.Relay(cfg), wiring.RelayKafka(cfg)
-	return benchenv.Relay(ctx, relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: rc, Kafka: kc,
+	return benchenv.Relay(ctx, relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: wiring.Relay(cfg), Kafka: wiring.RelayKafka(cfg),
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 }
 
-// relayRuns measures one mode: paced runs, a max run and a backlog drain.
+// relayRuns measures one mode: paced runs and a backlog drain.
 func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 	var out []result
 	what := "relay, " + mode
@@ -144,20 +169,13 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 		return nil, err
 	}
 	defer func() { stop() }()
-	measure := func(offered string, latency bool, write func(topic string, s *stamps) (int, error)) (result, error) {
-		s, n, start, err := b.onTopic(ctx, mode, b.o.duration+5*time.Minute, nil, write)
-		if err != nil {
-			return result{}, err
-		}
-		r := summarize(what, offered, s, n, s.lastRecv.Sub(start), latency)
-		b.Logf("%s %s: %d rows, %.0f records/s p50 %v p99 %v dups %d", what, offered, n, r.throughput, r.p50, r.p99, r.dups)
-		return r, nil
-	}
+	limit := b.o.duration + 5*time.Minute
 	for _, rate := range b.o.rates {
-		r, err := measure(fmt.Sprintf("%d/s", rate), true, func(topic string, s *stamps) (int, error) {
+		r, err := b.onTopic(ctx, what, fmt.Sprintf("%d/s", rate), mode, limit, true, nil, func(topic string, s *stamps) (int, error) {
 			return benchenv.Pace(ctx, float64(rate), b.o.duration, func(n int) error {
-				ids, err := b.insert(ctx, topic, b.rows(n))
-				s.markSent(ids, time.Now())
+				rs := b.rows(n)
+				err := b.insert(ctx, topic, rs)
+				s.markSent(rs, time.Now())
 				return err
 			})
 		})
@@ -166,77 +184,53 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 		}
 		out = append(out, r)
 	}
-	r, err := measure(fmt.Sprintf("max (%d writers × %d rows/tx)", b.o.writers, b.o.batch), true, func(topic string, s *stamps) (int, error) {
-		return b.writeFlatOut(ctx, topic, s)
-	})
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, r)
 	if b.o.backlog > 0 {
-		stop()
-		topic, err := b.newTopic(ctx, mode+"-backlog")
+		// The backlog is written with the relay stopped; the run starts
+		// with the relay.
+		r, err := b.onTopic(ctx, what, fmt.Sprintf("backlog of %d rows", b.o.backlog), mode+"-backlog", 10*time.Minute, false,
+			func(topic string) error {
+				stop()
+				stop = func() {}
+				for left := b.o.backlog; left > 0; left -= b.o.batch {
+					if err := b.insert(ctx, topic, b.rows(min(left, b.o.batch))); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			func(string, *stamps) (int, error) {
+				restarted, err := b.startRelay(ctx, mode)
+				if err == nil {
+					stop = restarted
+				}
+				return b.o.backlog, err
+			})
 		if err != nil {
 			return nil, err
 		}
-		if mode == relay.ModeReplication {
-			if err := b.createBareSlot(ctx); err != nil {
-				return nil, err
-			}
-		}
-		for left := b.o.backlog; left > 0; left -= b.o.batch {
-			if _, err := b.insert(ctx, topic, b.rows(min(left, b.o.batch))); err != nil {
-				return nil, err
-			}
-		}
-		burst, err := b.ceilingBurst(ctx, b.o.backlog, mode)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, burst)
-		s := newStamps()
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-		defer cancel()
-		done := make(chan error, 1)
-		go func() { done <- b.consume(cctx, topic, s, func() int { return b.o.backlog }) }()
-		warmUp()
-		endProfile, err := b.profileOnce()
-		if err != nil {
-			return nil, err
-		}
-		start := time.Now()
-		cpu0 := b.CPU()
-		if stop, err = b.startRelay(ctx, mode); err != nil {
-			return nil, err
-		}
-		ready := time.Since(start)
-		err = <-done
-		cpu := b.CPU().Since(cpu0)
-		endProfile()
-		if err != nil {
-			return nil, err
-		}
-		r := summarize(what, fmt.Sprintf("backlog of %d rows", b.o.backlog), s, b.o.backlog, s.lastRecv.Sub(start), false)
-		r.cpu = &cpu
-		b.Logf("%s backlog: %.0f records/s (relay ready after %v, first record after %v); %s", what, r.throughput,
-			ready.Round(time.Millisecond), s.first.Sub(start).Round(time.Millisecond), cpuLog(cpu, b.o.backlog))
 		out = append(out, r)
 	}
 	if mode == relay.ModeReplication {
 		// Leave no slot pinning WAL behind for the next mode.
 		stop()
 		stop = func() {}
-		if b.o.backlog > 0 {
-			// With the relay stopped: nothing else runs beside it.
-			bare, err := b.bareDrain(ctx, b.o.backlog)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, bare)
-		}
 		if err := b.dropSlot(ctx, "bench_replication"); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// dropSlot drops a replication slot once its walsender has gone (a stopped
+// relay's session may take a moment to end).
+func (b *bench) dropSlot(ctx context.Context, slot string) error {
+	var last error
+	err := benchenv.Until(ctx, 200*time.Millisecond, 30*time.Second, func() (bool, error) {
+		_, last = b.Pool.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, slot)
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("drop replication slot %s: %w (%v)", slot, err, last)
+	}
+	return nil
 }
