@@ -20,7 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -39,10 +38,6 @@ type Options struct {
 	Kafka bool
 	// Keep leaves the data directories behind for inspection.
 	Keep bool `flag:"keep" help:"keep the PostgreSQL (and Kafka) directories"`
-	// PGSettings are server settings applied with ALTER SYSTEM and a
-	// restart before anything connects (e.g. "shared_buffers": "1GB");
-	// nil keeps testenv's (shared_buffers 128MB, fsync on).
-	PGSettings map[string]string
 }
 
 // Stack returns o: a section's options, which embed its Options, hand
@@ -84,11 +79,6 @@ func Start(ctx context.Context, o Options, log io.Writer) (_ *Stack, err error) 
 	if s.PG, err = testenv.StartPG(ctx, s.Dir, false); err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
-	if len(o.PGSettings) > 0 {
-		if err := s.applySettings(ctx, o.PGSettings); err != nil {
-			return nil, err
-		}
-	}
 	if o.Kafka {
 		s.Logf("starting Kafka")
 		if s.Kafka, err = testenv.StartKafka(ctx, ""); err != nil {
@@ -112,32 +102,6 @@ func Start(ctx context.Context, o Options, log io.Writer) (_ *Stack, err error) 
 	}
 	return s, nil
 }
-
-// applySettings sets each server setting with ALTER SYSTEM and restarts
-// PostgreSQL, so postmaster-level ones (shared_buffers) take effect.
-func (s *Stack) applySettings(ctx context.Context, settings map[string]string) error {
-	conn, err := pgx.Connect(ctx, s.PG.AdminURL())
-	if err != nil {
-		return fmt.Errorf("connect to apply settings: %w", err)
-	}
-	for k, v := range settings {
-		if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER SYSTEM SET %s = %s", pgx.Identifier{k}.Sanitize(), quoteLiteral(v))); err != nil {
-			conn.Close(ctx)
-			return fmt.Errorf("set %s: %w", k, err)
-		}
-		s.Logf("PostgreSQL setting %s = %s", k, v)
-	}
-	conn.Close(ctx)
-	if err := s.PG.Stop(false); err != nil {
-		return fmt.Errorf("stop postgres to apply settings: %w", err)
-	}
-	if err := s.PG.Start(ctx); err != nil {
-		return fmt.Errorf("restart postgres with settings: %w", err)
-	}
-	return nil
-}
-
-func quoteLiteral(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") + "'" }
 
 // Logf writes one progress line, prefixed with the section's name.
 func (s *Stack) Logf(format string, args ...any) {

@@ -6,9 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -44,23 +42,6 @@ func List(v string) []string {
 		}
 	}
 	return out
-}
-
-// Profile starts a CPU profile of this process into path and returns what
-// stops it; "" profiles nothing.
-func Profile(path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // Flags registers on fs a flag for every field of the struct *opts tagged

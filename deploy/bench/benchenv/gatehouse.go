@@ -117,9 +117,6 @@ func (g Gatehouse) Start(ctx context.Context) (*Proc, error) {
 // Pid is the process's id.
 func (p *Proc) Pid() int { return p.Cmd.Process.Pid }
 
-// Done is closed when the process has ended; Err then says how.
-func (p *Proc) Done() <-chan struct{} { return p.done }
-
 // Err is how the process ended (after Done).
 func (p *Proc) Err() error { return p.err }
 

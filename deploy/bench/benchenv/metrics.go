@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"net/http"
 	"slices"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -93,52 +91,4 @@ func (f Families) Max(name string, match ...string) float64 {
 		return math.NaN()
 	}
 	return slices.Max(v)
-}
-
-// Buckets are the cumulative counts per upper bound of the receiver's own
-// gatehouse_webhook_ack_seconds histogram (status 204): from the handler's
-// start to the 204, without the time a request spends in the kernel and in
-// the load generator.
-type Buckets map[float64]float64
-
-// AckBuckets reads the 204 buckets of gatehouse_webhook_ack_seconds.
-func (f Families) AckBuckets() Buckets {
-	out := Buckets{}
-	for _, m := range f["gatehouse_webhook_ack_seconds"].GetMetric() {
-		if !labelled(m, "status", "204") {
-			continue
-		}
-		for _, b := range m.GetHistogram().GetBucket() {
-			if !math.IsInf(b.GetUpperBound(), 1) { // the text format lists +Inf too
-				out[b.GetUpperBound()] += float64(b.GetCumulativeCount())
-			}
-		}
-		out[math.Inf(1)] += float64(m.GetHistogram().GetSampleCount())
-	}
-	return out
-}
-
-// Quantile estimates the q-quantile of the acks between two readings,
-// interpolating linearly inside the bucket (as PromQL's
-// histogram_quantile); 0 when there were none. Above the highest finite
-// bound it answers that bound.
-func (after Buckets) Quantile(before Buckets, q float64) time.Duration {
-	total := after[math.Inf(1)] - before[math.Inf(1)]
-	if total <= 0 {
-		return 0
-	}
-	bounds := slices.Sorted(maps.Keys(after))
-	seconds := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-	rank, lower, prev := q*total, 0.0, 0.0
-	for _, ub := range bounds {
-		c := after[ub] - before[ub]
-		if c >= rank {
-			if math.IsInf(ub, 1) {
-				return seconds(lower)
-			}
-			return seconds(lower + (ub-lower)*(rank-prev)/math.Max(c-prev, 1))
-		}
-		lower, prev = ub, c
-	}
-	return seconds(lower)
 }

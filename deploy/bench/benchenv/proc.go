@@ -55,78 +55,37 @@ func ProcCPU(pid int, children bool) (cpu time.Duration, ppid int, err error) {
 	return time.Duration(sum) * ClockTick, ppid, nil
 }
 
-// eachProc calls f with the pid, parent and CPU time of every live process.
-func eachProc(f func(pid, ppid int, cpu time.Duration)) {
+// CPUMark is the CPU time the processes of a run have used so far.
+type CPUMark struct {
+	Self time.Duration // this process
+	// Postgres is the postmaster's and all its processes', live and exited
+	// (exited backends are accounted in the postmaster's children time).
+	Postgres time.Duration
+}
+
+// CPU reads the CPU time of this process and of the Stack's PostgreSQL;
+// a process it cannot read counts 0.
+func (s *Stack) CPU() CPUMark {
+	var m CPUMark
+	m.Self, _, _ = ProcCPU(os.Getpid(), false)
+	// The postmaster's pid is the first line of postmaster.pid.
+	raw, _ := os.ReadFile(filepath.Join(s.Dir, "pgdata", "postmaster.pid"))
+	pm, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(raw), "\n", 2)[0]))
+	if err != nil {
+		return m
+	}
+	m.Postgres, _, _ = ProcCPU(pm, true)
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		if t, pp, err := ProcCPU(pid, false); err == nil {
-			f(pid, pp, t)
-		}
-	}
-}
-
-func cmdlineHas(pid int, s string) bool {
-	cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return s != "" && bytes.Contains(cmd, []byte(s))
-}
-
-// CPUMark is the CPU time the processes of a run have used so far.
-type CPUMark struct {
-	At   time.Time
-	Wall time.Duration // in a difference (Since): the time it spans
-	Self time.Duration // this process
-	// Postgres is the postmaster's and all its processes', live and exited
-	// (exited backends are accounted in the postmaster's children time).
-	Postgres time.Duration
-	// Walsender is the live walsenders' part of Postgres; in a difference
-	// (Since), a walsender started since counts from zero and one gone
-	// since not at all (a drain's walsender outlives it).
-	Walsender  time.Duration
-	walsenders map[int]time.Duration
-	Kafka      time.Duration // the broker's (0 without Kafka)
-}
-
-// CPU reads the CPU time of this process and of the Stack's PostgreSQL
-// and Kafka; a process it cannot read counts 0.
-func (s *Stack) CPU() CPUMark {
-	m := CPUMark{At: time.Now(), walsenders: map[int]time.Duration{}}
-	m.Self, _, _ = ProcCPU(os.Getpid(), false)
-	// The postmaster's pid is the first line of postmaster.pid.
-	raw, _ := os.ReadFile(filepath.Join(s.Dir, "pgdata", "postmaster.pid"))
-	pm, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(raw), "\n", 2)[0]))
-	if err == nil {
-		m.Postgres, _, _ = ProcCPU(pm, true)
-	}
-	kafkaDir := ""
-	if s.Kafka != nil {
-		kafkaDir = s.Kafka.Dir
-	}
-	eachProc(func(pid, ppid int, t time.Duration) {
-		switch {
-		case err == nil && ppid == pm:
+		if t, pp, err := ProcCPU(pid, false); err == nil && pp == pm {
 			m.Postgres += t
-			if cmdlineHas(pid, "walsender") {
-				m.Walsender += t
-				m.walsenders[pid] = t
-			}
-		case pid != os.Getpid() && cmdlineHas(pid, kafkaDir):
-			m.Kafka += t
 		}
-	})
-	return m
-}
-
-// Since is the CPU used from m0 to m.
-func (m CPUMark) Since(m0 CPUMark) CPUMark {
-	d := CPUMark{At: m.At, Wall: m.At.Sub(m0.At), Self: m.Self - m0.Self, Postgres: m.Postgres - m0.Postgres, Kafka: m.Kafka - m0.Kafka}
-	for pid, t := range m.walsenders {
-		d.Walsender += t - m0.walsenders[pid]
 	}
-	return d
+	return m
 }
 
 // NiceValue is this process's nice value (inherited by everything it starts).

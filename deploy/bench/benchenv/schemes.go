@@ -2,10 +2,7 @@ package benchenv
 
 import (
 	"fmt"
-	"maps"
-	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -109,50 +106,9 @@ func NewSchemeDeliveries(scheme, addr string, secret []byte, bodyBytes int) (*De
 	if !ok {
 		return nil, fmt.Errorf("bench: no wire format for scheme %q (have %s)", scheme, strings.Join(MixSchemes, ", "))
 	}
-	d := &Deliveries{provider: scheme, addr: addr, w: &w, secret: secret, cfg: signature.Config{Scheme: scheme}}
+	cfg := signature.Config{Scheme: scheme}
 	if signature.NeedsPublicURL(scheme, nil) {
-		d.cfg.PublicURL = PublicBase + scheme
+		cfg.PublicURL = PublicBase + scheme
 	}
-	if n := bodyBytes - len(w.body(1_000_000_000_000, time.Now(), "")); n > 0 {
-		d.pad = strings.Repeat("x", n)
-	}
-	return d, nil
-}
-
-// schemeRequest is Next of a catalogue scheme's deliveries: event n,
-// signed as its provider signs it.
-func (d *Deliveries) schemeRequest(n int64, now time.Time) []byte {
-	r := &signature.Request{Method: http.MethodPost, Header: http.Header{}, Body: []byte(d.w.body(n, now, d.pad))}
-	ct := "application/json"
-	if d.w.form {
-		ct = "application/x-www-form-urlencoded"
-	}
-	r.Header.Set("Content-Type", ct)
-	if d.w.head != nil {
-		for k, v := range d.w.head(n) {
-			r.Header.Set(k, v)
-		}
-	}
-	id := ""
-	if d.w.id != nil {
-		id = d.w.id(n)
-	}
-	if err := signature.SignRequest(d.cfg, d.secret, r, now, id); err != nil {
-		panic(fmt.Sprintf("bench: sign %s: %v", d.provider, err)) // constant, valid configuration
-	}
-	target := "/webhooks/" + d.provider
-	if r.RawQuery != "" {
-		target += "?" + r.RawQuery
-	}
-	var sb strings.Builder
-	sb.Grow(512 + len(r.Body))
-	sb.WriteString("POST " + target + " HTTP/1.1\r\nHost: " + d.addr + "\r\nUser-Agent: gatehouse-bench\r\n")
-	for _, k := range slices.Sorted(maps.Keys(r.Header)) {
-		for _, v := range r.Header[k] {
-			sb.WriteString(k + ": " + v + "\r\n")
-		}
-	}
-	sb.WriteString("Content-Length: " + strconv.Itoa(len(r.Body)) + "\r\n\r\n")
-	sb.Write(r.Body)
-	return []byte(sb.String())
+	return newDeliveries(scheme, addr, secret, bodyBytes, cfg, w), nil
 }

@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -52,71 +54,82 @@ func Secret(prefix string, n int) []byte {
 
 // Deliveries builds complete, signed HTTP/1.1 requests, each a first
 // delivery of a new event of one reference-scheme provider (or, from
-// NewSchemeDeliveries, of a catalogue scheme). Event ids are 13-digit
-// decimal strings from one counter (increasing keys, as pgbench's); each
-// event is about its own payment (data.payment_id pay_<id>). Safe for
-// concurrent use.
+// NewSchemeDeliveries, of a catalogue scheme), signed through
+// signature.SignRequest. Event ids are 13-digit decimal strings from one
+// counter (increasing keys, as pgbench's); each event is about its own
+// payment (data.payment_id pay_<id>). Safe for concurrent use.
 type Deliveries struct {
 	cfg            signature.Config
 	secret         []byte
 	provider, addr string
-	head           string // request line and fixed headers
 	pad            string
-	w              *wire // a catalogue scheme's (nil: the reference scheme)
+	w              wire
 	next           atomic.Int64
 }
 
 // SetAddr points later deliveries at the receiver at addr (host:port); the
 // event ids keep counting, so a new receiver still gets only new events.
 // Not safe to call while Next runs.
-func (d *Deliveries) SetAddr(addr string) {
-	d.addr = addr
-	d.head = "POST /webhooks/" + d.provider + " HTTP/1.1\r\nHost: " + addr +
-		"\r\nContent-Type: application/json\r\nUser-Agent: gatehouse-bench\r\n"
-}
+func (d *Deliveries) SetAddr(addr string) { d.addr = addr }
 
 // NewDeliveries returns the deliveries of provider, posted to the receiver
 // at addr (host:port), signed with secret; each body is padded to about
 // bodyBytes bytes.
 func NewDeliveries(provider, addr string, secret []byte, bodyBytes int) *Deliveries {
-	d := &Deliveries{
-		cfg:      signature.Config{Scheme: "reference", TimestampHeader: TimestampHeader, SignatureHeader: SignatureHeader},
-		secret:   secret,
-		provider: provider,
-	}
-	d.SetAddr(addr)
+	cfg := signature.Config{Scheme: "reference", TimestampHeader: TimestampHeader, SignatureHeader: SignatureHeader}
+	return newDeliveries(provider, addr, secret, bodyBytes, cfg, wire{body: func(n int64, now time.Time, pad string) string {
+		return `{"id":"` + itoa(n) + `","type":"` + EventType + `","created_at":"` + now.UTC().Format(time.RFC3339) +
+			`","data":{"payment_id":"pay_` + itoa(n) + `","amount":1999,"currency":"eur","description":"` + pad + `"}}`
+	}})
+}
+
+func newDeliveries(provider, addr string, secret []byte, bodyBytes int, cfg signature.Config, w wire) *Deliveries {
+	d := &Deliveries{provider: provider, addr: addr, w: w, secret: secret, cfg: cfg}
 	if n := bodyBytes - len(d.Body(1_000_000_000_000, time.Now())); n > 0 {
 		d.pad = strings.Repeat("x", n)
 	}
 	return d
 }
 
-// Body is the JSON body of event id created at now.
-func (d *Deliveries) Body(id int64, now time.Time) []byte {
-	s := strconv.FormatInt(id, 10)
-	return []byte(`{"id":"` + s + `","type":"` + EventType + `","created_at":"` + now.UTC().Format(time.RFC3339) +
-		`","data":{"payment_id":"pay_` + s + `","amount":1999,"currency":"eur","description":"` + d.pad + `"}}`)
-}
+// Body is the body of event id created at now.
+func (d *Deliveries) Body(id int64, now time.Time) []byte { return []byte(d.w.body(id, now, d.pad)) }
 
 // Next returns the raw bytes of a signed delivery of a new event, signed
-// at now.
+// at now, as its provider signs it.
 func (d *Deliveries) Next(now time.Time) []byte {
-	id := 1_000_000_000_000 + d.next.Add(1)
-	if d.w != nil {
-		return d.schemeRequest(id, now)
+	n := 1_000_000_000_000 + d.next.Add(1)
+	r := &signature.Request{Method: http.MethodPost, Header: http.Header{}, Body: d.Body(n, now)}
+	ct := "application/json"
+	if d.w.form {
+		ct = "application/x-www-form-urlencoded"
 	}
-	body := d.Body(id, now)
-	h, err := signature.Sign(d.cfg, d.secret, body, now, "")
-	if err != nil {
-		panic(err) // the config is constant and valid
+	r.Header.Set("Content-Type", ct)
+	if d.w.head != nil {
+		for k, v := range d.w.head(n) {
+			r.Header.Set(k, v)
+		}
+	}
+	id := ""
+	if d.w.id != nil {
+		id = d.w.id(n)
+	}
+	if err := signature.SignRequest(d.cfg, d.secret, r, now, id); err != nil {
+		panic(fmt.Sprintf("bench: sign %s: %v", d.provider, err)) // constant, valid configuration
+	}
+	target := "/webhooks/" + d.provider
+	if r.RawQuery != "" {
+		target += "?" + r.RawQuery
 	}
 	var sb strings.Builder
-	sb.Grow(len(d.head) + 200 + len(body))
-	sb.WriteString(d.head)
-	sb.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n")
-	sb.WriteString(TimestampHeader + ": " + h.Get(TimestampHeader) + "\r\n")
-	sb.WriteString(SignatureHeader + ": " + h.Get(SignatureHeader) + "\r\n\r\n")
-	sb.Write(body)
+	sb.Grow(512 + len(r.Body))
+	sb.WriteString("POST " + target + " HTTP/1.1\r\nHost: " + d.addr + "\r\nUser-Agent: gatehouse-bench\r\n")
+	for _, k := range slices.Sorted(maps.Keys(r.Header)) {
+		for _, v := range r.Header[k] {
+			sb.WriteString(k + ": " + v + "\r\n")
+		}
+	}
+	sb.WriteString("Content-Length: " + strconv.Itoa(len(r.Body)) + "\r\n\r\n")
+	sb.Write(r.Body)
 	return []byte(sb.String())
 }
 
