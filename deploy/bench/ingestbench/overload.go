@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
@@ -25,9 +23,8 @@ import (
 
 // overloadRun is one run of the overload mode.
 type overloadRun struct {
-	a, b         benchenv.LoadResult
-	body, header *slow
-	peakRSSKB    int64
+	a, b      benchenv.LoadResult
+	peakRSSKB int64
 }
 
 // bConns bounds provider B's open loop, as a provider's own pool would.
@@ -71,7 +68,7 @@ func overload(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Wri
 
 // overloadOnce runs B alone, or beside the attack.
 func overloadOnce(ctx context.Context, g *benchenv.Proc, o *options, a, b benchenv.Load, attack bool) overloadRun {
-	r := overloadRun{body: &slow{}, header: &slow{}}
+	var r overloadRun
 	stopRSS := benchenv.Every(ctx, 50*time.Millisecond, func(context.Context) {
 		r.peakRSSKB = max(r.peakRSSKB, benchenv.StatusKB(g.Pid(), "VmRSS:"))
 	})
@@ -80,8 +77,8 @@ func overloadOnce(ctx context.Context, g *benchenv.Proc, o *options, a, b benche
 		// The slow clients aim at B's own endpoint: without B's secret they
 		// must not take B's slots.
 		d := o.duration + time.Second
-		go func() { slowClients(ctx, g.Public, "b", o.slowB, true, d, r.body); done <- struct{}{} }()
-		go func() { slowClients(ctx, g.Public, "b", o.slowH, false, d, r.header); done <- struct{}{} }()
+		go func() { slowClients(ctx, g.Public, "b", o.slowB, true, d); done <- struct{}{} }()
+		go func() { slowClients(ctx, g.Public, "b", o.slowH, false, d); done <- struct{}{} }()
 		go func() { r.a = a.Closed(ctx, d); done <- struct{}{} }()
 		time.Sleep(500 * time.Millisecond) // the attack is under way when B starts
 	}
@@ -141,10 +138,6 @@ func overloadReport(w io.Writer, o *options, st *benchenv.Stack, load float64, a
 		return func(r overloadRun) float64 { _, ref, _ := answered(r.a); return benchenv.Millis(ref.Q(q)) }
 	}
 	bErr := func(r overloadRun) float64 { _, f := r.b.Counts(); return float64(f) }
-	bSent := func(r overloadRun) float64 { return float64(len(r.b.Acks)) }
-	ofA := func(r overloadRun) benchenv.LoadResult { return r.a }
-	ofB := func(r overloadRun) benchenv.LoadResult { return r.b }
-	aloneP50, overP50 := med(alone, bQ(0.5)), med(over, bQ(0.5))
 	aloneP99, overP99 := med(alone, bQ(0.99)), med(over, bQ(0.99))
 	fmt.Fprintf(w, "## Under overload\n\n")
 	fmt.Fprintf(w, "`gatehouse serve` (defaults: ingest.max_in_flight 256, per provider max_in_flight 64 and reserved_in_flight 16, "+
@@ -154,49 +147,16 @@ func overloadReport(w io.Writer, o *options, st *benchenv.Stack, load float64, a
 		"at 1 byte/s and %d sending their headers at 1 byte/s, both to B's endpoint (without B's secret). Medians of the runs; load average at start %.2f.\n\n",
 		st.PGVersion, o.runs, o.duration, o.rate, bConns, o.flood, o.slowB, o.slowH, load)
 	t := benchenv.NewTable(w, "provider B", "alone", "beside the attack", "ratio", "target")
-	t.Row("p50 ack latency", fmt.Sprintf("%.2f ms", aloneP50), fmt.Sprintf("%.2f ms", overP50), fmt.Sprintf("%.2f×", overP50/max(aloneP50, 1e-9)))
 	t.Row("p99 ack latency", fmt.Sprintf("%.2f ms", aloneP99), fmt.Sprintf("%.2f ms", overP99), fmt.Sprintf("%.2f×", overP99/max(aloneP99, 1e-9)), "≤ 2×")
 	t.Row("errors (non-2xx or failed), all runs", sum(alone, bErr), sum(over, bErr), "", 0)
-	t.Row("answers, all runs", codes(alone, ofB), codes(over, ofB))
-	t.Row("events sent, all runs", sum(alone, bSent), sum(over, bSent))
 	fmt.Fprintln(w)
 	t = benchenv.NewTable(w, "provider A (flood) and the slow clients, per run (median)", "value", "target")
-	t.Row("A's requests answered per second", fmt.Sprintf("%.0f", med(over, func(r overloadRun) float64 {
-		all, _, _ := answered(r.a)
-		return float64(all.N()) / (o.duration + time.Second).Seconds()
-	})))
-	t.Row("A's answers", codes(over, ofA))
 	t.Row("A's refusals (503/429): p50 / p99 / slowest", fmt.Sprintf("%.2f / %.2f / %.2f ms", med(over, aRefusal(0.5)), med(over, aRefusal(0.99)),
 		slices.Max(benchenv.Col(over, aRefusal(1)))), "held about ingest.refusal_hold (500 ms), so a closed-loop flood waits instead of spinning")
 	t.Row("A's refusals without Retry-After, all runs", sum(over, func(r overloadRun) float64 { _, _, n := answered(r.a); return float64(n) }), 0)
-	t.Row("slow-body connections opened / cut with 408", fmt.Sprintf("%.0f / %.0f",
-		med(over, func(r overloadRun) float64 { return float64(r.body.conns.Load()) }), med(over, func(r overloadRun) float64 { return float64(r.body.cut408.Load()) })))
-	t.Row("slow-header connections opened / closed by gatehouse", fmt.Sprintf("%.0f / %.0f",
-		med(over, func(r overloadRun) float64 { return float64(r.header.conns.Load()) }),
-		med(over, func(r overloadRun) float64 { return float64(r.header.closed.Load() + r.header.cut408.Load()) })))
 	t.Row("gatehouse peak RSS: B alone / under attack / whole run (VmHWM)", fmt.Sprintf("%.0f / %.0f / %.0f MB",
 		med(alone, func(r overloadRun) float64 { return float64(r.peakRSSKB) / 1024 }),
 		slices.Max(benchenv.Col(over, func(r overloadRun) float64 { return float64(r.peakRSSKB) / 1024 })), float64(hwmKB)/1024), "≤ 150 MB")
 	t.Row("events acknowledged (A and B, all runs) / missing from the inbox", fmt.Sprintf("%d / %d", acked, missing), "0 missing")
 	fmt.Fprintf(w, "\nCommand: `make bench BENCH_ONLY=overload` (`deploy/bench/40-overload.sh -runs %d -d %v`).\n", o.runs, o.duration)
-}
-
-// codes is one client's answers over all runs, by status.
-func codes(rs []overloadRun, of func(overloadRun) benchenv.LoadResult) string {
-	all := map[int]int{}
-	for _, r := range rs {
-		for _, x := range of(r).Acks {
-			all[x.Status]++
-		}
-	}
-	var parts []string
-	for _, c := range slices.Sorted(maps.Keys(all)) {
-		if c != 0 {
-			parts = append(parts, fmt.Sprintf("%d × %d", all[c], c))
-		}
-	}
-	if all[0] > 0 {
-		parts = append(parts, fmt.Sprintf("%d failed", all[0]))
-	}
-	return strings.Join(parts, ", ")
 }
