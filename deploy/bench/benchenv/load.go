@@ -62,26 +62,6 @@ func (r LoadResult) Latencies() *Hist {
 	return h
 }
 
-// PerSecond is a histogram of the 2xx latencies of each second of the run,
-// by the second they were answered in (nil for a second without any).
-func (r LoadResult) PerSecond() []*Hist {
-	var out []*Hist
-	for _, a := range r.Acks {
-		if !a.OK() {
-			continue
-		}
-		s := int((a.Due + a.Latency) / time.Second)
-		for len(out) <= s {
-			out = append(out, nil)
-		}
-		if out[s] == nil {
-			out[s] = NewHist()
-		}
-		out[s].Record(a.Latency)
-	}
-	return out
-}
-
 // Load is the HTTP load of a run: Conns keep-alive connections to the
 // receiver at Addr sending Next(now).
 type Load struct {

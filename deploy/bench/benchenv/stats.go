@@ -26,9 +26,6 @@ func (h *Hist) Record(d time.Duration) {
 	_ = h.h.RecordValue(int64(min(max(d, 0), maxLatency)))
 }
 
-// Merge adds o's latencies.
-func (h *Hist) Merge(o *Hist) { h.h.Merge(o.h) }
-
 // N is the number of latencies recorded.
 func (h *Hist) N() int { return int(h.h.TotalCount()) }
 

@@ -28,7 +28,6 @@ type results struct {
 	receiverEvents int
 	fastRate       float64 // case 1: consumer drain, API latency 0
 	ceilingSQL     float64
-	loadStart      string
 	rows           []string
 }
 

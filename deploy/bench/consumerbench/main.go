@@ -39,7 +39,7 @@ func main() {
 			return err
 		}
 		defer b.api.stop()
-		res := &results{loadStart: benchenv.LoadAvgText()}
+		res := &results{}
 		if err := b.runCases(ctx, res); err != nil {
 			return err
 		}
@@ -86,7 +86,6 @@ func (r *results) print(w io.Writer, b *bench) {
 	for _, row := range r.rows {
 		tb.Rowf("%s", row)
 	}
-	tb.Rowf("– | load average (1 min) at start / end | %s / %s |", r.loadStart, benchenv.LoadAvgText())
 }
 
 const secret = "whsec_consumerbench_test_mode"

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -77,28 +76,11 @@ func report(w io.Writer, o *options, b *bench, rows []result) {
 		"Latency is commit-to-topic: from the writer's COMMIT returning (ceiling: from the Produce call) to a consumer receiving the record. "+
 		"Paced runs last %v; throughput = rows / (last record received − start).\n\n",
 		b.PGVersion, b.KafkaVersion, o.partitions, o.keys, o.duration)
-	t := benchenv.NewTable(w, "path", "offered", "rows>", "records/s>", "p50>", "p99>", "duplicates>", "load avg>")
-	ceiling := 0.0 // the producer's flat-out rate
+	t := benchenv.NewTable(w, "path", "offered", "rows>", "records/s>", "p50>", "p99>", "duplicates>")
 	for _, r := range rows {
-		t.Row(r.what, r.offered, r.n, fmt.Sprintf("%.0f", r.throughput), ms(r.p50), ms(r.p99), r.dups, r.load)
-		if r.what == ceilingWhat && r.offered == "max" {
-			ceiling = r.throughput
-		}
+		t.Row(r.what, r.offered, r.n, fmt.Sprintf("%.0f", r.throughput), ms(r.p50), ms(r.p99), r.dups)
 	}
-	// Each mode's backlog drain over the ceiling (one run: the median is
-	// the ratio).
 	fmt.Fprintln(w)
-	if o.backlog > 0 && ceiling > 0 {
-		fmt.Fprintf(w, "Backlog drain over the producer ceiling (max) of the same run:\n\n")
-		t = benchenv.NewTable(w, "path", "runs>", "ratio per run", "median>")
-		for _, r := range rows {
-			if strings.HasPrefix(r.offered, "backlog") {
-				ratio := fmt.Sprintf("%.2f", r.throughput/ceiling)
-				t.Row(r.what, 1, ratio, ratio)
-			}
-		}
-		fmt.Fprintln(w)
-	}
 	fmt.Fprintln(w, "Anchors: Sequin reports 50k ops/s with p99 253 ms from one slot; Debezium Server 20–23k ops/s with p99 ≈ 440 ms. "+
 		"Targets on the 2-core machine: ≥ 30k events/s, p99 commit-to-topic ≤ 100 ms at 5k/s.")
 }

@@ -33,7 +33,6 @@ type result struct {
 	throughput float64       // records/s
 	p50, p99   time.Duration // <0: not measured
 	dups       int
-	load       string // 1-minute load average when the run ended
 }
 
 // stamps records when each id was committed (or produced) and received.
@@ -122,7 +121,7 @@ func (b *bench) onTopic(ctx context.Context, what, offered, prefix string, limit
 	if err := <-done; err != nil {
 		return result{}, err
 	}
-	r := result{what: what, offered: offered, n: n, p50: -1, p99: -1, load: benchenv.LoadAvgText(), dups: s.records - len(s.recv)}
+	r := result{what: what, offered: offered, n: n, p50: -1, p99: -1, dups: s.records - len(s.recv)}
 	if el := s.lastRecv.Sub(start); el > 0 {
 		r.throughput = float64(n) / el.Seconds()
 	}
