@@ -31,9 +31,6 @@ import (
 type Options struct {
 	// Name prefixes progress lines and temporary directories ("relaybench").
 	Name string
-	// PGDir is PostgreSQL's data directory; "" makes (and removes) a
-	// temporary one.
-	PGDir string `flag:"pgdir" help:"directory of the private PostgreSQL cluster (default: a temporary one, removed)"`
 	// Kafka starts a broker beside PostgreSQL.
 	Kafka bool
 	// Keep leaves the data directories behind for inspection.
@@ -67,12 +64,7 @@ func Start(ctx context.Context, o Options, log io.Writer) (_ *Stack, err error) 
 			s.Close()
 		}
 	}()
-	if s.Dir = o.PGDir; s.Dir == "" {
-		if s.Dir, err = os.MkdirTemp("", o.Name+"-pg-"); err != nil {
-			return nil, err
-		}
-	}
-	if s.Dir, err = filepath.Abs(s.Dir); err != nil {
+	if s.Dir, err = os.MkdirTemp("", o.Name+"-pg-"); err != nil {
 		return nil, err
 	}
 	s.Logf("starting PostgreSQL (fsync on) in %s", s.Dir)
@@ -108,8 +100,8 @@ func (s *Stack) Logf(format string, args ...any) {
 	fmt.Fprintf(s.log, s.O.Name+": "+format+"\n", args...)
 }
 
-// Close stops what Start started and removes its directories (unless Keep,
-// or a PGDir the caller named).
+// Close stops what Start started and removes its directories (unless
+// Keep).
 func (s *Stack) Close() {
 	if s.Pool != nil {
 		s.Pool.Close()
@@ -126,7 +118,7 @@ func (s *Stack) Close() {
 	if s.PG != nil {
 		_ = s.PG.Stop(false)
 	}
-	if s.O.PGDir == "" && s.Dir != "" && !s.O.Keep {
+	if s.Dir != "" && !s.O.Keep {
 		_ = os.RemoveAll(s.Dir)
 	}
 }

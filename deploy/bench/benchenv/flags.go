@@ -123,8 +123,8 @@ func Parse(help string, opts any, args []string, stdout, stderr io.Writer) (done
 }
 
 // Run is the main of a section with a Stack: Main, with its flags parsed
-// into *opts (Parse; opts embeds the section's Options, so that -pgdir and
-// -keep set them), its Stack started and closed around run.
+// into *opts (Parse; opts embeds the section's Options, so that -keep sets
+// it), its Stack started and closed around run.
 func Run(help string, opts interface{ Stack() *Options }, run func(ctx context.Context, st *Stack, stdout io.Writer) error) {
 	so := opts.Stack()
 	Main(so.Name, func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
