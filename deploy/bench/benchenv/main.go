@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -83,9 +82,6 @@ func LoadAvg() float64 {
 	_, _ = fmt.Sscan(string(raw), &v)
 	return v
 }
-
-// LoadAvgText is LoadAvg as the reports print it ("0.52").
-func LoadAvgText() string { return strconv.FormatFloat(LoadAvg(), 'f', 2, 64) }
 
 // Every calls f every d, from another goroutine, until the returned stop
 // is called; stop cancels the context f gets and waits for f to return.
