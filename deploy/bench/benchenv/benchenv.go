@@ -18,7 +18,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -143,33 +142,31 @@ func kafkaVersion() string {
 var tpsLine = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
 
 // Pgbench runs pgbench (from PATH, else beside the PostgreSQL server
-// binaries) with args (env added to this process's) and returns its
-// output, the tps it printed and its CPU time.
-func Pgbench(ctx context.Context, env []string, args ...string) (out []byte, tps float64, cpu time.Duration, err error) {
+// binaries) with args (env added to this process's) and returns the tps it
+// printed.
+func Pgbench(ctx context.Context, env []string, args ...string) (tps float64, err error) {
 	bin, err := exec.LookPath("pgbench")
 	if err != nil {
 		dir, derr := testenv.PGBinDir()
 		if derr != nil {
-			return nil, 0, 0, derr
+			return 0, derr
 		}
 		bin = filepath.Join(dir, "pgbench")
 		if _, err := os.Stat(bin); err != nil {
-			return nil, 0, 0, fmt.Errorf("pgbench not found on PATH nor in %s (make deps installs it)", dir)
+			return 0, fmt.Errorf("pgbench not found on PATH nor in %s (make deps installs it)", dir)
 		}
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(os.Environ(), env...)
-	out, err = cmd.CombinedOutput()
+	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return out, 0, 0, fmt.Errorf("pgbench: %w: %s", err, tail(out, 1500))
+		return 0, fmt.Errorf("pgbench: %w: %s", err, tail(out, 1500))
 	}
-	cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	m := tpsLine.FindSubmatch(out)
 	if m == nil {
-		return out, 0, cpu, fmt.Errorf("pgbench: no tps in output: %s", tail(out, 1500))
+		return 0, fmt.Errorf("pgbench: no tps in output: %s", tail(out, 1500))
 	}
-	tps, err = strconv.ParseFloat(string(m[1]), 64)
-	return out, tps, cpu, err
+	return strconv.ParseFloat(string(m[1]), 64)
 }
 
 func tail(b []byte, n int) string { return string(b[max(0, len(b)-n):]) }

@@ -31,9 +31,7 @@ type sample struct {
 	xacts    int64 // write transactions (xids) the run consumed
 	walBytes int64
 	pgCPU    time.Duration // CPU time of all PostgreSQL processes
-	appCPU   time.Duration // CPU time of the rest of the side: receiver and load generator, or pgbench
-	recvCPU  time.Duration // of which the receiver process
-	pgbCPU   time.Duration // of which pgbench (a process that ran apart)
+	recvCPU  time.Duration // CPU time of the receiver process
 	load     float64       // 1-minute load average of the machine after the run
 }
 
@@ -50,7 +48,6 @@ func (s sample) perEvent(d time.Duration) float64 {
 }
 
 func (s sample) pgPer() float64   { return s.perEvent(s.pgCPU) }
-func (s sample) appPer() float64  { return s.perEvent(s.appCPU) }
 func (s sample) recvPer() float64 { return s.perEvent(s.recvCPU) }
 func (s sample) walPer() float64  { return float64(s.walBytes) / float64(max(s.n, 1)) }
 
@@ -102,7 +99,7 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (sample, er
 		return sample{}, fmt.Errorf("%s: %d acknowledged events but %d inbox and %d outbox rows", side, r.n, inbox, outbox)
 	}
 	r.xacts, r.walBytes, r.pgCPU, r.recvCPU = xid1-xid0, lsn1-lsn0, pg1.Postgres-pg0.Postgres, recv1-recv0
-	r.appCPU, r.load = r.recvCPU+pg1.Self-pg0.Self+r.pgbCPU, benchenv.LoadAvg()
+	r.load = benchenv.LoadAvg()
 	return r, nil
 }
 
@@ -150,8 +147,8 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 	for _, c := range b.o.conc {
 		ss, err := b.rotate(ctx, b.o.runs, 0, []side{b.closedSide(ctx, "receiver", b.recv, c), b.pgbenchSide(ctx, "pgbench", c, 0)}, func(i int, ss [][]sample) {
 			r, p := ss[0][i], ss[1][i]
-			b.Logf("c=%d run %d: receiver %.0f/s p99 %.2f ms (%.1f events/commit, CPU/event pg %.0fµs app %.0fµs of which receiver %.0fµs) | pgbench %.0f/s p99 %.2f ms (CPU/event pg %.0fµs app %.0fµs) | ratio %.2f | load %.1f",
-				c, i+1, r.tput(), r.p99(), r.perCommit(), r.pgPer(), r.appPer(), r.recvPer(), p.tput(), p.p99(), p.pgPer(), p.appPer(), r.tput()/p.tput(), p.load)
+			b.Logf("c=%d run %d: receiver %.0f/s p99 %.2f ms (%.1f events/commit, CPU/event pg %.0fµs receiver %.0fµs) | pgbench %.0f/s p99 %.2f ms (CPU/event pg %.0fµs) | ratio %.2f | load %.1f",
+				c, i+1, r.tput(), r.p99(), r.perCommit(), r.pgPer(), r.recvPer(), p.tput(), p.p99(), p.pgPer(), r.tput()/p.tput(), p.load)
 		})
 		if err != nil {
 			return nil, err

@@ -118,7 +118,7 @@ func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d t
 	// pgbench's prepared statement gets the generic plan, as the receiver's
 	// does: left to plan_cache_mode=auto, PostgreSQL re-plans each one-row
 	// execution (~300 µs a transaction), which lowered the ceiling.
-	_, tps, cpu, err := benchenv.Pgbench(ctx, []string{"PGOPTIONS=-c plan_cache_mode=force_generic_plan"}, args...)
+	tps, err := benchenv.Pgbench(ctx, []string{"PGOPTIONS=-c plan_cache_mode=force_generic_plan"}, args...)
 	if err != nil {
 		return sample{}, err
 	}
@@ -126,7 +126,7 @@ func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d t
 	if err != nil {
 		return sample{}, err
 	}
-	r := sample{n: lats.N(), lat: lats, pgbCPU: cpu}
+	r := sample{n: lats.N(), lat: lats}
 	// pgbench's own tps excludes connection set-up; express it as n/elapsed.
 	if tps > 0 {
 		r.elapsed = time.Duration(float64(lats.N()) / tps * float64(time.Second))
