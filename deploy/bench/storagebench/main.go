@@ -67,12 +67,9 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 	}
 	st.Logf("loading %d earlier events into the history store (%d days, key partitions %s)", o.history, o.days, o.keyInterval)
 	l := loaded{bytes: map[string]int64{}}
-	t0 := time.Now()
 	if err := load(ctx, hist, o, past, st.Logf); err != nil {
 		return err
 	}
-	l.took = time.Since(t0)
-	t0 = time.Now()
 	// The empty store's sealed partitions (empty) get their filters too:
 	// the stores differ by their history only.
 	for _, pool := range []*pgxpool.Pool{empty, hist} {
@@ -87,11 +84,10 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 		}
 		l.filtered = len(built)
 	}
-	l.filterTook = time.Since(t0)
 	for _, t := range []string{"inbox", "dedupe_keys", "dedupe_key_filters"} {
 		l.bytes[t], _ = storage.TableBytes(ctx, hist, t)
 	}
-	st.Logf("loaded in %s: inbox %s, dedupe_keys %s; %d key filters", l.took.Round(time.Second), mib(l.bytes["inbox"]), mib(l.bytes["dedupe_keys"]), l.filtered)
+	st.Logf("loaded: inbox %s, dedupe_keys %s; %d key filters", mib(l.bytes["inbox"]), mib(l.bytes["dedupe_keys"]), l.filtered)
 
 	var runs [2][]result // empty, history
 	for i := range o.runs {

@@ -15,10 +15,8 @@ import (
 
 // loaded describes the history store.
 type loaded struct {
-	bytes      map[string]int64
-	took       time.Duration
-	filtered   int           // sealed key partitions with a key filter
-	filterTook time.Duration // to build their filters
+	bytes    map[string]int64
+	filtered int // sealed key partitions with a key filter
 }
 
 // passPair is a steady run and the run with a retention pass in its middle.
@@ -31,9 +29,9 @@ func report(w io.Writer, o options, l loaded, empty, hist []result, passes []pas
 	fmt.Fprintf(w, "## Storage\n\n")
 	fmt.Fprintf(w, "`go run ./deploy/bench/storagebench -history %d -days %d -key-interval %s -key-filters %g -d %s -runs %d -passes %d -conns %d` (PostgreSQL %s, fsync on, shared_buffers 128 MB; load average %.1f at the end).\n\n",
 		o.history, o.days, o.keyInterval, o.keyFilterFP, o.duration, o.runs, len(passes), o.conns, pgVersion, load)
-	fmt.Fprintf(w, "History store: %d earlier events over %d daily inbox partitions (loaded in %s with %d workers): inbox %s, dedupe_keys %s; key partitions %s wide, of which %d sealed ones have a key filter at %g false positives (built in %s; %s), probed only when it may hold the id.\n\n",
-		o.history, o.days, l.took.Round(time.Second), o.loadWorkers, mib(l.bytes["inbox"]), mib(l.bytes["dedupe_keys"]), o.keyInterval,
-		l.filtered, o.keyFilterFP, l.filterTook.Round(time.Second), mib(l.bytes["dedupe_key_filters"]))
+	fmt.Fprintf(w, "History store: %d earlier events over %d daily inbox partitions: inbox %s, dedupe_keys %s; key partitions %s wide, of which %d sealed ones have a key filter at %g false positives (%s), probed only when it may hold the id.\n\n",
+		o.history, o.days, mib(l.bytes["inbox"]), mib(l.bytes["dedupe_keys"]), o.keyInterval,
+		l.filtered, o.keyFilterFP, mib(l.bytes["dedupe_key_filters"]))
 	tb := benchenv.NewTable(w, "pair", "empty events/s", "history events/s", "ratio", "empty WAL B/event", "history WAL B/event", "WAL ratio", "empty p50/p99 ms", "history p50/p99 ms")
 	var ratios, walRatios []float64
 	for i := range empty {
