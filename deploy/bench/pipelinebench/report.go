@@ -141,14 +141,10 @@ func (r *results) printStorage(w io.Writer, first, m1, last sample) {
 	// The last third of the run: long after the retention horizon in a
 	// 10-minute run, so a bounded table no longer grows there.
 	third := r.near(last.at - last.at/3)
-	tb := benchenv.NewTable(w, "table", "start of open loop", "end of first minute", "end of run", "max during run",
+	tb := benchenv.NewTable(w, "table", "start of open loop", "end of first minute", "end of run",
 		fmt.Sprintf("growth over the last %s", (last.at-third.at).Round(time.Second)))
 	row := func(name, format string, f func(sample) int64) {
-		var hi int64
-		for _, s := range r.samples {
-			hi = max(hi, f(s))
-		}
-		tb.Rowf(name+" | %s | %s | "+format+" | %s | %+.1f MiB", mib(f(first)), mib(f(m1)), mib(f(last)), mib(hi), float64(f(last)-f(third))/(1<<20))
+		tb.Rowf(name+" | %s | %s | "+format+" | %+.1f MiB", mib(f(first)), mib(f(m1)), mib(f(last)), float64(f(last)-f(third))/(1<<20))
 	}
 	for _, t := range tables {
 		row(t, "%s", func(s sample) int64 { return s.bytes[t] })
