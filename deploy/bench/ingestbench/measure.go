@@ -70,8 +70,8 @@ type results struct {
 	open   *shape
 }
 
-// sampleRun resets the tables, runs f, and checks that the database holds
-// exactly one inbox and one outbox row per acknowledged event.
+// sampleRun checkpoints, runs f, and checks that the run added exactly one
+// inbox and one outbox row per acknowledged event.
 func (b *bench) sampleRun(ctx context.Context, side string, f func() (sample, error)) (sample, error) {
 	if err := b.reset(ctx); err != nil {
 		return sample{}, err
@@ -79,8 +79,8 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (sample, er
 	// The transactions and WAL a run used, and the rows it left.
 	const pos = `SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint,
 		(SELECT count(*) FROM inbox), (SELECT count(*) FROM outbox)`
-	var xid0, lsn0, xid1, lsn1, inbox, outbox int64
-	if err := b.Pool.QueryRow(ctx, pos).Scan(&xid0, &lsn0, &inbox, &outbox); err != nil {
+	var xid0, lsn0, xid1, lsn1, inbox0, outbox0, inbox, outbox int64
+	if err := b.Pool.QueryRow(ctx, pos).Scan(&xid0, &lsn0, &inbox0, &outbox0); err != nil {
 		return sample{}, err
 	}
 	pg0, recv0 := b.cpu()
@@ -95,8 +95,8 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (sample, er
 	if err := b.Pool.QueryRow(ctx, pos).Scan(&xid1, &lsn1, &inbox, &outbox); err != nil {
 		return sample{}, err
 	}
-	if inbox != int64(r.n) || outbox != int64(r.n) {
-		return sample{}, fmt.Errorf("%s: %d acknowledged events but %d inbox and %d outbox rows", side, r.n, inbox, outbox)
+	if inbox-inbox0 != int64(r.n) || outbox-outbox0 != int64(r.n) {
+		return sample{}, fmt.Errorf("%s: %d acknowledged events but %d new inbox and %d new outbox rows", side, r.n, inbox-inbox0, outbox-outbox0)
 	}
 	r.xacts, r.walBytes, r.pgCPU, r.recvCPU = xid1-xid0, lsn1-lsn0, pg1.Postgres-pg0.Postgres, recv1-recv0
 	r.load = benchenv.LoadAvg()
@@ -141,6 +141,9 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 	if _, err := b.sampleRun(ctx, "pgbench warm-up", func() (sample, error) {
 		return runPgbench(ctx, b.DBURL, b.script, maxC, warmup, 0)
 	}); err != nil {
+		return nil, err
+	}
+	if err := b.analyze(ctx); err != nil {
 		return nil, err
 	}
 	maxRate := 0.0

@@ -44,6 +44,9 @@ func (b *bench) mix(ctx context.Context) (*mixResult, error) {
 		}
 		sides = append(sides, sd)
 	}
+	if err := b.analyze(ctx); err != nil {
+		return nil, err
+	}
 	b.rate = max(b.rate, 20000) // presign plenty: the fastest schemes outrun the reference scheme
 	var err error
 	res.ss, err = b.rotate(ctx, b.o.mixRuns, 1, sides, func(round int, ss [][]sample) {

@@ -21,6 +21,7 @@ import (
 type pgScript struct {
 	path string
 	defs []string // -D name=value arguments
+	runs int      // pgbench runs so far
 	text string
 }
 
@@ -114,6 +115,10 @@ func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d t
 	for _, def := range s.defs {
 		args = append(args, "-D", def)
 	}
+	// Each run's event ids start past the previous run's (the tables are
+	// not emptied between runs) and past the receiver's (below 10^12+10^8).
+	s.runs++
+	args = append(args, "-D", fmt.Sprintf("n=%d", s.runs*100_000_000))
 	args = append(args, dbURL)
 	// pgbench's prepared statement gets the generic plan, as the receiver's
 	// does: left to plan_cache_mode=auto, PostgreSQL re-plans each one-row

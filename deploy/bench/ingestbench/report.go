@@ -28,7 +28,7 @@ func (res *results) print(w io.Writer) {
 		cmp.Or(os.Getenv("GOMAXPROCS"), "default"), b.PGVersion, b.settings)
 	fmt.Fprintf(w, "Events: unique, %d-byte JSON bodies signed with the reference scheme, sent over HTTP/1.1 keep-alive connections; ack latency is measured by the client from request write to 204. ", len(b.gen.Body(1_000_000_000_000, time.Now())))
 	fmt.Fprintf(w, "pgbench runs the Writer's statement captured from the wire (one row per transaction, `-M prepared -j 2`, `plan_cache_mode=force_generic_plan` so it is not re-planned per transaction) on the same database. ")
-	fmt.Fprintf(w, "%d × %s per configuration and side, alternating receiver and pgbench in counterbalanced order (R P, P R, R P, …); tables truncated and checkpointed before each run; every run checked for exactly one inbox and one outbox row per 2xx; all benchmark processes at nice %d. Medians.\n\n", b.o.runs, b.o.duration, benchenv.NiceValue())
+	fmt.Fprintf(w, "%d × %s per configuration and side, alternating receiver and pgbench in counterbalanced order (R P, P R, R P, …); tables emptied before the warm-up, analyzed after it (as autovacuum keeps them in service; a table just emptied has no statistics, and the statement's plan for it costs PostgreSQL about twice the CPU) and checkpointed before each run; every run checked for exactly one inbox and one outbox row per 2xx; all benchmark processes at nice %d. Medians.\n\n", b.o.runs, b.o.duration, benchenv.NiceValue())
 
 	tb := benchenv.NewTable(w, "load", "side", "throughput (events/s)>", "p50 ack>", "p99 ack>", "events per commit>", "WAL per event>", "PostgreSQL CPU per event>")
 	ratiosMet := true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/internal/testenv"
@@ -28,6 +29,14 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	defer on.Stop()
+	// Fill the emptied tables and analyze them, as in measure.
+	maxC := b.o.conc[len(b.o.conc)-1]
+	if _, err := b.sampleRun(ctx, "warm-up", func() (sample, error) { return b.closed(ctx, maxC, 3*time.Second, presign(b.gen, 0, 0)) }); err != nil {
+		return err
+	}
+	if err := b.analyze(ctx); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "## Tracing\n\nThe receiver (`gatehouse serve`) with tracing off and with every delivery traced (OTEL_TRACES_SAMPLER=always_on, OTLP/HTTP to a local Jaeger %s, in-memory storage, on the same machine), "+
 		"%d rounds of %s per side at each concurrency, sides in rotating order beside pgbench running the Writer's statement (the ceiling). PostgreSQL %s (%s). CPU per event is the receiver process's own (user+system) over acknowledged events.\n\n",
 		testenv.JaegerModule, b.o.runs, b.o.duration, b.PGVersion, b.settings)
