@@ -3,6 +3,7 @@
 // import none of each other; internal/* and schemas/* import no stage;
 // nothing imports cmd), and the documentation's (links_test.go: every
 // relative link of every Markdown file resolves inside the repository, and
-// docs/ARCHITECTURE.md's layout lists every package). It has no code of
-// its own.
+// docs/ARCHITECTURE.md's layout lists every package), and the benchmarks'
+// (benchsql_test.go: a benchmark calls the schema's functions with the
+// argument counts production uses). It has no code of its own.
 package layout

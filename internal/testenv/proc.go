@@ -111,6 +111,23 @@ func (p *Proc) signal(sig syscall.Signal, wait time.Duration) {
 	}
 }
 
+// Pid is the process's id (0 before Start).
+func (p *Proc) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// Done is closed when the process started last has ended.
+func (p *Proc) Done() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.done
+}
+
 // Kill SIGKILLs the process and waits for it to be gone.
 func (p *Proc) Kill() { p.signal(syscall.SIGKILL, time.Minute) }
 

@@ -296,7 +296,7 @@ AND processing_state = ANY($2)`, prov, schemas.FinalStates()).Scan(&done)
 // event was received, which prunes the claim to its inbox partition), then
 // one transaction applying each event with consumers_apply (the consumer
 // pipelines one statement per event; here one SELECT calls it per row).
-// TestBenchSQLCallsProductionSignatures (benchenv) fails when a function
+// TestBenchSQLCallsProductionSignatures (internal/layout) fails when a function
 // called here takes another number of arguments in production.
 const pgbenchScript = `SELECT nextval('consumerbench_seq') AS id \gset
 SELECT count(*) FROM consumers_claim_many(array_fill('pgb'::text, ARRAY[(:batch)::int]),

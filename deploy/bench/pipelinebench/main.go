@@ -88,9 +88,6 @@ storage:
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	exited := func(p *benchenv.Proc) {
-		cancel(fmt.Errorf("%w: gatehouse %s (%v): %s", benchenv.ErrExited, p.Name, p.Err(), benchenv.Tail(p.Log)))
-	}
 	var procs []*benchenv.Proc
 	defer func() {
 		for i := len(procs) - 1; i >= 0; i-- {
@@ -99,12 +96,18 @@ storage:
 	}()
 	for _, sub := range []string{"serve", "relay", "consume"} {
 		st.Logf("starting gatehouse %s", sub)
-		p, err := benchenv.Gatehouse{Bin: o.gatehouse, Sub: sub, Config: cfg, Log: filepath.Join(dir, sub+".log"),
-			Ready: true, Exited: exited}.Start(ctx)
+		p, err := benchenv.Gatehouse{Bin: o.gatehouse, Sub: sub, Config: cfg, Log: filepath.Join(dir, sub+".log")}.Start(ctx)
 		if err != nil {
 			return err
 		}
 		procs = append(procs, p)
+		go func() { // a process that ends during the run ends it
+			select {
+			case <-p.Done():
+				cancel(fmt.Errorf("gatehouse %s exited during the run (log %s)", sub, p.LogPath))
+			case <-ctx.Done():
+			}
+		}()
 	}
 	sm := &sampler{procs: procs, pool: st.Pool}
 	r := &results{o: o, pgVersion: st.PGVersion, kafkaVersion: st.KafkaVersion}
@@ -201,7 +204,7 @@ func waitDrained(ctx context.Context, sm *sampler, limit time.Duration) (time.Du
 // warnings is the report's line on the WARN and ERROR lines of a
 // process's JSON log: how many, and the last one.
 func warnings(p *benchenv.Proc) string {
-	raw, _ := os.ReadFile(p.Log)
+	raw, _ := os.ReadFile(p.LogPath)
 	n, last := 0, ""
 	for _, line := range strings.Split(string(raw), "\n") {
 		if strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {

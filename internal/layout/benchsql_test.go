@@ -1,4 +1,4 @@
-package benchenv_test
+package layout
 
 import (
 	"maps"
@@ -17,15 +17,14 @@ import (
 // consumers_claim_many and the 7-argument consumers_apply long after the
 // consumer moved to 3 and 8).
 func TestBenchSQLCallsProductionSignatures(t *testing.T) {
-	root := filepath.Join("..", "..", "..")
 	prod := map[string]map[int]bool{} // function -> argument counts the product calls it with
 	bench := map[string][]sqlCall{}   // function -> each benchmark call, with its file
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(repoRoot, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() {
-			if n := d.Name(); n == ".git" || n == "node_modules" || n == ".data" || n == "bin" || n == "migrations" {
+			if skipDirs[d.Name()] || d.Name() == "migrations" {
 				return filepath.SkipDir
 			}
 			return nil
