@@ -85,8 +85,12 @@ func Sum(v []float64) float64 {
 // Millis is d in milliseconds.
 func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// Ms formats d in milliseconds with prec decimals and the unit ("1.25 ms").
+// Ms formats d in milliseconds with prec decimals and the unit ("1.25
+// ms"); a negative d is a figure not measured ("–").
 func Ms(d time.Duration, prec int) string {
+	if d < 0 {
+		return "–"
+	}
 	return fmt.Sprintf("%.*f ms", prec, Millis(d))
 }
 

@@ -105,7 +105,7 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 		return err
 	}
 	res.row("5 | steady %.0f events/s offered (%.0f achieved) for %v through receiver → relay → consumer: 2xx → final, p50 / p99 / max | %s / **%s** / %s | p99 ≤ 250 ms",
-		o.rate, achieved, o.steadyFor, ms(steady.Q(.5)), ms(steady.Q(.99)), ms(steady.Q(1)))
+		o.rate, achieved, o.steadyFor, benchenv.Ms(steady.Q(.5), 0), benchenv.Ms(steady.Q(.99), 0), benchenv.Ms(steady.Q(1), 0))
 
 	// 6. Foreign records (no inbox row) produced straight to the topic
 	// while genuine events arrive through the receiver.
@@ -115,7 +115,7 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 		return err
 	}
 	res.row("6 | %d records with no inbox row interleaved with %d genuine events (%.0f/s): genuine 2xx → final, p50 / p99 | %s / %s = **%.2f × case 5's p99** | ≤ 2 ×",
-		o.foreign, o.genuine, o.mixedRate, ms(mixed.Q(.5)), ms(mixed.Q(.99)), float64(mixed.Q(.99))/float64(max(1, steady.Q(.99))))
+		o.foreign, o.genuine, o.mixedRate, benchenv.Ms(mixed.Q(.5), 0), benchenv.Ms(mixed.Q(.99), 0), float64(mixed.Q(.99))/float64(max(1, steady.Q(.99))))
 
 	// 7 and 8. Forward to a team's service answering at once, then after
 	// the API latency.

@@ -69,8 +69,6 @@ type options struct {
 	mixedRate      float64       `flag:"mixed-rate" default:"200" help:"case 6: genuine events/s"`
 }
 
-func ms(d time.Duration) string { return benchenv.Ms(d, 0) }
-
 func (r *results) print(w io.Writer, b *bench) {
 	o := b.o
 	fmt.Fprintf(w, "## Consumers\n\n")

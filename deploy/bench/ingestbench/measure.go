@@ -83,9 +83,9 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (sample, er
 	if err := b.Pool.QueryRow(ctx, pos).Scan(&xid0, &lsn0, &inbox0, &outbox0); err != nil {
 		return sample{}, err
 	}
-	pg0, recv0 := b.cpu()
+	pg0, recv0 := b.CPU(), b.recvCPU()
 	r, err := f()
-	pg1, recv1 := b.cpu()
+	pg1, recv1 := b.CPU(), b.recvCPU()
 	if err != nil {
 		return sample{}, fmt.Errorf("%s: %w", side, err)
 	}
@@ -103,14 +103,13 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (sample, er
 	return r, nil
 }
 
-// cpu reads the CPU time of PostgreSQL and this process, and of the
-// receiver under test (0 without one).
-func (b *bench) cpu() (m benchenv.CPUMark, recv time.Duration) {
-	m = b.CPU()
-	if b.recv != nil {
-		recv, _, _ = benchenv.ProcCPU(b.recv.Pid(), false)
+// recvCPU is the CPU time of the receiver under test (0 without one).
+func (b *bench) recvCPU() time.Duration {
+	if b.recv == nil {
+		return 0
 	}
-	return m, recv
+	t, _, _ := benchenv.ProcCPU(b.recv.Pid(), false)
+	return t
 }
 
 // source is what a load loop sends: deliveries of one scheme.
@@ -148,7 +147,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 	}
 	maxRate := 0.0
 	for _, c := range b.o.conc {
-		ss, err := b.rotate(ctx, b.o.runs, 0, []side{b.closedSide(ctx, "receiver", b.recv, c), b.pgbenchSide(ctx, "pgbench", c, 0)}, func(i int, ss [][]sample) {
+		ss, err := b.rotate(ctx, b.o.runs, []side{b.closedSide(ctx, "receiver", b.recv, c), b.pgbenchSide(ctx, "pgbench", c, 0)}, func(i int, ss [][]sample) {
 			r, p := ss[0][i], ss[1][i]
 			b.Logf("c=%d run %d: receiver %.0f/s p99 %.2f ms (%.1f events/commit, CPU/event pg %.0fµs receiver %.0fµs) | pgbench %.0f/s p99 %.2f ms (CPU/event pg %.0fµs) | ratio %.2f | load %.1f",
 				c, i+1, r.tput(), r.p99(), r.perCommit(), r.pgPer(), r.recvPer(), p.tput(), p.p99(), p.pgPer(), r.tput()/p.tput(), p.load)
@@ -169,7 +168,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 		l := benchenv.Load{Addr: b.recv.Public, Conns: b.o.openConns, Next: src}.Poisson(ctx, half, b.o.duration)
 		return fromLoad(l, ctx.Err())
 	}}
-	ss, err := b.rotate(ctx, b.o.openRuns, 0, []side{open, b.pgbenchSide(ctx, "pgbench -R", b.o.openConns, half)}, func(i int, ss [][]sample) {
+	ss, err := b.rotate(ctx, b.o.openRuns, []side{open, b.pgbenchSide(ctx, "pgbench -R", b.o.openConns, half)}, func(i int, ss [][]sample) {
 		r, p := ss[0][i], ss[1][i]
 		b.Logf("open loop %.0f/s run %d: receiver p50 %.2f ms p99 %.2f ms | pgbench -R p50 %.2f ms p99 %.2f ms", half, i+1, r.p50(), r.p99(), p.p50(), p.p99())
 	})
@@ -201,24 +200,19 @@ func (b *bench) pgbenchSide(ctx context.Context, name string, c int, rate float6
 	}}
 }
 
-// rotate runs every side once a round, for rounds rounds, the first fixed
-// sides first and the others in an order rotated by the round (A B, B A,
-// … for two; A B C, B C A, C A B, … for three), and returns each side's
+// rotate runs every side once a round, for rounds rounds, in an order
+// rotated by the round (A B C, B C A, C A B, …), and returns each side's
 // samples, calling done after every round. With a fixed order, a
-// disturbance that fades during the benchmark (the page cache of the build
-// and initdb being written back, another job winding down) always hits the
-// first side of every round harder; measured here, the first pairs'
-// receiver ran at 60–80 % of its later throughput.
-func (b *bench) rotate(ctx context.Context, rounds, fixed int, sides []side, done func(round int, samples [][]sample)) ([][]sample, error) {
+// disturbance that fades during the benchmark always hits the first side
+// harder (measured here: the first pairs' receiver ran at 60–80 % of its
+// later throughput).
+func (b *bench) rotate(ctx context.Context, rounds int, sides []side, done func(round int, samples [][]sample)) ([][]sample, error) {
 	orig := b.recv
 	defer func() { b.recv = orig; b.gen.SetAddr(orig.Public) }()
 	samples := make([][]sample, len(sides))
 	for round := range rounds {
 		for k := range sides {
-			i := k
-			if k >= fixed {
-				i = fixed + (k-fixed+round)%(len(sides)-fixed)
-			}
+			i := (k + round) % len(sides)
 			sd := sides[i]
 			var src func(time.Time) []byte
 			if b.recv = sd.recv; sd.recv != nil {

@@ -57,7 +57,7 @@ func (b *bench) mix(ctx context.Context) (*mixResult, error) {
 	}
 	b.rate = max(b.rate, 20000) // presign plenty: the fastest schemes outrun the reference scheme
 	var err, fillErr error
-	res.ss, err = b.rotate(ctx, b.o.mixRuns, 0, sides, func(round int, ss [][]sample) {
+	res.ss, err = b.rotate(ctx, b.o.mixRuns, sides, func(round int, ss [][]sample) {
 		for i, name := range res.names {
 			s, ref := ss[i][round], ss[0][round]
 			b.Logf("mix round %d %s: %.0f/s p99 %.2f ms, %.1f events/commit, receiver %.0f µs, PostgreSQL %.0f µs per event, ratio %.2f, load %.1f",

@@ -43,7 +43,7 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 	tb := benchenv.NewTable(w, "connections>", "receiver", "events/s>", "paired ratio to tracing off>", "receiver CPU/event>", "PostgreSQL CPU/event>")
 	for _, c := range b.o.conc {
 		sides := []side{b.closedSide(ctx, "tracing off", b.recv, c), b.closedSide(ctx, "tracing on, 100 % to Jaeger", on, c), b.pgbenchSide(ctx, "pgbench", c, 0)}
-		ss, err := b.rotate(ctx, b.o.runs, 0, sides, func(round int, ss [][]sample) {
+		ss, err := b.rotate(ctx, b.o.runs, sides, func(round int, ss [][]sample) {
 			b.Logf("tracing c=%d round %d: off %.0f/s on %.0f/s", c, round+1, ss[0][round].tput(), ss[1][round].tput())
 		})
 		if err != nil {

@@ -60,13 +60,6 @@ func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) 
 	return nil
 }
 
-func ms(d time.Duration) string {
-	if d < 0 {
-		return "–"
-	}
-	return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
-}
-
 func report(w io.Writer, o *options, b *bench, rows []result) {
 	fmt.Fprintln(w, "## Relay")
 	fmt.Fprintln(w)
@@ -78,15 +71,12 @@ func report(w io.Writer, o *options, b *bench, rows []result) {
 		b.PGVersion, b.KafkaVersion, o.partitions, o.keys, o.duration)
 	t := benchenv.NewTable(w, "path", "offered", "rows>", "records/s>", "p50>", "p99>", "duplicates>")
 	for _, r := range rows {
-		t.Row(r.what, r.offered, r.n, fmt.Sprintf("%.0f", r.throughput), ms(r.p50), ms(r.p99), r.dups)
+		t.Row(r.what, r.offered, r.n, fmt.Sprintf("%.0f", r.throughput), benchenv.Ms(r.p50, 1), benchenv.Ms(r.p99, 1), r.dups)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Anchors: Sequin reports 50k ops/s with p99 253 ms from one slot; Debezium Server 20–23k ops/s with p99 ≈ 440 ms. "+
 		"Targets on the 2-core machine: ≥ 30k events/s, p99 commit-to-topic ≤ 100 ms at 5k/s.")
 }
-
-// ceilingWhat is the path column of the ceiling's rows.
-const ceilingWhat = "franz-go producer → broker (ceiling)"
 
 // ceiling runs a plain franz-go producer (its defaults, acks=all, the
 // relay's linger and buffer) straight to the broker with the relay's
@@ -102,7 +92,7 @@ func (b *bench) ceiling(ctx context.Context, rate int) (result, error) {
 	if rate > 0 {
 		offered = fmt.Sprintf("%d/s", rate)
 	}
-	return b.onTopic(ctx, ceilingWhat, offered, "ceiling", b.o.duration+2*time.Minute, rate > 0, nil, func(topic string, s *stamps) (int, error) {
+	return b.onTopic(ctx, "franz-go producer → broker (ceiling)", offered, "ceiling", b.o.duration+2*time.Minute, rate > 0, nil, func(topic string, s *stamps) (int, error) {
 		produce := func(rs []row) {
 			s.markSent(rs, time.Now())
 			for _, r := range rs {
