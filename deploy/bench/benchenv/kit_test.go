@@ -3,6 +3,7 @@ package benchenv
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -88,6 +89,9 @@ func TestDeliveriesVerify(t *testing.T) {
 			t.Fatalf("%s: %v", scheme, err)
 		}
 		body, _ := io.ReadAll(req.Body)
+		if !d.w.form && !json.Valid(body) {
+			t.Errorf("%s: body is not JSON: %s", scheme, body)
+		}
 		cfg := d.cfg
 		cfg.Secrets = []signature.Secret{{ID: "bench", Value: secret}}
 		v, err := signature.New(cfg)

@@ -3,7 +3,6 @@ package benchenv
 import (
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -11,82 +10,53 @@ import (
 )
 
 // MixSchemes are the catalogue schemes the receiver benchmark's mix
-// section sends, each as its provider sends it: GitHub (body HMAC, an
-// unsigned delivery id, so the replay guard), Stripe (timestamped
-// signature header), Shopify (base64 HMAC), Slack (v0:), Standard
-// Webhooks, Twilio (form-encoded, the URL signed) and Mailgun (a token
-// inside the body).
+// section sends, each as its provider sends it (wireOf).
 var MixSchemes = []string{"github", "stripe", "shopify", "slack", "standard-webhooks", "twilio", "mailgun"}
 
 // PublicBase is the public URL prefix the mix's URL-signing providers are
 // configured with (public_url: PublicBase + name).
 const PublicBase = "https://hooks.bench.invalid/webhooks/"
 
-// wire is one scheme's deliveries: the body and provider headers of event
-// n (pad makes the body about its target size), and the event id the
-// signer needs ("" where the scheme takes none).
+// wire is one scheme's deliveries of event n: the body, a template of n
+// (%[1]d), the Unix time (%[2]d), the RFC 3339 time (%[3]s), the padding
+// (%[4]s) and n mod 97 (%[5]d); a provider header headName: head ("{n}"
+// replaced by n); and the event id the signer takes (id, a template of n;
+// "" where the scheme takes none).
 type wire struct {
-	form bool
-	body func(n int64, now time.Time, pad string) string
-	head func(n int64) map[string]string
-	id   func(n int64) string
+	form           bool
+	body, head, id string
+	headName       string
 }
 
+// wireOf is scheme's wire: GitHub's body HMAC with an unsigned delivery id
+// (so the replay guard), Stripe's timestamped header, Shopify's base64
+// HMAC, Slack's v0:, Standard Webhooks, Twilio's form body with the URL
+// signed, Mailgun's token inside the body.
 func wireOf(scheme string) (wire, bool) {
-	ws := map[string]wire{
-		"github": {
-			body: func(n int64, _ time.Time, pad string) string {
-				return `{"action":"opened","issue":{"id":` + itoa(n) + `,"number":` + itoa(n) + `,"title":"` + pad + `"},"repository":{"full_name":"octo/repo` + itoa(n%97) + `"}}`
-			},
-			head: func(int64) map[string]string { return map[string]string{"X-GitHub-Event": "issues"} },
-			id:   func(n int64) string { return "4242:72d3162e-cc78-11e3-" + fmt.Sprintf("%012d", n) },
-		},
-		"stripe": {
-			body: func(n int64, now time.Time, pad string) string {
-				return `{"id":"evt_` + itoa(n) + `","object":"event","type":"payment_intent.succeeded","created":` + itoa(now.Unix()) +
-					`,"data":{"object":{"id":"pi_` + itoa(n) + `","object":"payment_intent","amount":1999,"description":"` + pad + `"}}}`
-			},
-		},
-		"shopify": {
-			body: func(n int64, _ time.Time, pad string) string {
-				return `{"id":` + itoa(n) + `,"email":"buyer@example.com","total_price":"19.99","note":"` + pad + `"}`
-			},
-			head: func(int64) map[string]string { return map[string]string{"X-Shopify-Topic": "orders/create"} },
-			id:   func(n int64) string { return "b54557e4-bdd9-4b37-" + fmt.Sprintf("%012d", n) },
-		},
-		"slack": {
-			body: func(n int64, now time.Time, pad string) string {
-				return `{"type":"event_callback","team_id":"T1","event_id":"Ev` + itoa(n) + `","event_time":` + itoa(now.Unix()) +
-					`,"event":{"type":"app_mention","text":"` + pad + `"}}`
-			},
-		},
-		"standard-webhooks": {
-			body: func(n int64, now time.Time, pad string) string {
-				return `{"type":"invoice.paid","timestamp":"` + now.UTC().Format(time.RFC3339) + `","data":{"invoice_id":"in_` + itoa(n) + `","memo":"` + pad + `"}}`
-			},
-			id: func(n int64) string { return "msg_" + itoa(n) },
-		},
-		"twilio": {
-			form: true,
-			body: func(n int64, _ time.Time, pad string) string {
-				return "MessageSid=SM" + itoa(n) + "&MessageStatus=delivered&AccountSid=AC1&To=%2B15558675310&Body=" + url.QueryEscape(pad)
-			},
-			head: func(n int64) map[string]string {
-				return map[string]string{"I-Twilio-Idempotency-Token": "idem-" + itoa(n)}
-			},
-		},
-		"mailgun": {
-			body: func(n int64, now time.Time, pad string) string {
-				return `{"event-data":{"id":"mg` + itoa(n) + `","event":"delivered","timestamp":` + itoa(now.Unix()) +
-					`,"message":{"headers":{"message-id":"` + itoa(n) + `@example.com","subject":"` + pad + `"}}}}`
-			},
-		},
-	}
-	w, ok := ws[scheme]
+	w, ok := map[string]wire{
+		"github": {body: `{"action":"opened","issue":{"id":%[1]d,"number":%[1]d,"title":"%[4]s"},"repository":{"full_name":"octo/repo%[5]d"}}`,
+			headName: "X-GitHub-Event", head: "issues", id: "4242:72d3162e-cc78-11e3-%012d"},
+		"stripe": {body: `{"id":"evt_%[1]d","object":"event","type":"payment_intent.succeeded","created":%[2]d,` +
+			`"data":{"object":{"id":"pi_%[1]d","object":"payment_intent","amount":1999,"description":"%[4]s"}}}`},
+		"shopify": {body: `{"id":%[1]d,"email":"buyer@example.com","total_price":"19.99","note":"%[4]s"}`,
+			headName: "X-Shopify-Topic", head: "orders/create", id: "b54557e4-bdd9-4b37-%012d"},
+		"slack":             {body: `{"type":"event_callback","team_id":"T1","event_id":"Ev%[1]d","event_time":%[2]d,"event":{"type":"app_mention","text":"%[4]s"}}`},
+		"standard-webhooks": {body: `{"type":"invoice.paid","timestamp":"%[3]s","data":{"invoice_id":"in_%[1]d","memo":"%[4]s"}}`, id: "msg_%d"},
+		"twilio": {form: true, body: "MessageSid=SM%[1]d&MessageStatus=delivered&AccountSid=AC1&To=%%2B15558675310&Body=%[4]s",
+			headName: "I-Twilio-Idempotency-Token", head: "idem-{n}"},
+		"mailgun": {body: `{"event-data":{"id":"mg%[1]d","event":"delivered","timestamp":%[2]d,` +
+			`"message":{"headers":{"message-id":"%[1]d@example.com","subject":"%[4]s"}}}}`},
+	}[scheme]
 	return w, ok
 }
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+// bodyOf is the body of event n at now.
+func (w wire) bodyOf(n int64, now time.Time, pad string) string {
+	if w.form {
+		pad = url.QueryEscape(pad)
+	}
+	return fmt.Sprintf(w.body, n, now.Unix(), now.UTC().Format(time.RFC3339), pad, n%97)
+}
 
 // SchemeYAML is the providers.<scheme> entry of a mix provider named after
 // its scheme, verifying with secret.

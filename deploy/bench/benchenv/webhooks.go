@@ -77,10 +77,8 @@ func (d *Deliveries) SetAddr(addr string) { d.addr = addr }
 // bodyBytes bytes.
 func NewDeliveries(provider, addr string, secret []byte, bodyBytes int) *Deliveries {
 	cfg := signature.Config{Scheme: "reference", TimestampHeader: TimestampHeader, SignatureHeader: SignatureHeader}
-	return newDeliveries(provider, addr, secret, bodyBytes, cfg, wire{body: func(n int64, now time.Time, pad string) string {
-		return `{"id":"` + itoa(n) + `","type":"` + EventType + `","created_at":"` + now.UTC().Format(time.RFC3339) +
-			`","data":{"payment_id":"pay_` + itoa(n) + `","amount":1999,"currency":"eur","description":"` + pad + `"}}`
-	}})
+	return newDeliveries(provider, addr, secret, bodyBytes, cfg, wire{body: `{"id":"%[1]d","type":"` + EventType +
+		`","created_at":"%[3]s","data":{"payment_id":"pay_%[1]d","amount":1999,"currency":"eur","description":"%[4]s"}}`})
 }
 
 func newDeliveries(provider, addr string, secret []byte, bodyBytes int, cfg signature.Config, w wire) *Deliveries {
@@ -92,7 +90,7 @@ func newDeliveries(provider, addr string, secret []byte, bodyBytes int, cfg sign
 }
 
 // Body is the body of event id created at now.
-func (d *Deliveries) Body(id int64, now time.Time) []byte { return []byte(d.w.body(id, now, d.pad)) }
+func (d *Deliveries) Body(id int64, now time.Time) []byte { return []byte(d.w.bodyOf(id, now, d.pad)) }
 
 // Next returns the raw bytes of a signed delivery of a new event, signed
 // at now, as its provider signs it.
@@ -104,14 +102,12 @@ func (d *Deliveries) Next(now time.Time) []byte {
 		ct = "application/x-www-form-urlencoded"
 	}
 	r.Header.Set("Content-Type", ct)
-	if d.w.head != nil {
-		for k, v := range d.w.head(n) {
-			r.Header.Set(k, v)
-		}
+	if d.w.headName != "" {
+		r.Header.Set(d.w.headName, strings.ReplaceAll(d.w.head, "{n}", strconv.FormatInt(n, 10)))
 	}
 	id := ""
-	if d.w.id != nil {
-		id = d.w.id(n)
+	if d.w.id != "" {
+		id = fmt.Sprintf(d.w.id, n)
 	}
 	if err := signature.SignRequest(d.cfg, d.secret, r, now, id); err != nil {
 		panic(fmt.Sprintf("bench: sign %s: %v", d.provider, err)) // constant, valid configuration
