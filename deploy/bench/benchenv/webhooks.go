@@ -2,14 +2,14 @@ package benchenv
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
-	"slices"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -96,12 +96,10 @@ func (d *Deliveries) Body(id int64, now time.Time) []byte { return []byte(d.w.bo
 // at now, as its provider signs it.
 func (d *Deliveries) Next(now time.Time) []byte {
 	n := 1_000_000_000_000 + d.next.Add(1)
-	r := &signature.Request{Method: http.MethodPost, Header: http.Header{}, Body: d.Body(n, now)}
-	ct := "application/json"
+	r := &signature.Request{Method: http.MethodPost, Header: http.Header{"Content-Type": {"application/json"}}, Body: d.Body(n, now)}
 	if d.w.form {
-		ct = "application/x-www-form-urlencoded"
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
-	r.Header.Set("Content-Type", ct)
 	if d.w.headName != "" {
 		r.Header.Set(d.w.headName, strings.ReplaceAll(d.w.head, "{n}", strconv.FormatInt(n, 10)))
 	}
@@ -109,24 +107,15 @@ func (d *Deliveries) Next(now time.Time) []byte {
 	if d.w.id != "" {
 		id = fmt.Sprintf(d.w.id, n)
 	}
-	if err := signature.SignRequest(d.cfg, d.secret, r, now, id); err != nil {
+	if err := signature.SignRequest(d.cfg, d.secret, r, now, id); err != nil { // may change the body (Mailgun's token)
 		panic(fmt.Sprintf("bench: sign %s: %v", d.provider, err)) // constant, valid configuration
 	}
-	target := "/webhooks/" + d.provider
-	if r.RawQuery != "" {
-		target += "?" + r.RawQuery
-	}
-	var sb strings.Builder
-	sb.Grow(512 + len(r.Body))
-	sb.WriteString("POST " + target + " HTTP/1.1\r\nHost: " + d.addr + "\r\nUser-Agent: gatehouse-bench\r\n")
-	for _, k := range slices.Sorted(maps.Keys(r.Header)) {
-		for _, v := range r.Header[k] {
-			sb.WriteString(k + ": " + v + "\r\n")
-		}
-	}
-	sb.WriteString("Content-Length: " + strconv.Itoa(len(r.Body)) + "\r\n\r\n")
-	sb.Write(r.Body)
-	return []byte(sb.String())
+	req := &http.Request{Method: http.MethodPost, URL: &url.URL{Path: "/webhooks/" + d.provider, RawQuery: r.RawQuery}, Host: d.addr,
+		Header: r.Header, Body: io.NopCloser(bytes.NewReader(r.Body)), ContentLength: int64(len(r.Body))}
+	r.Header.Set("User-Agent", "gatehouse-bench")
+	var raw bytes.Buffer
+	_ = req.Write(&raw) // to memory: no error
+	return raw.Bytes()
 }
 
 // Conn is one keep-alive HTTP/1.1 connection to a receiver; a failed
