@@ -11,7 +11,7 @@
 # shared machine disturb the measurement less. BENCH_NICE=0 turns it off.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[ -x bin/gatehouse ] || ${GO:-go} build -o bin/gatehouse ./cmd/gatehouse
+${GO:-go} build -o bin/gatehouse ./cmd/gatehouse
 ${GO:-go} build -o bin/ingestbench ./deploy/bench/ingestbench
 nice_value="${BENCH_NICE:-$([ "$(id -u)" = 0 ] && echo -10 || echo 0)}"
 exec nice -n "$nice_value" bin/ingestbench -gatehouse bin/gatehouse "$@"

@@ -6,7 +6,7 @@
 # `-runs 3 -d 10s`. BENCH_NICE as in 10-ingest.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[ -x bin/gatehouse ] || ${GO:-go} build -o bin/gatehouse ./cmd/gatehouse
+${GO:-go} build -o bin/gatehouse ./cmd/gatehouse
 ${GO:-go} build -o bin/ingestbench ./deploy/bench/ingestbench
 nice_value="${BENCH_NICE:-$([ "$(id -u)" = 0 ] && echo -10 || echo 0)}"
 exec nice -n "$nice_value" bin/ingestbench -gatehouse bin/gatehouse -tracing "$@"

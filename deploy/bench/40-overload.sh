@@ -7,7 +7,7 @@
 # go to ingestbench, e.g. `-runs 3 -d 10s`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[ -x bin/gatehouse ] || ${GO:-go} build -o bin/gatehouse ./cmd/gatehouse
+${GO:-go} build -o bin/gatehouse ./cmd/gatehouse
 ${GO:-go} build -o bin/ingestbench ./deploy/bench/ingestbench
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 exec bin/ingestbench -gatehouse bin/gatehouse -overload -runs 3 "$@"

@@ -2,7 +2,6 @@ package benchenv
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -16,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse/gatehouse/ingest"
-	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 	"github.com/gatehouse/gatehouse/wiring"
@@ -93,32 +91,6 @@ func InProcess(pool *pgxpool.Pool, cfg *config.Config, workers, batch int, log *
 		_ = srv.Shutdown(sctx)
 		w.Close()
 	}, nil
-}
-
-// Relay runs the outbox relay of cfg in this process (the code of
-// `gatehouse relay`) until the returned stop is called, once it is ready.
-func Relay(ctx context.Context, cfg relay.Config) (stop func(), err error) {
-	rl, err := relay.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- rl.Run(rctx) }()
-	select {
-	case <-rl.Ready():
-		return func() { cancel(); <-done; rl.Close() }, nil
-	case err := <-done:
-		err = fmt.Errorf("relay stopped: %w", err)
-		cancel()
-		rl.Close()
-		return nil, err
-	case <-time.After(time.Minute):
-		cancel()
-		<-done
-		rl.Close()
-		return nil, errors.New("relay not ready after a minute")
-	}
 }
 
 // Serve serves h on a loopback port (a provider's API, a forward

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/sync/errgroup"
@@ -36,11 +35,12 @@ func (r *results) row(format string, args ...any) {
 }
 
 func (b *bench) runCases(ctx context.Context, res *results) error {
-	addr, stopRecv, err := benchenv.InProcess(b.Pool, b.cfg, 4, 64, quiet(), prometheus.NewRegistry())
+	serve, err := b.start(ctx, "serve", "serve", "")
 	if err != nil {
 		return err
 	}
-	defer stopRecv()
+	defer serve.Stop()
+	addr := serve.Public
 	o := b.o
 
 	// 1. The receiver's own max rate (closed loop, 16 connections, nothing
@@ -53,12 +53,12 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 		return fmt.Errorf("%d deliveries were not acknowledged (last: %s)", failed, maxRate.LastError)
 	}
 	res.receiverEvents, res.receiverRate = ok, maxRate.Rate()
-	stopRelay, err := b.startRelay(ctx)
+	relay, err := b.start(ctx, "relay", "relay", "")
 	if err != nil {
 		return err
 	}
-	defer stopRelay()
-	if err := b.waitTopic(ctx, b.cfg.Providers["maxrate"].Topic, res.receiverEvents); err != nil {
+	defer relay.Stop()
+	if err := b.waitTopic(ctx, topic("maxrate"), res.receiverEvents); err != nil {
 		return err
 	}
 	if res.fastRate, err = b.drain(ctx, "maxrate", res.receiverEvents); err != nil {
@@ -168,7 +168,7 @@ func (b *bench) foreignRecords(ctx context.Context) error {
 	produce := func(n int) error {
 		for range min(n, o.foreign-i) {
 			id := "foreign_" + strconv.Itoa(i)
-			cl.Produce(ctx, schemas.Record{Topic: b.cfg.Providers["mixed"].Topic, Key: "pay_" + id, Provider: "mixed", EventID: id, Type: "payment.succeeded",
+			cl.Produce(ctx, schemas.Record{Topic: topic("mixed"), Key: "pay_" + id, Provider: "mixed", EventID: id, Type: "payment.succeeded",
 				OutboxID: "00000000-0000-0000-0000-000000000000", Payload: body(id, "pay_"+id, time.Now())}.Encode(), nil)
 			i++
 		}
@@ -193,14 +193,13 @@ func (b *bench) backlog(ctx context.Context, prov string, n, perObject int) (flo
 	if err != nil {
 		return 0, err
 	}
-	topic := b.cfg.Providers[prov].Topic
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(64)
 	for i := range n {
 		g.Go(func() error {
 			id, now, obj := prov+"_"+strconv.Itoa(i), time.Now(), "pay_"+prov+"_"+strconv.Itoa(i/perObject)
 			_, err := w.Write(gctx, ingest.Record{Provider: prov, EventID: id, Type: "payment.succeeded", CreatedAt: &now,
-				Payload: body(id, obj, now), SecretID: "bench", AggregateID: obj, Topic: topic})
+				Payload: body(id, obj, now), SecretID: "bench", AggregateID: obj, Topic: topic(prov)})
 			return err
 		})
 	}
@@ -209,7 +208,7 @@ func (b *bench) backlog(ctx context.Context, prov string, n, perObject int) (flo
 	if err != nil {
 		return 0, err
 	}
-	if err := b.waitTopic(ctx, topic, n); err != nil {
+	if err := b.waitTopic(ctx, topic(prov), n); err != nil {
 		return 0, err
 	}
 	return b.drain(ctx, prov, n)

@@ -2,9 +2,9 @@
 // of `make bench`): the eight cases of docs/BENCHMARKS.md (drain rates,
 // API calls, a rate-limited provider, end-to-end latency with and without
 // foreign records, forwards) beside the receiver's own max rate and a
-// pgbench ceiling of the consumer's batched statements. PostgreSQL (fsync
-// on), one Kafka broker, the receiver, relay and consumer run in this
-// process, with a local reference-provider API that is also the forward
+// pgbench ceiling of the consumer's batched statements: `gatehouse serve`,
+// `relay` and `consume` as processes on a private PostgreSQL (fsync on)
+// and Kafka broker, with a local provider API that is also the forward
 // destination.
 package main
 
@@ -13,19 +13,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/gatehouse/gatehouse/consumers"
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
-	"github.com/gatehouse/gatehouse/ingest/relay"
-	"github.com/gatehouse/gatehouse/internal/config"
-	"github.com/gatehouse/gatehouse/internal/kafka"
-	"github.com/gatehouse/gatehouse/wiring"
 )
 
 const help = "Usage: consumerbench [flags]\n\nMeasures the consumer stage beside the receiver (docs/BENCHMARKS.md).\n" +
@@ -64,6 +60,7 @@ type options struct {
 	limitedEvents  int           `flag:"limited-n" default:"1500" help:"case 4: events"`
 	rate           float64       `flag:"rate" default:"2000" help:"case 5: events/s offered to the receiver"`
 	steadyFor      time.Duration `flag:"d" default:"15s" help:"case 5: duration"`
+	gatehouse      string        `flag:"gatehouse" default:"bin/gatehouse" help:"gatehouse binary (serve, relay and consume run as its processes)"`
 	foreign        int           `flag:"foreign" default:"10000" help:"case 6: records with no inbox row"`
 	genuine        int           `flag:"genuine" default:"1000" help:"case 6: genuine events"`
 	mixedRate      float64       `flag:"mixed-rate" default:"200" help:"case 6: genuine events/s"`
@@ -73,11 +70,11 @@ func (r *results) print(w io.Writer, b *bench) {
 	o := b.o
 	fmt.Fprintf(w, "## Consumers\n\n")
 	fmt.Fprintf(w, "`go run ./deploy/bench/consumerbench` (section 30 of `make bench`), one run: a private PostgreSQL %s (fsync on), "+
-		"one Kafka 4 broker, the real receiver, relay (logical replication) and consumer in one process, and a local "+
+		"one Kafka 4 broker, `gatehouse serve`, `relay` (logical replication) and `consume` as separate processes, and a local "+
 		"reference-provider API. Topics of %d partitions, consumers.max_poll_records %d (the batch), api_concurrency %d.\n\n",
 		b.PGVersion, o.partitions, o.maxPoll, o.apiConcurrency)
 	tb := benchenv.NewTable(w, "case", "measure", "value", "target")
-	tb.Rowf("– | receiver max rate, closed loop, 16 connections, %v (%d events), in-process, nothing else running | %.0f events/s |", o.receiverFor, r.receiverEvents, r.receiverRate)
+	tb.Rowf("– | receiver max rate, closed loop, 16 connections, %v (%d events), nothing else running | %.0f events/s |", o.receiverFor, r.receiverEvents, r.receiverRate)
 	tb.Rowf("– | PostgreSQL ceiling: pgbench running the consumer's batched statements (`consumers_claim_many` + one transaction of `consumers_apply`, %d events a batch, 1 client) | %.0f events/s |", o.maxPoll, r.ceilingSQL)
 	tb.Rowf("1 | consumer drain of the receiver's backlog, API latency 0, new objects | %.0f events/s = **%.2f × the receiver** (%.0f%% of the PostgreSQL ceiling) | ≥ 1.0 ×",
 		r.fastRate, r.fastRate/r.receiverRate, 100*r.fastRate/r.ceilingSQL)
@@ -96,16 +93,19 @@ const fwdSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 // forward every event instead of fetching it.
 var providers = []string{"maxrate", "slow", "grouped", "limited", "steady", "mixed", "fwdfast", "fwdslow"}
 
+// topic is the topic of provider p's events.
+func topic(p string) string { return "bench." + p }
+
 // bench is one run's components, all real and private to the run.
 type bench struct {
 	*benchenv.Stack
-	o   *options
-	cfg *config.Config
-	api *fakeAPI
+	o       *options
+	entries string // the providers: entries of every process's configuration
+	api     *fakeAPI
 }
 
-// setup starts the fake API (the caller stops it) and parses the run's
-// configuration.
+// setup starts the fake API (the caller stops it) and writes the
+// providers' configuration.
 func setup(st *benchenv.Stack, o *options) (*bench, error) {
 	b := &bench{Stack: st, o: o, api: &fakeAPI{}}
 	var err error
@@ -113,14 +113,12 @@ func setup(st *benchenv.Stack, o *options) (*bench, error) {
 		return nil, err
 	}
 	var yaml strings.Builder
-	fmt.Fprintf(&yaml, "listen: \"127.0.0.1:0\"\nkafka:\n  partitions: %d\nconsumers:\n  max_poll_records: %d\n  retry_delays: [10s, 1m]\nproviders:\n",
-		o.partitions, o.maxPoll)
 	// One case's provider at a time carries the load: each may take every
 	// slot of ingest.max_in_flight (256), so the receiver's per-provider
 	// share (a quarter by default) refuses nothing the pipeline can carry,
 	// and case 5 measures latency, not admission (docs/RECEIVER.md).
 	for _, p := range providers {
-		yaml.WriteString(benchenv.ProviderYAML(p, []byte(secret), "    topic: bench."+p+"\n    max_in_flight: 256\n"))
+		yaml.WriteString(benchenv.ProviderYAML(p, []byte(secret), "    topic: "+topic(p)+"\n    max_in_flight: 256\n"))
 		switch {
 		case strings.HasPrefix(p, "fwd"):
 			fmt.Fprintf(&yaml, "    forward:\n      - url: %s/hooks\n        secret: %s\n        concurrency: %d\n", b.api.url, fwdSecret, o.apiConcurrency)
@@ -131,12 +129,35 @@ func setup(st *benchenv.Stack, o *options) (*bench, error) {
 			fmt.Fprintf(&yaml, "    api_url: %s\n    api_key: bench_api_key\n    api_concurrency: %d\n", b.api.url, o.apiConcurrency)
 		}
 	}
-	env := map[string]string{"GATEHOUSE_DATABASE_URL": b.DBURL, "GATEHOUSE_KAFKA_BROKERS": b.Brokers()}
-	if b.cfg, err = config.Parse([]byte(yaml.String()), func(k string) string { return env[k] }); err != nil {
-		b.api.stop()
+	b.entries = yaml.String()
+	return b, nil
+}
+
+// start runs `gatehouse sub` as name (its configuration and log in the
+// run's directory), with consumers lines added to its consumers: section;
+// the serve's log is discarded (one line per delivery, as in service).
+func (b *bench) start(ctx context.Context, sub, name, consumers string) (*benchenv.Proc, error) {
+	extra := fmt.Sprintf("kafka:\n  brokers: [%s]\n  partitions: %d\nconsumers:\n  max_poll_records: %d\n  retry_delays: [10s, 1m]\n%s",
+		b.Brokers(), b.o.partitions, b.o.maxPoll, consumers)
+	path, err := benchenv.WriteConfig(b.Dir, name+".yaml", b.DBURL, extra, b.entries)
+	if err != nil {
 		return nil, err
 	}
-	return b, nil
+	log := filepath.Join(b.Dir, name+".log")
+	if sub == "serve" {
+		log = os.DevNull
+	}
+	return benchenv.Gatehouse{Bin: b.o.gatehouse, Sub: sub, Config: path, Log: log}.Start(ctx)
+}
+
+// startConsumer runs `gatehouse consume` for prov's topic alone, in a
+// group of its own, until the returned stop is called.
+func (b *bench) startConsumer(ctx context.Context, prov string) (func(), error) {
+	p, err := b.start(ctx, "consume", "consume-"+prov, "  providers: ["+prov+"]\n  group: consumerbench-"+prov+"\n")
+	if err != nil {
+		return nil, err
+	}
+	return p.Stop, nil
 }
 
 // fakeAPI is the reference provider's API: every payment exists at
@@ -192,43 +213,4 @@ func (a *fakeAPI) reset() (calls, most int) {
 	calls, most = len(a.times), a.most
 	a.times, a.most = nil, 0
 	return calls, most
-}
-
-func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
-
-// startRelay runs the real relay (logical replication) until the returned
-// stop is called.
-func (b *bench) startRelay(ctx context.Context) (func(), error) {
-	var topics []string
-	for _, p := range providers {
-		topics = append(topics, b.cfg.Providers[p].Topic)
-	}
-	return benchenv.Relay(ctx, relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: wiring.Relay(b.cfg), Kafka: wiring.RelayKafka(b.cfg),
-		Topics: topics, Logger: quiet()})
-}
-
-// startConsumer runs a consumer group member for one provider's topic,
-// configured as `gatehouse consume` configures its Runner
-// (cmd/gatehouse/consumers_config.go, which a bench cannot import): the
-// consumers' settings, the provider's fetch and forward handlers.
-func (b *bench) startConsumer(ctx context.Context, prov string) (func(), error) {
-	c, p := b.cfg, b.cfg.Providers[prov]
-	cfg := consumers.Config{Pool: b.Pool, Logger: quiet(), Brokers: c.Kafka.Brokers, ClientID: c.Kafka.ClientID, Group: "consumerbench-" + prov,
-		RetryDelays: c.Consumers.RetryDelays, Concurrency: c.Consumers.Concurrency, MaxPollRecords: c.Consumers.MaxPollRecords,
-		DrainTimeout: c.Consumers.DrainTimeout, SessionTimeout: c.Consumers.SessionTimeout, KafkaOpts: kafka.SecurityOpts(c.Kafka.Security()),
-		TopicSpec: kafka.TopicSpec{Partitions: c.Kafka.Partitions, ReplicationFactor: c.Kafka.ReplicationFactor, Configs: c.Kafka.TopicConfigs},
-		Topics:    map[string]string{prov: p.Topic}, Handlers: consumers.NewRegistry()}
-	parts, err := wiring.Consumers(map[string]*config.Provider{prov: p}, c.Consumers.APITimeout, time.Now, cfg.Logger, nil)
-	if err != nil {
-		return nil, err
-	}
-	consumers.RegisterProvider(cfg.Handlers, prov, parts[prov].Fetch, parts[prov].Forwards)
-	r, err := consumers.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = r.Run(cctx); close(done) }()
-	return func() { cancel(); <-done }, nil
 }

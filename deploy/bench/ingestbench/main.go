@@ -1,12 +1,8 @@
-// Command ingestbench measures gatehouse's webhook receiver (the real
-// `gatehouse serve` binary, on a private PostgreSQL with fsync on) against
-// its ceiling, pgbench running the Writer's identical statement on the same
-// database: closed loops at each concurrency, an open loop at half the
-// maximum rate, and the catalogue's schemes beside the reference scheme.
-// With -tracing it compares the receiver with tracing off and on
-// (tracecmp.go); with -overload it is the "Under overload" section
-// (overload.go). It prints a Markdown section of docs/BENCHMARKS.md on
-// stdout and progress on stderr:
+// Command ingestbench measures the webhook receiver (the `gatehouse serve`
+// binary) against pgbench running the Writer's statement on the same
+// database: closed loops, an open loop at half the maximum rate and the
+// catalogue's schemes (mix.go); -tracing compares tracing off and on
+// (tracecmp.go), -overload is the "Under overload" section (overload.go):
 //
 //	go build -o bin/gatehouse ./cmd/gatehouse
 //	go run ./deploy/bench/ingestbench -gatehouse bin/gatehouse

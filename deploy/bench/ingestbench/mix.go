@@ -10,20 +10,15 @@ import (
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
-// The mix section: the catalogue's schemes sent the way their providers
-// send them (benchenv.NewSchemeDeliveries), each in closed loop at one
-// concurrency, beside the reference scheme in the same run, so each
-// scheme's cost is read as a ratio to the reference scheme's.
-
 // mixResult is each scheme's name and samples, the reference scheme first.
 type mixResult struct {
 	names []string
 	ss    [][]sample
 }
 
-// mix runs o.mixRuns rounds; each round runs the reference scheme and
-// every scheme of the mix in an order rotated by the round, so no scheme
-// always runs first or follows the same one.
+// mix runs the catalogue's schemes as their providers send them, in
+// closed loop, beside the reference scheme: o.mixRuns rounds, each in an
+// order rotated by the round.
 func (b *bench) mix(ctx context.Context) (*mixResult, error) {
 	res := &mixResult{names: append([]string{"reference"}, benchenv.MixSchemes...)}
 	var sides []side
@@ -38,10 +33,8 @@ func (b *bench) mix(ctx context.Context) (*mixResult, error) {
 		}
 		sides = append(sides, sd)
 	}
-	// Every round starts from emptied tables filled by one untimed second
-	// of every scheme (the receiver's and PostgreSQL's caches, the plans of
-	// each provider's statement) and analyzed, so no round runs on tables
-	// grown by the previous ones.
+	// Every round starts from emptied tables filled by a second of every
+	// scheme and analyzed, not on tables grown by the previous rounds.
 	fill := func() error {
 		b.emptied = false
 		for i, sd := range sides {

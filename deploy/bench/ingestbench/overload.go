@@ -11,15 +11,10 @@ import (
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
-// The overload mode (-overload), the "Under overload" section of `make
-// bench`: the real `gatehouse serve` binary with two providers. Each run
-// measures provider B alone (an open loop of -rate events a second) and
-// then B beside an attack: provider A flooding closed-loop with -flood
-// connections, and -slow-body connections sending a body a byte a second
-// and -slow-header connections sending their headers so, both to B's own
-// endpoint. Runs alternate (alone, overload, alone, …) and the table gives
-// the medians; every event acknowledged with 2xx is then looked up in the
-// inbox (none may be missing).
+// The overload mode (-overload): provider B's open loop of -rate events a
+// second, alone and then beside an attack (provider A's closed-loop flood
+// of -flood connections, -slow-body and -slow-header connections trickling
+// to B's endpoint), alternating; every 2xx is then looked up in the inbox.
 
 // overloadRun is one run of the overload mode.
 type overloadRun struct {

@@ -27,15 +27,11 @@ type pgScript struct {
 
 var paramRef = regexp.MustCompile(`\$(\d+)\b`)
 
-// buildScript turns the captured statement and arguments into a pgbench
-// script. Every parameter keeps its cast and its captured one-element array
-// value (passed with -D, so pgbench binds it as a parameter like pgx does),
-// except the two that must be unique per transaction: the event id (the
-// text[] parameter holding captureEventID) becomes ARRAY[:eid], a per-client
-// counter interleaved with :client_id (13 digits, increasing, like the
-// receiver's ids), and the outbox id (the uuid[] parameter) is derived from
-// the same number. Unknown parameter types fail loudly, so a change to
-// ingest/store.go cannot silently produce a different statement.
+// buildScript turns the captured statement into a pgbench script: every
+// parameter keeps its cast and captured value (bound with -D, as pgx binds
+// it) except the event id, ARRAY[:eid] (a per-client counter, 13 digits
+// like the receiver's), and the outbox id derived from it. An unknown
+// parameter type fails, so a change to the Writer cannot go unnoticed.
 func buildScript(dir, stmt string, args []any) (*pgScript, error) {
 	s := &pgScript{path: filepath.Join(dir, "ingest-insert.sql"), defs: []string{"n=0"}}
 	repl := make(map[int]string, len(args))

@@ -84,12 +84,10 @@ func (b *bench) startReceiver(ctx context.Context, env ...string) (*benchenv.Pro
 	return benchenv.Gatehouse{Bin: b.o.gatehouse, Sub: "serve", Config: path, Log: os.DevNull, Env: env}.Start(ctx)
 }
 
-// reset empties the tables before the first run and checkpoints before
-// every run, so no run pays for the previous run's dirty pages. The tables
-// are not emptied between runs: a TRUNCATE leaves them without statistics,
-// and the Writer's generic plan made then is the plan for empty tables
-// until autovacuum analyzes them (up to a minute later), which is not the
-// state a receiver in service runs in; analyze brings them there.
+// reset empties the tables once and checkpoints before every run. They are
+// not emptied between runs: a TRUNCATE leaves them without statistics, and
+// the Writer's plan for empty tables is not the plan of a receiver in
+// service (analyze brings them there).
 func (b *bench) reset(ctx context.Context) error {
 	if !b.emptied {
 		if _, err := b.Pool.Exec(ctx, "TRUNCATE inbox, outbox, dedupe_keys, ingest_replay_guard"); err != nil {
@@ -133,10 +131,8 @@ func (t *stmtTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Tra
 
 func (t *stmtTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// captureStatement writes rec through a real ingest.Writer (a batch of one,
-// as a lone delivery is written) and returns the SQL text and arguments it
-// sent, so pgbench runs exactly the Writer's statement (no copy that could
-// drift from ingest/store.go).
+// captureStatement writes rec through an ingest.Writer (a batch of one)
+// and returns the SQL and arguments it sent: pgbench runs exactly those.
 func captureStatement(ctx context.Context, dbURL string, rec ingest.Record) (string, []any, error) {
 	cfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {

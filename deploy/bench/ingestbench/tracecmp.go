@@ -10,14 +10,9 @@ import (
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
-// traceCompare measures what tracing costs the receiver: the same
-// `gatehouse serve` binary run twice on the same database, once with
-// tracing off (the default) and once exporting every delivery (100 %
-// sampling, OTEL_TRACES_SAMPLER=always_on) over OTLP/HTTP to a local
-// Jaeger, with pgbench's identical statement as the ceiling. Every round
-// runs each side once in a rotating order, so load on the shared machine
-// hits all sides alike; it prints medians of throughput, the paired
-// per-round ratios on/off and the receiver's CPU per event.
+// traceCompare measures what tracing costs the receiver: the same binary
+// with tracing off and exporting every delivery over OTLP to a local
+// Jaeger, beside pgbench's statement (the ceiling), in rotating rounds.
 func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 	j, err := testenv.StartJaeger(ctx, b.Dir)
 	if err != nil {

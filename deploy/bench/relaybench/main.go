@@ -1,8 +1,7 @@
-// Command relaybench measures gatehouse's outbox relay (in-process, the
-// code of `gatehouse relay`): outbox rows committed → records readable on
-// the Kafka topic, paced (commit-to-topic latency at -rates) and as a
-// backlog drain, against the ceiling of a franz-go producer writing the
-// same records straight to the same broker in the same run. Usage:
+// Command relaybench measures the outbox relay (the `gatehouse relay`
+// binary) from outbox rows committed to records on the topic,
+// paced and as a backlog drain, against a franz-go producer writing the
+// same records to the same broker (the ceiling):
 //
 //	go run ./deploy/bench/relaybench [-d 10s] [-rates 1000,5000] [-modes replication,poll]
 package main
@@ -29,6 +28,7 @@ type options struct {
 	keys       int           `flag:"keys" default:"1000" help:"distinct keys (subject objects)"`
 	batch      int           `flag:"batch" default:"500" help:"rows per transaction of the backlog"`
 	partitions int           `flag:"partitions" default:"6" help:"partitions of the benchmark topics"`
+	gatehouse  string        `flag:"gatehouse" default:"bin/gatehouse" help:"gatehouse binary (the relay runs as its process)"`
 }
 
 func main() {
@@ -64,7 +64,7 @@ func report(w io.Writer, o *options, b *bench, rows []result) {
 	fmt.Fprintln(w, "## Relay")
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Outbox rows committed → records readable on the topic (`go run ./deploy/bench/relaybench`, `make bench` section `relay`). "+
-		"PostgreSQL %s (private cluster, fsync on), Kafka %s (one KRaft node, private), relay in-process with its shipped defaults, "+
+		"PostgreSQL %s (private cluster, fsync on), Kafka %s (one KRaft node, private), `gatehouse relay` with its shipped defaults, "+
 		"%d partitions, %d keys, ~300-byte envelopes; writer, relay, consumer, PostgreSQL and Kafka share the machine. "+
 		"Latency is commit-to-topic: from the writer's COMMIT returning (ceiling: from the Produce call) to a consumer receiving the record. "+
 		"Paced runs last %v; throughput = rows / (last record received − start).\n\n",
@@ -78,9 +78,8 @@ func report(w io.Writer, o *options, b *bench, rows []result) {
 		"Targets on the 2-core machine: ≥ 30k events/s, p99 commit-to-topic ≤ 100 ms at 5k/s.")
 }
 
-// ceiling runs a plain franz-go producer (its defaults, acks=all, the
-// relay's linger and buffer) straight to the broker with the relay's
-// records: paced at rate, or flat out for the run length when rate is 0.
+// ceiling runs a franz-go producer (acks=all, the relay's linger and
+// buffer) with the relay's records, paced at rate or flat out (rate 0).
 func (b *bench) ceiling(ctx context.Context, rate int) (result, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka.Brokers...), kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerLinger(time.Millisecond), kgo.MaxBufferedRecords(50_000))
@@ -127,8 +126,7 @@ func (b *bench) rows(n int) []row {
 	for i := range out {
 		key := fmt.Sprintf("pay_%05d", rand.IntN(b.o.keys))
 		id := uuid.NewString()
-		// The envelope the receiver writes, built from strings (every value
-		// is plain ASCII): encoding/json over a map here cost the benchmark
+		// The receiver's envelope, from strings: encoding/json here cost
 		// more CPU than the relay it measures.
 		p := []byte(`{"id":"evt_` + id[:18] + `","type":"payment.succeeded","created_at":"` + now + `","data":{"payment_id":"` + key +
 			`","amount":4200,"currency":"eur","customer":"cus_` + key[4:] + `","description":"benchmark event with a realistic envelope size"}}`)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,9 +13,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/ingest/relay"
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/kafka"
-	"github.com/gatehouse/gatehouse/wiring"
 )
 
 // bench holds what every run shares.
@@ -86,12 +84,10 @@ func (b *bench) consume(ctx context.Context, topic string, s *stamps, want *atom
 	}
 }
 
-// onTopic makes a new topic named after prefix (a fresh one per run), calls prepare with it
-// (when not nil), starts a consumer reading it from its start, gives it
-// time to load the topic's metadata and start fetching (so its start-up is
-// not counted as latency), and then runs write: the run starts then. It
-// returns the row of what, offered, once the consumer has received the n
-// records write reports having written, or fails after limit.
+// onTopic makes a fresh topic named after prefix, calls prepare with it
+// (when set), starts a consumer of it and, once that fetches, runs write;
+// it returns the row once the consumer has received the n records write
+// reports, or fails after limit.
 func (b *bench) onTopic(ctx context.Context, what, offered, prefix string, limit time.Duration, latency bool,
 	prepare func(topic string) error, write func(topic string, s *stamps) (n int, err error)) (result, error) {
 	b.runSeq++
@@ -140,24 +136,27 @@ func (b *bench) onTopic(ctx context.Context, what, offered, prefix string, limit
 	return r, nil
 }
 
-// startRelay runs a relay of mode until the returned stop is called.
+// startRelay runs `gatehouse relay` in mode, with its shipped defaults,
+// until the returned stop is called.
 func (b *bench) startRelay(ctx context.Context, mode string) (func(), error) {
-	cfg, err := config.Parse(nil, func(string) string { return "" })
+	name := "relay-" + mode
+	path, err := benchenv.WriteConfig(b.Dir, name+".yaml", b.DBURL,
+		fmt.Sprintf("kafka:\n  brokers: [%s]\n  partitions: %d\nrelay:\n  mode: %s\n  slot: bench_%s\n", b.Brokers(), b.o.partitions, mode, mode), "")
 	if err != nil {
 		return nil, err
 	}
-	cfg.Relay.Mode, cfg.Relay.Slot, cfg.Relay.Publication = mode, "bench_"+mode, "gatehouse_outbox"
-	cfg.Kafka.Brokers, cfg.Kafka.Partitions, cfg.Kafka.ReplicationFactor = b.Kafka.Brokers, int32(b.o.partitions), 1
-	return benchenv.Relay(ctx, relay.Config{Pool: b.Pool, DatabaseURL: b.DBURL, Relay: wiring.Relay(cfg), Kafka: wiring.RelayKafka(cfg),
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	p, err := benchenv.Gatehouse{Bin: b.o.gatehouse, Sub: "relay", Config: path, Log: filepath.Join(b.Dir, name+".log")}.Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p.Stop, nil
 }
 
 // relayRuns measures one mode: paced runs and a backlog drain.
 func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 	var out []result
 	what := "relay, " + mode
-	// Every section starts from a vacuumed outbox and a checkpoint, so the
-	// dead rows another section left behind are not charged to this one.
+	// No mode pays for the dead rows or dirty pages of the one before.
 	for _, q := range []string{`VACUUM (ANALYZE) outbox`, `CHECKPOINT`} {
 		if _, err := b.Pool.Exec(ctx, q); err != nil {
 			return nil, fmt.Errorf("%s: %w", q, err)
@@ -184,8 +183,7 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 		out = append(out, r)
 	}
 	if b.o.backlog > 0 {
-		// The backlog is written with the relay stopped; the run starts
-		// with the relay.
+		// The backlog is written with the relay stopped; the run starts it.
 		r, err := b.onTopic(ctx, what, fmt.Sprintf("backlog of %d rows", b.o.backlog), mode+"-backlog", 10*time.Minute, false,
 			func(topic string) error {
 				stop()
@@ -220,8 +218,7 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 	return out, nil
 }
 
-// dropSlot drops a replication slot once its walsender has gone (a stopped
-// relay's session may take a moment to end).
+// dropSlot drops a replication slot once a stopped relay's walsender has gone.
 func (b *bench) dropSlot(ctx context.Context, slot string) error {
 	var last error
 	err := benchenv.Until(ctx, 200*time.Millisecond, 30*time.Second, func() (bool, error) {
