@@ -43,9 +43,7 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	addr := serve.Public
 	o := b.o
 
-	// 1. The receiver's own max rate (closed loop, 16 connections, nothing
-	// else running), whose events are then the backlog the consumer
-	// drains, API latency 0.
+	// Case 1's backlog is the receiver's own max rate run.
 	b.Logf("case 1: receiver closed loop for %v, then the consumer drains it", o.receiverFor)
 	maxRate := benchenv.Load{Addr: addr, Conns: 16, Next: benchenv.NewDeliveries("maxrate", addr, []byte(secret), 0).Next}.Closed(ctx, o.receiverFor)
 	ok, failed := maxRate.Counts()
@@ -65,7 +63,6 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 		return err
 	}
 
-	// 2. API latency 50 ms, every event a new object.
 	b.Logf("case 2: %d events, API latency %v, new objects", o.events, o.apiLatency)
 	b.api.latency.Store(int64(o.apiLatency))
 	rate, err := b.backlog(ctx, "slow", o.events, 1)
@@ -74,7 +71,6 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	}
 	res.row("2 | consumer drain, API latency %v, %d new objects | **%.0f events/s** | ≥ 2 000", o.apiLatency, o.events, rate)
 
-	// 3. API latency 50 ms, ten events per object arriving together.
 	b.Logf("case 3: %d events, 10 per object", o.events)
 	b.api.reset()
 	if rate, err = b.backlog(ctx, "grouped", o.events, 10); err != nil {
@@ -85,8 +81,8 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 		o.apiLatency, o.events, float64(calls)/float64(o.events), rate)
 	b.api.latency.Store(0)
 
-	// 4. api_rate_limit: the fake API answers 429 above the limit plus the
-	// 5 % burst a token bucket of that rate allows in any one second.
+	// The fake API answers 429 above the limit and the 5 % burst a token
+	// bucket of that rate allows in any one second.
 	b.Logf("case 4: %d events with api_rate_limit %d", o.limitedEvents, o.rateLimit)
 	b.api.limit.Store(int64(o.rateLimit * 105 / 100))
 	b.api.reset()
@@ -98,7 +94,6 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 		o.rateLimit, o.limitedEvents, most, b.api.tooMany.Load(), rate, o.rateLimit*105/100)
 	b.api.limit.Store(0)
 
-	// 5. Steady rate through receiver, relay and consumer.
 	b.Logf("case 5: %.0f events/s for %v end to end", o.rate, o.steadyFor)
 	steady, achieved, err := b.endToEnd(ctx, addr, "steady", o.rate, int(o.rate*o.steadyFor.Seconds()), nil)
 	if err != nil {
@@ -107,8 +102,6 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	res.row("5 | steady %.0f events/s offered (%.0f achieved) for %v through receiver → relay → consumer: 2xx → final, p50 / p99 / max | %s / **%s** / %s | p99 ≤ 250 ms",
 		o.rate, achieved, o.steadyFor, benchenv.Ms(steady.Q(.5), 0), benchenv.Ms(steady.Q(.99), 0), benchenv.Ms(steady.Q(1), 0))
 
-	// 6. Foreign records (no inbox row) produced straight to the topic
-	// while genuine events arrive through the receiver.
 	b.Logf("case 6: %d foreign records among %d genuine events", o.foreign, o.genuine)
 	mixed, _, err := b.endToEnd(ctx, addr, "mixed", o.mixedRate, o.genuine, b.foreignRecords)
 	if err != nil {
@@ -117,8 +110,6 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	res.row("6 | %d records with no inbox row interleaved with %d genuine events (%.0f/s): genuine 2xx → final, p50 / p99 | %s / %s = **%.2f × case 5's p99** | ≤ 2 ×",
 		o.foreign, o.genuine, o.mixedRate, benchenv.Ms(mixed.Q(.5), 0), benchenv.Ms(mixed.Q(.99), 0), float64(mixed.Q(.99))/float64(max(1, steady.Q(.99))))
 
-	// 7 and 8. Forward to a team's service answering at once, then after
-	// the API latency.
 	b.Logf("case 7: %d events forwarded to a destination answering at once", o.events)
 	if rate, err = b.backlog(ctx, "fwdfast", o.events, 1); err != nil {
 		return err
