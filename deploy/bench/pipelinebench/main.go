@@ -1,11 +1,6 @@
-// Command pipelinebench is the sustained-pipeline benchmark
-// (docs/BENCHMARKS.md "Sustained pipeline"): the real `gatehouse serve`,
-// `relay` and `consume` binaries as separate processes with a private
-// PostgreSQL (fsync on) and Kafka broker, storage lifetimes short enough
-// that partitions are created and dropped during the run, a closed loop
-// that finds the receiver's maximum, then an open loop at half of it for
-// -d, sampling the processes' /metrics every -every. It exits non-zero
-// only when the harness fails, never on a figure. Usage:
+// Command pipelinebench is docs/BENCHMARKS.md "Sustained pipeline": `gatehouse serve`, `relay` and `consume` as processes with a
+// private PostgreSQL and Kafka and partitions created and dropped during the run; a closed loop finds the receiver's maximum,
+// then an open loop runs at half of it for -d, sampling /metrics every -every. It fails on the harness only, never on a figure:
 //
 //	go run ./deploy/bench/pipelinebench [-d 10m] [-gatehouse bin/gatehouse]
 package main
@@ -50,17 +45,12 @@ func main() {
 
 const help = "pipelinebench: serve + relay + consume at a fixed rate (half the receiver's maximum) for -d, with partitions created and dropped during the run.\n\nExample: go run ./deploy/bench/pipelinebench -d 10m\n\nFlags:\n"
 
-// provider is the run's one provider (SPEC.md's reference scheme, which
-// documents no redelivery window, so the dedupe window may be as short as
-// one partition).
+// provider is the run's one provider (SPEC.md's reference scheme: no redelivery window, so a one-partition dedupe window).
 const provider = "bench"
 
 func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) error {
-	// The configuration and the processes' logs go beside PostgreSQL's
-	// data, kept with it by -keep.
-	dir := st.Dir
-	// The migration's day-wide partitions dropped: serve's maintenance lays
-	// out those of the configured interval from now on.
+	dir := st.Dir // the configuration and the logs, kept with PostgreSQL's data by -keep
+	// Without the migration's day-wide partitions, serve's maintenance lays out those of -interval.
 	if err := benchenv.DropPartitions(ctx, st.Pool); err != nil {
 		return err
 	}
@@ -121,9 +111,7 @@ storage:
 	return nil
 }
 
-// phases runs the closed-loop phase, waits for the pipeline to catch up,
-// then runs the open-loop phase while sampling, and waits for the final
-// catch-up.
+// phases runs the closed loop, waits for the catch-up, runs the open loop while sampling and waits for the catch-up again.
 func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, secret []byte, r *results) error {
 	addr := sm.procs[0].Public
 	gen := benchenv.NewDeliveries(provider, addr, secret, o.body)
@@ -154,7 +142,6 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 	if err := edge(); err != nil {
 		return err
 	}
-	// Every calls its function from one goroutine, and stop waits for it.
 	stop := benchenv.Every(ctx, o.every, func(sctx context.Context) {
 		s, err := sm.take(sctx)
 		switch {
@@ -164,7 +151,7 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 		default:
 			r.samples = append(r.samples, s)
 			st.Logf("%s: accepted %.0f, published %.0f, processed %.0f, relay age %.1fs, oldest pending %.1fs, consumer lag %.0f, storage %s, load %.1f",
-				s.at.Round(time.Second), s.accepted, s.published, s.processed, s.relayAge, s.pendingAge, s.consumerLag, mib(s.totalBytes()), s.load)
+				s.at.Round(time.Second), s.accepted, s.published, s.processed, s.relayAge, s.pendingAge, s.consumerLag, mib(s.total), s.load)
 		}
 	})
 	r.open = benchenv.Load{Addr: addr, Conns: o.conns, Next: gen.Next}.Fixed(ctx, r.rate, o.duration)
@@ -180,26 +167,21 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 	return err
 }
 
-// waitDrained samples every second until the relay and the consumers have
-// caught up with the receiver, for at most limit; it returns how long that
-// took (-1 when they had not caught up by then).
+// waitDrained samples every second until the relay and the consumers have caught up with the receiver, for at most limit;
+// it returns how long that took (-1: not within limit).
 func waitDrained(ctx context.Context, sm *sampler, limit time.Duration) (time.Duration, error) {
 	t0 := time.Now()
 	err := benchenv.Until(ctx, time.Second, limit, func() (bool, error) {
 		s, err := sm.take(ctx) // a failed sample (a timeout on a loaded machine) is retried
 		return err == nil && s.drained(), nil
 	})
-	switch {
-	case errors.Is(err, benchenv.ErrNotWithin):
+	if errors.Is(err, benchenv.ErrNotWithin) {
 		return -1, nil
-	case err != nil:
-		return 0, err
 	}
-	return time.Since(t0), nil
+	return time.Since(t0), err
 }
 
-// warnings is the report's line on the WARN and ERROR lines of a
-// process's JSON log: how many, and the last one.
+// warnings is the report's line on the WARN and ERROR lines of a process's JSON log: how many, and the last one.
 func warnings(p *benchenv.Proc) string {
 	raw, _ := os.ReadFile(p.Log)
 	n, last := 0, ""
@@ -218,56 +200,43 @@ func warnings(p *benchenv.Proc) string {
 	return out + "."
 }
 
+// mib formats b in MiB.
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
-// tables are the tables whose size the run follows: every table the
-// pipeline writes for each event.
+// tables are those the run follows the size of: every table the pipeline writes for each event.
 var tables = []string{"inbox", "dedupe_keys", "outbox", "processed_events", "provider_object_changes", "provider_objects"}
 
-// sample is one reading of the pipeline's processes and database. A gauge
-// that no process exported is NaN.
+// sample is one reading of the pipeline's processes and database; a gauge no process exported is NaN.
 type sample struct {
-	at time.Duration // since the open-loop phase started
-
-	accepted  float64            // serve: gatehouse_webhook_deliveries_total{outcome="accepted"}
-	published float64            // relay: gatehouse_relay_records_published_total
-	processed float64            // consume: gatehouse_consumer_records_processed_total (every outcome)
-	outcomes  map[string]float64 // consume: the same by outcome
-
-	relayAge    float64 // gatehouse_relay_outbox_oldest_unsent_age_seconds (the relay's)
-	consumerLag float64 // sum of gatehouse_consumer_lag_records
-	pendingAge  float64 // age of the oldest inbox row pending or processing: accepted, not yet finished by a consumer
-
-	created, dropped float64 // gatehouse_storage_partitions_{created,dropped}_total, every process
-
-	bytes map[string]int64 // table → bytes (with indexes, TOAST, partitions): gatehouse_storage_table_bytes
-	load  float64          // 1-minute load average
+	at               time.Duration      // since the open-loop phase started
+	accepted         float64            // serve: gatehouse_webhook_deliveries_total{outcome="accepted"}
+	published        float64            // relay: gatehouse_relay_records_published_total
+	processed        float64            // consume: gatehouse_consumer_records_processed_total (every outcome)
+	outcomes         map[string]float64 // consume: the same by outcome
+	relayAge         float64            // gatehouse_relay_outbox_oldest_unsent_age_seconds (the relay's)
+	consumerLag      float64            // sum of gatehouse_consumer_lag_records
+	pendingAge       float64            // age of the oldest inbox row pending or processing: accepted, not yet finished by a consumer
+	created, dropped float64            // gatehouse_storage_partitions_{created,dropped}_total, every process
+	bytes            map[string]int64   // table → bytes (with indexes, TOAST, partitions): gatehouse_storage_table_bytes
+	total            int64              // the sum of bytes
+	load             float64            // 1-minute load average
 }
 
-func (s sample) totalBytes() int64 {
-	var t int64
-	for _, b := range s.bytes {
-		t += b
-	}
-	return t
-}
-
-// drained reports whether the relay and the consumers have caught up with
-// everything the receiver accepted.
+// drained reports whether the relay and the consumers have caught up with everything the receiver accepted.
 func (s sample) drained() bool {
 	return s.relayAge == 0 && s.consumerLag == 0 && s.published >= s.accepted && s.processed >= s.accepted
 }
 
-// sampler reads the three processes (serve, relay, consume) and the
-// database.
+// sampler reads the three processes (serve, relay, consume) and the database.
 type sampler struct {
 	procs []*benchenv.Proc
 	pool  *pgxpool.Pool
 	start time.Time
 }
 
+// take reads a sample.
 func (sm *sampler) take(ctx context.Context) (sample, error) {
-	s := sample{at: time.Since(sm.start), load: benchenv.LoadAvg()}
+	s := sample{at: time.Since(sm.start), load: benchenv.LoadAvg(), bytes: map[string]int64{}}
 	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
 	defer cancel()
 	var fs []benchenv.Families
@@ -279,6 +248,10 @@ func (sm *sampler) take(ctx context.Context) (sample, error) {
 		fs = append(fs, f)
 		s.created += f.Sum("gatehouse_storage_partitions_created_total")
 		s.dropped += f.Sum("gatehouse_storage_partitions_dropped_total")
+		for _, t := range tables { // as the process's storage maintenance last measured them (every check_interval)
+			b := int64(f.Sum("gatehouse_storage_table_bytes", "table", t))
+			s.bytes[t], s.total = s.bytes[t]+b, s.total+b
+		}
 	}
 	sv, rl, co := fs[0], fs[1], fs[2]
 	s.accepted = sv.Sum("gatehouse_webhook_deliveries_total", "outcome", "accepted")
@@ -287,21 +260,10 @@ func (sm *sampler) take(ctx context.Context) (sample, error) {
 	s.outcomes = co.By("gatehouse_consumer_records_processed_total", "outcome")
 	s.relayAge = rl.Max("gatehouse_relay_outbox_oldest_unsent_age_seconds")
 	s.consumerLag = co.Sum("gatehouse_consumer_lag_records")
-	// The consumers' queue age measured in the database, whatever their
-	// own gauge says: the (processing_state, received_at) index of every
-	// inbox partition answers it.
-	err := sm.pool.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
-FROM inbox WHERE processing_state IN ('pending', 'processing')`).Scan(&s.pendingAge)
-	if err != nil {
+	// The consumers' queue age from the database (the inbox's (processing_state, received_at) index), whatever their gauge says.
+	if err := sm.pool.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
+FROM inbox WHERE processing_state IN ('pending', 'processing')`).Scan(&s.pendingAge); err != nil {
 		return s, fmt.Errorf("oldest pending inbox row: %w", err)
-	}
-	// Sizes as the processes' storage maintenance last measured them
-	// (every check_interval): serve's tables and consume's.
-	s.bytes = map[string]int64{}
-	for _, f := range fs {
-		for _, t := range tables {
-			s.bytes[t] += int64(f.Sum("gatehouse_storage_table_bytes", "table", t))
-		}
 	}
 	return s, nil
 }

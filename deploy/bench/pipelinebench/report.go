@@ -35,17 +35,7 @@ func (r *results) near(t time.Duration) sample {
 	return best
 }
 
-// within returns the samples taken in [from, to].
-func (r *results) within(from, to time.Duration) []sample {
-	var out []sample
-	for _, s := range r.samples {
-		if s.at >= from && s.at <= to {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
+// perSecond is the rate of f from a to b.
 func perSecond(a, b sample, f func(sample) float64) float64 {
 	if d := (b.at - a.at).Seconds(); d > 0 {
 		return (f(b) - f(a)) / d
@@ -53,12 +43,12 @@ func perSecond(a, b sample, f func(sample) float64) float64 {
 	return math.NaN()
 }
 
-// meanMax formats the mean and the largest of f over ss, without the NaN
-// of a gauge no process exported ("n/a" when no sample has a value).
-func meanMax(ss []sample, f func(sample) float64, unit string) string {
+// meanMax formats the mean and the largest of f over the samples from a to b, without the NaN of a gauge no process
+// exported ("n/a" when no sample has a value).
+func (r *results) meanMax(a, b sample, f func(sample) float64, unit string) string {
 	var v []float64
-	for _, s := range ss {
-		if x := f(s); !math.IsNaN(x) {
+	for _, s := range r.samples {
+		if x := f(s); s.at >= a.at && s.at <= b.at && !math.IsNaN(x) {
 			v = append(v, x)
 		}
 	}
@@ -68,20 +58,18 @@ func meanMax(ss []sample, f func(sample) float64, unit string) string {
 	return fmt.Sprintf("%.1f / %.1f%s", benchenv.Sum(v)/float64(len(v)), slices.Max(v), unit)
 }
 
-func ms(d time.Duration) string { return benchenv.Ms(d, 2) }
-
-// lats is the histogram of the open loop's 2xx latencies of the requests
-// due in [from, to).
-func (r *results) lats(from, to time.Duration) *benchenv.Hist {
+// p99 is the 99th percentile of the open loop's 2xx latencies of the requests due in [from, to).
+func (r *results) p99(from, to time.Duration) string {
 	h := benchenv.NewHist()
 	for _, a := range r.open.Acks {
 		if a.OK() && a.Due >= from && a.Due < to {
 			h.Record(a.Latency)
 		}
 	}
-	return h
+	return benchenv.Ms(h.Q(0.99), 2)
 }
 
+// drainText says how long a catch-up took.
 func drainText(d time.Duration, limit time.Duration) string {
 	if d < 0 {
 		return fmt.Sprintf("not caught up within %s", limit)
@@ -89,6 +77,7 @@ func drainText(d time.Duration, limit time.Duration) string {
 	return fmt.Sprintf("caught up in %s", d.Round(time.Second))
 }
 
+// print writes the section.
 func (r *results) print(w io.Writer) {
 	o := r.o
 	first, last := r.samples[0], r.samples[len(r.samples)-1]
@@ -97,8 +86,7 @@ func (r *results) print(w io.Writer) {
 	ok, failed := r.open.Counts()
 	loads := benchenv.Col(r.samples, func(s sample) float64 { return s.load })
 
-	fmt.Fprintf(w, "## Sustained pipeline\n\n")
-	fmt.Fprintf(w, "`go run ./deploy/bench/pipelinebench %s`: `gatehouse serve`, `relay` and `consume` as separate processes with PostgreSQL %s (fsync on) "+
+	fmt.Fprintf(w, "## Sustained pipeline\n\n`go run ./deploy/bench/pipelinebench %s`: `gatehouse serve`, `relay` and `consume` as separate processes with PostgreSQL %s (fsync on) "+
 		"and Kafka %s on this machine; partition_interval %s, key_partition_interval %s, retention %s, check_interval %s. Load average during the open loop: mean %.1f, max %.1f.\n\n",
 		strings.Join(o.args, " "), r.pgVersion, r.kafkaVersion, o.interval, o.keyInterval, o.retention, o.check,
 		benchenv.Sum(loads)/float64(len(loads)), slices.Max(loads))
@@ -117,31 +105,18 @@ func (r *results) print(w io.Writer) {
 	relayAge := func(s sample) float64 { return s.relayAge }
 	pending := func(s sample) float64 { return s.pendingAge }
 	cLag := func(s sample) float64 { return s.consumerLag }
-	firstWin, lastWin := r.within(0, m1.at), r.within(lastFrom.at, last.at)
 	tb.Rowf("receiver (accepted) | %.0f | ack p99 %s | %.0f | ack p99 %s",
-		perSecond(first, m1, acc), ms(r.lats(0, time.Minute).Q(0.99)), perSecond(lastFrom, last, acc), ms(r.lats(o.duration-time.Minute, o.duration).Q(0.99)))
+		perSecond(first, m1, acc), r.p99(0, time.Minute), perSecond(lastFrom, last, acc), r.p99(o.duration-time.Minute, o.duration))
 	tb.Rowf("relay (published to Kafka) | %.0f | oldest unpublished outbox row %s | %.0f | %s",
-		perSecond(first, m1, pub), meanMax(firstWin, relayAge, " s"), perSecond(lastFrom, last, pub), meanMax(lastWin, relayAge, " s"))
+		perSecond(first, m1, pub), r.meanMax(first, m1, relayAge, " s"), perSecond(lastFrom, last, pub), r.meanMax(lastFrom, last, relayAge, " s"))
 	tb.Rowf("consumers (processed) | %.0f | oldest unfinished (pending or processing) inbox row %s; lag %s | %.0f | %s; lag %s",
-		perSecond(first, m1, pro), meanMax(firstWin, pending, " s"), meanMax(firstWin, cLag, " records"),
-		perSecond(lastFrom, last, pro), meanMax(lastWin, pending, " s"), meanMax(lastWin, cLag, " records"))
+		perSecond(first, m1, pro), r.meanMax(first, m1, pending, " s"), r.meanMax(first, m1, cLag, " records"),
+		perSecond(lastFrom, last, pro), r.meanMax(lastFrom, last, pending, " s"), r.meanMax(lastFrom, last, cLag, " records"))
 	fmt.Fprintln(w)
 
-	r.printStorage(w, first, m1, last)
-	fmt.Fprintf(w, "Ack latency of the open loop (2xx answers, from the due time, at the load generator): p50 %s, p99 **%s**, p99.9 %s, max %s.\n\n",
-		ms(all.Q(0.5)), ms(all.Q(0.99)), ms(all.Q(0.999)), ms(all.Q(1)))
-	fmt.Fprintf(w, "During the open loop: events accepted %.0f; consumer records by outcome: %s.\n",
-		last.accepted-first.accepted, diff(first.outcomes, last.outcomes))
-	for _, l := range r.logs {
-		fmt.Fprintf(w, "\n%s\n", l)
-	}
-}
-
-func (r *results) printStorage(w io.Writer, first, m1, last sample) {
-	// The last third of the run: long after the retention horizon in a
-	// 10-minute run, so a bounded table no longer grows there.
+	// Table sizes; the last third of a 10-minute run is long after the retention horizon: a bounded table no longer grows.
 	third := r.near(last.at - last.at/3)
-	tb := benchenv.NewTable(w, "table", "start of open loop", "end of first minute", "end of run",
+	tb = benchenv.NewTable(w, "table", "start of open loop", "end of first minute", "end of run",
 		fmt.Sprintf("growth over the last %s", (last.at-third.at).Round(time.Second)))
 	row := func(name, format string, f func(sample) int64) {
 		tb.Rowf(name+" | %s | %s | "+format+" | %+.1f MiB", mib(f(first)), mib(f(m1)), mib(f(last)), float64(f(last)-f(third))/(1<<20))
@@ -149,18 +124,20 @@ func (r *results) printStorage(w io.Writer, first, m1, last sample) {
 	for _, t := range tables {
 		row(t, "%s", func(s sample) int64 { return s.bytes[t] })
 	}
-	row("**total**", "**%s**", sample.totalBytes)
+	row("**total**", "**%s**", func(s sample) int64 { return s.total })
 	fmt.Fprintf(w, "\nPartitions during the open loop: **%.0f created, %.0f dropped** (gatehouse_storage_partitions_created/dropped_total of every process).\n\n",
 		last.created-first.created, last.dropped-first.dropped)
-}
-
-// diff lists after − before by key.
-func diff(before, after map[string]float64) string {
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(after)) {
-		out = append(out, fmt.Sprintf("%s %.0f", k, after[k]-before[k]))
+	fmt.Fprintf(w, "Ack latency of the open loop (2xx answers, from the due time, at the load generator): p50 %s, p99 **%s**, p99.9 %s, max %s.\n\n",
+		benchenv.Ms(all.Q(0.5), 2), benchenv.Ms(all.Q(0.99), 2), benchenv.Ms(all.Q(0.999), 2), benchenv.Ms(all.Q(1), 2))
+	var outcomes []string
+	for _, k := range slices.Sorted(maps.Keys(last.outcomes)) {
+		outcomes = append(outcomes, fmt.Sprintf("%s %.0f", k, last.outcomes[k]-first.outcomes[k]))
 	}
-	return orNone(strings.Join(out, ", "), "")
+	fmt.Fprintf(w, "During the open loop: events accepted %.0f; consumer records by outcome: %s.\n",
+		last.accepted-first.accepted, orNone(strings.Join(outcomes, ", "), ""))
+	for _, l := range r.logs {
+		fmt.Fprintf(w, "\n%s\n", l)
+	}
 }
 
 // orNone is s after prefix, or "none" when s is empty.
