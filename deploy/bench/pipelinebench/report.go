@@ -86,7 +86,8 @@ func (r *results) print(w io.Writer) {
 	ok, failed := r.open.Counts()
 	loads := benchenv.Col(r.samples, func(s sample) float64 { return s.load })
 
-	fmt.Fprintf(w, "## Sustained pipeline\n\n`go run ./deploy/bench/pipelinebench %s`: `gatehouse serve`, `relay` and `consume` as separate processes with PostgreSQL %s (fsync on) "+
+	fmt.Fprintf(w, "## Sustained pipeline\n\n")
+	fmt.Fprintf(w, "`go run ./deploy/bench/pipelinebench %s`: `gatehouse serve`, `relay` and `consume` as separate processes with PostgreSQL %s (fsync on) "+
 		"and Kafka %s on this machine; partition_interval %s, key_partition_interval %s, retention %s, check_interval %s. Load average during the open loop: mean %.1f, max %.1f.\n\n",
 		strings.Join(o.args, " "), r.pgVersion, r.kafkaVersion, o.interval, o.keyInterval, o.retention, o.check,
 		benchenv.Sum(loads)/float64(len(loads)), slices.Max(loads))

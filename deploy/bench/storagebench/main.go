@@ -1,9 +1,6 @@
-// Command storagebench measures what history and retention cost the
-// receiver's write (docs/STORAGE.md): ingest.Writer (the code of `gatehouse
-// serve`) driven closed-loop against an empty store and a store holding
-// -history earlier events, interleaved -runs times; then -passes retention
-// passes, each in the middle of a run on the history store; last, the API's
-// list pages (api.Inbox.ListEvents) on the history store. Usage:
+// Command storagebench measures what history and retention cost the receiver's write (docs/STORAGE.md): ingest.Writer (as
+// in `gatehouse serve`) in a closed loop on an empty store and on one with -history earlier events, interleaved -runs times;
+// then -passes retention passes, each amid a run on the history store; last, the API's list pages on the history store:
 //
 //	go run ./deploy/bench/storagebench [-history 5000000] [-days 30] [-d 15s] [-runs 3] [-passes 3]
 package main
@@ -66,12 +63,11 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 		return err
 	}
 	st.Logf("loading %d earlier events into the history store (%d days, key partitions %s)", o.history, o.days, o.keyInterval)
-	l := loaded{bytes: map[string]int64{}}
 	if err := load(ctx, hist, o, past, st.Logf); err != nil {
 		return err
 	}
-	// The empty store's sealed partitions (empty) get their filters too:
-	// the stores differ by their history only.
+	l := loaded{bytes: map[string]int64{}}
+	// The empty store's (empty) sealed partitions get filters too: the stores differ by their history only.
 	for _, pool := range []*pgxpool.Pool{empty, hist} {
 		c, err := pool.Acquire(ctx)
 		if err != nil {
@@ -103,9 +99,7 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 	var passes []passPair
 	for i := range max(o.passes, 1) {
 		st.Logf("retention pass %d/%d during a run on the history store", i+1, max(o.passes, 1))
-		// Each run of a pair starts right after a checkpoint (one comes every
-		// ~30 s of WAL here and stalls commits): what the pass costs is not
-		// a checkpoint's.
+		// Each run starts right after a checkpoint (one comes every ~30 s of WAL here and stalls commits), not to measure one.
 		var p passPair
 		for _, mid := range []func(context.Context){nil, func(ctx context.Context) { p.pass = dropOldest(ctx, hist) }} {
 			if _, err := hist.Exec(ctx, `CHECKPOINT`); err != nil {
@@ -119,7 +113,7 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 		}
 		passes = append(passes, p)
 	}
-	report(stdout, o, l, runs[0], runs[1], passes, benchenv.LoadAvg(), st.PGVersion)
+	report(stdout, o, l, runs[0], runs[1], passes, st.PGVersion)
 	if o.apiSamples > 0 {
 		st.Logf("API pages on the history store")
 		ts, err := apiBench(ctx, hist, o)
@@ -131,33 +125,32 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 	return nil
 }
 
+// mib formats b in MiB.
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
+// result is one closed-loop run.
 type result struct {
 	benchenv.LoadResult
-	walBytes int64
-	// midFrom, midTo: when mid ran, from the start of the run.
-	midFrom, midTo time.Duration
+	walBytes       int64
+	midFrom, midTo time.Duration // when mid ran, from the start of the run
 	lat            *benchenv.Hist
 }
 
+// walPerEvent is the WAL written per acknowledged event.
 func (r result) walPerEvent() float64 {
 	ok, _ := r.Counts()
 	return float64(r.walBytes) / float64(max(1, ok))
 }
 
-// closedLoop runs o.conns deliveries at once through one Writer (as serve
-// does) for o.duration, each sending the next new random id as soon as its
-// previous one is acknowledged (benchenv.Loop). mid, when set, runs once
-// halfway.
+// closedLoop runs o.conns deliveries of new random ids at once through one Writer (as serve does) for o.duration, each
+// sending the next as soon as its previous one is acknowledged (benchenv.Loop); mid, when set, runs once halfway.
 func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(context.Context)) (result, error) {
 	w, err := ingest.NewWriter(pool, 1, 64)
 	if err != nil {
 		return result{}, err
 	}
 	defer w.Close()
-	// The key filters the history's sealed partitions got at load, in
-	// memory before the first delivery (serve loads them in the background).
+	// The key filters built at load, in memory before the first delivery (serve loads them in the background).
 	if _, _, err := w.RefreshKeyFilters(ctx); err != nil {
 		return result{}, err
 	}
@@ -196,22 +189,19 @@ func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(con
 	if _, failed := res.Counts(); failed > 0 {
 		return res, fmt.Errorf("write: %d failed (last: %s)", failed, res.LastError)
 	}
-	if err := pool.QueryRow(ctx, walLSN).Scan(&lsn1); err != nil {
-		return res, err
-	}
+	err = pool.QueryRow(ctx, walLSN).Scan(&lsn1)
 	res.walBytes = lsn1 - lsn0
-	return res, nil
+	return res, err
 }
 
+// passResult is one retention pass.
 type passResult struct {
 	took    time.Duration
 	dropped []string
 	err     error
 }
 
-// dropOldest runs ingest's maintenance pass with a retention that expires
-// the oldest partition of the inbox (one day, daily with the defaults) and
-// nothing younger.
+// dropOldest runs a maintenance pass whose retention expires the inbox's oldest (daily) partition and nothing younger.
 func dropOldest(ctx context.Context, pool *pgxpool.Pool) passResult {
 	var r passResult
 	t := time.Now()

@@ -25,13 +25,13 @@ type passPair struct {
 	pass           passResult
 }
 
-func report(w io.Writer, o options, l loaded, empty, hist []result, passes []passPair, load float64, pgVersion string) {
+// report writes the section's runs and retention passes.
+func report(w io.Writer, o options, l loaded, empty, hist []result, passes []passPair, pgVersion string) {
 	fmt.Fprintf(w, "## Storage\n\n")
 	fmt.Fprintf(w, "`go run ./deploy/bench/storagebench -history %d -days %d -key-interval %s -key-filters %g -d %s -runs %d -passes %d -conns %d` (PostgreSQL %s, fsync on, shared_buffers 128 MB; load average %.1f at the end).\n\n",
-		o.history, o.days, o.keyInterval, o.keyFilterFP, o.duration, o.runs, len(passes), o.conns, pgVersion, load)
+		o.history, o.days, o.keyInterval, o.keyFilterFP, o.duration, o.runs, len(passes), o.conns, pgVersion, benchenv.LoadAvg())
 	fmt.Fprintf(w, "History store: %d earlier events over %d daily inbox partitions: inbox %s, dedupe_keys %s; key partitions %s wide, of which %d sealed ones have a key filter at %g false positives (%s), probed only when it may hold the id.\n\n",
-		o.history, o.days, mib(l.bytes["inbox"]), mib(l.bytes["dedupe_keys"]), o.keyInterval,
-		l.filtered, o.keyFilterFP, mib(l.bytes["dedupe_key_filters"]))
+		o.history, o.days, mib(l.bytes["inbox"]), mib(l.bytes["dedupe_keys"]), o.keyInterval, l.filtered, o.keyFilterFP, mib(l.bytes["dedupe_key_filters"]))
 	tb := benchenv.NewTable(w, "pair", "empty events/s", "history events/s", "ratio", "empty WAL B/event", "history WAL B/event", "WAL ratio", "empty p50/p99 ms", "history p50/p99 ms")
 	var ratios, walRatios []float64
 	for i := range empty {
@@ -60,8 +60,7 @@ func report(w io.Writer, o options, l loaded, empty, hist []result, passes []pas
 		len(thr), benchenv.Median(thr), benchenv.Median(spike))
 }
 
-// passWindowP99 is the p99 of the acks completed from the second the
-// pass started in to the second after the one it ended in.
+// passWindowP99 is the p99 of the acks completed from the second the pass started in to the second after the one it ended in.
 func passWindowP99(r result) time.Duration {
 	from, to := r.midFrom.Truncate(time.Second), r.midTo.Truncate(time.Second)+2*time.Second
 	h := benchenv.NewHist()
@@ -73,10 +72,11 @@ func passWindowP99(r result) time.Duration {
 	return h.Q(0.99)
 }
 
+// ms formats d in milliseconds, without the unit.
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f", benchenv.Millis(d)) }
 
-// apiTiming is one list query (api.Inbox.ListEvents): its first page and a
-// deep keyset page (o.days/2 days back), timed, and the last of each.
+// apiTiming is one list query (api.Inbox.ListEvents): its first page and a deep keyset page (o.days/2 days back), timed,
+// and the last of each.
 type apiTiming struct {
 	name string
 	f    api.EventFilter
@@ -84,8 +84,7 @@ type apiTiming struct {
 	page [2]api.EventPage
 }
 
-// apiBench times the read model's pages on the history store (50 a page,
-// as the console), every case interleaved with the others.
+// apiBench times the read model's pages on the history store (50 a page, as the console), every case interleaved with the others.
 func apiBench(ctx context.Context, pool *pgxpool.Pool, o options) ([]apiTiming, error) {
 	var deep api.EventCursor
 	err := pool.QueryRow(ctx, `SELECT received_at, provider, event_id FROM inbox WHERE received_at < now() - make_interval(days => $1)
@@ -93,9 +92,7 @@ ORDER BY received_at DESC, provider DESC, event_id DESC LIMIT 1`, o.days/2).Scan
 	if err != nil {
 		return nil, fmt.Errorf("deep cursor: %w", err)
 	}
-	var someID, someProvider string
-	// The oldest event left (the retention passes before this dropped the
-	// oldest days).
+	var someID, someProvider string // the oldest event left (the retention passes dropped the oldest days)
 	if err := pool.QueryRow(ctx, `SELECT provider, event_id FROM inbox ORDER BY received_at LIMIT 1`).Scan(&someProvider, &someID); err != nil {
 		return nil, fmt.Errorf("an old event: %w", err)
 	}
@@ -132,14 +129,14 @@ ORDER BY received_at DESC, provider DESC, event_id DESC LIMIT 1`, o.days/2).Scan
 	return ts, nil
 }
 
+// reportAPI writes the API's timings.
 func reportAPI(w io.Writer, o options, ts []apiTiming) {
 	fmt.Fprintf(w, "\n### API and console pages on the history store\n\n")
 	fmt.Fprintf(w, "`api.Inbox.ListEvents` (the read model of `GET /api/v1/events` and the console's events page), 50 a page, on the history store after the runs above; a deep page starts at a keyset cursor %d days back. Median (worst) of %d interleaved samples; target ≤ 200 ms. A scan filter reads at most %d rows a page and, without since/until, only the last 24 h (window).\n\n",
 		o.days/2, o.apiSamples, api.ScanBudget)
 	tb := benchenv.NewTable(w, "query", "first page ms", "rows", "deep page ms", "rows")
-	cells := []any{}
 	for _, t := range ts {
-		cells = append(cells[:0], t.name)
+		cells := []any{t.name}
 		for k, p := range t.page {
 			rows := fmt.Sprint(len(p.Events))
 			if p.Window != nil {
@@ -165,11 +162,9 @@ type span struct {
 
 func (s span) name() string { return s.parent + "_p" + s.starts.UTC().Format("20060102t150405") }
 
-// layout replaces the migration's partitions by the bench's (through
-// storage_create_partition, empty): daily inbox partitions from o.days ago
-// to two days ahead, dedupe key partitions o.keyInterval wide (aligned like
-// the maintenance's) over the same range, and hourly outbox partitions
-// from today on. It returns those that start before today: the history's.
+// layout replaces the migration's partitions by the bench's, empty: daily inbox partitions from o.days ago to two days
+// ahead, dedupe key partitions o.keyInterval wide (aligned as the maintenance's) over the same range, and hourly outbox
+// partitions from today on. It returns those that start before today: the history's.
 func layout(ctx context.Context, pool *pgxpool.Pool, o options) (past []span, err error) {
 	if err := benchenv.DropPartitions(ctx, pool); err != nil {
 		return nil, err
@@ -183,8 +178,7 @@ func layout(ctx context.Context, pool *pgxpool.Pool, o options) (past []span, er
 	for k := origin.Add(from.Sub(origin) / o.keyInterval * o.keyInterval); k.Before(to); k = k.Add(o.keyInterval) {
 		all = append(all, span{"dedupe_keys", k, k.Add(o.keyInterval)})
 	}
-	// The outbox log, hourly as storage.outbox_partition_interval's
-	// default (empty in both stores: its old partitions are never touched).
+	// The outbox log, hourly as outbox_partition_interval's default (empty in both stores: its old partitions are never touched).
 	for h := today; h.Before(to); h = h.Add(time.Hour) {
 		all = append(all, span{"outbox", h, h.Add(time.Hour)})
 	}
@@ -199,16 +193,9 @@ func layout(ctx context.Context, pool *pgxpool.Pool, o options) (past []span, er
 	return past, nil
 }
 
-// load fills the past partitions with o.history earlier events spread
-// evenly over the past days (fillDaySQL), then their keys from the inbox,
-// o.loadWorkers partitions at a time, and vacuums and analyzes them.
+// load fills the past partitions with o.history earlier events spread evenly over the o.days past days (fillDaySQL), then
+// their keys from the inbox, o.loadWorkers partitions at a time, and vacuums and analyzes them.
 func load(ctx context.Context, pool *pgxpool.Pool, o options, past []span, logf func(string, ...any)) error {
-	days := 0
-	for _, s := range past {
-		if s.parent == "inbox" {
-			days++
-		}
-	}
 	for _, parent := range []string{"inbox", "dedupe_keys"} {
 		t := time.Now()
 		g, gctx := errgroup.WithContext(ctx)
@@ -218,7 +205,7 @@ func load(ctx context.Context, pool *pgxpool.Pool, o options, past []span, logf 
 				continue
 			}
 			g.Go(func() error {
-				q, args := fillDaySQL, []any{s.starts, s.ends, o.history / max(1, days)}
+				q, args := fillDaySQL, []any{s.starts, s.ends, o.history / max(1, o.days)}
 				if parent == "dedupe_keys" {
 					q, args = `INSERT INTO dedupe_keys (provider, event_id, gen) SELECT provider, event_id, $1 FROM inbox WHERE received_at >= $1 AND received_at < $2`, args[:2]
 				}
@@ -241,11 +228,9 @@ func load(ctx context.Context, pool *pgxpool.Pool, o options, past []span, logf 
 	return nil
 }
 
-// fillDaySQL fills a day's inbox partition with $3 events received between $1
-// and $2: random ids, a Stripe-like envelope of ~450 bytes, and a few
-// common and rare providers, types and states (the API benchmark filters
-// by the rare ones). Each level of subqueries draws its random values once
-// per row (a subquery with volatile functions is not flattened).
+// fillDaySQL fills a day's inbox partition with $3 events received between $1 and $2: random ids, a Stripe-like envelope
+// of ~450 bytes, common and rare providers, types and states (the API benchmark filters by the rare ones). Each level of
+// subqueries draws its random values once per row (a subquery with volatile functions is not flattened).
 const fillDaySQL = `INSERT INTO inbox (provider, event_id, event_type, payload, received_at, event_created_at, verified, secret_id, processing_state, attempts, updated_at)
 SELECT p, id, t, jsonb_build_object('id', id, 'object', 'event', 'type', t, 'created', extract(epoch FROM at)::bigint, 'livemode', true,
     'api_version', '2024-06-20', 'data', jsonb_build_object('object', jsonb_build_object('id', 'pi_' || left(md5(id), 24), 'amount', amount,
