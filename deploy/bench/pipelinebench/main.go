@@ -97,15 +97,12 @@ storage:
 		procs = append(procs, p)
 	}
 	sm := &sampler{procs: procs, pool: st.Pool}
-	r := &results{o: o, pgVersion: st.PGVersion, kafkaVersion: st.KafkaVersion}
+	r := &results{o: o, pgVersion: st.PGVersion, kafkaVersion: st.KafkaVersion, procs: procs}
 	if err := phases(ctx, st, o, sm, secret, r); err != nil {
 		if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
 			return c
 		}
 		return err
-	}
-	for _, p := range procs {
-		r.logs = append(r.logs, warnings(p))
 	}
 	r.print(stdout)
 	return nil

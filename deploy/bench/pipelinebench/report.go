@@ -20,8 +20,8 @@ type results struct {
 	rate                    float64             // the open-loop rate
 	preDrain, postDrain     time.Duration       // catch-up after each phase (-1: not within -drain)
 	open                    benchenv.LoadResult
-	samples                 []sample // ordered by at; the first at the open loop's start, the last at its end
-	logs                    []string // each process's warnings
+	samples                 []sample         // ordered by at; the first at the open loop's start, the last at its end
+	procs                   []*benchenv.Proc // for their warnings
 }
 
 // near returns the sample taken closest to t.
@@ -136,8 +136,8 @@ func (r *results) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "During the open loop: events accepted %.0f; consumer records by outcome: %s.\n",
 		last.accepted-first.accepted, orNone(strings.Join(outcomes, ", "), ""))
-	for _, l := range r.logs {
-		fmt.Fprintf(w, "\n%s\n", l)
+	for _, p := range r.procs {
+		fmt.Fprintf(w, "\n%s\n", warnings(p))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -69,16 +70,13 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 	l := loaded{bytes: map[string]int64{}}
 	// The empty store's (empty) sealed partitions get filters too: the stores differ by their history only.
 	for _, pool := range []*pgxpool.Pool{empty, hist} {
-		c, err := pool.Acquire(ctx)
-		if err != nil {
+		if err := pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
+			built, err := ingest.BuildKeyFilters(ctx, c.Conn(), o.keyFilterFP)
+			l.filtered = len(built)
 			return err
-		}
-		built, err := ingest.BuildKeyFilters(ctx, c.Conn(), o.keyFilterFP)
-		c.Release()
-		if err != nil {
+		}); err != nil {
 			return fmt.Errorf("key filters: %w", err)
 		}
-		l.filtered = len(built)
 	}
 	for _, t := range []string{"inbox", "dedupe_keys", "dedupe_key_filters"} {
 		l.bytes[t], _ = storage.TableBytes(ctx, hist, t)
@@ -101,7 +99,7 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 		st.Logf("retention pass %d/%d during a run on the history store", i+1, max(o.passes, 1))
 		// Each run starts right after a checkpoint (one comes every ~30 s of WAL here and stalls commits), not to measure one.
 		var p passPair
-		for _, mid := range []func(context.Context){nil, func(ctx context.Context) { p.pass = dropOldest(ctx, hist) }} {
+		for _, mid := range []func(context.Context){nil, func(ctx context.Context) { p.dropped, p.err = dropOldest(ctx, hist) }} {
 			if _, err := hist.Exec(ctx, `CHECKPOINT`); err != nil {
 				return err
 			}
@@ -160,31 +158,25 @@ func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(con
 		return result{}, err
 	}
 	payload := []byte(`{"id":"x","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1","customer":"cus_1","receipt_email":"a@example.com","description":"` + strings.Repeat("x", 300) + `"}}}`)
-	seed := uint64(time.Now().UnixNano())
-	rngs := make([]*rand.Rand, o.conns)
-	for c := range rngs {
-		rngs[c] = rand.New(rand.NewPCG(uint64(c), seed))
-	}
 	var res result
-	midDone := make(chan struct{})
+	var wg sync.WaitGroup
 	start := time.Now()
-	go func() {
-		defer close(midDone)
-		if mid != nil {
+	if mid != nil {
+		wg.Go(func() {
 			time.Sleep(o.duration / 2)
 			res.midFrom = time.Since(start)
 			mid(ctx)
 			res.midTo = time.Since(start)
-		}
-	}()
-	lr := benchenv.Loop(ctx, o.conns, o.duration, func(c int) error {
-		id := fmt.Sprintf("evt_%016x%016x", rngs[c].Uint64(), rngs[c].Uint64())
+		})
+	}
+	lr := benchenv.Loop(ctx, o.conns, o.duration, func(int) error {
+		id := fmt.Sprintf("evt_%016x%016x", rand.Uint64(), rand.Uint64())
 		now := time.Now()
 		_, err := w.Write(ctx, ingest.Record{Provider: "stripe", EventID: id, Type: "payment_intent.succeeded", CreatedAt: &now,
 			Payload: payload, SecretID: "live", AggregateID: "pi_1", Topic: "gatehouse.webhooks.stripe"})
 		return err
 	})
-	<-midDone
+	wg.Wait()
 	res.LoadResult, res.lat = lr, lr.Latencies()
 	if _, failed := res.Counts(); failed > 0 {
 		return res, fmt.Errorf("write: %d failed (last: %s)", failed, res.LastError)
@@ -194,28 +186,18 @@ func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(con
 	return res, err
 }
 
-// passResult is one retention pass.
-type passResult struct {
-	took    time.Duration
-	dropped []string
-	err     error
-}
-
-// dropOldest runs a maintenance pass whose retention expires the inbox's oldest (daily) partition and nothing younger.
-func dropOldest(ctx context.Context, pool *pgxpool.Pool) passResult {
-	var r passResult
-	t := time.Now()
+// dropOldest runs a maintenance pass whose retention expires the inbox's oldest (daily) partition and nothing younger; it
+// returns the partitions dropped.
+func dropOldest(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 	var secs float64
-	if r.err = pool.QueryRow(ctx, `SELECT extract(epoch FROM now() - min(ends))::float8 FROM storage_partitions WHERE parent = 'inbox'`).Scan(&secs); r.err != nil {
-		return r
+	if err := pool.QueryRow(ctx, `SELECT extract(epoch FROM now() - min(ends))::float8 FROM storage_partitions WHERE parent = 'inbox'`).Scan(&secs); err != nil {
+		return nil, err
 	}
 	m, err := storage.New(storage.Config{Pool: pool, Stage: "bench", Interval: 24 * time.Hour, Ahead: 1,
 		Partitioned: []storage.Table{{Name: "inbox", Retention: time.Duration(secs*float64(time.Second)) - time.Hour}}})
 	if err != nil {
-		r.err = err
-		return r
+		return nil, err
 	}
 	res, err := m.Pass(ctx)
-	r.took, r.err, r.dropped = time.Since(t), err, res.Dropped
-	return r
+	return res.Dropped, err
 }

@@ -19,10 +19,11 @@ type loaded struct {
 	filtered int // sealed key partitions with a key filter
 }
 
-// passPair is a steady run and the run with a retention pass in its middle.
+// passPair is a steady run and the run with a retention pass in its middle (which took during.midTo - during.midFrom).
 type passPair struct {
 	steady, during result
-	pass           passResult
+	dropped        []string // by the pass
+	err            error    // the pass's
 }
 
 // report writes the section's runs and retention passes.
@@ -49,11 +50,11 @@ func report(w io.Writer, o options, l loaded, empty, hist []result, passes []pas
 		around := passWindowP99(p.during)
 		tr, sr := p.during.Rate()/p.steady.Rate(), float64(around)/float64(max(1, p.steady.lat.Q(0.99)))
 		thr, spike = append(thr, tr), append(spike, sr)
-		dropped := fmt.Sprint(p.pass.dropped)
-		if p.pass.err != nil {
-			dropped += " (error: " + p.pass.err.Error() + ")"
+		dropped := fmt.Sprint(p.dropped)
+		if p.err != nil {
+			dropped += " (error: " + p.err.Error() + ")"
 		}
-		tb.Rowf("%d | %s | %s | %.0f | %s | %.0f | %s | %.2f | %.2f", i+1, dropped, p.pass.took.Round(time.Millisecond),
+		tb.Rowf("%d | %s | %s | %.0f | %s | %.0f | %s | %.2f | %.2f", i+1, dropped, (p.during.midTo - p.during.midFrom).Round(time.Millisecond),
 			p.steady.Rate(), ms(p.steady.lat.Q(0.99)), p.during.Rate(), ms(around), tr, sr)
 	}
 	fmt.Fprintf(w, "\nOver the %d passes that dropped an inbox partition only (daily with the defaults): median throughput with the pass / steady **%.2f** (target ≥ 0.95); median p99 of the acks while the pass ran (the seconds from its start to one after its end) / the steady run's p99 **%.2f** (target ≤ 2).\n",
