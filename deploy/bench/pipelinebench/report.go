@@ -9,10 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
-// results is everything one run measured.
+// results is everything one run measured, and what it reads samples from.
 type results struct {
 	o                       *options
 	pgVersion, kafkaVersion string
@@ -21,7 +23,9 @@ type results struct {
 	preDrain, postDrain     time.Duration       // catch-up after each phase (-1: not within -drain)
 	open                    benchenv.LoadResult
 	samples                 []sample         // ordered by at; the first at the open loop's start, the last at its end
-	procs                   []*benchenv.Proc // for their warnings
+	procs                   []*benchenv.Proc // serve, relay, consume
+	pool                    *pgxpool.Pool
+	start                   time.Time // of the open loop
 }
 
 // near returns the sample taken closest to t.

@@ -67,21 +67,21 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 	if err := load(ctx, hist, o, past, st.Logf); err != nil {
 		return err
 	}
-	l := loaded{bytes: map[string]int64{}}
+	bytes, filtered := map[string]int64{}, 0
 	// The empty store's (empty) sealed partitions get filters too: the stores differ by their history only.
 	for _, pool := range []*pgxpool.Pool{empty, hist} {
 		if err := pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
 			built, err := ingest.BuildKeyFilters(ctx, c.Conn(), o.keyFilterFP)
-			l.filtered = len(built)
+			filtered = len(built)
 			return err
 		}); err != nil {
 			return fmt.Errorf("key filters: %w", err)
 		}
 	}
 	for _, t := range []string{"inbox", "dedupe_keys", "dedupe_key_filters"} {
-		l.bytes[t], _ = storage.TableBytes(ctx, hist, t)
+		bytes[t], _ = storage.TableBytes(ctx, hist, t)
 	}
-	st.Logf("loaded: inbox %s, dedupe_keys %s; %d key filters", mib(l.bytes["inbox"]), mib(l.bytes["dedupe_keys"]), l.filtered)
+	st.Logf("loaded: inbox %s, dedupe_keys %s; %d key filters", mib(bytes["inbox"]), mib(bytes["dedupe_keys"]), filtered)
 
 	var runs [2][]result // empty, history
 	for i := range o.runs {
@@ -111,14 +111,10 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 		}
 		passes = append(passes, p)
 	}
-	report(stdout, o, l, runs[0], runs[1], passes, st.PGVersion)
+	report(stdout, o, bytes, filtered, runs[0], runs[1], passes, st.PGVersion)
 	if o.apiSamples > 0 {
 		st.Logf("API pages on the history store")
-		ts, err := apiBench(ctx, hist, o)
-		if err != nil {
-			return err
-		}
-		reportAPI(stdout, o, ts)
+		return apiBench(ctx, stdout, hist, o)
 	}
 	return nil
 }

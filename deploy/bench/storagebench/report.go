@@ -13,12 +13,6 @@ import (
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
-// loaded describes the history store.
-type loaded struct {
-	bytes    map[string]int64
-	filtered int // sealed key partitions with a key filter
-}
-
 // passPair is a steady run and the run with a retention pass in its middle (which took during.midTo - during.midFrom).
 type passPair struct {
 	steady, during result
@@ -26,13 +20,14 @@ type passPair struct {
 	err            error    // the pass's
 }
 
-// report writes the section's runs and retention passes.
-func report(w io.Writer, o options, l loaded, empty, hist []result, passes []passPair, pgVersion string) {
+// report writes the section's runs and retention passes; bytes are the history store's table sizes, filtered its sealed
+// key partitions with a key filter.
+func report(w io.Writer, o options, bytes map[string]int64, filtered int, empty, hist []result, passes []passPair, pgVersion string) {
 	fmt.Fprintf(w, "## Storage\n\n")
 	fmt.Fprintf(w, "`go run ./deploy/bench/storagebench -history %d -days %d -key-interval %s -key-filters %g -d %s -runs %d -passes %d -conns %d` (PostgreSQL %s, fsync on, shared_buffers 128 MB; load average %.1f at the end).\n\n",
 		o.history, o.days, o.keyInterval, o.keyFilterFP, o.duration, o.runs, len(passes), o.conns, pgVersion, benchenv.LoadAvg())
 	fmt.Fprintf(w, "History store: %d earlier events over %d daily inbox partitions: inbox %s, dedupe_keys %s; key partitions %s wide, of which %d sealed ones have a key filter at %g false positives (%s), probed only when it may hold the id.\n\n",
-		o.history, o.days, mib(l.bytes["inbox"]), mib(l.bytes["dedupe_keys"]), o.keyInterval, l.filtered, o.keyFilterFP, mib(l.bytes["dedupe_key_filters"]))
+		o.history, o.days, mib(bytes["inbox"]), mib(bytes["dedupe_keys"]), o.keyInterval, filtered, o.keyFilterFP, mib(bytes["dedupe_key_filters"]))
 	tb := benchenv.NewTable(w, "pair", "empty events/s", "history events/s", "ratio", "empty WAL B/event", "history WAL B/event", "WAL ratio", "empty p50/p99 ms", "history p50/p99 ms")
 	var ratios, walRatios []float64
 	for i := range empty {
@@ -47,7 +42,15 @@ func report(w io.Writer, o options, l loaded, empty, hist []result, passes []pas
 	tb = benchenv.NewTable(w, "pass", "dropped", "took", "steady events/s", "steady p99 ms", "with the pass events/s", "p99 while the pass ran ms", "throughput ratio", "p99 ratio while the pass ran")
 	var thr, spike []float64
 	for i, p := range passes {
-		around := passWindowP99(p.during)
+		// The p99 of the acks completed from the second the pass started in to the second after the one it ended in.
+		from, to := p.during.midFrom.Truncate(time.Second), p.during.midTo.Truncate(time.Second)+2*time.Second
+		h := benchenv.NewHist()
+		for _, a := range p.during.Acks {
+			if at := a.Due + a.Latency; a.OK() && at >= from && at < to {
+				h.Record(a.Latency)
+			}
+		}
+		around := h.Q(0.99)
 		tr, sr := p.during.Rate()/p.steady.Rate(), float64(around)/float64(max(1, p.steady.lat.Q(0.99)))
 		thr, spike = append(thr, tr), append(spike, sr)
 		dropped := fmt.Sprint(p.dropped)
@@ -59,18 +62,6 @@ func report(w io.Writer, o options, l loaded, empty, hist []result, passes []pas
 	}
 	fmt.Fprintf(w, "\nOver the %d passes that dropped an inbox partition only (daily with the defaults): median throughput with the pass / steady **%.2f** (target ≥ 0.95); median p99 of the acks while the pass ran (the seconds from its start to one after its end) / the steady run's p99 **%.2f** (target ≤ 2).\n",
 		len(thr), benchenv.Median(thr), benchenv.Median(spike))
-}
-
-// passWindowP99 is the p99 of the acks completed from the second the pass started in to the second after the one it ended in.
-func passWindowP99(r result) time.Duration {
-	from, to := r.midFrom.Truncate(time.Second), r.midTo.Truncate(time.Second)+2*time.Second
-	h := benchenv.NewHist()
-	for _, a := range r.Acks {
-		if at := a.Due + a.Latency; a.OK() && at >= from && at < to {
-			h.Record(a.Latency)
-		}
-	}
-	return h.Q(0.99)
 }
 
 // ms formats d in milliseconds, without the unit.
@@ -85,17 +76,18 @@ type apiTiming struct {
 	page [2]api.EventPage
 }
 
-// apiBench times the read model's pages on the history store (50 a page, as the console), every case interleaved with the others.
-func apiBench(ctx context.Context, pool *pgxpool.Pool, o options) ([]apiTiming, error) {
+// apiBench times the read model's pages on the history store (50 a page, as the console), every case interleaved with the
+// others, and writes the subsection.
+func apiBench(ctx context.Context, w io.Writer, pool *pgxpool.Pool, o options) error {
 	var deep api.EventCursor
 	err := pool.QueryRow(ctx, `SELECT received_at, provider, event_id FROM inbox WHERE received_at < now() - make_interval(days => $1)
 ORDER BY received_at DESC, provider DESC, event_id DESC LIMIT 1`, o.days/2).Scan(&deep.ReceivedAt, &deep.Provider, &deep.EventID)
 	if err != nil {
-		return nil, fmt.Errorf("deep cursor: %w", err)
+		return fmt.Errorf("deep cursor: %w", err)
 	}
 	var someID, someProvider string // the oldest event left (the retention passes dropped the oldest days)
 	if err := pool.QueryRow(ctx, `SELECT provider, event_id FROM inbox ORDER BY received_at LIMIT 1`).Scan(&someProvider, &someID); err != nil {
-		return nil, fmt.Errorf("an old event: %w", err)
+		return fmt.Errorf("an old event: %w", err)
 	}
 	month := time.Now().AddDate(0, 0, -o.days-1)
 	ts := []apiTiming{
@@ -120,18 +112,13 @@ ORDER BY received_at DESC, provider DESC, event_id DESC LIMIT 1`, o.days/2).Scan
 				start := time.Now()
 				p, err := ib.ListEvents(ctx, t.f, cur, 50)
 				if err != nil {
-					return nil, fmt.Errorf("%s: %w", t.name, err)
+					return fmt.Errorf("%s: %w", t.name, err)
 				}
 				t.lat[k].Record(time.Since(start))
 				t.page[k] = p
 			}
 		}
 	}
-	return ts, nil
-}
-
-// reportAPI writes the API's timings.
-func reportAPI(w io.Writer, o options, ts []apiTiming) {
 	fmt.Fprintf(w, "\n### API and console pages on the history store\n\n")
 	fmt.Fprintf(w, "`api.Inbox.ListEvents` (the read model of `GET /api/v1/events` and the console's events page), 50 a page, on the history store after the runs above; a deep page starts at a keyset cursor %d days back. Median (worst) of %d interleaved samples; target ≤ 200 ms. A scan filter reads at most %d rows a page and, without since/until, only the last 24 h (window).\n\n",
 		o.days/2, o.apiSamples, api.ScanBudget)
@@ -150,18 +137,14 @@ func reportAPI(w io.Writer, o options, ts []apiTiming) {
 		}
 		tb.Row(cells...)
 	}
+	return nil
 }
-
-// origin aligns partitions exactly as internal/storage does.
-var origin = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // span is one partition to create: [starts, ends) of parent.
 type span struct {
 	parent       string
 	starts, ends time.Time
 }
-
-func (s span) name() string { return s.parent + "_p" + s.starts.UTC().Format("20060102t150405") }
 
 // layout replaces the migration's partitions by the bench's, empty: daily inbox partitions from o.days ago to two days
 // ahead, dedupe key partitions o.keyInterval wide (aligned as the maintenance's) over the same range, and hourly outbox
@@ -172,6 +155,7 @@ func layout(ctx context.Context, pool *pgxpool.Pool, o options) (past []span, er
 	}
 	today := time.Now().UTC().Truncate(24 * time.Hour)
 	from, to := today.AddDate(0, 0, -o.days), today.AddDate(0, 0, 3)
+	origin := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC) // aligns partitions exactly as internal/storage does
 	var all []span
 	for d := from; d.Before(to); d = d.AddDate(0, 0, 1) {
 		all = append(all, span{"inbox", d, d.AddDate(0, 0, 1)})
@@ -188,7 +172,7 @@ func layout(ctx context.Context, pool *pgxpool.Pool, o options) (past []span, er
 			past = append(past, s)
 		}
 		if _, err := pool.Exec(ctx, `SELECT storage_create_partition($1, $2, $3)`, s.parent, s.starts, s.ends); err != nil {
-			return nil, fmt.Errorf("create partition %s: %w", s.name(), err)
+			return nil, fmt.Errorf("create partition %s from %s: %w", s.parent, s.starts, err)
 		}
 	}
 	return past, nil
@@ -211,7 +195,7 @@ func load(ctx context.Context, pool *pgxpool.Pool, o options, past []span, logf 
 					q, args = `INSERT INTO dedupe_keys (provider, event_id, gen) SELECT provider, event_id, $1 FROM inbox WHERE received_at >= $1 AND received_at < $2`, args[:2]
 				}
 				if _, err := pool.Exec(gctx, q, args...); err != nil {
-					return fmt.Errorf("fill %s: %w", s.name(), err)
+					return fmt.Errorf("fill %s from %s: %w", s.parent, s.starts, err)
 				}
 				return nil
 			})
