@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/internal/demoapi"
 )
@@ -94,20 +96,21 @@ storage:
 		}
 		procs = append(procs, p)
 	}
-	r := &results{o: o, pgVersion: st.PGVersion, kafkaVersion: st.KafkaVersion, procs: procs, pool: st.Pool}
-	if err := r.phases(ctx, st, secret); err != nil {
+	sm := &sampler{procs: procs, pool: st.Pool}
+	r := &results{o: o, pgVersion: st.PGVersion, kafkaVersion: st.KafkaVersion}
+	if err := phases(ctx, st, o, sm, secret, r); err != nil {
 		if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
 			return c
 		}
 		return err
 	}
-	r.print(stdout)
+	r.print(stdout, procs)
 	return nil
 }
 
 // phases runs the closed loop, waits for the catch-up, runs the open loop while sampling and waits for the catch-up again.
-func (r *results) phases(ctx context.Context, st *benchenv.Stack, secret []byte) error {
-	o, addr := r.o, r.procs[0].Public
+func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, secret []byte, r *results) error {
+	addr := sm.procs[0].Public
 	load := benchenv.Load{Addr: addr, Conns: o.conns, Next: benchenv.NewDeliveries(provider, addr, secret, o.body).Next}
 	st.Logf("closed loop for %s at %d connections", o.maxD, o.conns)
 	r.max = load.Closed(ctx, o.maxD)
@@ -123,13 +126,13 @@ func (r *results) phases(ctx context.Context, st *benchenv.Stack, secret []byte)
 	}
 	st.Logf("maximum %.0f events/s; waiting for the relay and consumers to catch up", r.max.Rate())
 	var err error
-	if r.preDrain, err = r.waitDrained(ctx); err != nil {
+	if r.preDrain, err = waitDrained(ctx, sm, o.drain); err != nil {
 		return err
 	}
 	st.Logf("open loop at %.0f events/s for %s", r.rate, o.duration)
-	r.start = time.Now()
+	sm.start = time.Now()
 	edge := func() error {
-		s, err := r.take(ctx)
+		s, err := sm.take(ctx)
 		r.samples = append(r.samples, s)
 		return err
 	}
@@ -137,7 +140,7 @@ func (r *results) phases(ctx context.Context, st *benchenv.Stack, secret []byte)
 		return err
 	}
 	stop := benchenv.Every(ctx, o.every, func(sctx context.Context) {
-		s, err := r.take(sctx)
+		s, err := sm.take(sctx)
 		switch {
 		case sctx.Err() != nil: // the open loop ended during the sample
 		case err != nil:
@@ -157,16 +160,16 @@ func (r *results) phases(ctx context.Context, st *benchenv.Stack, secret []byte)
 		return err
 	}
 	st.Logf("open loop done; waiting for the relay and consumers to catch up")
-	r.postDrain, err = r.waitDrained(ctx)
+	r.postDrain, err = waitDrained(ctx, sm, o.drain)
 	return err
 }
 
-// waitDrained samples every second until the relay and the consumers have caught up with the receiver, for at most -drain;
-// it returns how long that took (-1: not within -drain).
-func (r *results) waitDrained(ctx context.Context) (time.Duration, error) {
+// waitDrained samples every second until the relay and the consumers have caught up with the receiver, for at most limit;
+// it returns how long that took (-1: not within limit).
+func waitDrained(ctx context.Context, sm *sampler, limit time.Duration) (time.Duration, error) {
 	t0 := time.Now()
-	err := benchenv.Until(ctx, time.Second, r.o.drain, func() (bool, error) {
-		s, err := r.take(ctx) // a failed sample (a timeout on a loaded machine) is retried
+	err := benchenv.Until(ctx, time.Second, limit, func() (bool, error) {
+		s, err := sm.take(ctx) // a failed sample (a timeout on a loaded machine) is retried
 		return err == nil && s.relayAge == 0 && s.consumerLag == 0 && s.published >= s.accepted && s.processed >= s.accepted, nil
 	})
 	if errors.Is(err, benchenv.ErrNotWithin) {
@@ -216,13 +219,20 @@ type sample struct {
 	load             float64            // 1-minute load average
 }
 
-// take reads a sample of the processes and the database.
-func (r *results) take(ctx context.Context) (sample, error) {
-	s := sample{at: time.Since(r.start), load: benchenv.LoadAvg(), bytes: map[string]int64{}}
+// sampler reads the three processes (serve, relay, consume) and the database.
+type sampler struct {
+	procs []*benchenv.Proc
+	pool  *pgxpool.Pool
+	start time.Time // of the open loop
+}
+
+// take reads a sample.
+func (sm *sampler) take(ctx context.Context) (sample, error) {
+	s := sample{at: time.Since(sm.start), load: benchenv.LoadAvg(), bytes: map[string]int64{}}
 	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
 	defer cancel()
 	var fs []benchenv.Families
-	for _, p := range r.procs {
+	for _, p := range sm.procs {
 		f, err := benchenv.Scrape(ctx, p.Admin)
 		if err != nil {
 			return s, err
@@ -243,7 +253,7 @@ func (r *results) take(ctx context.Context) (sample, error) {
 	s.relayAge = rl.Max("gatehouse_relay_outbox_oldest_unsent_age_seconds")
 	s.consumerLag = co.Sum("gatehouse_consumer_lag_records")
 	// The consumers' queue age from the database (the inbox's (processing_state, received_at) index), whatever their gauge says.
-	if err := r.pool.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
+	if err := sm.pool.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
 FROM inbox WHERE processing_state IN ('pending', 'processing')`).Scan(&s.pendingAge); err != nil {
 		return s, fmt.Errorf("oldest pending inbox row: %w", err)
 	}

@@ -9,12 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
-// results is everything one run measured, and what it reads samples from.
+// results is everything one run measured.
 type results struct {
 	o                       *options
 	pgVersion, kafkaVersion string
@@ -22,10 +20,7 @@ type results struct {
 	rate                    float64             // the open-loop rate
 	preDrain, postDrain     time.Duration       // catch-up after each phase (-1: not within -drain)
 	open                    benchenv.LoadResult
-	samples                 []sample         // ordered by at; the first at the open loop's start, the last at its end
-	procs                   []*benchenv.Proc // serve, relay, consume
-	pool                    *pgxpool.Pool
-	start                   time.Time // of the open loop
+	samples                 []sample // ordered by at; the first at the open loop's start, the last at its end
 }
 
 // near returns the sample taken closest to t.
@@ -81,8 +76,8 @@ func drainText(d time.Duration, limit time.Duration) string {
 	return fmt.Sprintf("caught up in %s", d.Round(time.Second))
 }
 
-// print writes the section.
-func (r *results) print(w io.Writer) {
+// print writes the section; procs are serve, relay and consume, for their warnings.
+func (r *results) print(w io.Writer, procs []*benchenv.Proc) {
 	o := r.o
 	first, last := r.samples[0], r.samples[len(r.samples)-1]
 	m1, lastFrom := r.near(time.Minute), r.near(last.at-time.Minute)
@@ -140,7 +135,7 @@ func (r *results) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "During the open loop: events accepted %.0f; consumer records by outcome: %s.\n",
 		last.accepted-first.accepted, orNone(strings.Join(outcomes, ", "), ""))
-	for _, p := range r.procs {
+	for _, p := range procs {
 		fmt.Fprintf(w, "\n%s\n", warnings(p))
 	}
 }

@@ -67,15 +67,6 @@ func report(w io.Writer, o options, bytes map[string]int64, filtered int, empty,
 // ms formats d in milliseconds, without the unit.
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f", benchenv.Millis(d)) }
 
-// apiTiming is one list query (api.Inbox.ListEvents): its first page and a deep keyset page (o.days/2 days back), timed,
-// and the last of each.
-type apiTiming struct {
-	name string
-	f    api.EventFilter
-	lat  [2]*benchenv.Hist
-	page [2]api.EventPage
-}
-
 // apiBench times the read model's pages on the history store (50 a page, as the console), every case interleaved with the
 // others, and writes the subsection.
 func apiBench(ctx context.Context, w io.Writer, pool *pgxpool.Pool, o options) error {
@@ -90,7 +81,13 @@ ORDER BY received_at DESC, provider DESC, event_id DESC LIMIT 1`, o.days/2).Scan
 		return fmt.Errorf("an old event: %w", err)
 	}
 	month := time.Now().AddDate(0, 0, -o.days-1)
-	ts := []apiTiming{
+	// Each list query's first page and deep keyset page (o.days/2 days back), timed, and the last of each.
+	ts := []struct {
+		name string
+		f    api.EventFilter
+		lat  [2]*benchenv.Hist
+		page [2]api.EventPage
+	}{
 		{name: "no filter"},
 		{name: "processing_state=dead (indexed)", f: api.EventFilter{State: "dead"}},
 		{name: "since 30 days ago (indexed)", f: api.EventFilter{Since: &month}},
