@@ -1,11 +1,10 @@
 // Command pipelinebench is docs/BENCHMARKS.md "Sustained pipeline": `gatehouse serve`, `relay` and `consume` as processes with a
 // private PostgreSQL and Kafka and partitions created and dropped during the run; a closed loop finds the receiver's maximum,
-// then an open loop runs at half of it for -d, sampling /metrics every 10 s. It fails on the harness only, never on a figure:
-//
-//	go run ./deploy/bench/pipelinebench [-d 10m] [-gatehouse bin/gatehouse]
+// then an open loop runs at half of it for -d, sampling /metrics every 10 s. It fails on the harness only, never on a figure.
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,11 +35,10 @@ type options struct {
 	check       time.Duration `flag:"check" default:"10s" help:"storage.check_interval"`
 	drain       time.Duration `flag:"drain" default:"3m" help:"longest wait for the relay and consumers to catch up after the closed-loop phase"`
 	gatehouse   string        `flag:"gatehouse" default:"bin/gatehouse" help:"gatehouse binary"`
-	args        []string      // as given, for the report
 }
 
 func main() {
-	o := &options{Options: benchenv.Options{Name: "pipelinebench", Kafka: true}, args: os.Args[1:]}
+	o := &options{Options: benchenv.Options{Name: "pipelinebench", Kafka: true}}
 	benchenv.Run(help, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, o, stdout) })
 }
 
@@ -272,15 +270,9 @@ type results struct {
 	samples                 []sample // ordered by at; the first at the open loop's start, the last at its end
 }
 
-// near returns the sample taken closest to t.
+// near returns the (first) sample taken closest to t.
 func (r *results) near(t time.Duration) sample {
-	best := r.samples[0]
-	for _, s := range r.samples {
-		if (s.at - t).Abs() < (best.at - t).Abs() {
-			best = s
-		}
-	}
-	return best
+	return slices.MinFunc(r.samples, func(a, b sample) int { return cmp.Compare((a.at - t).Abs(), (b.at - t).Abs()) })
 }
 
 // perSecond is the rate of f from a to b.
@@ -317,14 +309,6 @@ func (r *results) p99(from, to time.Duration) string {
 	return benchenv.Ms(h.Q(0.99), 2)
 }
 
-// drainText says how long a catch-up took.
-func drainText(d time.Duration, limit time.Duration) string {
-	if d < 0 {
-		return fmt.Sprintf("not caught up within %s", limit)
-	}
-	return fmt.Sprintf("caught up in %s", d.Round(time.Second))
-}
-
 // print writes the section; procs are serve, relay and consume, for their warnings.
 func (r *results) print(w io.Writer, procs []*benchenv.Proc) {
 	o := r.o
@@ -333,19 +317,31 @@ func (r *results) print(w io.Writer, procs []*benchenv.Proc) {
 	all := r.open.Latencies()
 	ok, failed := r.open.Counts()
 	loads := benchenv.Col(r.samples, func(s sample) float64 { return s.load })
+	drainText := func(d time.Duration) string {
+		if d < 0 {
+			return fmt.Sprintf("not caught up within %s", o.drain)
+		}
+		return fmt.Sprintf("caught up in %s", d.Round(time.Second))
+	}
+	orNone := func(s, prefix string) string {
+		if s == "" {
+			return "none"
+		}
+		return prefix + s
+	}
 
 	fmt.Fprintf(w, "## Sustained pipeline\n\n")
 	fmt.Fprintf(w, "`go run ./deploy/bench/pipelinebench %s`: `gatehouse serve`, `relay` and `consume` as separate processes with PostgreSQL %s (fsync on) "+
 		"and Kafka %s on this machine; partition_interval %s, key_partition_interval %s, retention %s, check_interval %s. Load average during the open loop: mean %.1f, max %.1f.\n\n",
-		strings.Join(o.args, " "), r.pgVersion, r.kafkaVersion, o.interval, o.keyInterval, o.retention, o.check,
+		strings.Join(os.Args[1:], " "), r.pgVersion, r.kafkaVersion, o.interval, o.keyInterval, o.retention, o.check,
 		benchenv.Sum(loads)/float64(len(loads)), slices.Max(loads))
 	_, maxFailed := r.max.Counts()
 	fmt.Fprintf(w, "Closed loop (%s, %d connections, relay and consumers running): **%.0f events/s** (%d non-2xx); then %s. "+
 		"Open loop: **%.0f events/s** for %s over %d connections, one request due every %s whatever the answers, latency from the due time: "+
 		"%d answered 2xx, %d not (%s). After the open loop the relay and consumers %s.\n\n",
-		o.maxD, o.conns, r.max.Rate(), maxFailed, drainText(r.preDrain, o.drain),
+		o.maxD, o.conns, r.max.Rate(), maxFailed, drainText(r.preDrain),
 		r.rate, o.duration, o.conns, time.Duration(float64(time.Second)/r.rate), ok, failed, orNone(r.open.LastError, "last: "),
-		drainText(r.postDrain, o.drain))
+		drainText(r.postDrain))
 
 	tb := benchenv.NewTable(w, "stage", "first minute: events/s", "first minute: queue age mean / max", "last minute: events/s", "last minute: queue age mean / max")
 	acc := func(s sample) float64 { return s.accepted }
@@ -387,12 +383,4 @@ func (r *results) print(w io.Writer, procs []*benchenv.Proc) {
 	for _, p := range procs {
 		fmt.Fprintf(w, "\n%s\n", warnings(p))
 	}
-}
-
-// orNone is s after prefix, or "none" when s is empty.
-func orNone(s, prefix string) string {
-	if s == "" {
-		return "none"
-	}
-	return prefix + s
 }

@@ -1,8 +1,6 @@
 // Command searchbench measures the events API's payload search over a day of -events events of one provider (the first
 // page of a customer's orders through api.Inbox) as a bounded scan and through the GIN index of `search: indexed`, and the
 // index's cost to the in-process receiver's closed-loop throughput, in alternating rounds on the same loaded database.
-//
-//	go run ./deploy/bench/searchbench -events 1000000
 package main
 
 import (

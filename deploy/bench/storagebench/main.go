@@ -1,8 +1,6 @@
 // Command storagebench measures what history and retention cost the receiver's write (docs/STORAGE.md): ingest.Writer (as
 // in `gatehouse serve`) in a closed loop on an empty store and on one with -history earlier events, interleaved -runs times;
-// then -passes retention passes, each amid a run on the history store; last, the API's list pages on the history store:
-//
-//	go run ./deploy/bench/storagebench [-history 5000000] [-days 30] [-d 15s] [-runs 3] [-passes 3]
+// then -passes retention passes, each amid a run on the history store; last, the API's list pages on the history store.
 package main
 
 import (
@@ -51,13 +49,12 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 	if err != nil {
 		return err
 	}
-	empty := st.Pool
 	hist, err := pgxpool.New(ctx, histURL)
 	if err != nil {
 		return fmt.Errorf("open history database: %w", err)
 	}
 	defer hist.Close()
-	if _, err := layout(ctx, empty, o); err != nil {
+	if _, err := layout(ctx, st.Pool, o); err != nil {
 		return err
 	}
 	past, err := layout(ctx, hist, o)
@@ -70,7 +67,7 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 	}
 	bytes, filtered := map[string]int64{}, 0
 	// The empty store's (empty) sealed partitions get filters too: the stores differ by their history only.
-	for _, pool := range []*pgxpool.Pool{empty, hist} {
+	for _, pool := range []*pgxpool.Pool{st.Pool, hist} {
 		if err := pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
 			built, err := ingest.BuildKeyFilters(ctx, c.Conn(), o.keyFilterFP)
 			filtered = len(built)
@@ -86,7 +83,7 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 
 	var runs [2][]result // empty, history
 	for i := range o.runs {
-		for k, pool := range []*pgxpool.Pool{empty, hist} {
+		for k, pool := range []*pgxpool.Pool{st.Pool, hist} {
 			st.Logf("run %d/%d: %s", i+1, o.runs, []string{"empty", "history"}[k])
 			r, err := closedLoop(ctx, pool, o, nil)
 			if err != nil {
