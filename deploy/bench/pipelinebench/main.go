@@ -298,17 +298,6 @@ func (r *results) meanMax(a, b sample, f func(sample) float64, unit string) stri
 	return fmt.Sprintf("%.1f / %.1f%s", benchenv.Sum(v)/float64(len(v)), slices.Max(v), unit)
 }
 
-// p99 is the 99th percentile of the open loop's 2xx latencies of the requests due in [from, to).
-func (r *results) p99(from, to time.Duration) string {
-	h := benchenv.NewHist()
-	for _, a := range r.open.Acks {
-		if a.OK() && a.Due >= from && a.Due < to {
-			h.Record(a.Latency)
-		}
-	}
-	return benchenv.Ms(h.Q(0.99), 2)
-}
-
 // print writes the section; procs are serve, relay and consume, for their warnings.
 func (r *results) print(w io.Writer, procs []*benchenv.Proc) {
 	o := r.o
@@ -322,6 +311,15 @@ func (r *results) print(w io.Writer, procs []*benchenv.Proc) {
 			return fmt.Sprintf("not caught up within %s", o.drain)
 		}
 		return fmt.Sprintf("caught up in %s", d.Round(time.Second))
+	}
+	p99 := func(from, to time.Duration) string { // of the open loop's 2xx latencies of the requests due in [from, to)
+		h := benchenv.NewHist()
+		for _, a := range r.open.Acks {
+			if a.OK() && a.Due >= from && a.Due < to {
+				h.Record(a.Latency)
+			}
+		}
+		return benchenv.Ms(h.Q(0.99), 2)
 	}
 	orNone := func(s, prefix string) string {
 		if s == "" {
@@ -351,7 +349,7 @@ func (r *results) print(w io.Writer, procs []*benchenv.Proc) {
 	pending := func(s sample) float64 { return s.pendingAge }
 	cLag := func(s sample) float64 { return s.consumerLag }
 	tb.Rowf("receiver (accepted) | %.0f | ack p99 %s | %.0f | ack p99 %s",
-		perSecond(first, m1, acc), r.p99(0, time.Minute), perSecond(lastFrom, last, acc), r.p99(o.duration-time.Minute, o.duration))
+		perSecond(first, m1, acc), p99(0, time.Minute), perSecond(lastFrom, last, acc), p99(o.duration-time.Minute, o.duration))
 	tb.Rowf("relay (published to Kafka) | %.0f | oldest unpublished outbox row %s | %.0f | %s",
 		perSecond(first, m1, pub), r.meanMax(first, m1, relayAge, " s"), perSecond(lastFrom, last, pub), r.meanMax(lastFrom, last, relayAge, " s"))
 	tb.Rowf("consumers (processed) | %.0f | oldest unfinished (pending or processing) inbox row %s; lag %s | %.0f | %s; lag %s",

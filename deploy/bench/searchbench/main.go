@@ -85,10 +85,7 @@ WHERE i.relname LIKE '%\_search\_%'`).Scan(&indexBytes); err != nil {
 	if err != nil {
 		return err
 	}
-	// The maintenance pass runs every minute beside the rounds, as in serve (it merges the indexes' pending lists).
-	stopMaintenance := benchenv.Every(ctx, time.Minute, func(ctx context.Context) { _, _ = mt.Pass(ctx) })
-	with, without, err := ingestRounds(ctx, st, cfg, key, o)
-	stopMaintenance()
+	with, without, err := ingestRounds(ctx, st, cfg, key, func(ctx context.Context) { _, _ = mt.Pass(ctx) }, o)
 	if err != nil {
 		return err
 	}
@@ -124,8 +121,10 @@ func searchLatency(ctx context.Context, name string, ib api.Inbox, o options) (s
 }
 
 // ingestRounds alternates closed-loop rounds of deliveries of the indexed provider and of the plain one to an in-process
-// receiver on the loaded database, and returns each one's events/s per round.
-func ingestRounds(ctx context.Context, st *benchenv.Stack, cfg *config.Config, key []byte, o options) (with, without []float64, err error) {
+// receiver on the loaded database, with the maintenance pass every minute beside them as in serve (it merges the indexes'
+// pending lists), and returns each one's events/s per round.
+func ingestRounds(ctx context.Context, st *benchenv.Stack, cfg *config.Config, key []byte, pass func(context.Context), o options) (with, without []float64, err error) {
+	defer benchenv.Every(ctx, time.Minute, pass)()
 	addr, stop, err := benchenv.InProcess(st.Pool, cfg, 1, 64, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		return nil, nil, err
