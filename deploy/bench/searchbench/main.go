@@ -1,11 +1,6 @@
-// Command searchbench measures the events API's payload search over a day
-// of -events events of one provider: the first page of one customer's
-// orders through the API's read model (api.Inbox), as a bounded scan and
-// through the per-provider GIN index ingest's maintenance keeps (search:
-// indexed), and the index's cost to the in-process receiver's closed-loop
-// throughput, in alternating rounds on the same loaded database.
-//
-//	go run ./deploy/bench/searchbench -events 1000000
+// Command searchbench measures the events API's payload search over a day of -events events of one provider (the first
+// page of a customer's orders through api.Inbox) as a bounded scan and through the GIN index of `search: indexed`, and the
+// index's cost to the in-process receiver's closed-loop throughput, in alternating rounds on the same loaded database.
 package main
 
 import (
@@ -28,6 +23,7 @@ func main() {
 	benchenv.Run(help, o, func(ctx context.Context, st *benchenv.Stack, stdout io.Writer) error { return run(ctx, st, *o, stdout) })
 }
 
+// options are the flags.
 type options struct {
 	benchenv.Options
 	events    int           `flag:"events" default:"1000000" help:"events of the searched provider over the last 24 hours"`
@@ -48,7 +44,7 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 	if err != nil {
 		return fmt.Errorf("bench config: %w", err)
 	}
-	start := time.Now()
+	t0 := time.Now()
 	st.Logf("loading %d events of one day", o.events)
 	if _, err := st.Pool.Exec(ctx, `INSERT INTO inbox (provider, event_id, event_type, payload, received_at, verified, secret_id)
 SELECT 'shop', 'evt_' || i, 'order.created',
@@ -63,13 +59,13 @@ FROM generate_series(1, $1::int) i`, o.events, o.customers); err != nil {
 	if _, err := st.Pool.Exec(ctx, `VACUUM ANALYZE inbox`); err != nil {
 		return err
 	}
-	st.Logf("loaded in %s", time.Since(start).Round(time.Second))
-	scan, err := searchLatency(ctx, api.Inbox{Pool: st.Pool}, o)
+	st.Logf("loaded in %s", time.Since(t0).Round(time.Second))
+	scan, err := searchLatency(ctx, "bounded scan (search: scan)", api.Inbox{Pool: st.Pool}, o)
 	if err != nil {
 		return err
 	}
 	st.Logf("building the search index (maintenance pass, concurrently)")
-	t0 := time.Now()
+	t0 = time.Now()
 	mc := wiring.IngestMaintenance(cfg)
 	mc.Pool = st.Pool
 	mt, err := ingest.NewMaintenance(mc)
@@ -85,15 +81,11 @@ FROM generate_series(1, $1::int) i`, o.events, o.customers); err != nil {
 WHERE i.relname LIKE '%\_search\_%'`).Scan(&indexBytes); err != nil {
 		return err
 	}
-	indexed, err := searchLatency(ctx, api.Inbox{Pool: st.Pool, SearchIndexed: api.SearchIndexed(wiring.APIProviders(cfg))}, o)
+	indexed, err := searchLatency(ctx, "GIN index (search: indexed)", api.Inbox{Pool: st.Pool, SearchIndexed: api.SearchIndexed(wiring.APIProviders(cfg))}, o)
 	if err != nil {
 		return err
 	}
-	// The maintenance pass runs every minute beside the rounds, as in
-	// gatehouse serve (it merges the indexes' pending lists).
-	stopMaintenance := benchenv.Every(ctx, time.Minute, func(ctx context.Context) { _, _ = mt.Pass(ctx) })
-	with, without, err := ingestRounds(ctx, st, cfg, key, o)
-	stopMaintenance()
+	with, without, err := ingestRounds(ctx, st, cfg, key, func(ctx context.Context) { _, _ = mt.Pass(ctx) }, o)
 	if err != nil {
 		return err
 	}
@@ -103,15 +95,15 @@ WHERE i.relname LIKE '%\_search\_%'`).Scan(&indexBytes); err != nil {
 
 // searched is one mode's first pages.
 type searched struct {
+	name    string
 	lat     *benchenv.Hist
 	found   int // events found on the first pages, all queries
 	partial int // first pages cut short by the scan budget
 }
 
-// searchLatency runs o.queries first pages of "this customer's orders"
-// (random customers) through ib, as GET /api/v1/events?provider=shop&match=…
-func searchLatency(ctx context.Context, ib api.Inbox, o options) (searched, error) {
-	s := searched{lat: benchenv.NewHist()}
+// searchLatency runs o.queries first pages of a random customer's orders through ib, as GET /api/v1/events?provider=shop&match=…
+func searchLatency(ctx context.Context, name string, ib api.Inbox, o options) (searched, error) {
+	s := searched{name: name, lat: benchenv.NewHist()}
 	for range o.queries {
 		f := api.EventFilter{Provider: "shop", Match: fmt.Sprintf(`{"data":{"object":{"customer":"cus_%d"}}}`, mrand.IntN(o.customers))}
 		t0 := time.Now()
@@ -128,16 +120,18 @@ func searchLatency(ctx context.Context, ib api.Inbox, o options) (searched, erro
 	return s, nil
 }
 
-// ingestRounds alternates closed-loop rounds of deliveries of the indexed
-// provider and of the plain one to an in-process receiver on the loaded
-// database, and returns each one's events/s per round.
-func ingestRounds(ctx context.Context, st *benchenv.Stack, cfg *config.Config, key []byte, o options) (with, without []float64, err error) {
+// ingestRounds alternates closed-loop rounds of deliveries of the indexed provider and of the plain one to an in-process
+// receiver on the loaded database, with the maintenance pass every minute beside them as in serve (it merges the indexes'
+// pending lists), and returns each one's events/s per round.
+func ingestRounds(ctx context.Context, st *benchenv.Stack, cfg *config.Config, key []byte, pass func(context.Context), o options) (with, without []float64, err error) {
+	defer benchenv.Every(ctx, time.Minute, pass)()
 	addr, stop, err := benchenv.InProcess(st.Pool, cfg, 1, 64, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer stop()
 	gens := map[string]*benchenv.Deliveries{"shop": benchenv.NewDeliveries("shop", addr, key, 512), "plain": benchenv.NewDeliveries("plain", addr, key, 512)}
+	rates := map[string][]float64{}
 	for i := range 2*o.rounds + 2 {
 		name := []string{"shop", "plain"}[(i+i/2)%2] // shop plain plain shop shop plain …
 		res := benchenv.Load{Addr: addr, Conns: o.conns, Next: gens[name].Next}.Closed(ctx, o.d)
@@ -145,28 +139,21 @@ func ingestRounds(ctx context.Context, st *benchenv.Stack, cfg *config.Config, k
 			return nil, nil, fmt.Errorf("%s round: %d failed deliveries (last: %s)", name, failed, res.LastError)
 		}
 		st.Logf("round %d %s: %.0f events/s, load %.1f", i+1, name, res.Rate(), benchenv.LoadAvg())
-		if i < 2 {
-			continue // warm-up of each
-		}
-		if name == "shop" {
-			with = append(with, res.Rate())
-		} else {
-			without = append(without, res.Rate())
+		if i >= 2 { // after each one's warm-up round
+			rates[name] = append(rates[name], res.Rate())
 		}
 	}
-	return with, without, nil
+	return rates["shop"], rates["plain"], nil
 }
 
+// report writes the section.
 func report(w io.Writer, st *benchenv.Stack, o options, scan, indexed searched, build time.Duration, indexBytes int64, with, without []float64) {
 	fmt.Fprintf(w, "## Payload search\n\n")
 	fmt.Fprintf(w, "PostgreSQL %s, private cluster (fsync on). %d events of one provider received over the last 24 hours (~600-byte payloads, %d customers), searched for one customer's orders (`match={\"data\":{\"object\":{\"customer\":\"cus_N\"}}}`, random N) through the API's read model (`api.Inbox.ListEvents`, first page of %d), %d searches per mode. Load average after: %.1f.\n\n",
 		st.PGVersion, o.events, o.customers, api.DefaultPageSize, o.queries, benchenv.LoadAvg())
 	tb := benchenv.NewTable(w, "search", "p50>", "p95>", "max>", "events found (all first pages)>", "first pages cut short by the scan budget>")
-	for _, r := range []struct {
-		name string
-		s    searched
-	}{{"bounded scan (search: scan)", scan}, {"GIN index (search: indexed)", indexed}} {
-		tb.Row(r.name, benchenv.Ms(r.s.lat.Q(0.5), 1), benchenv.Ms(r.s.lat.Q(0.95), 1), benchenv.Ms(r.s.lat.Q(1), 1), r.s.found, fmt.Sprintf("%d of %d", r.s.partial, r.s.lat.N()))
+	for _, s := range []searched{scan, indexed} {
+		tb.Row(s.name, benchenv.Ms(s.lat.Q(0.5), 1), benchenv.Ms(s.lat.Q(0.95), 1), benchenv.Ms(s.lat.Q(1), 1), s.found, fmt.Sprintf("%d of %d", s.partial, s.lat.N()))
 	}
 	fmt.Fprintf(w, "\nThe index: built in %s by the maintenance pass (concurrently, on the existing partitions), %.0f MB for %d events.\n\n", build.Round(time.Second), float64(indexBytes)/1e6, o.events)
 	ratio := benchenv.Median(with) / benchenv.Median(without)

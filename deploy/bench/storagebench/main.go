@@ -1,11 +1,6 @@
-// Command storagebench measures what history and retention cost the
-// receiver's write (docs/STORAGE.md): ingest.Writer (the code of `gatehouse
-// serve`) driven closed-loop against an empty store and a store holding
-// -history earlier events, interleaved -runs times; then -passes retention
-// passes, each in the middle of a run on the history store; last, the API's
-// list pages (api.Inbox.ListEvents) on the history store. Usage:
-//
-//	go run ./deploy/bench/storagebench [-history 5000000] [-days 30] [-d 15s] [-runs 3] [-passes 3]
+// Command storagebench measures what history and retention cost the receiver's write (docs/STORAGE.md): ingest.Writer (as
+// in `gatehouse serve`) in a closed loop on an empty store and on one with -history earlier events, interleaved -runs times;
+// then -passes retention passes, each amid a run on the history store; last, the API's list pages on the history store.
 package main
 
 import (
@@ -14,10 +9,13 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
 
+	"github.com/gatehouse/gatehouse/api"
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/internal/config"
@@ -31,7 +29,6 @@ type options struct {
 	days        int           `flag:"days" default:"30" help:"days of history (one inbox partition a day; the default retention is 30 days)"`
 	keyInterval time.Duration `flag:"key-interval" default:"24h" help:"width of the dedupe key partitions (storage.key_partition_interval)"`
 	keyFilterFP float64       `flag:"key-filters" help:"false positive rate of the key filters built for the history's sealed key partitions (storage.key_filter_false_positives; 0: none)"`
-	loadWorkers int           `flag:"load-workers" default:"2" help:"partitions loaded at once"`
 	duration    time.Duration `flag:"d" default:"15s" help:"length of each closed-loop run"`
 	runs        int           `flag:"runs" default:"3" help:"interleaved pairs of runs (empty, history)"`
 	conns       int           `flag:"conns" default:"64" help:"concurrent deliveries"`
@@ -52,13 +49,12 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 	if err != nil {
 		return err
 	}
-	empty := st.Pool
 	hist, err := pgxpool.New(ctx, histURL)
 	if err != nil {
 		return fmt.Errorf("open history database: %w", err)
 	}
 	defer hist.Close()
-	if _, err := layout(ctx, empty, o); err != nil {
+	if _, err := layout(ctx, st.Pool, o); err != nil {
 		return err
 	}
 	past, err := layout(ctx, hist, o)
@@ -66,32 +62,28 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 		return err
 	}
 	st.Logf("loading %d earlier events into the history store (%d days, key partitions %s)", o.history, o.days, o.keyInterval)
-	l := loaded{bytes: map[string]int64{}}
 	if err := load(ctx, hist, o, past, st.Logf); err != nil {
 		return err
 	}
-	// The empty store's sealed partitions (empty) get their filters too:
-	// the stores differ by their history only.
-	for _, pool := range []*pgxpool.Pool{empty, hist} {
-		c, err := pool.Acquire(ctx)
-		if err != nil {
+	bytes, filtered := map[string]int64{}, 0
+	// The empty store's (empty) sealed partitions get filters too: the stores differ by their history only.
+	for _, pool := range []*pgxpool.Pool{st.Pool, hist} {
+		if err := pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
+			built, err := ingest.BuildKeyFilters(ctx, c.Conn(), o.keyFilterFP)
+			filtered = len(built)
 			return err
-		}
-		built, err := ingest.BuildKeyFilters(ctx, c.Conn(), o.keyFilterFP)
-		c.Release()
-		if err != nil {
+		}); err != nil {
 			return fmt.Errorf("key filters: %w", err)
 		}
-		l.filtered = len(built)
 	}
 	for _, t := range []string{"inbox", "dedupe_keys", "dedupe_key_filters"} {
-		l.bytes[t], _ = storage.TableBytes(ctx, hist, t)
+		bytes[t], _ = storage.TableBytes(ctx, hist, t)
 	}
-	st.Logf("loaded: inbox %s, dedupe_keys %s; %d key filters", mib(l.bytes["inbox"]), mib(l.bytes["dedupe_keys"]), l.filtered)
+	st.Logf("loaded: inbox %s, dedupe_keys %s; %d key filters", mib(bytes["inbox"]), mib(bytes["dedupe_keys"]), filtered)
 
 	var runs [2][]result // empty, history
 	for i := range o.runs {
-		for k, pool := range []*pgxpool.Pool{empty, hist} {
+		for k, pool := range []*pgxpool.Pool{st.Pool, hist} {
 			st.Logf("run %d/%d: %s", i+1, o.runs, []string{"empty", "history"}[k])
 			r, err := closedLoop(ctx, pool, o, nil)
 			if err != nil {
@@ -103,11 +95,9 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 	var passes []passPair
 	for i := range max(o.passes, 1) {
 		st.Logf("retention pass %d/%d during a run on the history store", i+1, max(o.passes, 1))
-		// Each run of a pair starts right after a checkpoint (one comes every
-		// ~30 s of WAL here and stalls commits): what the pass costs is not
-		// a checkpoint's.
+		// Each run starts right after a checkpoint (one comes every ~30 s of WAL here and stalls commits), not to measure one.
 		var p passPair
-		for _, mid := range []func(context.Context){nil, func(ctx context.Context) { p.pass = dropOldest(ctx, hist) }} {
+		for _, mid := range []func(context.Context){nil, func(ctx context.Context) { p.dropped, p.err = dropOldest(ctx, hist) }} {
 			if _, err := hist.Exec(ctx, `CHECKPOINT`); err != nil {
 				return err
 			}
@@ -119,45 +109,40 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 		}
 		passes = append(passes, p)
 	}
-	report(stdout, o, l, runs[0], runs[1], passes, benchenv.LoadAvg(), st.PGVersion)
+	report(stdout, o, bytes, filtered, runs[0], runs[1], passes, st.PGVersion)
 	if o.apiSamples > 0 {
 		st.Logf("API pages on the history store")
-		ts, err := apiBench(ctx, hist, o)
-		if err != nil {
-			return err
-		}
-		reportAPI(stdout, o, ts)
+		return apiBench(ctx, stdout, hist, o)
 	}
 	return nil
 }
 
+// mib formats b in MiB.
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
+// result is one closed-loop run.
 type result struct {
 	benchenv.LoadResult
-	walBytes int64
-	// midFrom, midTo: when mid ran, from the start of the run.
-	midFrom, midTo time.Duration
+	walBytes       int64
+	midFrom, midTo time.Duration // when mid ran, from the start of the run
 	lat            *benchenv.Hist
 }
 
+// walPerEvent is the WAL written per acknowledged event.
 func (r result) walPerEvent() float64 {
 	ok, _ := r.Counts()
 	return float64(r.walBytes) / float64(max(1, ok))
 }
 
-// closedLoop runs o.conns deliveries at once through one Writer (as serve
-// does) for o.duration, each sending the next new random id as soon as its
-// previous one is acknowledged (benchenv.Loop). mid, when set, runs once
-// halfway.
+// closedLoop runs o.conns deliveries of new random ids at once through one Writer (as serve does) for o.duration, each
+// sending the next as soon as its previous one is acknowledged (benchenv.Loop); mid, when set, runs once halfway.
 func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(context.Context)) (result, error) {
 	w, err := ingest.NewWriter(pool, 1, 64)
 	if err != nil {
 		return result{}, err
 	}
 	defer w.Close()
-	// The key filters the history's sealed partitions got at load, in
-	// memory before the first delivery (serve loads them in the background).
+	// The key filters built at load, in memory before the first delivery (serve loads them in the background).
 	if _, _, err := w.RefreshKeyFilters(ctx); err != nil {
 		return result{}, err
 	}
@@ -167,65 +152,263 @@ func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(con
 		return result{}, err
 	}
 	payload := []byte(`{"id":"x","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1","customer":"cus_1","receipt_email":"a@example.com","description":"` + strings.Repeat("x", 300) + `"}}}`)
-	seed := uint64(time.Now().UnixNano())
-	rngs := make([]*rand.Rand, o.conns)
-	for c := range rngs {
-		rngs[c] = rand.New(rand.NewPCG(uint64(c), seed))
-	}
 	var res result
-	midDone := make(chan struct{})
+	var wg sync.WaitGroup
 	start := time.Now()
-	go func() {
-		defer close(midDone)
-		if mid != nil {
+	if mid != nil {
+		wg.Go(func() {
 			time.Sleep(o.duration / 2)
 			res.midFrom = time.Since(start)
 			mid(ctx)
 			res.midTo = time.Since(start)
-		}
-	}()
-	lr := benchenv.Loop(ctx, o.conns, o.duration, func(c int) error {
-		id := fmt.Sprintf("evt_%016x%016x", rngs[c].Uint64(), rngs[c].Uint64())
+		})
+	}
+	lr := benchenv.Loop(ctx, o.conns, o.duration, func(int) error {
+		id := fmt.Sprintf("evt_%016x%016x", rand.Uint64(), rand.Uint64())
 		now := time.Now()
 		_, err := w.Write(ctx, ingest.Record{Provider: "stripe", EventID: id, Type: "payment_intent.succeeded", CreatedAt: &now,
 			Payload: payload, SecretID: "live", AggregateID: "pi_1", Topic: "gatehouse.webhooks.stripe"})
 		return err
 	})
-	<-midDone
+	wg.Wait()
 	res.LoadResult, res.lat = lr, lr.Latencies()
 	if _, failed := res.Counts(); failed > 0 {
 		return res, fmt.Errorf("write: %d failed (last: %s)", failed, res.LastError)
 	}
-	if err := pool.QueryRow(ctx, walLSN).Scan(&lsn1); err != nil {
-		return res, err
-	}
+	err = pool.QueryRow(ctx, walLSN).Scan(&lsn1)
 	res.walBytes = lsn1 - lsn0
-	return res, nil
+	return res, err
 }
 
-type passResult struct {
-	took    time.Duration
-	dropped []string
-	err     error
-}
-
-// dropOldest runs ingest's maintenance pass with a retention that expires
-// the oldest partition of the inbox (one day, daily with the defaults) and
-// nothing younger.
-func dropOldest(ctx context.Context, pool *pgxpool.Pool) passResult {
-	var r passResult
-	t := time.Now()
+// dropOldest runs a maintenance pass whose retention expires the inbox's oldest (daily) partition and nothing younger; it
+// returns the partitions dropped.
+func dropOldest(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 	var secs float64
-	if r.err = pool.QueryRow(ctx, `SELECT extract(epoch FROM now() - min(ends))::float8 FROM storage_partitions WHERE parent = 'inbox'`).Scan(&secs); r.err != nil {
-		return r
+	if err := pool.QueryRow(ctx, `SELECT extract(epoch FROM now() - min(ends))::float8 FROM storage_partitions WHERE parent = 'inbox'`).Scan(&secs); err != nil {
+		return nil, err
 	}
 	m, err := storage.New(storage.Config{Pool: pool, Stage: "bench", Interval: 24 * time.Hour, Ahead: 1,
 		Partitioned: []storage.Table{{Name: "inbox", Retention: time.Duration(secs*float64(time.Second)) - time.Hour}}})
 	if err != nil {
-		r.err = err
-		return r
+		return nil, err
 	}
 	res, err := m.Pass(ctx)
-	r.took, r.err, r.dropped = time.Since(t), err, res.Dropped
-	return r
+	return res.Dropped, err
 }
+
+// passPair is a steady run and the run with a retention pass in its middle (which took during.midTo - during.midFrom).
+type passPair struct {
+	steady, during result
+	dropped        []string // by the pass
+	err            error    // the pass's
+}
+
+// report writes the section's runs and retention passes; bytes are the history store's table sizes, filtered its sealed
+// key partitions with a key filter.
+func report(w io.Writer, o options, bytes map[string]int64, filtered int, empty, hist []result, passes []passPair, pgVersion string) {
+	fmt.Fprintf(w, "## Storage\n\n")
+	fmt.Fprintf(w, "`go run ./deploy/bench/storagebench -history %d -days %d -key-interval %s -key-filters %g -d %s -runs %d -passes %d -conns %d` (PostgreSQL %s, fsync on, shared_buffers 128 MB; load average %.1f at the end).\n\n",
+		o.history, o.days, o.keyInterval, o.keyFilterFP, o.duration, o.runs, len(passes), o.conns, pgVersion, benchenv.LoadAvg())
+	fmt.Fprintf(w, "History store: %d earlier events over %d daily inbox partitions: inbox %s, dedupe_keys %s; key partitions %s wide, of which %d sealed ones have a key filter at %g false positives (%s), probed only when it may hold the id.\n\n",
+		o.history, o.days, mib(bytes["inbox"]), mib(bytes["dedupe_keys"]), o.keyInterval, filtered, o.keyFilterFP, mib(bytes["dedupe_key_filters"]))
+	tb := benchenv.NewTable(w, "pair", "empty events/s", "history events/s", "ratio", "empty WAL B/event", "history WAL B/event", "WAL ratio", "empty p50/p99 ms", "history p50/p99 ms")
+	var ratios, walRatios []float64
+	for i := range empty {
+		e, h := empty[i], hist[i]
+		r, wr := h.Rate()/e.Rate(), h.walPerEvent()/e.walPerEvent()
+		ratios, walRatios = append(ratios, r), append(walRatios, wr)
+		tb.Rowf("%d | %.0f | %.0f | %.2f | %.0f | %.0f | %.2f | %s / %s | %s / %s", i+1, e.Rate(), h.Rate(), r,
+			e.walPerEvent(), h.walPerEvent(), wr, ms(e.lat.Q(0.5)), ms(e.lat.Q(0.99)), ms(h.lat.Q(0.5)), ms(h.lat.Q(0.99)))
+	}
+	fmt.Fprintf(w, "\nMedian throughput ratio (history / empty): **%.2f**; median WAL-per-event ratio: **%.2f** (targets ≥ 0.9 and ≤ 1.2).\n\n", benchenv.Median(ratios), benchenv.Median(walRatios))
+	fmt.Fprintf(w, "Retention passes, each in the middle of a %s closed-loop run on the history store, after a steady run of the same length:\n\n", o.duration)
+	tb = benchenv.NewTable(w, "pass", "dropped", "took", "steady events/s", "steady p99 ms", "with the pass events/s", "p99 while the pass ran ms", "throughput ratio", "p99 ratio while the pass ran")
+	var thr, spike []float64
+	for i, p := range passes {
+		// The p99 of the acks completed from the second the pass started in to the second after the one it ended in.
+		from, to := p.during.midFrom.Truncate(time.Second), p.during.midTo.Truncate(time.Second)+2*time.Second
+		h := benchenv.NewHist()
+		for _, a := range p.during.Acks {
+			if at := a.Due + a.Latency; a.OK() && at >= from && at < to {
+				h.Record(a.Latency)
+			}
+		}
+		around := h.Q(0.99)
+		tr, sr := p.during.Rate()/p.steady.Rate(), float64(around)/float64(max(1, p.steady.lat.Q(0.99)))
+		thr, spike = append(thr, tr), append(spike, sr)
+		dropped := fmt.Sprint(p.dropped)
+		if p.err != nil {
+			dropped += " (error: " + p.err.Error() + ")"
+		}
+		tb.Rowf("%d | %s | %s | %.0f | %s | %.0f | %s | %.2f | %.2f", i+1, dropped, (p.during.midTo - p.during.midFrom).Round(time.Millisecond),
+			p.steady.Rate(), ms(p.steady.lat.Q(0.99)), p.during.Rate(), ms(around), tr, sr)
+	}
+	fmt.Fprintf(w, "\nOver the %d passes that dropped an inbox partition only (daily with the defaults): median throughput with the pass / steady **%.2f** (target ≥ 0.95); median p99 of the acks while the pass ran (the seconds from its start to one after its end) / the steady run's p99 **%.2f** (target ≤ 2).\n",
+		len(thr), benchenv.Median(thr), benchenv.Median(spike))
+}
+
+// ms formats d in milliseconds, without the unit.
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f", benchenv.Millis(d)) }
+
+// apiBench times the read model's pages on the history store (50 a page, as the console), every case interleaved with the
+// others, and writes the subsection.
+func apiBench(ctx context.Context, w io.Writer, pool *pgxpool.Pool, o options) error {
+	var deep api.EventCursor
+	err := pool.QueryRow(ctx, `SELECT received_at, provider, event_id FROM inbox WHERE received_at < now() - make_interval(days => $1)
+ORDER BY received_at DESC, provider DESC, event_id DESC LIMIT 1`, o.days/2).Scan(&deep.ReceivedAt, &deep.Provider, &deep.EventID)
+	if err != nil {
+		return fmt.Errorf("deep cursor: %w", err)
+	}
+	var someID, someProvider string // the oldest event left (the retention passes dropped the oldest days)
+	if err := pool.QueryRow(ctx, `SELECT provider, event_id FROM inbox ORDER BY received_at LIMIT 1`).Scan(&someProvider, &someID); err != nil {
+		return fmt.Errorf("an old event: %w", err)
+	}
+	month := time.Now().AddDate(0, 0, -o.days-1)
+	// Each list query's first page and deep keyset page (o.days/2 days back), timed, and the last of each.
+	ts := []struct {
+		name string
+		f    api.EventFilter
+		lat  [2]*benchenv.Hist
+		page [2]api.EventPage
+	}{
+		{name: "no filter"},
+		{name: "processing_state=dead (indexed)", f: api.EventFilter{State: "dead"}},
+		{name: "since 30 days ago (indexed)", f: api.EventFilter{Since: &month}},
+		{name: "provider+event_id (indexed)", f: api.EventFilter{Provider: someProvider, EventID: someID}},
+		{name: "provider=stripe (70 %, scan)", f: api.EventFilter{Provider: "stripe"}},
+		{name: "provider=hubspot (1 %, scan)", f: api.EventFilter{Provider: "hubspot"}},
+		{name: "type=charge.dispute.created (0.07 %, scan)", f: api.EventFilter{Type: "charge.dispute.created"}},
+		{name: "type=charge.dispute.created since 30 days ago", f: api.EventFilter{Type: "charge.dispute.created", Since: &month}},
+		{name: "event_id alone (scan)", f: api.EventFilter{EventID: someID}},
+	}
+	ib := api.Inbox{Pool: pool}
+	for range o.apiSamples {
+		for i := range ts {
+			t := &ts[i]
+			for k, cur := range []*api.EventCursor{nil, &deep} {
+				if t.lat[k] == nil {
+					t.lat[k] = benchenv.NewHist()
+				}
+				start := time.Now()
+				p, err := ib.ListEvents(ctx, t.f, cur, 50)
+				if err != nil {
+					return fmt.Errorf("%s: %w", t.name, err)
+				}
+				t.lat[k].Record(time.Since(start))
+				t.page[k] = p
+			}
+		}
+	}
+	fmt.Fprintf(w, "\n### API and console pages on the history store\n\n")
+	fmt.Fprintf(w, "`api.Inbox.ListEvents` (the read model of `GET /api/v1/events` and the console's events page), 50 a page, on the history store after the runs above; a deep page starts at a keyset cursor %d days back. Median (worst) of %d interleaved samples; target ≤ 200 ms. A scan filter reads at most %d rows a page and, without since/until, only the last 24 h (window).\n\n",
+		o.days/2, o.apiSamples, api.ScanBudget)
+	tb := benchenv.NewTable(w, "query", "first page ms", "rows", "deep page ms", "rows")
+	for _, t := range ts {
+		cells := []any{t.name}
+		for k, p := range t.page {
+			rows := fmt.Sprint(len(p.Events))
+			if p.Window != nil {
+				rows += ", window"
+			}
+			if p.Partial {
+				rows += ", partial"
+			}
+			cells = append(cells, fmt.Sprintf("%s (%s)", ms(t.lat[k].Q(0.5)), ms(t.lat[k].Q(1))), rows)
+		}
+		tb.Row(cells...)
+	}
+	return nil
+}
+
+// span is one partition to create: [starts, ends) of parent.
+type span struct {
+	parent       string
+	starts, ends time.Time
+}
+
+// layout replaces the migration's partitions by the bench's, empty: daily inbox partitions from o.days ago to two days
+// ahead, dedupe key partitions o.keyInterval wide (aligned as the maintenance's) over the same range, and hourly outbox
+// partitions from today on. It returns those that start before today: the history's.
+func layout(ctx context.Context, pool *pgxpool.Pool, o options) (past []span, err error) {
+	if err := benchenv.DropPartitions(ctx, pool); err != nil {
+		return nil, err
+	}
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	from, to := today.AddDate(0, 0, -o.days), today.AddDate(0, 0, 3)
+	origin := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC) // aligns partitions exactly as internal/storage does
+	var all []span
+	add := func(parent string, start time.Time, step time.Duration) {
+		for t := start; t.Before(to); t = t.Add(step) {
+			all = append(all, span{parent, t, t.Add(step)})
+		}
+	}
+	add("inbox", from, 24*time.Hour)
+	add("dedupe_keys", origin.Add(from.Sub(origin)/o.keyInterval*o.keyInterval), o.keyInterval)
+	add("outbox", today, time.Hour) // as outbox_partition_interval's default (empty in both stores: old ones are never touched)
+	for _, s := range all {
+		if s.starts.Before(today) {
+			past = append(past, s)
+		}
+		if _, err := pool.Exec(ctx, `SELECT storage_create_partition($1, $2, $3)`, s.parent, s.starts, s.ends); err != nil {
+			return nil, fmt.Errorf("create partition %s from %s: %w", s.parent, s.starts, err)
+		}
+	}
+	return past, nil
+}
+
+// load fills the past partitions with o.history earlier events spread evenly over the o.days past days (fillDaySQL), then
+// their keys from the inbox, two partitions at a time, and vacuums and analyzes them.
+func load(ctx context.Context, pool *pgxpool.Pool, o options, past []span, logf func(string, ...any)) error {
+	for _, parent := range []string{"inbox", "dedupe_keys"} {
+		t := time.Now()
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(2)
+		for _, s := range past {
+			if s.parent != parent {
+				continue
+			}
+			g.Go(func() error {
+				q, args := fillDaySQL, []any{s.starts, s.ends, o.history / max(1, o.days)}
+				if parent == "dedupe_keys" {
+					q, args = `INSERT INTO dedupe_keys (provider, event_id, gen) SELECT provider, event_id, $1 FROM inbox WHERE received_at >= $1 AND received_at < $2`, args[:2]
+				}
+				if _, err := pool.Exec(gctx, q, args...); err != nil {
+					return fmt.Errorf("fill %s from %s: %w", s.parent, s.starts, err)
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		logf("%s loaded: %s", parent, time.Since(t).Round(time.Second))
+	}
+	for _, q := range []string{`VACUUM (ANALYZE) inbox, dedupe_keys`, `CHECKPOINT`} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// fillDaySQL fills a day's inbox partition with $3 events received between $1 and $2: random ids, a Stripe-like envelope
+// of ~450 bytes, common and rare providers, types and states (the API benchmark filters by the rare ones). Each level of
+// subqueries draws its random values once per row (a subquery with volatile functions is not flattened).
+const fillDaySQL = `INSERT INTO inbox (provider, event_id, event_type, payload, received_at, event_created_at, verified, secret_id, processing_state, attempts, updated_at)
+SELECT p, id, t, jsonb_build_object('id', id, 'object', 'event', 'type', t, 'created', extract(epoch FROM at)::bigint, 'livemode', true,
+    'api_version', '2024-06-20', 'data', jsonb_build_object('object', jsonb_build_object('id', 'pi_' || left(md5(id), 24), 'amount', amount,
+      'currency', 'usd', 'customer', c, 'receipt_email', c || '@example.com', 'status', 'succeeded',
+      'metadata', jsonb_build_object('order_id', 'ord_' || right(md5(id), 12))))),
+  at, at - interval '1 second', true, 'live', s, CASE WHEN s IN ('dead', 'retrying') THEN 3 ELSE 1 END, at + interval '1 second'
+FROM (SELECT *, CASE p
+    WHEN 'stripe' THEN CASE WHEN r < .4 THEN 'payment_intent.succeeded' WHEN r < .7 THEN 'charge.succeeded' WHEN r < .9 THEN 'invoice.paid'
+      WHEN r < .999 THEN 'customer.updated' ELSE 'charge.dispute.created' END
+    WHEN 'github' THEN CASE WHEN r < .6 THEN 'push' WHEN r < .9 THEN 'pull_request' WHEN r < .9999 THEN 'issues' ELSE 'repository.deleted' END
+    WHEN 'shopify' THEN CASE WHEN r < .5 THEN 'orders/create' WHEN r < .99 THEN 'orders/updated' ELSE 'refunds/create' END
+    ELSE CASE WHEN r < .8 THEN 'contact.creation' ELSE 'contact.deletion' END END AS t
+  FROM (SELECT 'evt_' || left(md5(random()::text), 24) AS id, r2 AS r, at, amount, c,
+      CASE WHEN r1 < .7 THEN 'stripe' WHEN r1 < .9 THEN 'github' WHEN r1 < .99 THEN 'shopify' ELSE 'hubspot' END AS p,
+      CASE WHEN r3 < .97 THEN 'succeeded' WHEN r3 < .985 THEN 'skipped' WHEN r3 < .995 THEN 'ignored_stale' WHEN r3 < .998 THEN 'retrying' ELSE 'dead' END AS s
+    FROM (SELECT random() AS r1, random() AS r2, random() AS r3, $1::timestamptz + random() * ($2::timestamptz - $1::timestamptz) AS at,
+        (random() * 100000)::int AS amount, 'cus_' || lpad((random() * 200000)::int::text, 6, '0') AS c
+      FROM generate_series(1, $3::int)) d) e) f`
