@@ -6,5 +6,7 @@
 # `-events 1000000 -rounds 3`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+mkdir -p bin
+${GO:-go} build -o bin/gatehouse ./cmd/gatehouse
 ${GO:-go} build -o bin/searchbench ./deploy/bench/searchbench
-exec bin/searchbench "$@"
+exec bin/searchbench -gatehouse bin/gatehouse "$@"

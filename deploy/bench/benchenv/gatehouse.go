@@ -3,21 +3,13 @@ package benchenv
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/gatehouse/gatehouse/ingest"
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/testenv"
-	"github.com/gatehouse/gatehouse/wiring"
 )
 
 // Gatehouse says how to launch one `gatehouse <Sub> --config <Config>`.
@@ -50,47 +42,13 @@ func (g Gatehouse) Start(ctx context.Context) (*Proc, error) {
 	return p, nil
 }
 
-// WriteConfig writes dir/name, a gatehouse.yaml with dbURL, the top-level keys of extra (YAML, each line
-// ending in a newline) and providers (the entries of the providers: map,
-// as ProviderYAML writes them), and returns its path.
+// WriteConfig writes dir/name, a gatehouse.yaml with dbURL, the top-level keys
+// of extra (YAML, each line ending in a newline) and providers (the entries of
+// the providers: map, as ProviderYAML writes them), and returns its path.
 func WriteConfig(dir, name, dbURL, extra, providers string) (string, error) {
 	text := fmt.Sprintf("database_url: %q\nlog_level: info\n%sproviders:\n%s", dbURL, extra, providers)
 	path := filepath.Join(dir, name)
 	return path, os.WriteFile(path, []byte(text), 0o600)
-}
-
-// InProcess composes the webhook receiver in this process as `gatehouse
-// serve` does (ingest.New over an ingest.Writer of workers and batch, a
-// chi router, net/http with serve's timeouts) on a loopback port, for a
-// section that sets the Writer's parameters or runs the receiver beside
-// its other stages. stop shuts it down and closes the Writer (not pool).
-func InProcess(pool *pgxpool.Pool, cfg *config.Config, workers, batch int, log *slog.Logger, reg prometheus.Registerer) (addr string, stop func(), err error) {
-	w, err := ingest.NewWriter(pool, workers, batch)
-	if err != nil {
-		return "", nil, err
-	}
-	ic := wiring.Receiver(cfg)
-	ic.Writer, ic.Logger, ic.Registerer = w, log, reg
-	rcv, err := ingest.New(ic)
-	if err != nil {
-		w.Close()
-		return "", nil, err
-	}
-	r := chi.NewRouter()
-	rcv.Routes(r)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		w.Close()
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: r, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
-	go func() { _ = srv.Serve(ln) }()
-	return ln.Addr().String(), func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		w.Close()
-	}, nil
 }
 
 // Serve serves h on a loopback port (a provider's API, a forward

@@ -1,6 +1,9 @@
-// Command pipelinebench is docs/BENCHMARKS.md "Sustained pipeline": `gatehouse serve`, `relay` and `consume` as processes with a
-// private PostgreSQL and Kafka and partitions created and dropped during the run; a closed loop finds the receiver's maximum,
-// then an open loop runs at half of it for -d, sampling /metrics every 10 s. It fails on the harness only, never on a figure.
+// Command pipelinebench is docs/BENCHMARKS.md "Sustained pipeline": `gatehouse
+// serve`, `relay` and `consume` as processes with a private PostgreSQL and
+// Kafka and partitions created and dropped during the run; a closed loop finds
+// the receiver's maximum, then an open loop runs at half of it for -d,
+// sampling /metrics every 10 s. It fails on the harness only, never on a
+// figure.
 package main
 
 import (
@@ -44,7 +47,8 @@ func main() {
 
 const help = "pipelinebench: serve + relay + consume at a fixed rate (half the receiver's maximum) for -d, with partitions created and dropped during the run.\n\nExample: go run ./deploy/bench/pipelinebench -d 10m\n\nFlags:\n"
 
-// provider is the run's one provider (SPEC.md's reference scheme: no redelivery window, so a one-partition dedupe window).
+// provider is the run's one provider (SPEC.md's reference scheme: no
+// redelivery window, so a one-partition dedupe window).
 const provider = "bench"
 
 func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) error {
@@ -110,7 +114,8 @@ storage:
 	return nil
 }
 
-// phases runs the closed loop, waits for the catch-up, runs the open loop while sampling and waits for the catch-up again.
+// phases runs the closed loop, waits for the catch-up, runs the open loop
+// while sampling and waits for the catch-up again.
 func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, secret []byte, r *results) error {
 	addr := sm.procs[0].Public
 	load := benchenv.Load{Addr: addr, Conns: o.conns, Next: benchenv.NewDeliveries(provider, addr, secret, 512).Next}
@@ -166,8 +171,9 @@ func phases(ctx context.Context, st *benchenv.Stack, o *options, sm *sampler, se
 	return err
 }
 
-// waitDrained samples every second until the relay and the consumers have caught up with the receiver, for at most limit;
-// it returns how long that took (-1: not within limit).
+// waitDrained samples every second until the relay and the consumers have
+// caught up with the receiver, for at most limit; it returns how long that
+// took (-1: not within limit).
 func waitDrained(ctx context.Context, sm *sampler, limit time.Duration) (time.Duration, error) {
 	t0 := time.Now()
 	err := benchenv.Until(ctx, time.Second, limit, func() (bool, error) {
@@ -180,7 +186,8 @@ func waitDrained(ctx context.Context, sm *sampler, limit time.Duration) (time.Du
 	return time.Since(t0), err
 }
 
-// warnings is the report's line on the WARN and ERROR lines of a process's JSON log: how many, and the last one.
+// warnings is the report's line on the WARN and ERROR lines of a process's
+// JSON log: how many, and the last one.
 func warnings(p *benchenv.Proc) string {
 	raw, _ := os.ReadFile(p.LogPath)
 	n, last := 0, ""
@@ -205,7 +212,8 @@ func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 // tables are those the run follows the size of: every table the pipeline writes for each event.
 var tables = []string{"inbox", "dedupe_keys", "outbox", "processed_events", "provider_object_changes", "provider_objects"}
 
-// sample is one reading of the pipeline's processes and database; a gauge no process exported is NaN.
+// sample is one reading of the pipeline's processes and database; a gauge no
+// process exported is NaN.
 type sample struct {
 	at               time.Duration      // since the open-loop phase started
 	accepted         float64            // serve: gatehouse_webhook_deliveries_total{outcome="accepted"}
@@ -254,7 +262,8 @@ func (sm *sampler) take(ctx context.Context) (sample, error) {
 	s.outcomes = co.By("gatehouse_consumer_records_processed_total", "outcome")
 	s.relayAge = rl.Max("gatehouse_relay_outbox_oldest_unsent_age_seconds")
 	s.consumerLag = co.Sum("gatehouse_consumer_lag_records")
-	// The consumers' queue age from the database (the inbox's (processing_state, received_at) index), whatever their gauge says.
+	// The consumers' queue age from the database (the inbox's
+	// (processing_state, received_at) index), whatever their gauge says.
 	if err := sm.pool.QueryRow(ctx, `SELECT coalesce(extract(epoch FROM now() - min(received_at)), 0)::float8
 FROM inbox WHERE processing_state IN ('pending', 'processing')`).Scan(&s.pendingAge); err != nil {
 		return s, fmt.Errorf("oldest pending inbox row: %w", err)
@@ -286,8 +295,9 @@ func perSecond(a, b sample, f func(sample) float64) float64 {
 	return math.NaN()
 }
 
-// meanMax formats the mean and the largest of f over the samples from a to b, without the NaN of a gauge no process
-// exported ("n/a" when no sample has a value).
+// meanMax formats the mean and the largest of f over the samples from a to b,
+// without the NaN of a gauge no process exported ("n/a" when no sample has a
+// value).
 func (r *results) meanMax(a, b sample, f func(sample) float64, unit string) string {
 	var v []float64
 	for _, s := range r.samples {
@@ -360,7 +370,8 @@ func (r *results) print(w io.Writer, procs []*benchenv.Proc) {
 		perSecond(lastFrom, last, pro), r.meanMax(lastFrom, last, pending, " s"), r.meanMax(lastFrom, last, cLag, " records"))
 	fmt.Fprintln(w)
 
-	// Table sizes; the last third of a 10-minute run is long after the retention horizon: a bounded table no longer grows.
+	// Table sizes; the last third of a 10-minute run is long after the
+	// retention horizon: a bounded table no longer grows.
 	third := r.near(last.at - last.at/3)
 	tb = benchenv.NewTable(w, "table", "start of open loop", "end of first minute", "end of run",
 		fmt.Sprintf("growth over the last %s", (last.at-third.at).Round(time.Second)))

@@ -1,14 +1,16 @@
-// Command searchbench measures the events API's payload search over a day of -events events of one provider (the first
-// page of a customer's orders through api.Inbox) as a bounded scan and through the GIN index of `search: indexed`, and the
-// index's cost to the in-process receiver's closed-loop throughput, in alternating rounds on the same loaded database.
+// Command searchbench measures the events API's payload search over a day of
+// -events events of one provider (the first page of a customer's orders
+// through api.Inbox) as a bounded scan and through the GIN index of `search:
+// indexed`, and the index's cost to the receiver's (`gatehouse serve`)
+// closed-loop throughput, in alternating rounds on the same loaded database.
 package main
 
 import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	mrand "math/rand/v2"
+	"os"
 	"time"
 
 	"github.com/gatehouse/gatehouse/api"
@@ -32,6 +34,7 @@ type options struct {
 	conns     int           `flag:"c" default:"64" help:"closed-loop connections of the ingest rounds"`
 	rounds    int           `flag:"rounds" default:"3" help:"ingest rounds per provider (alternating)"`
 	d         time.Duration `flag:"d" default:"8s" help:"length of each ingest round"`
+	gatehouse string        `flag:"gatehouse" default:"bin/gatehouse" help:"gatehouse binary (the ingest rounds' receiver)"`
 }
 
 const help = "searchbench: the events API's payload search over a day of events, scanned and indexed, and the index's cost to the receiver.\n\n" +
@@ -39,8 +42,12 @@ const help = "searchbench: the events API's payload search over a day of events,
 
 func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) error {
 	key := benchenv.Secret("whsec_search_", 16)
-	cfg, err := config.Parse([]byte(fmt.Sprintf("database_url: %q\nproviders:\n%s%s", st.DBURL,
-		benchenv.ProviderYAML("shop", key, "    search: indexed\n"), benchenv.ProviderYAML("plain", key, ""))), func(string) string { return "" })
+	path, err := benchenv.WriteConfig(st.Dir, "gatehouse.yaml", st.DBURL, "",
+		benchenv.ProviderYAML("shop", key, "    search: indexed\n")+benchenv.ProviderYAML("plain", key, ""))
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(path, false, func(string) string { return "" })
 	if err != nil {
 		return fmt.Errorf("bench config: %w", err)
 	}
@@ -85,7 +92,7 @@ WHERE i.relname LIKE '%\_search\_%'`).Scan(&indexBytes); err != nil {
 	if err != nil {
 		return err
 	}
-	with, without, err := ingestRounds(ctx, st, cfg, key, func(ctx context.Context) { _, _ = mt.Pass(ctx) }, o)
+	with, without, err := ingestRounds(ctx, st, path, key, o)
 	if err != nil {
 		return err
 	}
@@ -101,7 +108,8 @@ type searched struct {
 	partial int // first pages cut short by the scan budget
 }
 
-// searchLatency runs o.queries first pages of a random customer's orders through ib, as GET /api/v1/events?provider=shop&match=…
+// searchLatency runs o.queries first pages of a random customer's orders
+// through ib, as GET /api/v1/events?provider=shop&match=…
 func searchLatency(ctx context.Context, name string, ib api.Inbox, o options) (searched, error) {
 	s := searched{name: name, lat: benchenv.NewHist()}
 	for range o.queries {
@@ -120,16 +128,17 @@ func searchLatency(ctx context.Context, name string, ib api.Inbox, o options) (s
 	return s, nil
 }
 
-// ingestRounds alternates closed-loop rounds of deliveries of the indexed provider and of the plain one to an in-process
-// receiver on the loaded database, with the maintenance pass every minute beside them as in serve (it merges the indexes'
-// pending lists), and returns each one's events/s per round.
-func ingestRounds(ctx context.Context, st *benchenv.Stack, cfg *config.Config, key []byte, pass func(context.Context), o options) (with, without []float64, err error) {
-	defer benchenv.Every(ctx, time.Minute, pass)()
-	addr, stop, err := benchenv.InProcess(st.Pool, cfg, 1, 64, slog.New(slog.DiscardHandler), nil)
+// ingestRounds alternates closed-loop rounds of deliveries of the indexed
+// provider and of the plain one to `gatehouse serve` (its maintenance
+// merging the indexes' pending lists beside them) on the loaded database,
+// and returns each one's events/s per round.
+func ingestRounds(ctx context.Context, st *benchenv.Stack, config string, key []byte, o options) (with, without []float64, err error) {
+	serve, err := benchenv.Gatehouse{Bin: o.gatehouse, Sub: "serve", Config: config, Log: os.DevNull}.Start(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer stop()
+	defer serve.Stop()
+	addr := serve.Public
 	gens := map[string]*benchenv.Deliveries{"shop": benchenv.NewDeliveries("shop", addr, key, 512), "plain": benchenv.NewDeliveries("plain", addr, key, 512)}
 	rates := map[string][]float64{}
 	for i := range 2*o.rounds + 2 {
@@ -157,7 +166,7 @@ func report(w io.Writer, st *benchenv.Stack, o options, scan, indexed searched, 
 	}
 	fmt.Fprintf(w, "\nThe index: built in %s by the maintenance pass (concurrently, on the existing partitions), %.0f MB for %d events.\n\n", build.Round(time.Second), float64(indexBytes)/1e6, o.events)
 	ratio := benchenv.Median(with) / benchenv.Median(without)
-	tb = benchenv.NewTable(w, fmt.Sprintf("receiver, closed loop, %d connections, in-process, on the loaded database", o.conns), fmt.Sprintf("events/s (median of %d rounds)>", len(with)), "rounds")
+	tb = benchenv.NewTable(w, fmt.Sprintf("receiver (`gatehouse serve`), closed loop, %d connections, on the loaded database", o.conns), fmt.Sprintf("events/s (median of %d rounds)>", len(with)), "rounds")
 	tb.Rowf("provider with `search: indexed` | %.0f | %.0f", benchenv.Median(with), with)
 	tb.Rowf("provider without | %.0f | %.0f", benchenv.Median(without), without)
 	tb.Rowf("**ratio with ÷ without** | **%.2f** |", ratio)

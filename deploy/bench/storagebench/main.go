@@ -1,6 +1,8 @@
-// Command storagebench measures what history and retention cost the receiver's write (docs/STORAGE.md): ingest.Writer (as
-// in `gatehouse serve`) in a closed loop on an empty store and on one with -history earlier events, interleaved -runs times;
-// then -passes retention passes, each amid a run on the history store; last, the API's list pages on the history store.
+// Command storagebench measures what history and retention cost the receiver's
+// write (docs/STORAGE.md): ingest.Writer (as in `gatehouse serve`) in a closed
+// loop on an empty store and on one with -history earlier events, interleaved
+// -runs times; then -passes retention passes, each amid a run on the history
+// store; last, the API's list pages on the history store.
 package main
 
 import (
@@ -66,7 +68,8 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 		return err
 	}
 	bytes, filtered := map[string]int64{}, 0
-	// The empty store's (empty) sealed partitions get filters too: the stores differ by their history only.
+	// The empty store's (empty) sealed partitions get filters too: the stores
+	// differ by their history only.
 	for _, pool := range []*pgxpool.Pool{st.Pool, hist} {
 		if err := pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
 			built, err := ingest.BuildKeyFilters(ctx, c.Conn(), o.keyFilterFP)
@@ -95,7 +98,8 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 	var passes []passPair
 	for i := range max(o.passes, 1) {
 		st.Logf("retention pass %d/%d during a run on the history store", i+1, max(o.passes, 1))
-		// Each run starts right after a checkpoint (one comes every ~30 s of WAL here and stalls commits), not to measure one.
+		// Each run starts right after a checkpoint (one comes every ~30 s of
+		// WAL here and stalls commits), not to measure one.
 		var p passPair
 		for _, mid := range []func(context.Context){nil, func(ctx context.Context) { p.dropped, p.err = dropOldest(ctx, hist) }} {
 			if _, err := hist.Exec(ctx, `CHECKPOINT`); err != nil {
@@ -134,15 +138,18 @@ func (r result) walPerEvent() float64 {
 	return float64(r.walBytes) / float64(max(1, ok))
 }
 
-// closedLoop runs o.conns deliveries of new random ids at once through one Writer (as serve does) for o.duration, each
-// sending the next as soon as its previous one is acknowledged (benchenv.Loop); mid, when set, runs once halfway.
+// closedLoop runs o.conns deliveries of new random ids at once through one
+// Writer (as serve does) for o.duration, each sending the next as soon as its
+// previous one is acknowledged (benchenv.Loop); mid, when set, runs once
+// halfway.
 func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(context.Context)) (result, error) {
 	w, err := ingest.NewWriter(pool, 1, 64)
 	if err != nil {
 		return result{}, err
 	}
 	defer w.Close()
-	// The key filters built at load, in memory before the first delivery (serve loads them in the background).
+	// The key filters built at load, in memory before the first delivery
+	// (serve loads them in the background).
 	if _, _, err := w.RefreshKeyFilters(ctx); err != nil {
 		return result{}, err
 	}
@@ -180,8 +187,9 @@ func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(con
 	return res, err
 }
 
-// dropOldest runs a maintenance pass whose retention expires the inbox's oldest (daily) partition and nothing younger; it
-// returns the partitions dropped.
+// dropOldest runs a maintenance pass whose retention expires the inbox's
+// oldest (daily) partition and nothing younger; it returns the partitions
+// dropped.
 func dropOldest(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 	var secs float64
 	if err := pool.QueryRow(ctx, `SELECT extract(epoch FROM now() - min(ends))::float8 FROM storage_partitions WHERE parent = 'inbox'`).Scan(&secs); err != nil {
@@ -196,15 +204,16 @@ func dropOldest(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 	return res.Dropped, err
 }
 
-// passPair is a steady run and the run with a retention pass in its middle (which took during.midTo - during.midFrom).
+// passPair is a steady run and the run with a retention pass in its middle
+// (which took during.midTo - during.midFrom).
 type passPair struct {
 	steady, during result
 	dropped        []string // by the pass
 	err            error    // the pass's
 }
 
-// report writes the section's runs and retention passes; bytes are the history store's table sizes, filtered its sealed
-// key partitions with a key filter.
+// report writes the section's runs and retention passes; bytes are the history
+// store's table sizes, filtered its sealed key partitions with a key filter.
 func report(w io.Writer, o options, bytes map[string]int64, filtered int, empty, hist []result, passes []passPair, pgVersion string) {
 	fmt.Fprintf(w, "## Storage\n\n")
 	fmt.Fprintf(w, "`go run ./deploy/bench/storagebench -history %d -days %d -key-interval %s -key-filters %g -d %s -runs %d -passes %d -conns %d` (PostgreSQL %s, fsync on, shared_buffers 128 MB; load average %.1f at the end).\n\n",
@@ -225,7 +234,8 @@ func report(w io.Writer, o options, bytes map[string]int64, filtered int, empty,
 	tb = benchenv.NewTable(w, "pass", "dropped", "took", "steady events/s", "steady p99 ms", "with the pass events/s", "p99 while the pass ran ms", "throughput ratio", "p99 ratio while the pass ran")
 	var thr, spike []float64
 	for i, p := range passes {
-		// The p99 of the acks completed from the second the pass started in to the second after the one it ended in.
+		// The p99 of the acks completed from the second the pass started in to
+		// the second after the one it ended in.
 		from, to := p.during.midFrom.Truncate(time.Second), p.during.midTo.Truncate(time.Second)+2*time.Second
 		h := benchenv.NewHist()
 		for _, a := range p.during.Acks {
@@ -250,8 +260,9 @@ func report(w io.Writer, o options, bytes map[string]int64, filtered int, empty,
 // ms formats d in milliseconds, without the unit.
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f", benchenv.Millis(d)) }
 
-// apiBench times the read model's pages on the history store (50 a page, as the console), every case interleaved with the
-// others, and writes the subsection.
+// apiBench times the read model's pages on the history store (50 a page, as
+// the console), every case interleaved with the others, and writes the
+// subsection.
 func apiBench(ctx context.Context, w io.Writer, pool *pgxpool.Pool, o options) error {
 	var deep api.EventCursor
 	err := pool.QueryRow(ctx, `SELECT received_at, provider, event_id FROM inbox WHERE received_at < now() - make_interval(days => $1)
@@ -264,7 +275,8 @@ ORDER BY received_at DESC, provider DESC, event_id DESC LIMIT 1`, o.days/2).Scan
 		return fmt.Errorf("an old event: %w", err)
 	}
 	month := time.Now().AddDate(0, 0, -o.days-1)
-	// Each list query's first page and deep keyset page (o.days/2 days back), timed, and the last of each.
+	// Each list query's first page and deep keyset page (o.days/2 days back),
+	// timed, and the last of each.
 	ts := []struct {
 		name string
 		f    api.EventFilter
@@ -326,9 +338,11 @@ type span struct {
 	starts, ends time.Time
 }
 
-// layout replaces the migration's partitions by the bench's, empty: daily inbox partitions from o.days ago to two days
-// ahead, dedupe key partitions o.keyInterval wide (aligned as the maintenance's) over the same range, and hourly outbox
-// partitions from today on. It returns those that start before today: the history's.
+// layout replaces the migration's partitions by the bench's, empty: daily
+// inbox partitions from o.days ago to two days ahead, dedupe key partitions
+// o.keyInterval wide (aligned as the maintenance's) over the same range, and
+// hourly outbox partitions from today on. It returns those that start before
+// today: the history's.
 func layout(ctx context.Context, pool *pgxpool.Pool, o options) (past []span, err error) {
 	if err := benchenv.DropPartitions(ctx, pool); err != nil {
 		return nil, err
@@ -356,8 +370,9 @@ func layout(ctx context.Context, pool *pgxpool.Pool, o options) (past []span, er
 	return past, nil
 }
 
-// load fills the past partitions with o.history earlier events spread evenly over the o.days past days (fillDaySQL), then
-// their keys from the inbox, two partitions at a time, and vacuums and analyzes them.
+// load fills the past partitions with o.history earlier events spread evenly
+// over the o.days past days (fillDaySQL), then their keys from the inbox, two
+// partitions at a time, and vacuums and analyzes them.
 func load(ctx context.Context, pool *pgxpool.Pool, o options, past []span, logf func(string, ...any)) error {
 	for _, parent := range []string{"inbox", "dedupe_keys"} {
 		t := time.Now()
@@ -391,9 +406,11 @@ func load(ctx context.Context, pool *pgxpool.Pool, o options, past []span, logf 
 	return nil
 }
 
-// fillDaySQL fills a day's inbox partition with $3 events received between $1 and $2: random ids, a Stripe-like envelope
-// of ~450 bytes, common and rare providers, types and states (the API benchmark filters by the rare ones). Each level of
-// subqueries draws its random values once per row (a subquery with volatile functions is not flattened).
+// fillDaySQL fills a day's inbox partition with $3 events received between $1
+// and $2: random ids, a Stripe-like envelope of ~450 bytes, common and rare
+// providers, types and states (the API benchmark filters by the rare ones).
+// Each level of subqueries draws its random values once per row (a subquery
+// with volatile functions is not flattened).
 const fillDaySQL = `INSERT INTO inbox (provider, event_id, event_type, payload, received_at, event_created_at, verified, secret_id, processing_state, attempts, updated_at)
 SELECT p, id, t, jsonb_build_object('id', id, 'object', 'event', 'type', t, 'created', extract(epoch FROM at)::bigint, 'livemode', true,
     'api_version', '2024-06-20', 'data', jsonb_build_object('object', jsonb_build_object('id', 'pi_' || left(md5(id), 24), 'amount', amount,
