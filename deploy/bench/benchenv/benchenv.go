@@ -1,11 +1,9 @@
-// Package benchenv is the bench kit every section of `make bench` (and the
-// chaos soak) is built from, so each does a thing one way: the private
-// PostgreSQL and Kafka of a run (this file), signed deliveries
-// (webhooks.go, schemes.go), load with latency from each request's due
-// time (load.go), HdrHistogram and medians (stats.go), `gatehouse`
-// processes (gatehouse.go), /proc CPU (proc.go), scraped metrics
-// (metrics.go), Markdown tables (table.go), flags from struct tags
-// (flags.go) and a section's main with its run stamp (main.go).
+// Package benchenv is the kit every section of `make bench` (and the chaos
+// soak) is built from: a run's private PostgreSQL and Kafka (this file),
+// signed deliveries (webhooks.go, schemes.go), load (load.go), latencies
+// (stats.go), `gatehouse` processes (gatehouse.go), /proc CPU (proc.go),
+// metrics (metrics.go), tables (table.go), flags (flags.go) and a
+// section's main with its run stamp (main.go).
 package benchenv
 
 import (
@@ -36,8 +34,7 @@ type Options struct {
 	Keep bool `flag:"keep" help:"keep the PostgreSQL (and Kafka) directories"`
 }
 
-// Stack returns o: a section's options, which embed its Options, hand
-// them to Run.
+// Stack returns o (a section's options embed it and hand it to Run).
 func (o *Options) Stack() *Options { return o }
 
 // Stack is one section's real components, private to its run.
@@ -99,8 +96,7 @@ func (s *Stack) Logf(format string, args ...any) {
 	fmt.Fprintf(s.log, s.O.Name+": "+format+"\n", args...)
 }
 
-// Close stops what Start started and removes its directories (unless
-// Keep).
+// Close stops what Start started and removes its directories (unless Keep).
 func (s *Stack) Close() {
 	if s.Pool != nil {
 		s.Pool.Close()
@@ -141,9 +137,8 @@ func kafkaVersion() string {
 
 var tpsLine = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
 
-// Pgbench runs pgbench (from PATH, else beside the PostgreSQL server
-// binaries) with args (env added to this process's) and returns the tps it
-// printed.
+// Pgbench runs pgbench (from PATH, else beside PostgreSQL's binaries) with
+// args and env and returns the tps it printed.
 func Pgbench(ctx context.Context, env []string, args ...string) (tps float64, err error) {
 	bin, err := exec.LookPath("pgbench")
 	if err != nil {
@@ -171,9 +166,8 @@ func Pgbench(ctx context.Context, env []string, args ...string) (tps float64, er
 
 func tail(b []byte, n int) string { return string(b[max(0, len(b)-n):]) }
 
-// DropPartitions drops every partition the migrations (or anything since)
-// created and forgets them (storage_partitions), so a section lays out its
-// own or leaves it to the running maintenance.
+// DropPartitions drops and forgets every partition (storage_partitions), so
+// a section lays out its own or leaves it to the maintenance.
 func DropPartitions(ctx context.Context, pool *pgxpool.Pool) error {
 	_, err := pool.Exec(ctx, `DO $$ DECLARE r record; BEGIN
   FOR r IN SELECT name FROM storage_partitions LOOP EXECUTE format('DROP TABLE %I', r.name); END LOOP;

@@ -44,14 +44,11 @@ func List(v string) []string {
 	return out
 }
 
-// Flags registers on fs a flag for every field of the struct *opts tagged
-// `flag:"name"`, its default from the tag `default:"…"` (written as on the
-// command line; absent: the field's value) and its help from `help:"…"`.
-// Fields may be string, bool, int, float64, time.Duration, or []int and
-// []string (comma-separated lists); an embedded struct without a tag (such
-// as Options) has its own tagged fields registered. Any other type, or a
-// default that does not parse, panics (a mistake in the section's code,
-// which its test of -h finds).
+// Flags registers on fs a flag for every field of *opts tagged
+// `flag:"name"`, with `default:"…"` (as on the command line) and
+// `help:"…"`: string, bool, int, float64, time.Duration, and []int and
+// []string (comma-separated); an untagged embedded struct's fields too.
+// Another type, or a bad default, panics.
 func Flags(fs *flag.FlagSet, opts any) {
 	v := reflect.ValueOf(opts).Elem()
 	for i := range v.NumField() {
@@ -122,9 +119,8 @@ func Parse(help string, opts any, args []string, stdout, stderr io.Writer) (done
 	return false, nil
 }
 
-// Run is the main of a section with a Stack: Main, with its flags parsed
-// into *opts (Parse; opts embeds the section's Options, so that -keep sets
-// it), its Stack started and closed around run.
+// Run is the main of a section with a Stack: Main with its flags parsed
+// into *opts (Parse) and its Stack started and closed around run.
 func Run(help string, opts interface{ Stack() *Options }, run func(ctx context.Context, st *Stack, stdout io.Writer) error) {
 	so := opts.Stack()
 	Main(so.Name, func(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -13,9 +13,8 @@ import (
 
 // Ack is one request of a load run.
 type Ack struct {
-	// Due is when the request was meant to be sent, from the run's start
-	// (closed loop: when it was sent); Latency runs from Due to the answer
-	// or the failure.
+	// Due is when the request was meant to be sent (closed loop: when it
+	// was), from the run's start; Latency runs from Due to the answer.
 	Due, Latency time.Duration
 	Status       int    // the HTTP status; 0 for a transport error
 	RetryAfter   bool   // the answer had a Retry-After header
@@ -122,10 +121,9 @@ func collect(ws []*loadWorker, start time.Time, elapsed time.Duration) LoadResul
 	return r
 }
 
-// Closed keeps Conns requests in flight for d (or until ctx ends): each
-// connection sends Next(now) as soon as its previous request is answered.
-// Elapsed runs to the last answer, so Rate counts the requests sent
-// before d in the time they took.
+// Closed keeps Conns requests in flight for d (or until ctx ends), each
+// connection sending the next as soon as the last is answered; Elapsed
+// runs to the last answer.
 func (l Load) Closed(ctx context.Context, d time.Duration) LoadResult {
 	return closed(ctx, l.workers(), d, func(w *loadWorker, _ int, start time.Time, due time.Duration) {
 		w.send(l.Next(start.Add(due)), start, due)
@@ -148,11 +146,10 @@ func closed(ctx context.Context, ws []*loadWorker, d time.Duration, do func(w *l
 	return collect(ws, start, time.Since(start))
 }
 
-// Fixed is an open-loop run: requests are due every 1/rate seconds for d
-// (or until ctx ends), whatever the answers, and are sent by the first
-// free of Conns connections. Latency runs from each request's due time,
-// so a wait for a free connection counts (no coordinated omission).
-// Requests still queued when ctx ends are not sent.
+// Fixed is an open loop: a request due every 1/rate seconds for d (or
+// until ctx ends), whatever the answers, sent by the first free of Conns
+// connections; latency runs from the due time, so a wait for a free
+// connection counts (no coordinated omission).
 func (l Load) Fixed(ctx context.Context, rate float64, d time.Duration) LoadResult {
 	return l.open(ctx, d, func() float64 { return 1 / rate })
 }
@@ -187,9 +184,8 @@ func (l Load) open(ctx context.Context, d time.Duration, interval func() float64
 	return collect(ws, start, d)
 }
 
-// Presign returns a source handing out n requests of next built now, and
-// building more inline once they run out: the load generator's own CPU
-// stays off the measured path.
+// Presign returns a source handing out n requests of next built now (then
+// more, built inline): the load generator's CPU stays off the measurement.
 func Presign(next func(time.Time) []byte, n int) func(time.Time) []byte {
 	reqs := make([][]byte, n)
 	now := time.Now()
@@ -206,9 +202,8 @@ func Presign(next func(time.Time) []byte, n int) func(time.Time) []byte {
 }
 
 // Loop is a closed loop of any operation: conns goroutines call do (with
-// their index) back to back for d or until ctx ends. Each call is an Ack
-// due when it started, Status 200 when do succeeded and 0 (its error the
-// LastError) when not; Elapsed runs to the last call's end.
+// their index) back to back for d; each call is an Ack, Status 200 when
+// do succeeded and 0 (its error the LastError) when not.
 func Loop(ctx context.Context, conns int, d time.Duration, do func(worker int) error) LoadResult {
 	ws := make([]*loadWorker, conns)
 	for i := range ws {
@@ -224,9 +219,8 @@ func Loop(ctx context.Context, conns int, d time.Duration, do func(worker int) e
 	})
 }
 
-// Pace is an open loop of any operation: every 10 ms it calls emit with
-// the number of items due at rate per second since the start and not yet
-// emitted, for d or until ctx ends; it returns how many were emitted.
+// Pace is an open loop of any operation: every 10 ms, for d, it calls emit
+// with the number of items due at rate per second and not yet emitted.
 func Pace(ctx context.Context, rate float64, d time.Duration, emit func(n int) error) (int, error) {
 	start := time.Now()
 	sent := 0

@@ -17,9 +17,8 @@ import (
 )
 
 // Main is a section's main: run gets a context cancelled by SIGINT or
-// SIGTERM, the arguments and the output streams; an error is printed with
-// the section's name and exits 1. What run writes to stdout is held until
-// it returns and then printed after the run's stamp (Stamp.Mark).
+// SIGTERM; what it writes to stdout is printed after the run's stamp
+// (Stamp.Mark), and an error exits 1.
 func Main(name string, run func(ctx context.Context, args []string, stdout, stderr io.Writer) error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	st := NewStamp()
@@ -34,9 +33,8 @@ func Main(name string, run func(ctx context.Context, args []string, stdout, stde
 	}
 }
 
-// Stamp is what a section's output starts with: the commit measured, the
-// date, and the machine's 1-minute load average at the start and end of
-// the run, so a run on a busy machine cannot pass for a quiet one.
+// Stamp is what a section's output starts with: the commit, the date and
+// the load average at start and end (a busy run cannot pass for quiet).
 type Stamp struct {
 	Commit     string
 	Date       time.Time
@@ -44,8 +42,7 @@ type Stamp struct {
 	Cores      int
 }
 
-// NewStamp reads the commit (git rev-parse --short HEAD; "unknown" outside
-// a checkout), the date and the load average at start.
+// NewStamp reads the commit ("unknown" outside a checkout) and the load.
 func NewStamp() Stamp {
 	commit := "unknown"
 	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
@@ -60,9 +57,8 @@ func (s Stamp) Disturbed() bool { return s.Start > 1.5*float64(s.Cores) }
 // heading is a "## " heading line of a section's Markdown.
 var heading = regexp.MustCompile(`(?m)^## .*$`)
 
-// Mark returns out (a section's Markdown) preceded by the stamp's line,
-// with every "## " heading marked (DISTURBED: …) when the run was; out
-// without a heading (help, an early error) is returned as it is.
+// Mark returns out preceded by the stamp's line, its "## " headings marked
+// (DISTURBED: …) when the run was; out without a heading (help) is kept.
 func (s Stamp) Mark(out []byte) []byte {
 	if !heading.Match(out) {
 		return out
@@ -74,8 +70,7 @@ func (s Stamp) Mark(out []byte) []byte {
 		s.Commit, s.Date.Format("2006-01-02 15:04 UTC"), s.Start, s.End, s.Cores), out...)
 }
 
-// LoadAvg is the 1-minute load average: the machine may be shared, and
-// every report quotes it.
+// LoadAvg is the 1-minute load average, which every report quotes.
 func LoadAvg() float64 {
 	raw, _ := os.ReadFile("/proc/loadavg")
 	var v float64

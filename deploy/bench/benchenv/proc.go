@@ -10,9 +10,8 @@ import (
 	"time"
 )
 
-// CPU accounting from /proc, one way for every section: on a shared
-// machine throughput moves with everyone else's load, while CPU time per
-// event is a property of the code path.
+// CPU accounting from /proc: on a shared machine throughput moves with
+// others' load, while CPU time per event is a property of the code path.
 
 // ClockTick is USER_HZ (100 on Linux), the unit of /proc's CPU times.
 const ClockTick = 10 * time.Millisecond
@@ -55,26 +54,17 @@ func ProcCPU(pid int, children bool) (cpu time.Duration, ppid int, err error) {
 	return time.Duration(sum) * ClockTick, ppid, nil
 }
 
-// CPUMark is the CPU time the processes of a run have used so far.
-type CPUMark struct {
-	Self time.Duration // this process
-	// Postgres is the postmaster's and all its processes', live and exited
-	// (exited backends are accounted in the postmaster's children time).
-	Postgres time.Duration
-}
-
-// CPU reads the CPU time of this process and of the Stack's PostgreSQL;
-// a process it cannot read counts 0.
-func (s *Stack) CPU() CPUMark {
-	var m CPUMark
-	m.Self, _, _ = ProcCPU(os.Getpid(), false)
+// PostgresCPU is the CPU time the Stack's PostgreSQL has used so far: the
+// postmaster's and all its processes', live and exited (exited backends
+// count in the postmaster's children time); 0 when it cannot be read.
+func (s *Stack) PostgresCPU() time.Duration {
 	// The postmaster's pid is the first line of postmaster.pid.
 	raw, _ := os.ReadFile(filepath.Join(s.Dir, "pgdata", "postmaster.pid"))
 	pm, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(raw), "\n", 2)[0]))
 	if err != nil {
-		return m
+		return 0
 	}
-	m.Postgres, _, _ = ProcCPU(pm, true)
+	total, _, _ := ProcCPU(pm, true)
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -82,10 +72,10 @@ func (s *Stack) CPU() CPUMark {
 			continue
 		}
 		if t, pp, err := ProcCPU(pid, false); err == nil && pp == pm {
-			m.Postgres += t
+			total += t
 		}
 	}
-	return m
+	return total
 }
 
 // NiceValue is this process's nice value (inherited by everything it starts).

@@ -26,11 +26,9 @@ const (
 	EventType       = "payment.succeeded"
 )
 
-// ProviderYAML is the configuration of a reference-scheme provider named
-// name that accepts the deliveries of a Deliveries with secret: a
-// providers.<name> entry indented for the providers: map, keyed by
-// data.payment_id. extra is appended as more keys of the entry (each line
-// indented by four spaces), e.g. "    api_url: http://…\n".
+// ProviderYAML is the providers.<name> entry of a reference-scheme
+// provider accepting a Deliveries signed with secret, keyed by
+// data.payment_id, with extra keys (lines indented by four spaces).
 func ProviderYAML(name string, secret []byte, extra string) string {
 	return fmt.Sprintf(`  %s:
     scheme: reference
@@ -44,20 +42,16 @@ func ProviderYAML(name string, secret []byte, extra string) string {
 `, name, TimestampHeader, SignatureHeader, string(secret)) + extra
 }
 
-// Secret is a provider secret: prefix and n random bytes in hex
-// ("whsec_bench_3f…").
+// Secret is a provider secret: prefix and n random bytes in hex.
 func Secret(prefix string, n int) []byte {
 	k := make([]byte, n)
 	_, _ = rand.Read(k)
 	return []byte(prefix + hex.EncodeToString(k))
 }
 
-// Deliveries builds complete, signed HTTP/1.1 requests, each a first
-// delivery of a new event of one reference-scheme provider (or, from
-// NewSchemeDeliveries, of a catalogue scheme), signed through
-// signature.SignRequest. Event ids are 13-digit decimal strings from one
-// counter (increasing keys, as pgbench's); each event is about its own
-// payment (data.payment_id pay_<id>). Safe for concurrent use.
+// Deliveries builds signed HTTP/1.1 requests, each the first delivery of a
+// new event of one provider (signature.SignRequest); event ids are 13-digit
+// numbers from one counter, increasing as pgbench's. Safe for concurrent use.
 type Deliveries struct {
 	cfg            signature.Config
 	secret         []byte
@@ -67,14 +61,12 @@ type Deliveries struct {
 	next           atomic.Int64
 }
 
-// SetAddr points later deliveries at the receiver at addr (host:port); the
-// event ids keep counting, so a new receiver still gets only new events.
-// Not safe to call while Next runs.
+// SetAddr points later deliveries at the receiver at addr; the ids keep
+// counting. Not safe to call while Next runs.
 func (d *Deliveries) SetAddr(addr string) { d.addr = addr }
 
-// NewDeliveries returns the deliveries of provider, posted to the receiver
-// at addr (host:port), signed with secret; each body is padded to about
-// bodyBytes bytes.
+// NewDeliveries returns the reference-scheme deliveries of provider to the
+// receiver at addr, signed with secret, each body padded to about bodyBytes.
 func NewDeliveries(provider, addr string, secret []byte, bodyBytes int) *Deliveries {
 	cfg := signature.Config{Scheme: "reference", TimestampHeader: TimestampHeader, SignatureHeader: SignatureHeader}
 	return newDeliveries(provider, addr, secret, bodyBytes, cfg, wire{body: `{"id":"%[1]d","type":"` + EventType +
@@ -92,8 +84,7 @@ func newDeliveries(provider, addr string, secret []byte, bodyBytes int, cfg sign
 // Body is the body of event id created at now.
 func (d *Deliveries) Body(id int64, now time.Time) []byte { return []byte(d.w.bodyOf(id, now, d.pad)) }
 
-// Next returns the raw bytes of a signed delivery of a new event, signed
-// at now, as its provider signs it.
+// Next returns the bytes of a delivery of a new event, signed at now.
 func (d *Deliveries) Next(now time.Time) []byte {
 	n := 1_000_000_000_000 + d.next.Add(1)
 	r := &signature.Request{Method: http.MethodPost, Header: http.Header{"Content-Type": {"application/json"}}, Body: d.Body(n, now)}
@@ -130,9 +121,8 @@ type Conn struct {
 // NewConn returns a connection to addr, dialled on first use.
 func NewConn(addr string) *Conn { return &Conn{addr: addr} }
 
-// Do sends one raw request and reads the response: its status and, when
-// not 2xx, the start of its body. A transport error (dial, write, read,
-// 30 s deadline) is returned and the connection closed.
+// Do sends one raw request and returns the status and, when not 2xx, the
+// start of the body; a transport error closes the connection.
 func (c *Conn) Do(req []byte) (status int, msg string, err error) {
 	c.retryAfter = false
 	if c.c == nil {

@@ -83,9 +83,9 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (sample, er
 	if err := b.Pool.QueryRow(ctx, pos).Scan(&xid0, &lsn0, &inbox0, &outbox0); err != nil {
 		return sample{}, err
 	}
-	pg0, recv0 := b.CPU(), b.recvCPU()
+	pg0, recv0 := b.PostgresCPU(), b.recvCPU()
 	r, err := f()
-	pg1, recv1 := b.CPU(), b.recvCPU()
+	pg1, recv1 := b.PostgresCPU(), b.recvCPU()
 	if err != nil {
 		return sample{}, fmt.Errorf("%s: %w", side, err)
 	}
@@ -98,7 +98,7 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (sample, er
 	if inbox-inbox0 != int64(r.n) || outbox-outbox0 != int64(r.n) {
 		return sample{}, fmt.Errorf("%s: %d acknowledged events but %d new inbox and %d new outbox rows", side, r.n, inbox-inbox0, outbox-outbox0)
 	}
-	r.xacts, r.walBytes, r.pgCPU, r.recvCPU = xid1-xid0, lsn1-lsn0, pg1.Postgres-pg0.Postgres, recv1-recv0
+	r.xacts, r.walBytes, r.pgCPU, r.recvCPU = xid1-xid0, lsn1-lsn0, pg1-pg0, recv1-recv0
 	r.load = benchenv.LoadAvg()
 	return r, nil
 }
