@@ -15,8 +15,7 @@ func fromLoad(l benchenv.LoadResult, err error) (sample, error) {
 	return sample{n: ok, elapsed: l.Elapsed, lat: l.Latencies(), errs: failed, errMsg: l.LastError}, err
 }
 
-// closed keeps conns requests in flight for d: each connection sends its
-// next request as soon as the previous one is answered.
+// closed keeps conns requests in flight for d (benchenv.Load.Closed).
 func (b *bench) closed(ctx context.Context, conns int, d time.Duration, src func(time.Time) []byte) (sample, error) {
 	return fromLoad(benchenv.Load{Addr: b.recv.Public, Conns: conns, Next: src}.Closed(ctx, d), ctx.Err())
 }
@@ -125,8 +124,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 	res := &results{b: b}
 	maxC := b.o.conc[len(b.o.conc)-1]
 	// Start from a quiet disk: write back what the build, initdb and the
-	// migrations left dirty in the page cache, instead of letting the kernel
-	// do it during the first runs.
+	// migrations left dirty, not during the first runs.
 	syscall.Sync()
 	const warmup = 3 * time.Second
 	b.Logf("warm-up %s per side at %d connections", warmup, maxC)
@@ -177,9 +175,8 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 	return res, err
 }
 
-// side is one side of a comparison: its receiver (nil: pgbench's side),
-// the deliveries it is sent (nil: the reference scheme's) and its run,
-// given requests of them presigned for that receiver.
+// side is one side of a comparison: its receiver (nil: pgbench), its
+// deliveries (nil: the reference scheme's) and its run, given them presigned.
 type side struct {
 	name string
 	recv *benchenv.Proc
@@ -200,12 +197,9 @@ func (b *bench) pgbenchSide(ctx context.Context, name string, c int, rate float6
 	}}
 }
 
-// rotate runs every side once a round, for rounds rounds, in an order
-// rotated by the round (A B C, B C A, C A B, …), and returns each side's
-// samples, calling done after every round. With a fixed order, a
-// disturbance that fades during the benchmark always hits the first side
-// harder (measured here: the first pairs' receiver ran at 60–80 % of its
-// later throughput).
+// rotate runs every side once a round in an order rotated by the round (A
+// B C, B C A, …: a fading disturbance must not always hit the same side)
+// and returns each side's samples, calling done after every round.
 func (b *bench) rotate(ctx context.Context, rounds int, sides []side, done func(round int, samples [][]sample)) ([][]sample, error) {
 	orig := b.recv
 	defer func() { b.recv = orig; b.gen.SetAddr(orig.Public) }()

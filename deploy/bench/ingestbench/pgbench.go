@@ -93,9 +93,8 @@ func arrayLit(v string) string {
 	return `{"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v) + `"}`
 }
 
-// runPgbench runs the script with clients connections for d (at rate
-// transactions/s when rate > 0) and reads every transaction's latency from
-// pgbench's per-transaction log.
+// runPgbench runs the script with clients connections for d (at rate per
+// second when rate > 0), every transaction's latency from pgbench's log.
 func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d time.Duration, rate float64) (sample, error) {
 	logDir, err := os.MkdirTemp("", "ingestbench-pgbench-")
 	if err != nil {
@@ -116,9 +115,8 @@ func runPgbench(ctx context.Context, dbURL string, s *pgScript, clients int, d t
 	s.runs++
 	args = append(args, "-D", fmt.Sprintf("n=%d", s.runs*100_000_000))
 	args = append(args, dbURL)
-	// pgbench's prepared statement gets the generic plan, as the receiver's
-	// does: left to plan_cache_mode=auto, PostgreSQL re-plans each one-row
-	// execution (~300 µs a transaction), which lowered the ceiling.
+	// The generic plan, as the receiver's statement gets: left to auto,
+	// PostgreSQL re-plans each one-row execution (~300 µs a transaction).
 	tps, err := benchenv.Pgbench(ctx, []string{"PGOPTIONS=-c plan_cache_mode=force_generic_plan"}, args...)
 	if err != nil {
 		return sample{}, err

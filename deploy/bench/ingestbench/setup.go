@@ -33,8 +33,7 @@ type bench struct {
 	emptied         bool      // the tables were emptied once (reset)
 }
 
-// setup captures the Writer's statement for pgbench and starts the
-// receiver; the caller stops b.recv.
+// setup captures the Writer's statement and starts the receiver (b.recv).
 func setup(ctx context.Context, st *benchenv.Stack, o *options) (*bench, error) {
 	b := &bench{Stack: st, o: o, rate: 1000}
 	// The PostgreSQL settings the reports quote.
@@ -84,10 +83,9 @@ func (b *bench) startReceiver(ctx context.Context, env ...string) (*benchenv.Pro
 	return benchenv.Gatehouse{Bin: b.o.gatehouse, Sub: "serve", Config: path, Log: os.DevNull, Env: env}.Start(ctx)
 }
 
-// reset empties the tables once and checkpoints before every run. They are
-// not emptied between runs: a TRUNCATE leaves them without statistics, and
-// the Writer's plan for empty tables is not the plan of a receiver in
-// service (analyze brings them there).
+// reset empties the tables once and checkpoints before every run: a
+// TRUNCATE leaves them without statistics, and the Writer's plan for empty
+// tables is not a receiver's in service (analyze brings them there).
 func (b *bench) reset(ctx context.Context) error {
 	if !b.emptied {
 		if _, err := b.Pool.Exec(ctx, "TRUNCATE inbox, outbox, dedupe_keys, ingest_replay_guard"); err != nil {
@@ -101,8 +99,7 @@ func (b *bench) reset(ctx context.Context) error {
 	return nil
 }
 
-// analyze gathers the written tables' statistics, as autovacuum keeps them
-// in service, once warm-up runs have filled them.
+// analyze gathers the tables' statistics, as autovacuum keeps them in service.
 func (b *bench) analyze(ctx context.Context) error {
 	if _, err := b.Pool.Exec(ctx, "ANALYZE inbox, outbox, dedupe_keys, ingest_replay_guard"); err != nil {
 		return fmt.Errorf("analyze: %w", err)

@@ -13,9 +13,7 @@ import (
 )
 
 // slowClients keeps n connections open for d, each sending a byte a
-// second: of a body (after complete headers declaring 1000 bytes) when
-// body, else of its header block. A connection the server ends is opened
-// again.
+// second of a 1000-byte body (or, !body, of its headers), reopened when ended.
 func slowClients(ctx context.Context, addr, provider string, n int, body bool, d time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, d) // ends the trickles at d
 	defer cancel()
