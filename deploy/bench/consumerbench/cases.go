@@ -20,8 +20,7 @@ import (
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
-// results are the figures of one run that rows refer to, and the rows of
-// cases 2 to 8 as they were measured.
+// results are the figures the rows refer to, and the rows of cases 2 to 8.
 type results struct {
 	receiverRate   float64 // closed loop, 16 connections
 	receiverEvents int
@@ -129,9 +128,8 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	return nil
 }
 
-// drain starts a consumer on prov's pre-loaded topic, waits for n final
-// events and returns the drain rate: n over the time from the first claim
-// (processing_started_at of the first batch) to the last processed_at.
+// drain consumes prov's pre-loaded topic until n events are final and
+// returns n over the time from the first claim to the last processed_at.
 func (b *bench) drain(ctx context.Context, prov string, n int) (float64, error) {
 	stop, err := b.startConsumer(ctx, prov)
 	if err != nil {
@@ -176,9 +174,8 @@ func body(id, object string, now time.Time) []byte {
 	return b
 }
 
-// backlog writes n events of prov, perObject of them about each object,
-// through the Writer (inbox and outbox, as the receiver does), 64 at a
-// time, waits until the relay has published them and drains them (drain).
+// backlog writes n events of prov, perObject about each object, through
+// the Writer 64 at a time, waits for the relay to publish them and drains them.
 func (b *bench) backlog(ctx context.Context, prov string, n, perObject int) (float64, error) {
 	w, err := ingest.NewWriter(b.Pool, 4, 64)
 	if err != nil {
@@ -220,10 +217,8 @@ func (b *bench) waitTopic(ctx context.Context, topic string, n int) error {
 }
 
 // endToEnd runs a consumer of prov while total deliveries go to the
-// receiver at addr at rate per second (an open loop over up to 512
-// connections) and beside, when set, runs at the same time; it returns the
-// latencies from each delivery's 2xx to its processed_at and the rate
-// achieved.
+// receiver at addr at rate per second (and beside, when set, runs); it
+// returns the latencies from each 2xx to processed_at and the rate achieved.
 func (b *bench) endToEnd(ctx context.Context, addr, prov string, rate float64, total int, beside func(context.Context) error) (*benchenv.Hist, float64, error) {
 	stop, err := b.startConsumer(ctx, prov)
 	if err != nil {
@@ -280,14 +275,11 @@ AND processing_state = ANY($2)`, prov, schemas.FinalStates()).Scan(&done)
 	return nil
 }
 
-// pgbenchScript is one consumer batch of :batch new events, with the
-// consumer's own statements as consumers/store_batch.go calls them: one
-// consumers_claim_many for the batch (provider, event id and the time the
-// event was received, which prunes the claim to its inbox partition), then
-// one transaction applying each event with consumers_apply (the consumer
-// pipelines one statement per event; here one SELECT calls it per row).
-// TestBenchSQLCallsProductionSignatures (internal/layout) fails when a function
-// called here takes another number of arguments in production.
+// pgbenchScript is one consumer batch of :batch new events with the
+// statements of consumers/store_batch.go: consumers_claim_many for the
+// batch, then one transaction applying each event with consumers_apply.
+// TestBenchSQLCallsProductionSignatures (internal/layout) fails when a
+// function called here takes another number of arguments in production.
 const pgbenchScript = `SELECT nextval('consumerbench_seq') AS id \gset
 SELECT count(*) FROM consumers_claim_many(array_fill('pgb'::text, ARRAY[(:batch)::int]),
   ARRAY(SELECT 'pgb_' || ((:id)::int * (:batch)::int + g) FROM generate_series(1, (:batch)::int) g), array_fill(now(), ARRAY[(:batch)::int]));
@@ -298,8 +290,7 @@ COMMIT;
 `
 
 // ceilingSQL runs pgbench with the consumer's batched statements (one
-// client: one consumer applies one batch at a time) and returns events
-// per second.
+// client, as a consumer applies one batch at a time) in events per second.
 func (b *bench) ceilingSQL(ctx context.Context) (float64, error) {
 	batch := b.o.maxPoll
 	txns := max(4, b.o.events/batch)

@@ -1,11 +1,8 @@
-// Command consumerbench measures gatehouse's consumers (section "Consumers"
-// of `make bench`): the eight cases of docs/BENCHMARKS.md (drain rates,
-// API calls, a rate-limited provider, end-to-end latency with and without
-// foreign records, forwards) beside the receiver's own max rate and a
-// pgbench ceiling of the consumer's batched statements: `gatehouse serve`,
-// `relay` and `consume` as processes on a private PostgreSQL (fsync on)
-// and Kafka broker, with a local provider API that is also the forward
-// destination.
+// Command consumerbench measures the consumers (section "Consumers"): the
+// eight cases of docs/BENCHMARKS.md beside the receiver's max rate and a
+// pgbench ceiling of the consumer's statements, with `gatehouse serve`,
+// `relay` and `consume` processes and a local provider API that is also
+// the forward destination.
 package main
 
 import (
@@ -133,9 +130,8 @@ func setup(st *benchenv.Stack, o *options) (*bench, error) {
 	return b, nil
 }
 
-// start runs `gatehouse sub` as name (its configuration and log in the
-// run's directory), with consumers lines added to its consumers: section;
-// the serve's log is discarded (one line per delivery, as in service).
+// start runs `gatehouse sub` as name, with consumers lines added to its
+// consumers: section; serve's log (a line per delivery) is discarded.
 func (b *bench) start(ctx context.Context, sub, name, consumers string) (*benchenv.Proc, error) {
 	extra := fmt.Sprintf("kafka:\n  brokers: [%s]\n  partitions: %d\nconsumers:\n  max_poll_records: %d\n  retry_delays: [10s, 1m]\n%s",
 		b.Brokers(), b.o.partitions, b.o.maxPoll, consumers)
@@ -160,11 +156,9 @@ func (b *bench) startConsumer(ctx context.Context, prov string) (func(), error) 
 	return p.Stop, nil
 }
 
-// fakeAPI is the reference provider's API: every payment exists at
-// version 1, answered after the current latency. It answers 429 above its
-// own limit of requests in the last second (when set), as Stripe does.
-// Under /hooks it is the forward cases' destination, answering 204 after
-// the same latency.
+// fakeAPI is the reference provider's API: every payment exists at version
+// 1, answered after the latency, 429 above its limit of requests in the
+// last second (when set); under /hooks, the forward cases' destination.
 type fakeAPI struct {
 	url       string
 	stop      func()

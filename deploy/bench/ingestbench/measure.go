@@ -111,12 +111,9 @@ func (b *bench) recvCPU() time.Duration {
 	return t
 }
 
-// source is what a load loop sends: deliveries of one scheme.
-type source interface{ Next(time.Time) []byte }
-
 // presign hands out enough requests of src built before the run, so the
 // load generator's signing stays off the measured path.
-func presign(src source, rate float64, d time.Duration) func(time.Time) []byte {
+func presign(src *benchenv.Deliveries, rate float64, d time.Duration) func(time.Time) []byte {
 	return benchenv.Presign(src.Next, int(rate*d.Seconds()*1.3)+2000)
 }
 
@@ -180,7 +177,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 type side struct {
 	name string
 	recv *benchenv.Proc
-	src  source
+	src  *benchenv.Deliveries
 	run  func(src func(time.Time) []byte) (sample, error)
 }
 
@@ -211,7 +208,7 @@ func (b *bench) rotate(ctx context.Context, rounds int, sides []side, done func(
 			var src func(time.Time) []byte
 			if b.recv = sd.recv; sd.recv != nil {
 				b.gen.SetAddr(sd.recv.Public)
-				src = presign(cmp.Or(sd.src, source(b.gen)), b.rate, b.o.duration) // before the run: its CPU is not the run's
+				src = presign(cmp.Or(sd.src, b.gen), b.rate, b.o.duration) // before the run: its CPU is not the run's
 			}
 			s, err := b.sampleRun(ctx, sd.name, func() (sample, error) { return sd.run(src) })
 			if err != nil {

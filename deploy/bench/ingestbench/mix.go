@@ -38,7 +38,7 @@ func (b *bench) mix(ctx context.Context) (*mixResult, error) {
 	fill := func() error {
 		b.emptied = false
 		for i, sd := range sides {
-			src := presign(cmp.Or(sd.src, source(b.gen)), 0, 0)
+			src := presign(cmp.Or(sd.src, b.gen), 0, 0)
 			if _, err := b.sampleRun(ctx, res.names[i]+" warm-up", func() (sample, error) { return b.closed(ctx, b.o.mixConns, time.Second, src) }); err != nil {
 				return err
 			}

@@ -61,9 +61,7 @@ func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) 
 }
 
 func report(w io.Writer, o *options, b *bench, rows []result) {
-	fmt.Fprintln(w, "## Relay")
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Outbox rows committed → records readable on the topic (`go run ./deploy/bench/relaybench`, `make bench` section `relay`). "+
+	fmt.Fprintf(w, "## Relay\n\nOutbox rows committed → records readable on the topic (`go run ./deploy/bench/relaybench`, `make bench` section `relay`). "+
 		"PostgreSQL %s (private cluster, fsync on), Kafka %s (one KRaft node, private), `gatehouse relay` with its shipped defaults, "+
 		"%d partitions, %d keys, ~300-byte envelopes; writer, relay, consumer, PostgreSQL and Kafka share the machine. "+
 		"Latency is commit-to-topic: from the writer's COMMIT returning (ceiling: from the Produce call) to a consumer receiving the record. "+
@@ -73,8 +71,7 @@ func report(w io.Writer, o *options, b *bench, rows []result) {
 	for _, r := range rows {
 		t.Row(r.what, r.offered, r.n, fmt.Sprintf("%.0f", r.throughput), benchenv.Ms(r.p50, 1), benchenv.Ms(r.p99, 1), r.dups)
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Anchors: Sequin reports 50k ops/s with p99 253 ms from one slot; Debezium Server 20–23k ops/s with p99 ≈ 440 ms. "+
+	fmt.Fprintln(w, "\nAnchors: Sequin reports 50k ops/s with p99 253 ms from one slot; Debezium Server 20–23k ops/s with p99 ≈ 440 ms. "+
 		"Targets on the 2-core machine: ≥ 30k events/s, p99 commit-to-topic ≤ 100 ms at 5k/s.")
 }
 

@@ -50,8 +50,7 @@ func (s *stamps) markSent(rs []row, at time.Time) {
 	s.mu.Unlock()
 }
 
-// consume reads topic from its start until want records (distinct ids; 0:
-// not known yet) were received or ctx ends.
+// consume reads topic until want distinct records (0: not known yet) came.
 func (b *bench) consume(ctx context.Context, topic string, s *stamps, want *atomic.Int64) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Kafka.Brokers...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
@@ -84,10 +83,9 @@ func (b *bench) consume(ctx context.Context, topic string, s *stamps, want *atom
 	}
 }
 
-// onTopic makes a fresh topic named after prefix, calls prepare with it
-// (when set), starts a consumer of it and, once that fetches, runs write;
-// it returns the row once the consumer has received the n records write
-// reports, or fails after limit.
+// onTopic makes a fresh topic, calls prepare with it (when set), starts a
+// consumer and then write; it returns the row once the consumer has
+// received the n records write reports, or fails after limit.
 func (b *bench) onTopic(ctx context.Context, what, offered, prefix string, limit time.Duration, latency bool,
 	prepare func(topic string) error, write func(topic string, s *stamps) (n int, err error)) (result, error) {
 	b.runSeq++
