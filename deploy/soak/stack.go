@@ -110,17 +110,7 @@ providers:
 		return nil, fmt.Errorf("gatehouse migrate: %w: %s", err, out)
 	}
 	newProc := func(name, sub string) (*testenv.Proc, error) {
-		public, err := testenv.FreeAddr()
-		if err != nil {
-			return nil, err
-		}
-		admin, err := testenv.FreeAddr()
-		if err != nil {
-			return nil, err
-		}
-		return &testenv.Proc{Name: name, Bin: bin, Args: []string{sub, "--config", cfgPath},
-			Env:    append(append([]string(nil), env...), "GATEHOUSE_LISTEN="+public, "GATEHOUSE_ADMIN_LISTEN="+admin),
-			Public: public, Admin: admin, LogPath: filepath.Join(s.procsDir, name+".log")}, nil
+		return testenv.NewProc(name, bin, sub, cfgPath, env, filepath.Join(s.procsDir, name+".log"))
 	}
 	if s.serve, err = newProc("serve", "serve"); err != nil {
 		return nil, err

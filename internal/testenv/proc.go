@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -49,6 +50,22 @@ type Proc struct {
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
+}
+
+// NewProc returns `bin sub --config config` as the Proc name, not started,
+// on free loopback ports (GATEHOUSE_LISTEN and GATEHOUSE_ADMIN_LISTEN added
+// to env), its output appended to logPath.
+func NewProc(name, bin, sub, config string, env []string, logPath string) (*Proc, error) {
+	public, err := FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	admin, err := FreeAddr()
+	if err != nil {
+		return nil, err
+	}
+	return &Proc{Name: name, Bin: bin, Args: []string{sub, "--config", config}, Public: public, Admin: admin, LogPath: logPath,
+		Env: append(slices.Clone(env), "GATEHOUSE_LISTEN="+public, "GATEHOUSE_ADMIN_LISTEN="+admin)}, nil
 }
 
 // Start launches the process and waits until its admin listener answers

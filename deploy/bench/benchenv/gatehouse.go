@@ -25,16 +25,10 @@ type Proc = testenv.Proc
 // Start launches the process on free loopback ports and returns once its
 // admin listener answers /healthz (serve: /readyz).
 func (g Gatehouse) Start(ctx context.Context) (*Proc, error) {
-	public, err := testenv.FreeAddr()
+	p, err := testenv.NewProc(g.Sub, g.Bin, g.Sub, g.Config, append(os.Environ(), g.Env...), g.Log)
 	if err != nil {
 		return nil, err
 	}
-	admin, err := testenv.FreeAddr()
-	if err != nil {
-		return nil, err
-	}
-	p := &Proc{Name: g.Sub, Bin: g.Bin, Args: []string{g.Sub, "--config", g.Config}, Public: public, Admin: admin, LogPath: g.Log,
-		Env: append(append(os.Environ(), g.Env...), "GATEHOUSE_LISTEN="+public, "GATEHOUSE_ADMIN_LISTEN="+admin)}
 	if err := p.Start(ctx); err != nil {
 		p.Stop()
 		return nil, fmt.Errorf("gatehouse %s: %w", g.Sub, err)

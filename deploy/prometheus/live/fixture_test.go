@@ -84,11 +84,10 @@ providers:
 	s := &stack{t: t}
 	procs := map[string]**testenv.Proc{"serve": &s.serve, "relay": &s.relay, "consume": &s.consum}
 	for _, sub := range []string{"serve", "relay", "consume"} {
-		public, _ := testenv.FreeAddr()
-		admin, _ := testenv.FreeAddr()
-		p := &testenv.Proc{Name: sub, Bin: bin, Args: []string{sub, "--config", cfgPath},
-			Env:    append(append([]string(nil), env...), "GATEHOUSE_LISTEN="+public, "GATEHOUSE_ADMIN_LISTEN="+admin),
-			Public: public, Admin: admin, LogPath: filepath.Join(dir, sub+".log")}
+		p, err := testenv.NewProc(sub, bin, sub, cfgPath, env, filepath.Join(dir, sub+".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := p.Start(ctx); err != nil {
 			t.Fatalf("%v\n%s", err, tail(p.LogPath))
 		}
