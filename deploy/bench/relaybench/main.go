@@ -65,7 +65,7 @@ func report(w io.Writer, o *options, b *bench, rows []result) {
 		"PostgreSQL %s (private cluster, fsync on), Kafka %s (one KRaft node, private), `gatehouse relay` with its shipped defaults, "+
 		"%d partitions, %d keys, ~300-byte envelopes; writer, relay, consumer, PostgreSQL and Kafka share the machine. "+
 		"Latency is commit-to-topic: from the writer's COMMIT returning (ceiling: from the Produce call) to a consumer receiving the record. "+
-		"Paced runs last %v; throughput = rows / (last record received − start).\n\n",
+		"Paced runs last %v; throughput = rows / (last record received − start); a backlog run starts with the relay process.\n\n",
 		b.PGVersion, b.KafkaVersion, o.partitions, o.keys, o.duration)
 	t := benchenv.NewTable(w, "path", "offered", "rows>", "records/s>", "p50>", "p99>", "duplicates>")
 	for _, r := range rows {
