@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -165,6 +166,17 @@ func Pgbench(ctx context.Context, env []string, args ...string) (tps float64, er
 }
 
 func tail(b []byte, n int) string { return string(b[max(0, len(b)-n):]) }
+
+// Settle checkpoints pool's database and writes back the machine's dirty
+// pages before a run: a checkpoint during the run, or the discards of the
+// WAL it recycles on this machine's filesystem, would stall its commits.
+func Settle(ctx context.Context, pool *pgxpool.Pool) error {
+	if _, err := pool.Exec(ctx, "CHECKPOINT"); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	syscall.Sync()
+	return nil
+}
 
 // DropPartitions drops and forgets every partition (storage_partitions), so
 // a section lays out its own or leaves it to the maintenance.

@@ -96,13 +96,8 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 	var passes []passPair
 	for i := range max(o.passes, 1) {
 		st.Logf("retention pass %d/%d during a run on the history store", i+1, max(o.passes, 1))
-		// Each run starts right after a checkpoint (one comes every ~30 s of
-		// WAL here and stalls commits), not to measure one.
 		var p passPair
 		for _, mid := range []func(context.Context){nil, func(ctx context.Context) { p.dropped, p.err = dropOldest(ctx, hist) }} {
-			if _, err := hist.Exec(ctx, `CHECKPOINT`); err != nil {
-				return err
-			}
 			r, err := closedLoop(ctx, hist, o, mid)
 			if err != nil {
 				return err
@@ -136,11 +131,14 @@ func (r result) walPerEvent() float64 {
 	return float64(r.walBytes) / float64(max(1, ok))
 }
 
-// closedLoop runs o.conns deliveries of new random ids at once through one
-// Writer (as serve does) for o.duration, each sending the next as soon as its
-// previous one is acknowledged (benchenv.Loop); mid, when set, runs once
-// halfway.
+// closedLoop runs, from a settled machine (benchenv.Settle), o.conns
+// deliveries of new random ids at once through one Writer (as serve does)
+// for o.duration, each sending the next as soon as its previous one is
+// acknowledged (benchenv.Loop); mid, when set, runs once halfway.
 func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(context.Context)) (result, error) {
+	if err := benchenv.Settle(ctx, pool); err != nil {
+		return result{}, err
+	}
 	w, err := ingest.NewWriter(pool, 1, 64)
 	if err != nil {
 		return result{}, err
