@@ -71,7 +71,7 @@ func (r *results) print(w io.Writer, b *bench) {
 		"reference-provider API. Topics of %d partitions, consumers.max_poll_records %d (the batch), api_concurrency %d.\n\n",
 		b.PGVersion, o.partitions, o.maxPoll, o.apiConcurrency)
 	tb := benchenv.NewTable(w, "case", "measure", "value", "target")
-	tb.Rowf("– | receiver max rate, closed loop, 16 connections, %v (%d events), nothing else running | %.0f events/s |", o.receiverFor, r.receiverEvents, r.receiverRate)
+	tb.Rowf("– | receiver max rate, closed loop, 16 connections, %v (%d events), on analyzed tables, nothing else running | %.0f events/s |", o.receiverFor, r.receiverEvents, r.receiverRate)
 	tb.Rowf("– | PostgreSQL ceiling: pgbench running the consumer's batched statements (`consumers_claim_many` + one transaction of `consumers_apply`, %d events a batch, 1 client) | %.0f events/s |", o.maxPoll, r.ceilingSQL)
 	tb.Rowf("1 | consumer drain of the receiver's backlog, API latency 0, new objects | %.0f events/s = **%.2f × the receiver** (%.0f%% of the PostgreSQL ceiling) | ≥ 1.0 ×",
 		r.fastRate, r.fastRate/r.receiverRate, 100*r.fastRate/r.ceilingSQL)
@@ -86,9 +86,9 @@ const secret = "whsec_consumerbench_test_mode"
 const fwdSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 // providers are the run's providers, one per case, so each case has a
-// topic of its own; "limited" has api_rate_limit 100, the "fwd" ones
-// forward every event instead of fetching it.
-var providers = []string{"maxrate", "slow", "grouped", "limited", "steady", "mixed", "fwdfast", "fwdslow"}
+// topic of its own ("warmup" fills the tables before case 1); "limited"
+// has api_rate_limit 100, the "fwd" ones forward every event.
+var providers = []string{"warmup", "maxrate", "slow", "grouped", "limited", "steady", "mixed", "fwdfast", "fwdslow"}
 
 // topic is the topic of provider p's events.
 func topic(p string) string { return "bench." + p }
