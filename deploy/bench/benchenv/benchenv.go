@@ -8,6 +8,7 @@ package benchenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -50,6 +52,7 @@ type Stack struct {
 	PGVersion    string
 	KafkaVersion string // "" without Kafka
 	log          io.Writer
+	commit       time.Duration // a commit's time when the Stack started (Settle)
 }
 
 // Start starts PostgreSQL (and Kafka when asked) and creates the
@@ -89,7 +92,8 @@ func Start(ctx context.Context, o Options, log io.Writer) (_ *Stack, err error) 
 	if err := s.Pool.QueryRow(ctx, "SHOW server_version").Scan(&s.PGVersion); err != nil {
 		return nil, fmt.Errorf("read server_version: %w", err)
 	}
-	return s, nil
+	s.commit, err = commitTime(ctx, s.Pool)
+	return s, err
 }
 
 // Logf writes one progress line, prefixed with the section's name.
@@ -167,15 +171,39 @@ func Pgbench(ctx context.Context, env []string, args ...string) (tps float64, er
 
 func tail(b []byte, n int) string { return string(b[max(0, len(b)-n):]) }
 
-// Settle checkpoints pool's database and writes back the machine's dirty
-// pages before a run: a checkpoint during the run, or the discards of the
-// WAL it recycles on this machine's filesystem, would stall its commits.
-func Settle(ctx context.Context, pool *pgxpool.Pool) error {
+// Settle readies the machine for a run: it checkpoints pool's database,
+// writes back the dirty pages and waits (up to two minutes) until a commit
+// takes at most 1.5 × its time when the Stack started. After a bulk load
+// this machine's disk (ext4 with online discard) stays slow for tens of
+// seconds, and a run started then measures that.
+func (s *Stack) Settle(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := pool.Exec(ctx, "CHECKPOINT"); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	syscall.Sync()
-	return nil
+	var now time.Duration
+	err := Until(ctx, time.Second, 2*time.Minute, func() (done bool, err error) {
+		now, err = commitTime(ctx, pool)
+		return now <= s.commit*3/2, err
+	})
+	if errors.Is(err, ErrNotWithin) {
+		s.Logf("a commit still takes %v (%v at start); running anyway", now, s.commit)
+		return nil
+	}
+	return err
+}
+
+// commitTime is the median time of 20 commits that each flush the WAL.
+func commitTime(ctx context.Context, pool *pgxpool.Pool) (time.Duration, error) {
+	h := NewHist()
+	for range 20 {
+		t := time.Now()
+		if _, err := pool.Exec(ctx, "SELECT txid_current()"); err != nil {
+			return 0, fmt.Errorf("commit probe: %w", err)
+		}
+		h.Record(time.Since(t))
+	}
+	return h.Q(0.5), nil
 }
 
 // DropPartitions drops and forgets every partition (storage_partitions), so

@@ -52,7 +52,7 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	if _, err := b.Pool.Exec(ctx, "ANALYZE inbox, outbox, dedupe_keys"); err != nil {
 		return fmt.Errorf("analyze: %w", err)
 	}
-	if err := benchenv.Settle(ctx, b.Pool); err != nil {
+	if err := b.Settle(ctx, b.Pool); err != nil {
 		return err
 	}
 	// Case 1's backlog is the receiver's own max rate run.

@@ -86,7 +86,7 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 	for i := range o.runs {
 		for k, pool := range []*pgxpool.Pool{st.Pool, hist} {
 			st.Logf("run %d/%d: %s", i+1, o.runs, []string{"empty", "history"}[k])
-			r, err := closedLoop(ctx, pool, o, nil)
+			r, err := closedLoop(ctx, st, pool, o, nil)
 			if err != nil {
 				return err
 			}
@@ -98,7 +98,7 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 		st.Logf("retention pass %d/%d during a run on the history store", i+1, max(o.passes, 1))
 		var p passPair
 		for _, mid := range []func(context.Context){nil, func(ctx context.Context) { p.dropped, p.err = dropOldest(ctx, hist) }} {
-			r, err := closedLoop(ctx, hist, o, mid)
+			r, err := closedLoop(ctx, st, hist, o, mid)
 			if err != nil {
 				return err
 			}
@@ -131,12 +131,12 @@ func (r result) walPerEvent() float64 {
 	return float64(r.walBytes) / float64(max(1, ok))
 }
 
-// closedLoop runs, from a settled machine (benchenv.Settle), o.conns
+// closedLoop runs, from a settled machine (Stack.Settle), o.conns
 // deliveries of new random ids at once through one Writer (as serve does)
 // for o.duration, each sending the next as soon as its previous one is
 // acknowledged (benchenv.Loop); mid, when set, runs once halfway.
-func closedLoop(ctx context.Context, pool *pgxpool.Pool, o options, mid func(context.Context)) (result, error) {
-	if err := benchenv.Settle(ctx, pool); err != nil {
+func closedLoop(ctx context.Context, st *benchenv.Stack, pool *pgxpool.Pool, o options, mid func(context.Context)) (result, error) {
+	if err := st.Settle(ctx, pool); err != nil {
 		return result{}, err
 	}
 	w, err := ingest.NewWriter(pool, 1, 64)
