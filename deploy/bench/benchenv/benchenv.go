@@ -1,9 +1,7 @@
-// Package benchenv is the kit every section of `make bench` (and the chaos
-// soak) is built from: a run's private PostgreSQL and Kafka (this file),
-// signed deliveries (webhooks.go, schemes.go), load (load.go), latencies
-// (stats.go), `gatehouse` processes (gatehouse.go), /proc CPU (proc.go),
-// metrics (metrics.go), tables (table.go), flags (flags.go) and a
-// section's main with its run stamp (main.go).
+// Package benchenv is the kit every section of `make bench` (and the soak)
+// is built from: private PostgreSQL and Kafka, signed deliveries, load,
+// latencies, `gatehouse` processes, /proc CPU, metrics, tables, flags and
+// a section's main with its run stamp, each in the file of that name.
 package benchenv
 
 import (
@@ -171,11 +169,9 @@ func Pgbench(ctx context.Context, env []string, args ...string) (tps float64, er
 
 func tail(b []byte, n int) string { return string(b[max(0, len(b)-n):]) }
 
-// Settle readies the machine for a run: it checkpoints pool's database,
-// writes back the dirty pages and waits (up to two minutes) until a commit
-// takes at most 1.5 × its time when the Stack started. After a bulk load
-// this machine's disk (ext4 with online discard) stays slow for tens of
-// seconds, and a run started then measures that.
+// Settle readies the machine for a run: a checkpoint, a sync, then a wait
+// (up to 2 min) until a commit takes at most 1.5 × its time at start: after
+// a bulk load this machine's disk stays slow for tens of seconds.
 func (s *Stack) Settle(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := pool.Exec(ctx, "CHECKPOINT"); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)

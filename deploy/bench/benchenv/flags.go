@@ -13,10 +13,8 @@ import (
 	"unsafe"
 )
 
-// ParseFlags parses args into fs the way every section's tool answers:
-// -h and --help print help (the description and an example) and the flags
-// on stdout and report done (exit 0); a bad flag prints the same on stderr
-// and returns the error. done is false when the tool should run.
+// ParseFlags parses args into fs: -h and --help print help and the flags on
+// stdout (done, exit 0); a bad flag prints them on stderr with the error.
 func ParseFlags(fs *flag.FlagSet, help string, args []string, stdout, stderr io.Writer) (done bool, err error) {
 	fs.Usage = func() {}
 	fs.SetOutput(io.Discard)

@@ -36,9 +36,8 @@ func (g Gatehouse) Start(ctx context.Context) (*Proc, error) {
 	return p, nil
 }
 
-// WriteConfig writes dir/name, a gatehouse.yaml with dbURL, the top-level keys
-// of extra (YAML, each line ending in a newline) and providers (the entries of
-// the providers: map, as ProviderYAML writes them), and returns its path.
+// WriteConfig writes dir/name, a gatehouse.yaml of dbURL, extra top-level
+// keys and providers (ProviderYAML's entries), and returns its path.
 func WriteConfig(dir, name, dbURL, extra, providers string) (string, error) {
 	text := fmt.Sprintf("database_url: %q\nlog_level: info\n%sproviders:\n%s", dbURL, extra, providers)
 	path := filepath.Join(dir, name)

@@ -121,8 +121,7 @@ func collect(ws []*loadWorker, start time.Time, elapsed time.Duration) LoadResul
 	return r
 }
 
-// Closed keeps Conns requests in flight for d (or until ctx ends), each
-// connection sending the next as soon as the last is answered; Elapsed
+// Closed keeps Conns requests in flight for d (or until ctx ends); Elapsed
 // runs to the last answer.
 func (l Load) Closed(ctx context.Context, d time.Duration) LoadResult {
 	return closed(ctx, l.workers(), d, func(w *loadWorker, _ int, start time.Time, due time.Duration) {
@@ -146,10 +145,8 @@ func closed(ctx context.Context, ws []*loadWorker, d time.Duration, do func(w *l
 	return collect(ws, start, time.Since(start))
 }
 
-// Fixed is an open loop: a request due every 1/rate seconds for d (or
-// until ctx ends), whatever the answers, sent by the first free of Conns
-// connections; latency runs from the due time, so a wait for a free
-// connection counts (no coordinated omission).
+// Fixed is an open loop: a request due every 1/rate seconds for d, sent by
+// the first free of Conns connections; latency runs from the due time.
 func (l Load) Fixed(ctx context.Context, rate float64, d time.Duration) LoadResult {
 	return l.open(ctx, d, func() float64 { return 1 / rate })
 }
@@ -201,9 +198,8 @@ func Presign(next func(time.Time) []byte, n int) func(time.Time) []byte {
 	}
 }
 
-// Loop is a closed loop of any operation: conns goroutines call do (with
-// their index) back to back for d; each call is an Ack, Status 200 when
-// do succeeded and 0 (its error the LastError) when not.
+// Loop is a closed loop of any operation: conns goroutines call do back to
+// back for d; each call is an Ack, Status 200 when do succeeded, else 0.
 func Loop(ctx context.Context, conns int, d time.Duration, do func(worker int) error) LoadResult {
 	ws := make([]*loadWorker, conns)
 	for i := range ws {

@@ -16,9 +16,8 @@ import (
 	"time"
 )
 
-// Main is a section's main: run gets a context cancelled by SIGINT or
-// SIGTERM; what it writes to stdout is printed after the run's stamp
-// (Stamp.Mark), and an error exits 1.
+// Main is a section's main: run's stdout is printed after the run's stamp
+// (Stamp.Mark); SIGINT or SIGTERM cancel its context; an error exits 1.
 func Main(name string, run func(ctx context.Context, args []string, stdout, stderr io.Writer) error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	st := NewStamp()

@@ -32,9 +32,8 @@ func Scrape(ctx context.Context, addr string) (Families, error) {
 	return p.TextToMetricFamilies(resp.Body)
 }
 
-// By returns the values of the series of name (counter, gauge or untyped)
-// summed by the value of label, over the series whose labels include
-// every pair of match (name, value, name, value…).
+// By sums the series of name whose labels include every pair of match
+// (name, value, …) by the value of their label label.
 func (f Families) By(name, label string, match ...string) map[string]float64 {
 	out := map[string]float64{}
 	for _, m := range f[name].GetMetric() {

@@ -54,9 +54,8 @@ func ProcCPU(pid int, children bool) (cpu time.Duration, ppid int, err error) {
 	return time.Duration(sum) * ClockTick, ppid, nil
 }
 
-// PostgresCPU is the CPU time the Stack's PostgreSQL has used so far: the
-// postmaster's and all its processes', live and exited (exited backends
-// count in the postmaster's children time); 0 when it cannot be read.
+// PostgresCPU is the CPU time of the Stack's postmaster and all its
+// processes, live and exited (its children's time); 0 when unreadable.
 func (s *Stack) PostgresCPU() time.Duration {
 	// The postmaster's pid is the first line of postmaster.pid.
 	raw, _ := os.ReadFile(filepath.Join(s.Dir, "pgdata", "postmaster.pid"))

@@ -17,11 +17,9 @@ var MixSchemes = []string{"github", "stripe", "shopify", "slack", "standard-webh
 // configured with (public_url: PublicBase + name).
 const PublicBase = "https://hooks.bench.invalid/webhooks/"
 
-// wire is one scheme's deliveries of event n: the body, a template of n
-// (%[1]d), the Unix time (%[2]d), the RFC 3339 time (%[3]s), the padding
-// (%[4]s) and n mod 97 (%[5]d); a provider header headName: head ("{n}"
-// replaced by n); and the event id the signer takes (id, a template of n;
-// "" where the scheme takes none).
+// wire is one scheme's deliveries of event n: a body template of n (%[1]d),
+// the Unix and RFC 3339 times (%[2]d, %[3]s), the padding (%[4]s) and n mod
+// 97 (%[5]d); a header (head, "{n}" replaced); the signer's id template.
 type wire struct {
 	form           bool
 	body, head, id string

@@ -6,9 +6,8 @@ import (
 	"strings"
 )
 
-// Table writes one Markdown table. Columns are named in the header; a
-// name ending in ">" is right-aligned (the ">" is not printed), as
-// numbers are.
+// Table writes one Markdown table; a column name ending in ">" is
+// right-aligned (the ">" is not printed).
 type Table struct {
 	w    io.Writer
 	cols int

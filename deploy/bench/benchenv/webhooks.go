@@ -26,9 +26,8 @@ const (
 	EventType       = "payment.succeeded"
 )
 
-// ProviderYAML is the providers.<name> entry of a reference-scheme
-// provider accepting a Deliveries signed with secret, keyed by
-// data.payment_id, with extra keys (lines indented by four spaces).
+// ProviderYAML is the providers.<name> entry of a reference-scheme provider
+// verifying with secret, with extra keys (lines indented by four spaces).
 func ProviderYAML(name string, secret []byte, extra string) string {
 	return fmt.Sprintf(`  %s:
     scheme: reference
@@ -49,9 +48,8 @@ func Secret(prefix string, n int) []byte {
 	return []byte(prefix + hex.EncodeToString(k))
 }
 
-// Deliveries builds signed HTTP/1.1 requests, each the first delivery of a
-// new event of one provider (signature.SignRequest); event ids are 13-digit
-// numbers from one counter, increasing as pgbench's. Safe for concurrent use.
+// Deliveries builds signed HTTP/1.1 requests of new events of one provider;
+// ids are 13-digit numbers from one counter. Safe for concurrent use.
 type Deliveries struct {
 	cfg            signature.Config
 	secret         []byte

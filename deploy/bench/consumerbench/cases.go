@@ -229,9 +229,8 @@ func (b *bench) waitTopic(ctx context.Context, topic string, n int) error {
 	return nil
 }
 
-// endToEnd runs a consumer of prov while total deliveries go to the
-// receiver at addr at rate per second (and beside, when set, runs); it
-// returns the latencies from each 2xx to processed_at and the rate achieved.
+// endToEnd sends total deliveries of prov at rate per second (beside runs
+// too) and returns the times from each 2xx to processed_at, and the rate.
 func (b *bench) endToEnd(ctx context.Context, addr, prov string, rate float64, total int, beside func(context.Context) error) (*benchenv.Hist, float64, error) {
 	stop, err := b.startConsumer(ctx, prov)
 	if err != nil {
@@ -288,11 +287,9 @@ AND processing_state = ANY($2)`, prov, schemas.FinalStates()).Scan(&done)
 	return nil
 }
 
-// pgbenchScript is one consumer batch of :batch new events with the
-// statements of consumers/store_batch.go: consumers_claim_many for the
-// batch, then one transaction applying each event with consumers_apply.
-// TestBenchSQLCallsProductionSignatures (internal/layout) fails when a
-// function called here takes another number of arguments in production.
+// pgbenchScript is one batch of :batch events with consumers/store_batch.go's
+// statements (TestBenchSQLCallsProductionSignatures, internal/layout, checks
+// their argument counts): one claim, then one transaction of applies.
 const pgbenchScript = `SELECT nextval('consumerbench_seq') AS id \gset
 SELECT count(*) FROM consumers_claim_many(array_fill('pgb'::text, ARRAY[(:batch)::int]),
   ARRAY(SELECT 'pgb_' || ((:id)::int * (:batch)::int + g) FROM generate_series(1, (:batch)::int) g), array_fill(now(), ARRAY[(:batch)::int]));

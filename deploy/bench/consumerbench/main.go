@@ -1,8 +1,6 @@
-// Command consumerbench measures the consumers (section "Consumers"): the
-// eight cases of docs/BENCHMARKS.md beside the receiver's max rate and a
-// pgbench ceiling of the consumer's statements, with `gatehouse serve`,
-// `relay` and `consume` processes and a local provider API that is also
-// the forward destination.
+// Command consumerbench measures the consumers: the eight cases of
+// docs/BENCHMARKS.md beside the receiver's max rate and pgbench running the
+// consumer's statements, with `gatehouse serve`, `relay` and `consume`.
 package main
 
 import (
@@ -101,8 +99,7 @@ type bench struct {
 	api     *fakeAPI
 }
 
-// setup starts the fake API (the caller stops it) and writes the
-// providers' configuration.
+// setup starts the fake API (the caller stops it) and the providers' YAML.
 func setup(st *benchenv.Stack, o *options) (*bench, error) {
 	b := &bench{Stack: st, o: o, api: &fakeAPI{}}
 	var err error
@@ -130,8 +127,7 @@ func setup(st *benchenv.Stack, o *options) (*bench, error) {
 	return b, nil
 }
 
-// start runs `gatehouse sub` as name, with consumers lines added to its
-// consumers: section; serve's log (a line per delivery) is discarded.
+// start runs `gatehouse sub` as name with consumers lines in its consumers:.
 func (b *bench) start(ctx context.Context, sub, name, consumers string) (*benchenv.Proc, error) {
 	extra := fmt.Sprintf("kafka:\n  brokers: [%s]\n  partitions: %d\nconsumers:\n  max_poll_records: %d\n  retry_delays: [10s, 1m]\n%s",
 		b.Brokers(), b.o.partitions, b.o.maxPoll, consumers)
@@ -156,9 +152,8 @@ func (b *bench) startConsumer(ctx context.Context, prov string) (func(), error) 
 	return p.Stop, nil
 }
 
-// fakeAPI is the reference provider's API: every payment exists at version
-// 1, answered after the latency, 429 above its limit of requests in the
-// last second (when set); under /hooks, the forward cases' destination.
+// fakeAPI is the provider API (every payment at version 1, after the
+// latency, 429 above its limit a second) and, under /hooks, a destination.
 type fakeAPI struct {
 	url       string
 	stop      func()

@@ -186,8 +186,7 @@ func waitDrained(ctx context.Context, sm *sampler, limit time.Duration) (time.Du
 	return time.Since(t0), err
 }
 
-// warnings is the report's line on the WARN and ERROR lines of a process's
-// JSON log: how many, and the last one.
+// warnings is the report's line on a process's WARN and ERROR log lines.
 func warnings(p *benchenv.Proc) string {
 	raw, _ := os.ReadFile(p.LogPath)
 	n, last := 0, ""

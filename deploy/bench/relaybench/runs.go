@@ -134,8 +134,7 @@ func (b *bench) onTopic(ctx context.Context, what, offered, prefix string, limit
 	return r, nil
 }
 
-// startRelay runs `gatehouse relay` in mode, with its shipped defaults,
-// until the returned stop is called.
+// startRelay runs `gatehouse relay` in mode until the returned stop is called.
 func (b *bench) startRelay(ctx context.Context, mode string) (func(), error) {
 	name := "relay-" + mode
 	path, err := benchenv.WriteConfig(b.Dir, name+".yaml", b.DBURL,
@@ -216,7 +215,7 @@ func (b *bench) relayRuns(ctx context.Context, mode string) ([]result, error) {
 	return out, nil
 }
 
-// dropSlot drops a replication slot once a stopped relay's walsender has gone.
+// dropSlot drops a slot once a stopped relay's walsender has gone.
 func (b *bench) dropSlot(ctx context.Context, slot string) error {
 	var last error
 	err := benchenv.Until(ctx, 200*time.Millisecond, 30*time.Second, func() (bool, error) {

@@ -1,8 +1,6 @@
-// Command searchbench measures the events API's payload search over a day of
-// -events events of one provider (the first page of a customer's orders
-// through api.Inbox) as a bounded scan and through the GIN index of `search:
-// indexed`, and the index's cost to the receiver's (`gatehouse serve`)
-// closed-loop throughput, in alternating rounds on the same loaded database.
+// Command searchbench measures the payload search over a day of events
+// (api.Inbox's first page), scanned and through the `search: indexed` GIN
+// index, and the index's cost to `gatehouse serve`, in alternating rounds.
 package main
 
 import (
@@ -128,10 +126,8 @@ func searchLatency(ctx context.Context, name string, ib api.Inbox, o options) (s
 	return s, nil
 }
 
-// ingestRounds alternates closed-loop rounds of deliveries of the indexed
-// provider and of the plain one to `gatehouse serve` (its maintenance
-// merging the indexes' pending lists beside them) on the loaded database,
-// and returns each one's events/s per round.
+// ingestRounds alternates closed-loop rounds of the indexed and the plain
+// provider to `gatehouse serve` and returns each one's events/s per round.
 func ingestRounds(ctx context.Context, st *benchenv.Stack, config string, key []byte, o options) (with, without []float64, err error) {
 	serve, err := benchenv.Gatehouse{Bin: o.gatehouse, Sub: "serve", Config: config, Log: os.DevNull}.Start(ctx)
 	if err != nil {

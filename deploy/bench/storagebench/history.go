@@ -13,9 +13,8 @@ import (
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
 
-// apiBench times the read model's pages on the history store (50 a page, as
-// the console), every case interleaved with the others, and writes the
-// subsection.
+// apiBench times the read model's pages (50, as the console) on the history
+// store, the cases interleaved, and writes the subsection.
 func apiBench(ctx context.Context, w io.Writer, pool *pgxpool.Pool, o options) error {
 	var deep api.EventCursor
 	err := pool.QueryRow(ctx, `SELECT received_at, provider, event_id FROM inbox WHERE received_at < now() - make_interval(days => $1)
@@ -91,11 +90,9 @@ type span struct {
 	starts, ends time.Time
 }
 
-// layout replaces the migration's partitions by the bench's, empty: daily
-// inbox partitions from o.days ago to two days ahead, dedupe key partitions
-// o.keyInterval wide (aligned as the maintenance's) over the same range, and
-// hourly outbox partitions from today on. It returns those that start before
-// today: the history's.
+// layout replaces the migration's partitions: daily inbox and o.keyInterval
+// key partitions from o.days ago to two days ahead, hourly outbox ones from
+// today; it returns those before today (the history's).
 func layout(ctx context.Context, pool *pgxpool.Pool, o options) (past []span, err error) {
 	if err := benchenv.DropPartitions(ctx, pool); err != nil {
 		return nil, err
@@ -123,9 +120,8 @@ func layout(ctx context.Context, pool *pgxpool.Pool, o options) (past []span, er
 	return past, nil
 }
 
-// load fills the past partitions with o.history earlier events spread evenly
-// over the o.days past days (fillDaySQL), then their keys from the inbox, two
-// partitions at a time, and vacuums and analyzes them.
+// load fills the past partitions with o.history events over o.days days and
+// their keys, two partitions at a time, and vacuums and analyzes them.
 func load(ctx context.Context, pool *pgxpool.Pool, o options, past []span, logf func(string, ...any)) error {
 	for _, parent := range []string{"inbox", "dedupe_keys"} {
 		t := time.Now()
@@ -159,11 +155,9 @@ func load(ctx context.Context, pool *pgxpool.Pool, o options, past []span, logf 
 	return nil
 }
 
-// fillDaySQL fills a day's inbox partition with $3 events received between $1
-// and $2: random ids, a Stripe-like envelope of ~450 bytes, common and rare
-// providers, types and states (the API benchmark filters by the rare ones).
-// Each level of subqueries draws its random values once per row (a subquery
-// with volatile functions is not flattened).
+// fillDaySQL fills a day's inbox partition with $3 events received between
+// $1 and $2: random ids, ~450-byte Stripe-like envelopes, common and rare
+// providers, types and states (each subquery level draws once per row).
 const fillDaySQL = `INSERT INTO inbox (provider, event_id, event_type, payload, received_at, event_created_at, verified, secret_id, processing_state, attempts, updated_at)
 SELECT p, id, t, jsonb_build_object('id', id, 'object', 'event', 'type', t, 'created', extract(epoch FROM at)::bigint, 'livemode', true,
     'api_version', '2024-06-20', 'data', jsonb_build_object('object', jsonb_build_object('id', 'pi_' || left(md5(id), 24), 'amount', amount,

@@ -1,8 +1,6 @@
-// Command storagebench measures what history and retention cost the receiver's
-// write (docs/STORAGE.md): ingest.Writer (as in `gatehouse serve`) in a closed
-// loop on an empty store and on one with -history earlier events, interleaved
-// -runs times; then -passes retention passes, each amid a run on the history
-// store; last, the API's list pages on the history store.
+// Command storagebench measures what history and retention cost the
+// receiver's write (ingest.Writer, closed loop: an empty store against one
+// with -history events), retention passes amid runs, and the API's pages.
 package main
 
 import (
@@ -131,10 +129,8 @@ func (r result) walPerEvent() float64 {
 	return float64(r.walBytes) / float64(max(1, ok))
 }
 
-// closedLoop runs, from a settled machine (Stack.Settle), o.conns
-// deliveries of new random ids at once through one Writer (as serve does)
-// for o.duration, each sending the next as soon as its previous one is
-// acknowledged (benchenv.Loop); mid, when set, runs once halfway.
+// closedLoop runs o.conns deliveries of new ids at once through one Writer
+// for o.duration (benchenv.Loop), from a settled machine; mid runs halfway.
 func closedLoop(ctx context.Context, st *benchenv.Stack, pool *pgxpool.Pool, o options, mid func(context.Context)) (result, error) {
 	if err := st.Settle(ctx, pool); err != nil {
 		return result{}, err
@@ -184,8 +180,7 @@ func closedLoop(ctx context.Context, st *benchenv.Stack, pool *pgxpool.Pool, o o
 }
 
 // dropOldest runs a maintenance pass whose retention expires the inbox's
-// oldest (daily) partition and nothing younger; it returns the partitions
-// dropped.
+// oldest partition only, and returns the partitions dropped.
 func dropOldest(ctx context.Context, pool *pgxpool.Pool) ([]string, error) {
 	var secs float64
 	if err := pool.QueryRow(ctx, `SELECT extract(epoch FROM now() - min(ends))::float8 FROM storage_partitions WHERE parent = 'inbox'`).Scan(&secs); err != nil {
