@@ -117,8 +117,7 @@ func Parse(help string, opts any, args []string, stdout, stderr io.Writer) (done
 	return false, nil
 }
 
-// Run is the main of a section with a Stack: Main with its flags parsed
-// into *opts (Parse) and its Stack started and closed around run.
+// Run is Main with flags parsed into *opts and a Stack around run.
 func Run(help string, opts interface{ Stack() *Options }, run func(ctx context.Context, st *Stack, stdout io.Writer) error) {
 	so := opts.Stack()
 	Main(so.Name, func(ctx context.Context, args []string, stdout, stderr io.Writer) error {

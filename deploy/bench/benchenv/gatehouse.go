@@ -22,8 +22,7 @@ type Gatehouse struct {
 // Proc is a running gatehouse process: the tests' testenv.Proc.
 type Proc = testenv.Proc
 
-// Start launches the process on free loopback ports and returns once its
-// admin listener answers /healthz (serve: /readyz).
+// Start launches the process on free ports and waits for /healthz (/readyz).
 func (g Gatehouse) Start(ctx context.Context) (*Proc, error) {
 	p, err := testenv.NewProc(g.Sub, g.Bin, g.Sub, g.Config, append(os.Environ(), g.Env...), g.Log)
 	if err != nil {
@@ -44,8 +43,7 @@ func WriteConfig(dir, name, dbURL, extra, providers string) (string, error) {
 	return path, os.WriteFile(path, []byte(text), 0o600)
 }
 
-// Serve serves h on a loopback port (a provider's API, a forward
-// destination) and returns its base URL and what stops it.
+// Serve serves h on a loopback port and returns its base URL and its stop.
 func Serve(h http.Handler) (url string, stop func(), err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -121,16 +121,14 @@ func collect(ws []*loadWorker, start time.Time, elapsed time.Duration) LoadResul
 	return r
 }
 
-// Closed keeps Conns requests in flight for d (or until ctx ends); Elapsed
-// runs to the last answer.
+// Closed keeps Conns requests in flight for d; Elapsed runs to the last answer.
 func (l Load) Closed(ctx context.Context, d time.Duration) LoadResult {
 	return closed(ctx, l.workers(), d, func(w *loadWorker, _ int, start time.Time, due time.Duration) {
 		w.send(l.Next(start.Add(due)), start, due)
 	})
 }
 
-// closed is the closed loop of Closed and Loop: each worker's goroutine
-// calls do back to back, due when it is called, until d.
+// closed calls do back to back on each worker's goroutine until d.
 func closed(ctx context.Context, ws []*loadWorker, d time.Duration, do func(w *loadWorker, i int, start time.Time, due time.Duration)) LoadResult {
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -151,8 +149,7 @@ func (l Load) Fixed(ctx context.Context, rate float64, d time.Duration) LoadResu
 	return l.open(ctx, d, func() float64 { return 1 / rate })
 }
 
-// Poisson is Fixed with Poisson arrivals: exponentially distributed
-// intervals of mean 1/rate (as pgbench -R).
+// Poisson is Fixed with exponential intervals of mean 1/rate (as pgbench -R).
 func (l Load) Poisson(ctx context.Context, rate float64, d time.Duration) LoadResult {
 	return l.open(ctx, d, func() float64 { return rand.ExpFloat64() / rate })
 }
@@ -215,8 +212,7 @@ func Loop(ctx context.Context, conns int, d time.Duration, do func(worker int) e
 	})
 }
 
-// Pace is an open loop of any operation: every 10 ms, for d, it calls emit
-// with the number of items due at rate per second and not yet emitted.
+// Pace calls emit every 10 ms, for d, with the items due at rate and not emitted.
 func Pace(ctx context.Context, rate float64, d time.Duration, emit func(n int) error) (int, error) {
 	start := time.Now()
 	sent := 0

@@ -32,8 +32,7 @@ func Main(name string, run func(ctx context.Context, args []string, stdout, stde
 	}
 }
 
-// Stamp is what a section's output starts with: the commit, the date and
-// the load average at start and end (a busy run cannot pass for quiet).
+// Stamp is a section's first line: commit, date, load average at start and end.
 type Stamp struct {
 	Commit     string
 	Date       time.Time
@@ -77,8 +76,7 @@ func LoadAvg() float64 {
 	return v
 }
 
-// Every calls f every d, from another goroutine, until the returned stop
-// is called; stop cancels the context f gets and waits for f to return.
+// Every calls f every d until stop, which cancels f's context and waits.
 func Every(ctx context.Context, d time.Duration, f func(ctx context.Context)) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -98,8 +96,7 @@ func Every(ctx context.Context, d time.Duration, f func(ctx context.Context)) (s
 	return func() { cancel(); <-done }
 }
 
-// Until calls f every interval until f reports done or fails, ctx ends or
-// limit has passed: it returns nil, f's error, ctx's, or ErrNotWithin.
+// Until calls f every interval until it is done, fails, ctx ends or limit passes.
 func Until(ctx context.Context, every, limit time.Duration, f func() (done bool, err error)) error {
 	deadline := time.Now().Add(limit)
 	for {

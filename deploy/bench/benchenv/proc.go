@@ -16,8 +16,7 @@ import (
 // ClockTick is USER_HZ (100 on Linux), the unit of /proc's CPU times.
 const ClockTick = 10 * time.Millisecond
 
-// statFields returns the fields of /proc/<pid>/stat after the
-// parenthesised command name (which may hold spaces): f[0] is field 3.
+// statFields is /proc/<pid>/stat after the command name: f[0] is field 3.
 func statFields(pid string) ([]string, error) {
 	raw, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
@@ -34,8 +33,7 @@ func statFields(pid string) ([]string, error) {
 	return f, nil
 }
 
-// ProcCPU returns utime+stime of pid, plus cutime+cstime (its reaped
-// children) when children is true, and its parent's pid.
+// ProcCPU is pid's utime+stime (+ its reaped children's) and its parent's pid.
 func ProcCPU(pid int, children bool) (cpu time.Duration, ppid int, err error) {
 	f, err := statFields(strconv.Itoa(pid))
 	if err != nil {
@@ -87,8 +85,7 @@ func NiceValue() int {
 	return n
 }
 
-// StatusKB reads one kB field (VmRSS:, VmHWM:) of /proc/<pid>/status; 0
-// when it cannot.
+// StatusKB reads a kB field (VmRSS:, VmHWM:) of /proc/<pid>/status; 0 if none.
 func StatusKB(pid int, field string) int64 {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

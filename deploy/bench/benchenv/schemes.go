@@ -13,8 +13,7 @@ import (
 // section sends, each as its provider sends it (wireOf).
 var MixSchemes = []string{"github", "stripe", "shopify", "slack", "standard-webhooks", "twilio", "mailgun"}
 
-// PublicBase is the public URL prefix the mix's URL-signing providers are
-// configured with (public_url: PublicBase + name).
+// PublicBase prefixes the public_url of the mix's URL-signing providers.
 const PublicBase = "https://hooks.bench.invalid/webhooks/"
 
 // wire is one scheme's deliveries of event n: a body template of n (%[1]d),
@@ -56,8 +55,7 @@ func (w wire) bodyOf(n int64, now time.Time, pad string) string {
 	return fmt.Sprintf(w.body, n, now.Unix(), now.UTC().Format(time.RFC3339), pad, n%97)
 }
 
-// SchemeYAML is the providers.<scheme> entry of a mix provider named after
-// its scheme, verifying with secret.
+// SchemeYAML is the providers entry of the mix provider named after scheme.
 func SchemeYAML(scheme string, secret []byte) string {
 	s := fmt.Sprintf("  %s:\n    scheme: %s\n    secrets:\n      - id: bench\n        value: %q\n", scheme, scheme, string(secret))
 	if signature.NeedsPublicURL(scheme, nil) {

@@ -40,8 +40,7 @@ func (h *Hist) Q(q float64) time.Duration {
 	return time.Duration(h.h.ValueAtQuantile(q * 100))
 }
 
-// Median is the median of v (the mean of the middle two for an even
-// count); 0 when empty.
+// Median is the median of v (mean of the middle two; 0 when empty).
 func Median(v []float64) float64 {
 	if len(v) == 0 {
 		return 0

@@ -37,8 +37,7 @@ func (t *Table) Row(cells ...any) {
 	fmt.Fprintf(t.w, "| %s |\n", strings.Join(s, " | "))
 }
 
-// Rowf writes one row whose cells are format's "|"-separated fields
-// filled with args.
+// Rowf writes one row: format's "|"-separated cells filled with args.
 func (t *Table) Rowf(format string, args ...any) {
 	fmt.Fprintf(t.w, "| "+format+" |\n", args...)
 }

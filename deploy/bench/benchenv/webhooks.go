@@ -59,8 +59,7 @@ type Deliveries struct {
 	next           atomic.Int64
 }
 
-// SetAddr points later deliveries at the receiver at addr; the ids keep
-// counting. Not safe to call while Next runs.
+// SetAddr points later deliveries at addr (ids keep counting); not while Next runs.
 func (d *Deliveries) SetAddr(addr string) { d.addr = addr }
 
 // NewDeliveries returns the reference-scheme deliveries of provider to the
@@ -107,8 +106,7 @@ func (d *Deliveries) Next(now time.Time) []byte {
 	return raw.Bytes()
 }
 
-// Conn is one keep-alive HTTP/1.1 connection to a receiver; a failed
-// request closes it and the next Do dials again.
+// Conn is a keep-alive HTTP/1.1 connection, dialled again after a failure.
 type Conn struct {
 	addr       string
 	c          net.Conn

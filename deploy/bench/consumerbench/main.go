@@ -142,8 +142,7 @@ func (b *bench) start(ctx context.Context, sub, name, consumers string) (*benche
 	return benchenv.Gatehouse{Bin: b.o.gatehouse, Sub: sub, Config: path, Log: log}.Start(ctx)
 }
 
-// startConsumer runs `gatehouse consume` for prov's topic alone, in a
-// group of its own, until the returned stop is called.
+// startConsumer runs `gatehouse consume` for prov alone, in a group of its own.
 func (b *bench) startConsumer(ctx context.Context, prov string) (func(), error) {
 	p, err := b.start(ctx, "consume", "consume-"+prov, "  providers: ["+prov+"]\n  group: consumerbench-"+prov+"\n")
 	if err != nil {
@@ -194,8 +193,7 @@ func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "object": "payment", "version": 1, "status": "succeeded", "amount": 1999})
 }
 
-// reset returns the requests since the last reset and the most of them in
-// any one second, and forgets them.
+// reset returns and forgets the requests since the last reset and their busiest second.
 func (a *fakeAPI) reset() (calls, most int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -87,8 +87,7 @@ func overloadOnce(ctx context.Context, g *benchenv.Proc, o *options, a, b benche
 	return r
 }
 
-// missingFromInbox counts the events of prov acknowledged in l and those
-// of them the inbox does not hold.
+// missingFromInbox counts prov's acknowledged events in l and those not in the inbox.
 func missingFromInbox(ctx context.Context, st *benchenv.Stack, prov string, l benchenv.LoadResult) (acked, missing int, err error) {
 	var ids []string
 	for _, x := range l.Acks {

@@ -138,8 +138,13 @@ func ingestRounds(ctx context.Context, st *benchenv.Stack, config string, key []
 	gens := map[string]*benchenv.Deliveries{"shop": benchenv.NewDeliveries("shop", addr, key, 512), "plain": benchenv.NewDeliveries("plain", addr, key, 512)}
 	rates := map[string][]float64{}
 	for i := range 2*o.rounds + 2 {
-		name := []string{"shop", "plain"}[(i+i/2)%2]    // shop plain plain shop shop plain …
-		if err := st.Settle(ctx, st.Pool); err != nil { // the load's and the index's writes are not a round's
+		name := []string{"shop", "plain"}[(i+i/2)%2] // shop plain plain shop shop plain …
+		if i == 2 {                                  // the warm-ups filled the written tables
+			if err := benchenv.Analyze(ctx, st.Pool); err != nil {
+				return nil, nil, err
+			}
+		}
+		if err := st.Settle(ctx, st.Pool); err != nil {
 			return nil, nil, err
 		}
 		res := benchenv.Load{Addr: addr, Conns: o.conns, Next: gens[name].Next}.Closed(ctx, o.d)

@@ -80,6 +80,14 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 	}
 	st.Logf("loaded: inbox %s, dedupe_keys %s; %d key filters", mib(bytes["inbox"]), mib(bytes["dedupe_keys"]), filtered)
 
+	for _, pool := range []*pgxpool.Pool{st.Pool, hist} { // a warm-up fills the written tables
+		if _, err := closedLoop(ctx, st, pool, o, nil); err != nil {
+			return err
+		}
+		if err := benchenv.Analyze(ctx, pool); err != nil {
+			return err
+		}
+	}
 	var runs [2][]result // empty, history
 	for i := range o.runs {
 		for k, pool := range []*pgxpool.Pool{st.Pool, hist} {
