@@ -188,8 +188,7 @@ func (s *Stack) Settle(ctx context.Context, pool *pgxpool.Pool) error {
 }
 
 // Analyze gathers the statistics of the tables a delivery writes, as
-// autovacuum keeps them in service (without, the Writer's plan costs
-// PostgreSQL about twice the CPU).
+// autovacuum keeps them in service (without, PostgreSQL's CPU doubles).
 func Analyze(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := pool.Exec(ctx, "ANALYZE inbox, outbox, dedupe_keys, ingest_replay_guard"); err != nil {
 		return fmt.Errorf("analyze: %w", err)

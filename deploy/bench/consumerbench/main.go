@@ -83,10 +83,9 @@ const secret = "whsec_consumerbench_test_mode"
 // fwdSecret signs the forward cases' deliveries (Standard Webhooks).
 const fwdSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
-// providers are the run's providers, one per case, so each case has a
-// topic of its own ("warmup" fills the tables before case 1); "limited"
-// has api_rate_limit 100, the "fwd" ones forward every event.
-var providers = []string{"warmup", "maxrate", "slow", "grouped", "limited", "steady", "mixed", "fwdfast", "fwdslow"}
+// providers are the run's, one per case and topic ("warmup" fills the
+// tables first); "limited" has api_rate_limit 100, "fwd…" ones forward.
+var providers = []string{"warmup", "maxrate", "slow", "grouped", "limited", "steady", "alone", "mixed", "fwdfast", "fwdslow"}
 
 // topic is the topic of provider p's events.
 func topic(p string) string { return "bench." + p }
