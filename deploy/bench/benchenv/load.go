@@ -61,8 +61,7 @@ func (r LoadResult) Latencies() *Hist {
 	return h
 }
 
-// Load is the HTTP load of a run: Conns keep-alive connections to the
-// receiver at Addr sending Next(now).
+// Load is a run's HTTP load: Conns keep-alive connections to Addr sending Next(now).
 type Load struct {
 	Addr  string
 	Conns int
@@ -178,8 +177,7 @@ func (l Load) open(ctx context.Context, d time.Duration, interval func() float64
 	return collect(ws, start, d)
 }
 
-// Presign returns a source handing out n requests of next built now (then
-// more, built inline): the load generator's CPU stays off the measurement.
+// Presign hands out n requests of next built now (then more): off the measured path.
 func Presign(next func(time.Time) []byte, n int) func(time.Time) []byte {
 	reqs := make([][]byte, n)
 	now := time.Now()

@@ -55,8 +55,7 @@ func (s Stamp) Disturbed() bool { return s.Start > 1.5*float64(s.Cores) }
 // heading is a "## " heading line of a section's Markdown.
 var heading = regexp.MustCompile(`(?m)^## .*$`)
 
-// Mark returns out preceded by the stamp's line, its "## " headings marked
-// (DISTURBED: …) when the run was; out without a heading (help) is kept.
+// Mark prefixes out with the stamp's line and marks its "## " headings if DISTURBED.
 func (s Stamp) Mark(out []byte) []byte {
 	if !heading.Match(out) {
 		return out

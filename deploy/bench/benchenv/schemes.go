@@ -9,8 +9,7 @@ import (
 	"github.com/gatehouse/gatehouse/ingest/signature"
 )
 
-// MixSchemes are the catalogue schemes the receiver benchmark's mix
-// section sends, each as its provider sends it (wireOf).
+// MixSchemes are the catalogue schemes of the receiver benchmark's mix (wireOf).
 var MixSchemes = []string{"github", "stripe", "shopify", "slack", "standard-webhooks", "twilio", "mailgun"}
 
 // PublicBase prefixes the public_url of the mix's URL-signing providers.

@@ -9,8 +9,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Hist records latencies from 1 µs to 10 minutes with three significant
-// digits (HdrHistogram); longer ones are recorded as 10 minutes.
+// Hist records latencies of 1 µs to 10 min, three significant digits (HdrHistogram).
 type Hist struct{ h *hdrhistogram.Histogram }
 
 // maxLatency is the largest latency a Hist tells apart.
@@ -84,8 +83,7 @@ func Sum(v []float64) float64 {
 // Millis is d in milliseconds.
 func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// Ms formats d in milliseconds with prec decimals and the unit ("1.25
-// ms"); a negative d is a figure not measured ("–").
+// Ms formats d in ms with prec decimals ("1.25 ms"); negative: "–" (not measured).
 func Ms(d time.Duration, prec int) string {
 	if d < 0 {
 		return "–"

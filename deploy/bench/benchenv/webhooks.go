@@ -18,8 +18,7 @@ import (
 	"github.com/gatehouse/gatehouse/ingest/signature"
 )
 
-// The headers and event type of the deliveries Deliveries builds: SPEC.md's
-// reference scheme with the sections' own header names.
+// The reference scheme's headers and event type of the deliveries Deliveries builds.
 const (
 	TimestampHeader = "X-Bench-Timestamp"
 	SignatureHeader = "X-Bench-Signature"
@@ -62,8 +61,7 @@ type Deliveries struct {
 // SetAddr points later deliveries at addr (ids keep counting); not while Next runs.
 func (d *Deliveries) SetAddr(addr string) { d.addr = addr }
 
-// NewDeliveries returns the reference-scheme deliveries of provider to the
-// receiver at addr, signed with secret, each body padded to about bodyBytes.
+// NewDeliveries returns provider's reference-scheme deliveries to addr, padded to bodyBytes.
 func NewDeliveries(provider, addr string, secret []byte, bodyBytes int) *Deliveries {
 	cfg := signature.Config{Scheme: "reference", TimestampHeader: TimestampHeader, SignatureHeader: SignatureHeader}
 	return newDeliveries(provider, addr, secret, bodyBytes, cfg, wire{body: `{"id":"%[1]d","type":"` + EventType +
@@ -117,8 +115,7 @@ type Conn struct {
 // NewConn returns a connection to addr, dialled on first use.
 func NewConn(addr string) *Conn { return &Conn{addr: addr} }
 
-// Do sends one raw request and returns the status and, when not 2xx, the
-// start of the body; a transport error closes the connection.
+// Do sends a raw request: the status, the body's start when not 2xx; errors close it.
 func (c *Conn) Do(req []byte) (status int, msg string, err error) {
 	c.retryAfter = false
 	if c.c == nil {

@@ -233,14 +233,23 @@ func (b *bench) waitTopic(ctx context.Context, topic string, n int) error {
 	return nil
 }
 
-// endToEnd sends total deliveries of prov at rate per second (beside runs
-// too) and returns the times from each 2xx to processed_at, and the rate.
+// endToEnd sends total deliveries of prov at rate per second (beside runs too)
+// and returns the times from each 2xx to processed_at, and the rate.
 func (b *bench) endToEnd(ctx context.Context, addr, prov string, rate float64, total int, beside func(context.Context) error) (*benchenv.Hist, float64, error) {
 	stop, err := b.startConsumer(ctx, prov)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer stop()
+	// The run starts once the consumer has joined its group and fetches: a
+	// first delivery is final.
+	gen := benchenv.NewDeliveries(prov, addr, []byte(secret), 0)
+	if status, msg, err := benchenv.NewConn(addr).Do(gen.Next(time.Now())); err != nil || status/100 != 2 {
+		return nil, 0, fmt.Errorf("first delivery: %d %s %v", status, msg, err)
+	}
+	if err := b.waitFinal(ctx, prov, 1, time.Minute); err != nil {
+		return nil, 0, err
+	}
 	done := make(chan error, 1)
 	go func() {
 		if beside != nil {
@@ -249,14 +258,14 @@ func (b *bench) endToEnd(ctx context.Context, addr, prov string, rate float64, t
 		close(done)
 	}()
 	d := time.Duration(float64(total) / rate * float64(time.Second))
-	r := benchenv.Load{Addr: addr, Conns: 512, Next: benchenv.NewDeliveries(prov, addr, []byte(secret), 0).Next, IDs: true}.Fixed(ctx, rate, d)
+	r := benchenv.Load{Addr: addr, Conns: 512, Next: gen.Next, IDs: true}.Fixed(ctx, rate, d)
 	if _, failed := r.Counts(); failed > 0 {
 		return nil, 0, fmt.Errorf("%d deliveries were not acknowledged (last: %s)", failed, r.LastError)
 	}
 	if err := <-done; err != nil {
 		return nil, 0, err
 	}
-	if err := b.waitFinal(ctx, prov, len(r.Acks), 5*time.Minute); err != nil {
+	if err := b.waitFinal(ctx, prov, len(r.Acks)+1, 5*time.Minute); err != nil {
 		return nil, 0, err
 	}
 	acked := make(map[string]time.Time, len(r.Acks))
