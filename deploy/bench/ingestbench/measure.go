@@ -137,7 +137,7 @@ func (b *bench) measure(ctx context.Context) (*results, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := b.analyze(ctx); err != nil {
+	if err := benchenv.Analyze(ctx, b.Pool); err != nil {
 		return nil, err
 	}
 	maxRate := 0.0

@@ -43,7 +43,7 @@ func (b *bench) mix(ctx context.Context) (*mixResult, error) {
 				return err
 			}
 		}
-		return b.analyze(ctx)
+		return benchenv.Analyze(ctx, b.Pool)
 	}
 	if err := fill(); err != nil {
 		return nil, err

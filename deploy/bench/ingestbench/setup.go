@@ -99,14 +99,6 @@ func (b *bench) reset(ctx context.Context) error {
 	return nil
 }
 
-// analyze gathers the tables' statistics, as autovacuum keeps them in service.
-func (b *bench) analyze(ctx context.Context) error {
-	if _, err := b.Pool.Exec(ctx, "ANALYZE inbox, outbox, dedupe_keys, ingest_replay_guard"); err != nil {
-		return fmt.Errorf("analyze: %w", err)
-	}
-	return nil
-}
-
 // captureEventID marks the event id parameter in the captured statement.
 const captureEventID = "ingestbench-capture"
 

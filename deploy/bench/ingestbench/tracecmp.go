@@ -29,7 +29,7 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 	if _, err := b.sampleRun(ctx, "warm-up", func() (sample, error) { return b.closed(ctx, maxC, 3*time.Second, presign(b.gen, 0, 0)) }); err != nil {
 		return err
 	}
-	if err := b.analyze(ctx); err != nil {
+	if err := benchenv.Analyze(ctx, b.Pool); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "## Tracing\n\nThe receiver (`gatehouse serve`) with tracing off and with every delivery traced (OTEL_TRACES_SAMPLER=always_on, OTLP/HTTP to a local Jaeger %s, in-memory storage, on the same machine), "+
