@@ -2,17 +2,14 @@ package ingest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gatehouse/gatehouse/internal/testenv"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 )
 
 // TestWriterPlanDoesNotDependOnStatistics: the Writer's statement costs
@@ -65,42 +62,15 @@ func TestWriterPlanDoesNotDependOnStatistics(t *testing.T) {
 	}
 }
 
-// planConn is a connection with the Writer's settings whose statements
-// report their executed plans (auto_explain, sent to the client).
+// planConn runs the Writer's statement with the Writer's settings and
+// reports its executed plan.
 type planConn struct {
-	conn  *pgx.Conn
-	mu    sync.Mutex
-	plans []string
-	n     int
+	*testkit.PlanConn
+	n int
 }
 
 func newPlanConn(t *testing.T, dbURL string) *planConn {
-	t.Helper()
-	ctx := context.Background()
-	cfg, err := pgx.ParseConfig(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range writerSettings {
-		cfg.RuntimeParams[k] = v
-	}
-	pc := &planConn{}
-	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		if strings.HasPrefix(n.Message, "duration:") {
-			pc.mu.Lock()
-			pc.plans = append(pc.plans, n.Message)
-			pc.mu.Unlock()
-		}
-	}
-	if pc.conn, err = pgx.ConnectConfig(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.conn.Close(ctx) })
-	for _, s := range []string{`LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`, `SET auto_explain.log_analyze = on`,
-		`SET auto_explain.log_buffers = on`, `SET auto_explain.log_timing = off`, `SET auto_explain.log_format = json`, `SET client_min_messages = log`} {
-		mustExecConn(t, pc.conn, s)
-	}
-	return pc
+	return &planConn{PlanConn: testkit.NewPlanConn(t, dbURL, writerSettings)}
 }
 
 // planStats is what one execution of the statement did.
@@ -112,7 +82,6 @@ type planStats struct {
 // write writes n new events in one statement and returns its plan's stats.
 func (pc *planConn) write(t *testing.T, prefix string, n int) planStats {
 	t.Helper()
-	ctx := context.Background()
 	batch := make([]*pending, n)
 	now := time.Now()
 	for i := range batch {
@@ -121,56 +90,16 @@ func (pc *planConn) write(t *testing.T, prefix string, n int) planStats {
 		batch[i] = &pending{rec: Record{Provider: "p", EventID: id, Type: "t", CreatedAt: &now, Payload: []byte(`{"id":"` + id + `"}`),
 			SecretID: "s", AggregateID: "a", Topic: "topic", Guard: GuardKey{Key: []byte("g-" + id), TTL: time.Hour}}}
 	}
-	pc.mu.Lock()
-	pc.plans = nil
-	pc.mu.Unlock()
-	if err := execOn(ctx, pc.conn, batch, nil); err != nil {
-		t.Fatal(err)
-	}
+	plans := pc.Run(t, "INSERT INTO outbox", func(conn *pgx.Conn) error { return execOn(context.Background(), conn, batch, nil) })
 	for _, p := range batch {
 		if !p.out.New {
 			t.Fatalf("%s: not written as new", p.rec.EventID)
 		}
 	}
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	for _, msg := range pc.plans {
-		if !strings.Contains(msg, "INSERT INTO outbox") {
-			continue
-		}
-		var doc struct {
-			Plan planNode `json:"Plan"`
-		}
-		js := msg[strings.Index(msg, "{"):]
-		if err := json.Unmarshal([]byte(js), &doc); err != nil {
-			t.Fatalf("auto_explain output: %v", err)
-		}
-		var st planStats
-		st.buffers = doc.Plan.SharedHit + doc.Plan.SharedRead
-		doc.Plan.walk(func(n planNode) {
-			if n.Type == "Seq Scan" && (strings.HasPrefix(n.Relation, "dedupe_keys") || strings.HasPrefix(n.Relation, "inbox") || strings.HasPrefix(n.Relation, "outbox")) {
-				st.scans = append(st.scans, n.Relation)
-			}
-		})
-		return st
+	if len(plans) != 1 {
+		t.Fatalf("%d plans reported for the Writer's statement, want 1", len(plans))
 	}
-	t.Fatalf("no plan reported for the Writer's statement (%d notices)", len(pc.plans))
-	return planStats{}
-}
-
-type planNode struct {
-	Type       string     `json:"Node Type"`
-	Relation   string     `json:"Relation Name"`
-	SharedHit  int64      `json:"Shared Hit Blocks"`
-	SharedRead int64      `json:"Shared Read Blocks"`
-	Plans      []planNode `json:"Plans"`
-}
-
-func (n planNode) walk(f func(planNode)) {
-	f(n)
-	for _, c := range n.Plans {
-		c.walk(f)
-	}
+	return planStats{buffers: plans[0].Buffers(), scans: plans[0].SeqScans("dedupe_keys", "inbox", "outbox")}
 }
 
 func mustExecConn(t *testing.T, c *pgx.Conn, sql string) {
