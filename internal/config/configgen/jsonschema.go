@@ -39,7 +39,8 @@ func marshal(v any) ([]byte, error) {
 }
 
 // secretReference is what a secret key may hold where refsOnly: a
-// reference, never the secret itself.
+// reference, never the secret itself. The error that refuses a secret in
+// values must not print it, so the schema says it with "not".
 const secretReference = "^(env:[A-Za-z_][A-Za-z0-9_]*|file:/.+)$"
 
 // configSchema is the configuration's schema with its definitions under
@@ -60,7 +61,9 @@ func configSchema(keys []config.Key, refsOnly bool) (obj, error) {
 			return nil, err
 		}
 		if k.Secret && refsOnly {
-			s["pattern"] = secretReference
+			// not-not, not pattern: a failed pattern's error quotes the
+			// value (the secret); a failed "not" says only "'not' failed".
+			s["not"] = obj{"not": obj{"pattern": secretReference}}
 			s["description"] = strings.TrimSuffix(s["description"].(string), " Secret: a literal, env:NAME or file:/path.") +
 				" Secret: env:NAME or file:/path, provided by a Kubernetes Secret (secretEnv, secretFiles), never the value itself."
 		}
