@@ -297,3 +297,16 @@ func TestChartVersionIsTheRelease(t *testing.T) {
 		t.Errorf("Chart.yaml: version %q, appVersion %q; gatehouse's release is %q", c.Version, c.AppVersion, version.Release)
 	}
 }
+
+// TestLargeNumbersReachTheConfig: a values file's large integers reach
+// gatehouse's parser as the integers written (not 6.7108864e+07).
+func TestLargeNumbersReachTheConfig(t *testing.T) {
+	r, err := Render(chartDir, []string{filepath.Join("testdata", "large-numbers.yaml")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := parseConfig(t, r.Objects.ConfigMaps["gatehouse-config"].Data["gatehouse.yaml"])
+	if cfg.Ingest.MaxUnverifiedBytes != 67108864 || cfg.Providers["stripe"].MaxBodyBytes != 2097152 {
+		t.Errorf("max_unverified_bytes %d, max_body_bytes %d", cfg.Ingest.MaxUnverifiedBytes, cfg.Providers["stripe"].MaxBodyBytes)
+	}
+}
