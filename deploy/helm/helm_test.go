@@ -160,6 +160,11 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 			}
 		})
 	}
+	// The same from a values file, as `helm install -f` reads it.
+	_, err := Render(chartDir, []string{filepath.Join("testdata", "misspelled-key.yaml")}, nil)
+	if err == nil || !strings.Contains(err.Error(), "max_unverified_bytez") || !strings.Contains(err.Error(), "/config/ingest") {
+		t.Errorf("a values file with a misspelled config key: want a schema error naming it, got %v", err)
+	}
 	// A secret from secretEnv is accepted.
 	r, err := Render(chartDir, nil, map[string]any{
 		"config":    map[string]any{"database_url": "env:DATABASE_URL"},
