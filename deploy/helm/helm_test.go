@@ -140,7 +140,7 @@ func TestSchemaRefusesBadValues(t *testing.T) {
 		set  map[string]any
 		want string
 	}{
-		"misspelled config key": {map[string]any{"config": map[string]any{"ingest": map[string]any{"max_unverified_bytez": 1}}}, "max_unverified_bytez"},
+		"misspelled config key":  {map[string]any{"config": map[string]any{"ingest": map[string]any{"max_unverified_bytez": 1}}}, "max_unverified_bytez"},
 		"unknown config section": {map[string]any{"config": map[string]any{"relai": map[string]any{"mode": "poll"}}}, "relai"},
 		"secret in values":       {map[string]any{"config": map[string]any{"database_url": "postgres://u:hunter2@db/gatehouse"}}, "database_url"},
 		"misspelled chart value": {map[string]any{"serve": map[string]any{"replicaz": 3}}, "replicaz"},
