@@ -33,7 +33,7 @@ import (
 // deferred release whatever happens (a panic in a verifier included). A
 // chunk that would pass a bound is refused with 503 and Retry-After
 // (reason unverified_bytes, or client_unverified_bytes for the per-client
-// bound).
+// bound, whose refusal is held RefusalHold as an over-share one is).
 type bodyBudget struct {
 	mu        sync.Mutex
 	perClient int64            // 0: no bound but the whole budget

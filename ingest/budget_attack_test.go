@@ -41,6 +41,7 @@ func TestBudgetFloodOfOneProviderSparesAnother(t *testing.T) {
 				ic.ReservedUnverifiedBytes = 512 << 10
 				ic.UnverifiedBytesPerClient = c.perClient
 				ic.BodyGrace = time.Minute // the attackers idle within their read deadline
+				ic.RefusalHold = 20 * time.Millisecond
 			})
 			u, _ := url.Parse(h.url)
 			stop := budgetAttack(t, u.Host, "demo", 24, c.addrs)
@@ -88,7 +89,7 @@ func TestBudgetFloodOfOneProviderSparesAnother(t *testing.T) {
 
 // One client address holds at most max_unverified_bytes_per_client over
 // all its connections: past it that address's next body is refused (503,
-// Retry-After, reason client_unverified_bytes), while another address's
+// Retry-After, reason client_unverified_bytes, after RefusalHold), while another address's
 // delivery to the same provider is read and recorded. Before, any address
 // could hold the whole budget.
 func TestBudgetBoundsEachClientAddress(t *testing.T) {
@@ -97,6 +98,7 @@ func TestBudgetBoundsEachClientAddress(t *testing.T) {
 		c.ReservedUnverifiedBytes = 0
 		c.UnverifiedBytesPerClient = 256 << 10
 		c.BodyGrace = time.Minute
+		c.RefusalHold = 300 * time.Millisecond
 	})
 	u, _ := url.Parse(h.url)
 	// 127.0.0.2 sends 200 KiB of a declared 1 MiB and idles.
@@ -106,7 +108,9 @@ func TestBudgetBoundsEachClientAddress(t *testing.T) {
 	if held < 200<<10 || held > 256<<10 {
 		t.Fatalf("held %v, want 200 KiB..256 KiB", held)
 	}
-	// Its second connection passes the address's bound: refused.
+	// Its second connection passes the address's bound: refused, the
+	// refusal held RefusalHold so the address's connections do not spin.
+	start := time.Now()
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
 	c2, err := d.Dial("tcp", u.Host)
 	if err != nil {
@@ -117,6 +121,9 @@ func TestBudgetBoundsEachClientAddress(t *testing.T) {
 	resp := readResponse(t, c2, 5*time.Second)
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("second connection of the address: %d Retry-After %q, want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if el := time.Since(start); el < 300*time.Millisecond {
+		t.Errorf("the address's refusal answered after %v, want it held 300ms", el)
 	}
 	if got := h.metric("gatehouse_webhook_refused_total", "provider=demo", "reason=client_unverified_bytes"); got != 1 {
 		t.Errorf("refused{client_unverified_bytes} = %v, want 1", got)

@@ -265,7 +265,11 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 		case errors.Is(err, errBodyBudget), errors.Is(err, errClientBytes):
 			d.reason = reasonBodyBudget
 			if errors.Is(err, errClientBytes) {
+				// The address holds its bound: its refusal is held, as an
+				// over-share one, so its connections wait on a timer
+				// instead of coming back at once.
 				d.reason = reasonClientBytes
+				_ = r.hold(ctx)
 			}
 			r.m.refused.WithLabelValues(ep.name, d.reason).Inc()
 			w.Header().Set("Connection", "close")

@@ -50,7 +50,8 @@ type Ingest struct {
 	// MaxUnverifiedBytesPerClient bounds the unverified bytes one client
 	// address holds over all its connections and providers; past it that
 	// client's delivery is refused with 503 and Retry-After (reason
-	// client_unverified_bytes). The address is the TCP peer (an IPv6 peer
+	// client_unverified_bytes), held refusal_hold as an over-share refusal
+	// is. The address is the TCP peer (an IPv6 peer
 	// by its /64): gatehouse trusts no forwarding header, so behind a
 	// reverse proxy every client is the proxy, and this should then equal
 	// max_unverified_bytes. Default an eighth of max_unverified_bytes
