@@ -2,7 +2,8 @@
 // binary) against pgbench running the Writer's statement on the same
 // database: closed loops, an open loop at half the maximum rate and the
 // catalogue's schemes (mix.go); -tracing compares tracing off and on
-// (tracecmp.go), -overload is the "Under overload" section (overload.go):
+// (tracecmp.go), -overload is the "Under overload" section (overload.go,
+// with the unverified-bytes attack of budget.go):
 //
 //	go build -o bin/gatehouse ./cmd/gatehouse
 //	go run ./deploy/bench/ingestbench -gatehouse bin/gatehouse
@@ -12,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"time"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
@@ -34,12 +36,23 @@ type options struct {
 	rate      int           `flag:"rate" default:"200" help:"with -overload: provider B's events per second (open loop)"`
 	slowB     int           `flag:"slow-body" default:"200" help:"with -overload: connections sending a body at 1 byte/s"`
 	slowH     int           `flag:"slow-header" default:"200" help:"with -overload: connections sending their headers at 1 byte/s"`
+	// The unverified-bytes attack of the overload mode (budget.go).
+	budgetConns []int  `flag:"budget-conns" default:"64,400" help:"with -overload: attacking connections holding unverified bytes of A (comma-separated sizes; empty for none)"`
+	budgetRate  int    `flag:"budget-rate" default:"100" help:"with -overload: provider B's events per second beside that attack"`
+	attackFrom  string `flag:"attack-from" default:"127.0.0.2" help:"with -overload: the loopback address the attacking connections come from (B's come from 127.0.0.1)"`
+	budgetOnly  bool   `flag:"budget-only" help:"with -overload: only the unverified-bytes attack's table"`
 }
 
 // Validate checks the flags' values (benchenv.Parse).
 func (o *options) Validate() error {
 	if o.runs < 1 || o.duration <= 0 || len(o.conc) == 0 {
 		return fmt.Errorf("-c, -d and -runs must be given")
+	}
+	if o.budgetOnly && len(o.budgetConns) == 0 {
+		return fmt.Errorf("-budget-only needs -budget-conns")
+	}
+	if o.budgetRate < 1 || net.ParseIP(o.attackFrom) == nil {
+		return fmt.Errorf("-budget-rate must be positive and -attack-from an IP address")
 	}
 	return nil
 }
