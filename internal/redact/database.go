@@ -16,15 +16,28 @@ import (
 // as host "u", port "12"), or a key=value text with an unterminated quote
 // or a word that is not key=value.
 func DatabaseURL(s, mask string) string {
+	out, _ := databaseText(s, mask)
+	return out
+}
+
+// ReadableDatabaseURL reports whether DatabaseURL shows s with only its
+// passwords masked, not masked whole: when it does not, a driver's error
+// about s may quote the password as a host, path or database name.
+func ReadableDatabaseURL(s string) bool {
+	_, ok := databaseText(s, "")
+	return ok
+}
+
+func databaseText(s, mask string) (string, bool) {
 	if strings.Contains(s, "://") {
 		return databaseURL(s, mask)
 	}
 	if strings.TrimSpace(s) == "" {
-		return s
+		return s, true
 	}
 	pairs, ok := parseKeywordValues(s)
 	if !ok {
-		return mask
+		return mask, false
 	}
 	var b strings.Builder
 	for i, kv := range pairs {
@@ -39,7 +52,7 @@ func DatabaseURL(s, mask string) string {
 		}
 		b.WriteString(kv[0] + "=" + v)
 	}
-	return b.String()
+	return b.String(), true
 }
 
 func passwordKey(k string) bool {
@@ -47,7 +60,7 @@ func passwordKey(k string) bool {
 	return k == "password" || k == "sslpassword"
 }
 
-func databaseURL(s, mask string) string {
+func databaseURL(s, mask string) (string, bool) {
 	scheme, rest, _ := strings.Cut(s, "://")
 	whole := scheme + "://" + mask
 	afterAuthority := ""
@@ -56,14 +69,14 @@ func databaseURL(s, mask string) string {
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" || u.Fragment != "" || u.RawFragment != "" || strings.Contains(afterAuthority, "@") {
-		return whole
+		return whole, false
 	}
 	if _, ok := u.User.Password(); ok {
 		u.User = url.UserPassword(u.User.Username(), "REDACTED")
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return whole
+		return whole, false
 	}
 	changed := false
 	for k := range q {
@@ -74,7 +87,7 @@ func databaseURL(s, mask string) string {
 	if changed {
 		u.RawQuery = q.Encode()
 	}
-	return strings.ReplaceAll(u.String(), "REDACTED", mask)
+	return strings.ReplaceAll(u.String(), "REDACTED", mask), true
 }
 
 // parseKeywordValues splits libpq's key=value form (spaces around '=',

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -115,4 +116,19 @@ func pathDigest(path string) string {
 func digest(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:4])
+}
+
+// Masked is the value Headers records for each header.
+const Masked = redactedValue
+
+// Headers are the names of h, each with the value Masked: what a forward
+// transform set is recorded (forward_deliveries) and shown (the console)
+// by name only, since a value may be a credential (Authorization, a
+// team's API key) that no name reliably marks.
+func Headers(h http.Header) map[string]string {
+	out := make(map[string]string, len(h))
+	for k := range h {
+		out[http.CanonicalHeaderKey(k)] = Masked
+	}
+	return out
 }
