@@ -65,4 +65,3 @@ func writeReadTimeout(w http.ResponseWriter, d time.Duration) {
 		fmt.Sprintf("the query ran longer than the API's read timeout (%s, api.read_timeout) and was cancelled: "+
 			"narrow it (since and until, provider, event_id) or retry later", d))
 }
-
