@@ -145,6 +145,8 @@ func redactNode(n *yaml.Node, path string, info map[string]Key) {
 			n.Value = RedactDatabaseURL(n.Value)
 		case path == "providers.<name>.forward[].url":
 			n.Value = redact.Destination(n.Value) // its path and query may be its credential
+		case path == "providers.<name>.forward[].transform" && !isReference(n.Value):
+			n.Value = redact.ScriptStrings(n.Value) // a literal may be a header's credential
 		case k.Secret && n.Value != "" && !isReference(n.Value):
 			n.Value, n.Style = Redact, 0
 		case strings.Contains(k.Type, "duration"):

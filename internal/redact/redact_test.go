@@ -77,3 +77,16 @@ func TestDatabaseURL(t *testing.T) {
 		}
 	}
 }
+
+// TestScriptStrings: an inline transform shows without the text of its
+// string literals, of any quote, escaped quotes included.
+func TestScriptStrings(t *testing.T) {
+	src := "function handler(w) { // a 'comment'\n  w.headers[\"Authorization\"] = 'Bearer tok-1\\'x' + `t${\"tok-2\"}`;\n  return w; /* \"c\" */ }\n"
+	want := "function handler(w) { // a 'comment'\n  w.headers[\"REDACTED\"] = 'REDACTED' + `REDACTED`;\n  return w; /* \"c\" */ }\n"
+	if got := ScriptStrings(src); got != want {
+		t.Errorf("ScriptStrings = %q, want %q", got, want)
+	}
+	if got := ScriptStrings(`x = "open tok-3`); strings.Contains(got, "tok-3") {
+		t.Errorf("an open literal: %q", got)
+	}
+}
