@@ -141,9 +141,9 @@ func TestReadTimeout(t *testing.T) {
 	start := time.Now()
 	req, _ := http.NewRequest("GET", f.srv.URL+"/api/v1/events?processing_state=dead", nil)
 	req.Header.Set("Authorization", "Bearer "+op)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{Timeout: 15 * time.Second}).Do(req)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("no answer while the read waits: %v", err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
