@@ -136,6 +136,13 @@ type Config struct {
 	// OperatorRole in a bearer token's roles also makes an operator.
 	// Default "gatehouse:operator".
 	OperatorRole string
+	// ReadTimeout bounds a read request (GET, HEAD): when it runs out its
+	// query is cancelled on the server and the answer is 503 with
+	// Retry-After (readbound.go). Default DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// SearchSpan is the most received_at time one page of an indexed
+	// payload search reads (Inbox.SearchSpan). Default DefaultSearchSpan.
+	SearchSpan time.Duration
 	// Logger nil: slog.Default(). Registerer nil: metrics are not registered
 	// (the rule of every stage's Config). Now defaults to time.Now.
 	Logger     *slog.Logger
@@ -156,7 +163,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Pool == nil {
 		return nil, errors.New("api: nil pool")
 	}
-	inbox := Inbox{Pool: cfg.Pool, SearchIndexed: SearchIndexed(cfg.Providers)}
+	inbox := Inbox{Pool: cfg.Pool, SearchIndexed: SearchIndexed(cfg.Providers), SearchSpan: cfg.SearchSpan}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
 	if cfg.OperatorRole == "" {
 		cfg.OperatorRole = "gatehouse:operator"
 	}
@@ -178,7 +188,7 @@ func (s *Server) Routes(r chi.Router) {
 	r.Route(Prefix, func(r chi.Router) {
 		r.Get("/openapi.yaml", serveOpenAPI)
 		r.Group(func(r chi.Router) {
-			r.Use(s.authenticate)
+			r.Use(s.authenticate, s.boundReads)
 			r.With(s.require(ScopeSessionsRead)).Get("/sessions", s.listSessions)
 			r.With(s.require(ScopeSessionsWrite)).Delete("/sessions/{id}", s.revokeSession)
 			r.With(s.require(ScopeEventsRead), s.operatorOnly).Get("/events", s.listEvents)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/internal/redact"
 )
 
 // The store is the runner's event.Ledger: table forward_deliveries.
@@ -32,18 +33,16 @@ func (s store) ForwardedTo(ctx context.Context, provider, eventID string) (map[s
 }
 
 // RecordForward records that destination answered 2xx for the event (or
-// that a transform dropped it), with what a transform sent.
+// that a transform dropped it), with what a transform sent: its body, and
+// the names of the headers it set with their values masked
+// (redact.Headers), since a header may carry a credential.
 func (s store) RecordForward(ctx context.Context, provider, eventID, destination string, sent event.Sent) error {
 	var body, headers []byte
 	if sent.Transformed && !sent.Dropped {
 		body = sent.Body
 		if len(sent.Headers) > 0 {
-			h := make(map[string]string, len(sent.Headers))
-			for k := range sent.Headers {
-				h[k] = sent.Headers.Get(k)
-			}
 			var err error
-			if headers, err = json.Marshal(h); err != nil {
+			if headers, err = json.Marshal(redact.Headers(sent.Headers)); err != nil {
 				return fmt.Errorf("record forward delivery: %w", err)
 			}
 		}

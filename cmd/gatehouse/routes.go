@@ -151,6 +151,7 @@ func mountAPI(b *base, r chi.Router, store *auth.Store) error {
 		Eraser:   api.IngestEraser(b.pool, providers, erasureAuditKey(b.cfg)),
 		Logger:   b.log.With("component", "api"), Registerer: b.reg,
 	}
+	cfg.ReadTimeout, cfg.SearchSpan = ac.ReadTimeout, ac.SearchSpan
 	if ac.BearerEnabled() {
 		bc := bearer.Config{
 			Audience: ac.Audience, Skew: ac.Skew, Compat: ac.TokenType == "compat",

@@ -77,7 +77,7 @@ type Config struct {
 type Forwarder struct {
 	cfg      Config
 	tf       *transform // nil: none
-	redacted string     // redact.URL(URL): no user info, no query values, for errors
+	redacted string     // the destination key (redact.DestinationKey): no user info, query or path, for errors
 	wh       *standardwebhooks.Webhook
 	d        *destination // shared with the other forwarders of its key
 	m        forwardMetrics
@@ -129,7 +129,7 @@ func NewForwarder(cfg Config) (*Forwarder, error) {
 			return nil, err
 		}
 	}
-	return &Forwarder{cfg: cfg, tf: tf, redacted: redact.URL(cfg.URL), wh: wh, d: d, m: cfg.Metrics.forForward(cfg.Provider, key)}, nil
+	return &Forwarder{cfg: cfg, tf: tf, redacted: key, wh: wh, d: d, m: cfg.Metrics.forForward(cfg.Provider, key)}, nil
 }
 
 // Destination is the forwarder's destination key (redact.DestinationKey).
@@ -303,7 +303,8 @@ func (f *Forwarder) send(ctx context.Context, id string, body []byte, extra http
 }
 
 // redactURLError replaces the URL that the HTTP client's *url.Error names
-// (the configured one, query and user name included) by the redacted one.
+// (the configured one, user info, path and query included) by the
+// destination key.
 func (f *Forwarder) redactURLError(err error) error {
 	ue, ok := err.(*url.Error) // what http.Client.Do returns
 	if !ok {

@@ -3,13 +3,14 @@ package config
 import (
 	"bytes"
 	"fmt"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/gatehouse/gatehouse/internal/redact"
 )
 
 // Check is Parse for `gatehouse config check`: an error that names a key
@@ -142,6 +143,10 @@ func redactNode(n *yaml.Node, path string, info map[string]Key) {
 		switch {
 		case path == "database_url":
 			n.Value = RedactDatabaseURL(n.Value)
+		case path == "providers.<name>.forward[].url":
+			n.Value = redact.Destination(n.Value) // its path and query may be its credential
+		case path == "providers.<name>.forward[].transform" && !isReference(n.Value):
+			n.Value = redact.ScriptStrings(n.Value) // a literal may be a header's credential
 		case k.Secret && n.Value != "" && !isReference(n.Value):
 			n.Value, n.Style = Redact, 0
 		case strings.Contains(k.Type, "duration"):
@@ -156,21 +161,7 @@ func isReference(v string) bool {
 	return strings.HasPrefix(v, "env:") || strings.HasPrefix(v, "file:")
 }
 
-var dsnPassword = regexp.MustCompile(`(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
-
 // RedactDatabaseURL is a database URL or key=value connection string with its
-// password replaced by "<redacted>".
-func RedactDatabaseURL(s string) string {
-	if u, err := url.Parse(s); err == nil && u.Scheme != "" && u.Host != "" {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "REDACTED")
-		}
-		q := u.Query()
-		if q.Has("password") {
-			q.Set("password", "REDACTED")
-			u.RawQuery = q.Encode()
-		}
-		return strings.ReplaceAll(u.String(), "REDACTED", Redact)
-	}
-	return dsnPassword.ReplaceAllString(s, "${1}"+Redact)
-}
+// password replaced by "<redacted>", or all of it but the scheme when it
+// does not parse as libpq would read it (redact.DatabaseURL).
+func RedactDatabaseURL(s string) string { return redact.DatabaseURL(s, Redact) }

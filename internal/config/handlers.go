@@ -138,7 +138,7 @@ func (f *Forward) validate() error {
 	}
 	u, err := url.Parse(f.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("url: %q is not an absolute http(s) URL", redact.URL(f.URL))
+		return fmt.Errorf("url: %s is not an absolute http(s) URL", redact.Destination(f.URL))
 	}
 	if f.Secret == "" {
 		return errors.New("secret: a Standard Webhooks secret (whsec_<base64>) is required")

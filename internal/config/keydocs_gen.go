@@ -11,6 +11,8 @@ var fieldDocs = map[string]string{
 	"config.API.JWKSMinRefetch":                 "`jwks_min_refetch` is the least time between fetches caused by unknown key IDs.",
 	"config.API.OperatorRole":                   "`operator_role` is the role that makes a bearer caller an operator.",
 	"config.API.Operators":                      "`operators` may read and replay inbox events: listed (issuer, subject) pairs, and bearer tokens carrying `operator_role` in their roles claim.",
+	"config.API.ReadTimeout":                    "`read_timeout` bounds each read request (GET) of the API: a query still running then is cancelled on the server and the answer is 503 with Retry-After.",
+	"config.API.SearchSpan":                     "`search_span` is the most received_at time one page of an indexed payload search (search: indexed) reads, newest first: a longer since..until window is searched a span a page, each page not full answering partial with a next_cursor to the next older span.",
 	"config.API.Skew":                           "`skew` is the clock skew allowed on exp, nbf and iat.",
 	"config.API.TokenType":                      "`token_type` is \"at+jwt\" (default: RFC 9068 typ required) or \"compat\" (any typ, but tokens that look like ID tokens are still refused).",
 	"config.APIIntrospection.ClientID":          "`client_id` and `client_secret` (a secret reference: literal, env:NAME or file:/path) authenticate gatehouse at the endpoint.",

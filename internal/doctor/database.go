@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/internal/redact"
 )
 
 // databaseChecks connects once and checks what the stages need of the
@@ -24,6 +26,16 @@ func databaseChecks(ctx context.Context, o Options, cfg *config.Config) []Check 
 	conn, err := pgx.Connect(cctx, cfg.DatabaseURL)
 	if err == nil {
 		err = conn.Ping(cctx)
+	}
+	var pe *pgconn.ParseConfigError
+	if errors.As(err, &pe) || (err != nil && !redact.ReadableDatabaseURL(cfg.DatabaseURL)) {
+		// pgx's text of a connection string it cannot parse is a best
+		// effort at hiding the password (its url.Parse error quotes it),
+		// and one that parses as another host quotes the password as
+		// a host, port or database name.
+		reach.Detail = config.RedactDatabaseURL(cfg.DatabaseURL) + ": does not parse as a PostgreSQL URL or key=value connection string"
+		reach.Fix = "percent-encode the special characters of the URL's user name and password (/ %2F, # %23, ? %3F, @ %40, : %3A, % %25), or quote the key=value form's values ('...')"
+		return []Check{reach}
 	}
 	if err != nil {
 		reach.Detail = fmt.Sprintf("%s: %v", config.RedactDatabaseURL(cfg.DatabaseURL), err)

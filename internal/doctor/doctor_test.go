@@ -204,6 +204,21 @@ func TestDoctor(t *testing.T) {
 			t.Error("checks of an unreachable database were run")
 		}
 	})
+	// A password holding '/', '#', '?' or '@' unencoded breaks the URL
+	// (or makes it parse as another host); the doctor still never prints it.
+	t.Run("database URL that does not parse", func(t *testing.T) {
+		for _, pw := range []string{"sek/ret-pw", "sek#ret-pw", "sek?ret-pw", "1234#ret-pw", "1234/ret-pw"} {
+			bad := d
+			bad.dbURL = "postgres://gatehouse:" + pw + "@127.0.0.1:1/gatehouse?sslmode=disable"
+			checks, out := run(t, bad, Options{Timeout: 2 * time.Second})
+			if c := checks["database reachable"]; c.OK {
+				t.Errorf("%s: database reachable", pw)
+			}
+			if strings.Contains(out, "ret-pw") {
+				t.Errorf("the database password %q is printed:\n%s", pw, out)
+			}
+		}
+	})
 	t.Run("unresolvable secrets", func(t *testing.T) {
 		bad := d
 		bad.keyFile = filepath.Join(t.TempDir(), "missing")
