@@ -11,6 +11,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -98,6 +99,8 @@ var (
 	ErrNotReplayable = errors.New("api: event cannot be replayed in its state")
 	// ErrProviderNotConfigured: the event's provider is no longer configured.
 	ErrProviderNotConfigured = errors.New("api: event's provider is not configured")
+	// ErrNotDead (an ErrNotReplayable): ReplayDead of an event no longer dead.
+	ErrNotDead = fmt.Errorf("%w: no longer dead", ErrNotReplayable)
 )
 
 // ReplayOutcome is what a replay did.
@@ -112,6 +115,10 @@ type ReplayOutcome struct {
 // ErrProviderNotConfigured, wrapped, for the refusals.
 type Replayer interface {
 	Replay(ctx context.Context, provider, eventID string, force bool, requestedBy string) (ReplayOutcome, error)
+	// ReplayDead is Replay of an event only while it is dead, checked in
+	// the replay's transaction (a failure issue's replay): an event no
+	// longer dead is ErrNotDead (wrapping ErrNotReplayable).
+	ReplayDead(ctx context.Context, provider, eventID, requestedBy string) (ReplayOutcome, error)
 }
 
 // Config configures the API.

@@ -73,7 +73,7 @@ func (m *membership) fail(ctx context.Context, rec *kgo.Record, role topicRole, 
 		if ev != nil && ev.Provider == provider && ev.ID == id {
 			at = receivedAt(ev)
 		}
-		ierr, ferr := r.store.recordFailure(ctx, provider, id, at, state, class, event.Truncate(err.Error(), maxErrorMessage), next, event.Stage(err))
+		ierr, ferr := r.store.recordFailure(ctx, provider, id, at, state, class, event.Truncate(err.Error(), maxErrorMessage), FailureSummary(err), next, event.Stage(err))
 		if ferr != nil {
 			r.log.ErrorContext(ctx, "record failure state", "provider", provider, "event_id", id, "err", ferr)
 		}

@@ -157,6 +157,29 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("forward to %s: status %d: %s", e.Dest, e.Status, e.Body)
 }
 
+// FailureSummary is what a failure issue keeps of the answer: the
+// destination and the status, never the body the service answered
+// ("forward to https://team.example/hook: status 503").
+func (e *Error) FailureSummary() string {
+	return fmt.Sprintf("forward to %s: status %d", e.Dest, e.Status)
+}
+
+// TransformError is a delivery its entry's transform failed on (an
+// exception, a timeout, an answer that is not a delivery): permanent.
+type TransformError struct {
+	Dest string
+	Err  error
+}
+
+func (e *TransformError) Error() string { return fmt.Sprintf("forward to %s: %v", e.Dest, e.Err) }
+func (e *TransformError) Unwrap() error { return e.Err }
+
+// FailureSummary is what a failure issue keeps: that the transform failed,
+// never the exception's text (it may quote the payload).
+func (e *TransformError) FailureSummary() string {
+	return fmt.Sprintf("forward to %s: transform failed", e.Dest)
+}
+
 // Deliver sends ev (and obj when the forwarder includes objects and obj is
 // not nil) until the destination answers; see Forwarder for the errors.
 func (f *Forwarder) Deliver(ctx context.Context, ev *event.Event, obj json.RawMessage) error {
@@ -179,7 +202,7 @@ func (f *Forwarder) DeliverShaped(ctx context.Context, ev *event.Event, obj json
 		tr, err := f.tf.run(ev.Type, body)
 		if err != nil {
 			f.m.result("transform_failed")
-			return event.Sent{}, event.Permanent(fmt.Errorf("forward to %s: %w", f.redacted, err))
+			return event.Sent{}, event.Permanent(&TransformError{Dest: f.redacted, Err: err})
 		}
 		if tr.cancel {
 			f.m.result("dropped")
