@@ -58,7 +58,11 @@ func TestFailureIssuesKeepNoPayloadText(t *testing.T) {
 	const email = "zoe.issue@example.org"
 	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		http.Error(w, "invalid contact in "+string(b), http.StatusUnprocessableEntity)
+		if !strings.Contains(string(b), email) {
+			http.Error(w, "no contact", http.StatusBadRequest)
+			return
+		}
+		http.Error(w, "invalid contact "+email, http.StatusUnprocessableEntity)
 	}))
 	defer svc.Close()
 	pl := refForwardPipeline(t, fmt.Sprintf("      - url: %s\n        secret: env:FWD_SECRET\n", svc.URL))
