@@ -189,6 +189,7 @@ func (s *Server) Routes(r chi.Router) {
 			r.With(s.require(ScopeSessionsRead)).Get("/sessions", s.listSessions)
 			r.With(s.require(ScopeSessionsWrite)).Delete("/sessions/{id}", s.revokeSession)
 			r.With(s.require(ScopeEventsRead), s.operatorOnly).Get("/events", s.listEvents)
+			r.With(s.require(ScopeEventsRead), s.operatorOnly).Post("/events/search", s.searchEvents)
 			r.With(s.require(ScopeEventsRead), s.operatorOnly).Get("/events/{provider}/{event_id}", s.getEvent)
 			r.With(s.require(ScopeEventsReplay), s.operatorOnly).Post("/events/{provider}/{event_id}/replay", s.replayEvent)
 			r.With(s.require(ScopeEventsRead), s.operatorOnly).Get("/issues", s.listIssues)
