@@ -105,7 +105,7 @@ func (r *Runner) count(ctx context.Context, rec *kgo.Record, outcome string, sta
 // gatehouse has not stored as verified.
 func (r *Runner) processEvent(ctx context.Context, ev *event.Event) (string, error) {
 	if isNotice(ev) {
-		return OutcomeSkipped, nil // not an event (processMain skips it the same way)
+		return r.notify(ctx, ev) // not an event: sent on to the forward destinations (processMain does the same)
 	}
 	prev, _, err := r.store.claim(ctx, ev)
 	if err != nil {

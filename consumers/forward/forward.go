@@ -40,6 +40,9 @@ type Config struct {
 	// "": none. TransformTimeout bounds one run (default 1s).
 	Transform        string
 	TransformTimeout time.Duration
+	// NoErasureNotices opts the destination out of erasure notices
+	// (DeliverNotice); false: the destination receives them.
+	NoErasureNotices bool
 	// Timeout per delivery (default 10s); Concurrency (default 64),
 	// RateLimit (0: none) and RateBurst as throttle.Config's.
 	Timeout     time.Duration
@@ -178,6 +181,29 @@ func (e *TransformError) Unwrap() error { return e.Err }
 // never the exception's text (it may quote the payload).
 func (e *TransformError) FailureSummary() string {
 	return fmt.Sprintf("forward to %s: transform failed", e.Dest)
+}
+
+// ErasureNotices reports whether the destination receives erasure notices
+// (Config.NoErasureNotices unset).
+func (f *Forwarder) ErasureNotices() bool { return !f.cfg.NoErasureNotices }
+
+// DeliverNotice sends an erasure notice (ev of type
+// schemas.ErasureNoticeType, its envelope the notice's value) to the
+// destination as a delivery like any other: signed with Standard Webhooks,
+// webhook-id "<provider>:erasure:<erasure id>:<event id>", body {"type":
+// "gatehouse.erasure", "timestamp", "data": {..., "event": the notice}}.
+// Neither the entry's types, its when: nor its transform apply: the
+// notice is gatehouse's own, and tells the team's service to erase its
+// copies of the events it names. The errors are Deliver's.
+func (f *Forwarder) DeliverNotice(ctx context.Context, ev *event.Event) error {
+	if ev.Type != schemas.ErasureNoticeType {
+		return event.Permanentf("forward: %s is not an erasure notice", ev.Type)
+	}
+	body, err := f.body(ev, nil)
+	if err != nil {
+		return event.Permanent(err)
+	}
+	return f.deliver(ctx, ev, body, nil)
 }
 
 // Deliver sends ev (and obj when the forwarder includes objects and obj is
