@@ -67,8 +67,8 @@ const eraseTeamSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 // eraseTeam is a team's service for TestEraseEndToEnd: it verifies every
 // delivery with the official Standard Webhooks library, refuses with 422
-// (quoting it) a body holding refuse (when not ""), and keeps the others'
-// bodies by webhook-id.
+// a body holding refuseIf (when not ""), its answer quoting quote, and
+// keeps the others' bodies by webhook-id.
 type eraseTeam struct {
 	url              string
 	refused, invalid atomic.Int64
@@ -76,7 +76,7 @@ type eraseTeam struct {
 	bodies           map[string][]byte
 }
 
-func newEraseTeam(t *testing.T, refuse string) *eraseTeam {
+func newEraseTeam(t *testing.T, refuseIf, quote string) *eraseTeam {
 	t.Helper()
 	wh, err := standardwebhooks.NewWebhook(eraseTeamSecret)
 	if err != nil {
@@ -90,9 +90,9 @@ func newEraseTeam(t *testing.T, refuse string) *eraseTeam {
 			http.Error(w, "bad signature", http.StatusUnauthorized)
 			return
 		}
-		if refuse != "" && bytes.Contains(body, []byte(refuse)) {
+		if refuseIf != "" && bytes.Contains(body, []byte(refuseIf)) {
 			team.refused.Add(1)
-			http.Error(w, "invalid contact "+refuse, http.StatusUnprocessableEntity)
+			http.Error(w, "invalid contact "+quote, http.StatusUnprocessableEntity)
 			return
 		}
 		team.mu.Lock()
