@@ -131,8 +131,9 @@ type ReplayFailure struct {
 // transaction of POST /events/{provider}/{event_id}/replay (a replays row
 // naming the operator per event) that re-checks under the row lock that
 // the event is still dead: of two concurrent replays of one issue, each
-// event is re-enqueued by one, and listed as skipped by the other. It records the action on the issue (replayed_events,
-// last_replayed_at, last_replayed_by) and logs it once.
+// event is re-enqueued by one, and listed as skipped by the other. It
+// records the action on the issue (replayed_events, last_replayed_at,
+// last_replayed_by) and logs it once.
 func (s *Server) replayIssue(w http.ResponseWriter, r *http.Request) {
 	id, err := issueID(r)
 	if err != nil {
@@ -178,7 +179,7 @@ func (s *Server) replayIssue(w http.ResponseWriter, r *http.Request) {
 	if err := s.inbox.RecordIssueReplay(r.Context(), id, by, len(res.Replayed)); err != nil {
 		s.cfg.Logger.Error("record failure issue replay", "issue", id, "err", err) // the events are replayed: answer so
 	}
-	s.cfg.Logger.Info("failure issue replayed via api", "issue", id, "replayed", len(res.Replayed), "failed", len(res.Failed), "skipped", len(res.Skipped),
-		"remaining", res.Remaining, "operator_issuer", c.User.Issuer, "operator_subject", c.User.Subject)
+	s.cfg.Logger.Info("failure issue replayed via api", "issue", id, "replayed", len(res.Replayed), "failed", len(res.Failed),
+		"skipped", len(res.Skipped), "remaining", res.Remaining, "operator_issuer", c.User.Issuer, "operator_subject", c.User.Subject)
 	writeJSON(w, http.StatusAccepted, res)
 }
