@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -20,14 +21,15 @@ const DefaultReadTimeout = 5 * time.Second
 // ReadTimeout runs out.
 var errReadTimeout = errors.New("api: read timeout")
 
-// boundReads gives a read request (GET, HEAD) a context that ends after
+// boundReads gives a read request (GET, HEAD, and the payload search,
+// POST /events/search, a read whose filters travel in its body) a context that ends after
 // ReadTimeout. A query still running then is cancelled on the server (pgx
 // sends PostgreSQL a cancel request when a query's context ends) and the
 // answer is 503 temporarily_unavailable with Retry-After (writeError), so
 // no read holds a connection and a backend for longer, whatever it asks.
 func (s *Server) boundReads(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && !isSearch(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -64,4 +66,9 @@ func writeReadTimeout(w http.ResponseWriter, d time.Duration) {
 	writeJSONError(w, http.StatusServiceUnavailable, "temporarily_unavailable",
 		fmt.Sprintf("the query ran longer than the API's read timeout (%s, api.read_timeout) and was cancelled: "+
 			"narrow it (since and until, provider, event_id) or retry later", d))
+}
+
+// isSearch reports the payload search, a read sent as a POST.
+func isSearch(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/events/search")
 }

@@ -59,10 +59,21 @@ type Forward struct {
 	Transform string `yaml:"transform"`
 	// TransformTimeout bounds one run of Transform. Default 1s.
 	TransformTimeout time.Duration `yaml:"transform_timeout"`
+	// ErasureNotices sends the destination an erasure notice for each event
+	// of the provider that gatehouse erases: a delivery of type
+	// gatehouse.erasure, signed like every other, naming the erased event,
+	// whatever Types, When and Transform say, so the team's service erases
+	// its own copies (docs/SECURITY.md). Default true; false opts the
+	// destination out.
+	ErasureNotices *bool `yaml:"erasure_notices"`
 
 	secret    []byte
 	transform string
 }
+
+// ErasureNoticesEnabled reports whether the destination receives erasure
+// notices (ErasureNotices unset or true).
+func (f *Forward) ErasureNoticesEnabled() bool { return f.ErasureNotices == nil || *f.ErasureNotices }
 
 // TransformSource is the resolved transform (the file's text for file:).
 func (f *Forward) TransformSource() string { return f.transform }

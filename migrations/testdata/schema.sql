@@ -436,6 +436,18 @@ CREATE TABLE public.failure_issues (
 );
 
 --
+-- Name: COLUMN failure_issues.message; Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON COLUMN public.failure_issues.message IS 'the class of the failures (consumers.FailureSummary), normalised: never a payload''s, a response''s or a script''s text';
+
+--
+-- Name: COLUMN failure_issues.last_error; Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON COLUMN public.failure_issues.last_error IS 'the class of the latest failure (consumers.FailureSummary); the text is on the event''s inbox row only';
+
+--
 -- Name: failure_issues_id_seq; Type: SEQUENCE; Schema: public; Owner: -
 --
 
