@@ -69,10 +69,11 @@ func runSend(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, n := range d.notes {
-		fmt.Fprintln(e.stderr, "note:", n)
-	}
-	if *bodyPath != "" {
+	if *bodyPath == "" {
+		for _, n := range d.notes {
+			fmt.Fprintln(e.stderr, "note:", n)
+		}
+	} else {
 		if d.body, err = sendBody(*bodyPath, e.stdin); err != nil {
 			return err
 		}

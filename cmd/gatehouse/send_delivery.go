@@ -242,7 +242,7 @@ func buildDelivery(name string, p *config.Provider, typ, object, id string, now 
 	}
 	var err error
 	switch {
-	case k.Form && p.Scheme == "twilio":
+	case k.Form:
 		r.contentType = "application/x-www-form-urlencoded"
 		r.body, err = formBody(b.doc)
 	case k.Batch:

@@ -127,6 +127,11 @@ func TestSendResolvesOnlyItsProvidersSecrets(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "providers.stripe.secrets[0].value") || !strings.Contains(err.Error(), "STRIPE_WEBHOOK_SECRET_UNSET") {
 		t.Fatalf("send --provider stripe with its secret unset: %v", err)
 	}
+	// migrate uses only database_url: it names that, not stripe's secret.
+	err = run(context.Background(), []string{"migrate", "--config", cfgPath}, none, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "database_url") || strings.Contains(err.Error(), "STRIPE") {
+		t.Fatalf("migrate without a database and with stripe's secret unset: %v", err)
+	}
 }
 
 // A delivery send cannot make says so: a key-pair provider without
