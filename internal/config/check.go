@@ -95,7 +95,20 @@ func mappingValue(n *yaml.Node, key string) (*yaml.Node, int) {
 // reference, env:NAME or file:/path, is kept: it names where the secret
 // is, not what it is), the password of database_url too, and durations
 // written as in the file ("720h").
-func Redacted(c *Config) ([]byte, error) {
+func Redacted(c *Config) ([]byte, error) { return RedactedWith(c, nil) }
+
+// Applied is what a stage applies for one key where the configuration
+// holds no single value (`gatehouse config check`): Value replaces the
+// key's value ("" with NotApplied: written as null), Comment follows it.
+type Applied struct {
+	Value      string
+	NotApplied bool
+	Comment    string
+}
+
+// RedactedWith is Redacted with the values of applied, by concrete path
+// ("providers.github.tolerance").
+func RedactedWith(c *Config, applied map[string]Applied) ([]byte, error) {
 	var doc yaml.Node
 	if err := doc.Encode(c); err != nil {
 		return nil, fmt.Errorf("encode configuration: %w", err)
@@ -104,7 +117,7 @@ func Redacted(c *Config) ([]byte, error) {
 	for _, k := range Keys() {
 		info[k.Path] = k
 	}
-	redactNode(&doc, "", info)
+	redactNode(&doc, "", "", info, applied)
 	var out bytes.Buffer
 	enc := yaml.NewEncoder(&out)
 	enc.SetIndent(2)
@@ -117,25 +130,38 @@ func Redacted(c *Config) ([]byte, error) {
 // Redact is the text shown for a secret value.
 const Redact = "<redacted>"
 
-func redactNode(n *yaml.Node, path string, info map[string]Key) {
+func redactNode(n *yaml.Node, path, concrete string, info map[string]Key, applied map[string]Applied) {
 	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			redactNode(c, path, concrete, info, applied)
+		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			p := n.Content[i].Value
+			p, cp := n.Content[i].Value, n.Content[i].Value
 			switch {
 			case info[path].Type == "map of objects":
-				p = path + ".<name>"
+				p, cp = path+".<name>", concrete+"."+cp
 			case path != "":
-				p = path + "." + p
+				p, cp = path+"."+p, concrete+"."+cp
 			}
-			redactNode(n.Content[i+1], p, info)
+			v := n.Content[i+1]
+			if a, ok := applied[cp]; ok && v.Kind == yaml.ScalarNode {
+				v.Value, v.Tag, v.Style, v.LineComment = a.Value, "!!str", 0, a.Comment
+				if a.NotApplied {
+					v.Value, v.Tag = "null", "!!null"
+				}
+				continue
+			}
+			redactNode(v, p, cp, info, applied)
 		}
 	case yaml.SequenceNode:
-		for _, c := range n.Content {
+		for i, c := range n.Content {
+			cp := fmt.Sprintf("%s[%d]", concrete, i)
 			if c.Kind == yaml.MappingNode {
-				redactNode(c, path+"[]", info)
+				redactNode(c, path+"[]", cp, info, applied)
 			} else {
-				redactNode(c, path, info)
+				redactNode(c, path, cp, info, applied)
 			}
 		}
 	case yaml.ScalarNode:

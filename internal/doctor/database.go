@@ -13,13 +13,16 @@ import (
 	"github.com/gatehouse/gatehouse/internal/redact"
 )
 
+// dbSkipped stands for the checks that need a database that does not answer.
+var dbSkipped = skip("database checks (clock, wal_level, migrations, replication slot, partitions)", "the database is not reachable")
+
 // databaseChecks connects once and checks what the stages need of the
 // database; only "database reachable" when it cannot connect.
 func databaseChecks(ctx context.Context, o Options, cfg *config.Config) []Check {
 	reach := Check{Name: "database reachable"}
 	if err := cfg.RequireDatabase(); err != nil {
 		reach.Detail, reach.Fix = err.Error(), "set database_url (or GATEHOUSE_DATABASE_URL) to the PostgreSQL URL, or a secret reference that resolves"
-		return []Check{reach}
+		return []Check{reach, dbSkipped}
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -43,7 +46,7 @@ func databaseChecks(ctx context.Context, o Options, cfg *config.Config) []Check 
 		if conn != nil {
 			conn.Close(ctx)
 		}
-		return []Check{reach}
+		return []Check{reach, dbSkipped}
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	var version string
@@ -62,8 +65,11 @@ func databaseChecks(ctx context.Context, o Options, cfg *config.Config) []Check 
 		out = append(out, c)
 	}
 	q("clock in step with the database", func(ctx context.Context) Check { return clockCheck(ctx, conn, o) })
+	noReplication := "relay.mode is " + cfg.Relay.Mode + ": the relay does not use logical replication"
 	if cfg.Relay.Mode == "replication" {
 		q("wal_level is logical", func(ctx context.Context) Check { return walCheck(ctx, conn) })
+	} else {
+		out = append(out, skip("wal_level is logical", noReplication))
 	}
 	q("migrations current", func(ctx context.Context) Check {
 		pending, err := o.Migrate(ctx, cfg.DatabaseURL)
@@ -79,6 +85,8 @@ func databaseChecks(ctx context.Context, o Options, cfg *config.Config) []Check 
 	})
 	if cfg.Relay.Mode == "replication" {
 		q("replication slot and publication exist", func(ctx context.Context) Check { return slotCheck(ctx, conn, cfg) })
+	} else {
+		out = append(out, skip("replication slot and publication exist", noReplication))
 	}
 	q("no inactive replication slot retains WAL", func(ctx context.Context) Check { return strayCheck(ctx, conn, cfg, o.MaxSlotLag) })
 	out = append(out, storageChecks(ctx, conn, cfg, o.Timeout)...)
