@@ -33,7 +33,7 @@ type worker struct {
 func startWorker(ctx context.Context, cfg Config) (*worker, error) {
 	cmd := exec.Command(cfg.Executable)
 	// Nothing of the parent's environment (its secrets) reaches the worker.
-	cmd.Env = []string{workerEnv + "=1", memoryEnv + "=" + strconv.FormatUint(cfg.Memory, 10),
+	cmd.Env = []string{workerEnv + "=1", memoryEnv + "=" + strconv.FormatUint(cfg.Memory*raceFactor, 10),
 		"GOMAXPROCS=1", "GOTRACEBACK=single"}
 	w := &worker{cmd: cmd, stderr: &headBuffer{max: 2048}, done: make(chan struct{}), timeout: cfg.Timeout, memory: cfg.Memory}
 	cmd.Stderr = w.stderr
