@@ -30,6 +30,7 @@ const (
 
 // Defaults of Config.
 const (
+	selfExe            = "/proc/self/exe"
 	DefaultMemory      = 256 << 20
 	DefaultGrace       = 500 * time.Millisecond
 	DefaultIdleTimeout = time.Minute
@@ -74,8 +75,8 @@ type Config struct {
 	Grace time.Duration
 	// IdleTimeout ends a worker unused that long (default DefaultIdleTimeout).
 	IdleTimeout time.Duration
-	// Executable is the worker's program (default os.Executable()): any
-	// binary that imports this package.
+	// Executable is the worker's program (default /proc/self/exe, else
+	// os.Executable()): any binary that imports this package.
 	Executable string
 }
 
@@ -114,11 +115,14 @@ func New(cfg Config) (*Sandbox, error) {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	if cfg.Executable == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("jsbox: find the executable: %w", err)
+		cfg.Executable = selfExe // the running binary, even if its file was replaced since (an upgrade)
+		if _, err := os.Stat(selfExe); err != nil {
+			exe, err := os.Executable()
+			if err != nil {
+				return nil, fmt.Errorf("jsbox: find the executable: %w", err)
+			}
+			cfg.Executable = exe
 		}
-		cfg.Executable = exe
 	}
 	return &Sandbox{cfg: cfg, sem: make(chan struct{}, cfg.Workers)}, nil
 }
