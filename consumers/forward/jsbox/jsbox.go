@@ -12,6 +12,7 @@ package jsbox
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
@@ -143,6 +144,9 @@ func (s *Sandbox) Start(ctx context.Context) error {
 // replaced. Other errors (no worker could start, ctx ended) are not the
 // script's and may pass on a retry.
 func (s *Sandbox) Run(ctx context.Context, typ string, body []byte) (Result, error) {
+	if !json.Valid(body) {
+		return Result{}, &Error{Kind: KindInput, Msg: "the delivery is not JSON"}
+	}
 	if d := Depth(body); d > MaxDepth {
 		return Result{}, &Error{Kind: KindInput, Msg: fmt.Sprintf("the delivery is nested deeper than %d levels", MaxDepth)}
 	}
@@ -187,16 +191,23 @@ func (s *Sandbox) Close() {
 
 // get takes an idle worker or starts one.
 func (s *Sandbox) get(ctx context.Context) (*worker, error) {
-	s.mu.Lock()
-	if n := len(s.idle); n > 0 {
+	for {
+		s.mu.Lock()
+		n := len(s.idle)
+		if n == 0 {
+			s.mu.Unlock()
+			return startWorker(ctx, s.cfg)
+		}
 		w := s.idle[n-1]
 		s.idle = s.idle[:n-1]
 		s.mu.Unlock()
 		w.idleTimer.Stop()
-		return w, nil
+		select {
+		case <-w.done: // died while idle (killed from outside): not the next event's doing
+		default:
+			return w, nil
+		}
 	}
-	s.mu.Unlock()
-	return startWorker(ctx, s.cfg)
 }
 
 // put returns a worker that finished a run to the idle ones; it ends

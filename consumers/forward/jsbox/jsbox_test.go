@@ -157,3 +157,43 @@ func TestDepth(t *testing.T) {
 		}
 	}
 }
+
+// A worker killed from outside while idle (the kernel's OOM killer, an
+// operator) is replaced before the next delivery, which does not fail;
+// an idle worker ends after IdleTimeout, and the next run starts another.
+func TestRunReplacesWorkersThatEnded(t *testing.T) {
+	s := newSandbox(t, `function handler(w) { return w }`)
+	if err := s.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	w := s.idle[0]
+	s.mu.Unlock()
+	w.kill()
+	if _, err := s.Run(t.Context(), "x", []byte(`{}`)); err != nil {
+		t.Fatalf("after a worker died idle: %v", err)
+	}
+	s2, err := New(Config{Source: `function handler(w) { return w }`, Timeout: testTimeout, IdleTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s2.Close)
+	if err := s2.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s2.mu.Lock()
+	w = s2.idle[0]
+	s2.mu.Unlock()
+	select {
+	case <-w.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("an idle worker did not end")
+	}
+	if _, err := s2.Run(t.Context(), "x", []byte(`{}`)); err != nil {
+		t.Fatalf("after the idle worker ended: %v", err)
+	}
+	var se *Error
+	if _, err := s2.Run(t.Context(), "x", []byte(`{not json`)); !errors.As(err, &se) || se.Kind != KindInput {
+		t.Errorf("a delivery that is not JSON: %v", err)
+	}
+}
