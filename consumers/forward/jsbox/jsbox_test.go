@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -195,5 +196,28 @@ func TestRunReplacesWorkersThatEnded(t *testing.T) {
 	var se *Error
 	if _, err := s2.Run(t.Context(), "x", []byte(`{not json`)); !errors.As(err, &se) || se.Kind != KindInput {
 		t.Errorf("a delivery that is not JSON: %v", err)
+	}
+}
+
+// A terminal's Ctrl-C goes to gatehouse's process group, not the
+// workers'; and a worker ignores an interrupt sent to it anyway: the run
+// in it completes.
+func TestWorkersOutliveAnInterrupt(t *testing.T) {
+	s := newSandbox(t, `function handler(w) { const end = Date.now() + 200; while (Date.now() < end) {} w.payload = {ok: 1}; return w }`)
+	if err := s.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	pid := s.idle[0].cmd.Process.Pid
+	s.mu.Unlock()
+	if pg, err := syscall.Getpgid(pid); err != nil || pg == syscall.Getpgrp() {
+		t.Errorf("the worker's process group %d (%v) is gatehouse's", pg, err)
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		_ = syscall.Kill(pid, syscall.SIGINT)
+	}()
+	if res, err := s.Run(t.Context(), "x", []byte(`{}`)); err != nil || string(res.Payload) != `{"ok":1}` {
+		t.Errorf("a run interrupted by SIGINT: %s, %v", res.Payload, err)
 	}
 }

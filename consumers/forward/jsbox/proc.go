@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -35,6 +36,10 @@ func startWorker(ctx context.Context, cfg Config) (*worker, error) {
 	// Nothing of the parent's environment (its secrets) reaches the worker.
 	cmd.Env = []string{workerEnv + "=1", memoryEnv + "=" + strconv.FormatUint(cfg.Memory*raceFactor, 10),
 		"GOMAXPROCS=1", "GOTRACEBACK=single"}
+	// Its own process group: a terminal's Ctrl-C reaches gatehouse, which
+	// abandons its runs (retried later), not the worker mid-run (which
+	// would read as the script's crash). It ends when its stdin closes.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	w := &worker{cmd: cmd, stderr: &headBuffer{max: 2048}, done: make(chan struct{}), timeout: cfg.Timeout, memory: cfg.Memory}
 	cmd.Stderr = w.stderr
 	in, err := cmd.StdinPipe()

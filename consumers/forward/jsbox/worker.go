@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strconv"
 	"syscall"
@@ -50,6 +51,7 @@ func serveWorker(in io.Reader, out io.Writer) int {
 		fmt.Fprintln(os.Stderr, "jsbox worker: set memory limit:", err)
 		return 3
 	}
+	signal.Ignore(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP) // the parent ends it, by closing stdin or killing it
 	debug.SetMaxStack(maxGoStack)
 	debug.SetMemoryLimit(int64(limit / 2)) // collect early, well before the hard cap
 	br, bw := bufio.NewReader(in), bufio.NewWriter(out)
