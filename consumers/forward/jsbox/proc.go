@@ -58,6 +58,9 @@ func startWorker(ctx context.Context, cfg Config) (*worker, error) {
 		_ = cmd.Wait()
 		close(w.done)
 	}()
+	if err := w.ready(ctx); err != nil {
+		return nil, err
+	}
 	resp, err := w.call(ctx, initRequest{Source: cfg.Source, Timeout: cfg.Timeout}, cfg.Timeout+cfg.Grace)
 	if err != nil {
 		w.kill()
@@ -72,6 +75,26 @@ func startWorker(ctx context.Context, cfg Config) (*worker, error) {
 		return nil, &Error{Kind: resp.Kind, Msg: resp.Error}
 	}
 	return w, nil
+}
+
+// startTimeout bounds a worker's start until it is ready for the script
+// (exec, the runtime's start, the memory limit): not the script's time.
+const startTimeout = 30 * time.Second
+
+// ready waits for the worker's first frame; a worker that does not send
+// it is killed, with an error that is not the script's.
+func (w *worker) ready(ctx context.Context) error {
+	timer := time.AfterFunc(startTimeout, w.signal)
+	defer timer.Stop()
+	stopCtx := context.AfterFunc(ctx, w.signal)
+	defer stopCtx()
+	var resp response
+	if err := readFrame(w.br, &resp); err != nil {
+		w.kill()
+		line, _, _ := strings.Cut(strings.TrimSpace(w.stderr.String()), "\n")
+		return fmt.Errorf("jsbox: start worker: %v %s (%s)", err, truncate(line, 200), w.cmd.ProcessState)
+	}
+	return nil
 }
 
 // call sends req and reads the answer. Past limit, or when ctx ends, the

@@ -55,6 +55,9 @@ func serveWorker(in io.Reader, out io.Writer) int {
 	debug.SetMaxStack(maxGoStack)
 	debug.SetMemoryLimit(int64(limit / 2)) // collect early, well before the hard cap
 	br, bw := bufio.NewReader(in), bufio.NewWriter(out)
+	if err := writeFrame(bw, response{}); err != nil { // ready: the start's time is not the script's
+		return 0
+	}
 	var hello initRequest
 	if err := readFrame(br, &hello); err != nil {
 		return 0
