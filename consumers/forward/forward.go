@@ -135,6 +135,13 @@ func NewForwarder(cfg Config) (*Forwarder, error) {
 	return &Forwarder{cfg: cfg, tf: tf, redacted: key, wh: wh, d: d, m: cfg.Metrics.forForward(cfg.Provider, key)}, nil
 }
 
+// Close ends the worker processes of the forwarder's transform, if any.
+func (f *Forwarder) Close() {
+	if f.tf != nil {
+		f.tf.box.Close()
+	}
+}
+
 // Destination is the forwarder's destination key (redact.DestinationKey).
 func (f *Forwarder) Destination() string { return f.d.key }
 
@@ -225,10 +232,13 @@ func (f *Forwarder) DeliverShaped(ctx context.Context, ev *event.Event, obj json
 	}
 	var extra http.Header
 	if f.tf != nil {
-		tr, err := f.tf.run(ev.Type, body)
-		if err != nil {
+		tr, err := f.tf.run(ctx, ev.Type, body)
+		if errors.Is(err, errTransform) {
 			f.m.result("transform_failed")
 			return event.Sent{}, event.Permanent(&TransformError{Dest: f.redacted, Err: err})
+		}
+		if err != nil { // the sandbox, not the script: retried
+			return event.Sent{}, fmt.Errorf("forward to %s: %w", f.redacted, err)
 		}
 		if tr.cancel {
 			f.m.result("dropped")

@@ -1,6 +1,7 @@
 package forward
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,12 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dop251/goja"
+	"github.com/gatehouse/gatehouse/consumers/forward/jsbox"
 )
 
-// A forward entry's transform (config.Forward.Transform): JavaScript run in
-// an embedded pure-Go engine (goja) before a delivery is signed, as
-// Svix's and Hookdeck's transformations are. The script defines
+// A forward entry's transform (config.Forward.Transform): JavaScript run
+// in a sandbox (package jsbox: goja in worker processes) before a delivery
+// is signed, as Svix's and Hookdeck's transformations are. The script
+// defines
 //
 //	function handler(webhook) { …; return webhook }
 //
@@ -22,44 +24,64 @@ import (
 // (name → value). The handler may change payload and headers, or set
 // cancel = true to send nothing (the event counts as forwarded).
 //
-// Bounds: each call runs in a new runtime with no I/O at all (no require,
-// no timers, no network, no file system: goja provides none), stopped
-// after TransformTimeout (a runaway loop is interrupted), with a call stack
-// of at most 1 000 frames; the payload it returns is at most 1 MiB. goja
-// has no allocation cap: the time limit bounds what a script can allocate.
-// A script that throws, runs out of time or returns something else than a
-// webhook fails the delivery permanently: the event is dead-lettered with
-// the error (forwards_total{result="transform_failed"}).
+// Bounds (jsbox says how each is enforced): no I/O at all; TransformTimeout
+// per run (an interrupt, a match timeout on every regular expression, and
+// a kill of the worker TransformGrace later when native code does not
+// return); the worker's memory (jsbox.DefaultMemory, RLIMIT_DATA) and
+// stack; 1 000 call frames; a payload in and out at most jsbox.MaxDepth
+// deep, out at most 1 MiB. A script that throws, exhausts a bound or
+// returns something else than a webhook fails the delivery permanently:
+// the event is dead-lettered with the reason
+// (forwards_total{result="transform_failed"}); only its worker is
+// replaced. The same bounds hold for the trial run at start-up.
 type transform struct {
-	prog    *goja.Program
-	timeout time.Duration
+	box *jsbox.Sandbox
 }
 
 // Transform limits.
 const (
 	DefaultTransformTimeout = time.Second
-	maxTransformOutput      = 1 << 20
-	maxTransformStack       = 1000
+	// TransformGrace is how long after its timeout a run still in native
+	// code is killed.
+	TransformGrace = 500 * time.Millisecond
 )
 
 // reservedHeaders are the headers a transform may not set: the signature's
 // and the body's.
 var reservedHeaders = []string{"webhook-id", "webhook-timestamp", "webhook-signature", "content-type", "content-length", "host"}
 
-// compileTransform compiles src, which must define a function handler.
+// trialBody is the delivery of the trial run: the shape of a real one.
+const trialBody = `{"type":"gatehouse.trial","timestamp":"2000-01-01T00:00:00Z","data":{"provider":"","event_id":"trial","type":"gatehouse.trial","attempt":0,"event":{}}}`
+
+// compileTransform starts the sandbox of src, which must compile and
+// define a function handler, and runs it once on a trial delivery: a
+// script that cannot finish it (out of time, memory or stack) is refused,
+// in bounded time; one that only throws on it is not (it may expect a
+// real event).
 func compileTransform(src string, timeout time.Duration) (*transform, error) {
 	if timeout <= 0 {
 		timeout = DefaultTransformTimeout
 	}
-	prog, err := goja.Compile("transform.js", src+"\n;typeof handler === 'function' ? handler : undefined", true)
+	box, err := jsbox.New(jsbox.Config{Source: src, Timeout: timeout, Grace: TransformGrace})
 	if err != nil {
 		return nil, fmt.Errorf("transform: %w", err)
 	}
-	t := &transform{prog: prog, timeout: timeout}
-	if _, err := t.run("probe", json.RawMessage(`{}`)); err != nil && strings.Contains(err.Error(), "defines no function handler") {
-		return nil, err
+	_, err = box.Run(context.Background(), "gatehouse.trial", []byte(trialBody))
+	var se *jsbox.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &se) && se.Kind == jsbox.KindScript:
+	case errors.As(err, &se) && se.Kind == jsbox.KindNoHandler:
+		box.Close()
+		return nil, fmt.Errorf("transform: %s", se.Msg)
+	case se != nil && se.Kind != jsbox.KindCompile:
+		box.Close()
+		return nil, fmt.Errorf("transform: the trial run failed: %s", se.Msg)
+	default:
+		box.Close()
+		return nil, fmt.Errorf("transform: %w", err)
 	}
-	return t, nil
+	return &transform{box: box}, nil
 }
 
 // transformed is what a transform made of a delivery.
@@ -72,58 +94,31 @@ type transformed struct {
 var errTransform = errors.New("transform")
 
 // run applies the transform to body (the delivery's JSON) of an event of
-// type typ.
-func (t *transform) run(typ string, body json.RawMessage) (transformed, error) {
-	vm := goja.New()
-	vm.SetMaxCallStackSize(maxTransformStack)
-	timer := time.AfterFunc(t.timeout, func() { vm.Interrupt(fmt.Sprintf("ran longer than %s", t.timeout)) })
-	defer timer.Stop()
-	fn, err := vm.RunProgram(t.prog)
+// type typ. An error wrapping errTransform is the script's doing
+// (permanent); any other (no worker could start, ctx ended) is not.
+func (t *transform) run(ctx context.Context, typ string, body json.RawMessage) (transformed, error) {
+	res, err := t.box.Run(ctx, typ, body)
+	var se *jsbox.Error
+	if errors.As(err, &se) {
+		return transformed{}, fmt.Errorf("%w: %s", errTransform, se.Msg)
+	}
 	if err != nil {
-		return transformed{}, fmt.Errorf("%w: %v", errTransform, err)
+		return transformed{}, err
 	}
-	handler, ok := goja.AssertFunction(fn)
-	if !ok {
-		return transformed{}, fmt.Errorf("%w: the script defines no function handler(webhook)", errTransform)
-	}
-	var payload any
-	if err := json.Unmarshal(body, &payload); err != nil {
-		return transformed{}, fmt.Errorf("%w: the delivery is not JSON: %v", errTransform, err)
-	}
-	in := vm.NewObject()
-	_ = in.Set("eventType", typ)
-	_ = in.Set("payload", payload)
-	_ = in.Set("headers", vm.NewObject())
-	_ = in.Set("cancel", false)
-	res, err := handler(goja.Undefined(), in)
-	if err != nil {
-		return transformed{}, fmt.Errorf("%w: %v", errTransform, err)
-	}
-	out, ok := res.Export().(map[string]any)
-	if res == nil || goja.IsUndefined(res) || goja.IsNull(res) || !ok {
-		return transformed{}, fmt.Errorf("%w: handler must return the webhook object", errTransform)
-	}
-	if c, _ := out["cancel"].(bool); c {
+	if res.Cancel {
 		return transformed{cancel: true}, nil
 	}
-	b, err := json.Marshal(out["payload"])
-	if err != nil || len(b) > maxTransformOutput || string(b) == "null" {
-		return transformed{}, fmt.Errorf("%w: payload must be JSON of at most %d bytes", errTransform, maxTransformOutput)
-	}
-	tr := transformed{body: b, headers: http.Header{}}
-	if hs, ok := out["headers"].(map[string]any); ok {
-		for k, v := range hs {
-			s, ok := v.(string)
-			if !ok || !validHeader(k, s) {
-				return transformed{}, fmt.Errorf("%w: header %q must be a valid name with a string value", errTransform, k)
-			}
-			for _, r := range reservedHeaders {
-				if strings.EqualFold(k, r) {
-					return transformed{}, fmt.Errorf("%w: header %q is set by gatehouse", errTransform, k)
-				}
-			}
-			tr.headers.Set(k, s)
+	tr := transformed{body: res.Payload, headers: http.Header{}}
+	for k, s := range res.Headers {
+		if !validHeader(k, s) {
+			return transformed{}, fmt.Errorf("%w: header %q must be a valid name with a string value", errTransform, k)
 		}
+		for _, r := range reservedHeaders {
+			if strings.EqualFold(k, r) {
+				return transformed{}, fmt.Errorf("%w: header %q is set by gatehouse", errTransform, k)
+			}
+		}
+		tr.headers.Set(k, s)
 	}
 	return tr, nil
 }

@@ -26,7 +26,7 @@ func NewMetrics(reg prometheus.Registerer, flow *throttle.Metrics) *Metrics {
 	m := &Metrics{
 		forwards: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gatehouse_consumer_forwards_total",
-			Help: "Deliveries to a forward destination by result: delivered (2xx), refused (a permanent answer), failed (5xx, 408, 429, timeout, network), dropped (the entry's transform cancelled it), transform_failed (the transform threw, timed out or returned no webhook: dead-lettered).",
+			Help: "Deliveries to a forward destination by result: delivered (2xx), refused (a permanent answer), failed (5xx, 408, 429, timeout, network), dropped (the entry's transform cancelled it), transform_failed (the transform threw, exhausted its time, memory or stack, or returned no webhook: dead-lettered).",
 		}, []string{"provider", "destination", "result"}),
 		forwardTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gatehouse_consumer_forward_duration_seconds",

@@ -1,4 +1,4 @@
-// Command consumerbench measures the consumers: the eight cases of
+// Command consumerbench measures the consumers: the nine cases of
 // docs/BENCHMARKS.md beside the receiver's max rate and pgbench running the
 // consumer's statements, with `gatehouse serve`, `relay` and `consume`.
 package main
@@ -31,8 +31,18 @@ func main() {
 		}
 		defer b.api.stop()
 		res := &results{}
-		if err := b.runCases(ctx, res); err != nil {
+		if !o.transformOnly {
+			if err := b.runCases(ctx, res); err != nil {
+				return err
+			}
+		}
+		st.Logf("case 9: a forward transform's cost per event")
+		if err := transformCost(ctx, o, res); err != nil {
 			return err
+		}
+		if o.transformOnly {
+			fmt.Fprintf(stdout, "%s\n", res.rows[len(res.rows)-1])
+			return nil
 		}
 		st.Logf("PostgreSQL ceiling (pgbench, the consumer's batched statements)")
 		if res.ceilingSQL, err = b.ceilingSQL(ctx); err != nil {
@@ -59,6 +69,8 @@ type options struct {
 	foreign        int           `flag:"foreign" default:"10000" help:"case 6: records with no inbox row"`
 	genuine        int           `flag:"genuine" default:"1000" help:"case 6: genuine events"`
 	mixedRate      float64       `flag:"mixed-rate" default:"200" help:"case 6: genuine events/s"`
+	transformN     int           `flag:"transform-n" default:"2000" help:"case 9: deliveries through a transform"`
+	transformOnly  bool          `flag:"transform-only" default:"false" help:"run case 9 alone (a quick look at the transform's cost)"`
 }
 
 func (r *results) print(w io.Writer, b *bench) {
