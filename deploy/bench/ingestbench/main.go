@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
@@ -21,9 +22,9 @@ type options struct {
 	benchenv.Options
 	gatehouse string        `flag:"gatehouse" default:"bin/gatehouse" help:"gatehouse binary to benchmark"`
 	conc      []int         `flag:"c" default:"16,64" help:"closed-loop concurrencies (comma-separated)"`
-	runs      int           `flag:"runs" default:"5" help:"timed runs per configuration and side (with -overload: pairs, 40-overload.sh passes 3)"`
-	duration  time.Duration `flag:"d" default:"10s" help:"duration of each run"`
-	openRuns  int           `flag:"open-runs" default:"3" help:"open-loop runs at half the maximum rate"`
+	runs      int           `flag:"runs" default:"3" help:"timed runs per configuration and side (with -overload: pairs, 40-overload.sh passes 3)"`
+	duration  time.Duration `flag:"d" default:"8s" help:"duration of each run"`
+	openRuns  int           `flag:"open-runs" default:"2" help:"open-loop runs at half the maximum rate"`
 	openConns int           `flag:"open-conns" default:"64" help:"connections (and pgbench clients) of the open-loop run"`
 	bodyBytes int           `flag:"body" default:"512" help:"approximate event body size in bytes"`
 	tracing   bool          `flag:"tracing" help:"compare the receiver with tracing off and on (100 % sampling to a local Jaeger), interleaved with pgbench, instead of the benchmark"`
@@ -34,12 +35,31 @@ type options struct {
 	rate      int           `flag:"rate" default:"200" help:"with -overload: provider B's events per second (open loop)"`
 	slowB     int           `flag:"slow-body" default:"200" help:"with -overload: connections sending a body at 1 byte/s"`
 	slowH     int           `flag:"slow-header" default:"200" help:"with -overload: connections sending their headers at 1 byte/s"`
+	// The states a deployment lives in (cold.go, roll.go, single.go).
+	singleConc []int         `flag:"single-c" default:"4,16,64" help:"concurrencies of the receiver (GitHub scheme) against pgbench's single-row INSERT (empty: none)"`
+	coldConns  int           `flag:"cold-c" default:"16" help:"connections of the cold rows; must be in -c and -single-c (the warm rows they are divided by)"`
+	coldDur    time.Duration `flag:"cold-d" default:"15s" help:"how long each cold row runs, from gatehouse serve's start on a fresh database (0: no cold rows)"`
+	coldWindow time.Duration `flag:"cold-window" default:"5s" help:"windows the cold rows are split into"`
+	rollWidth  time.Duration `flag:"roll-width" default:"2m" help:"inbox, outbox and dedupe-key partition width of the partition-roll row's database (0: no roll row)"`
+	rollSpan   time.Duration `flag:"roll-span" default:"1m" help:"span measured before and after the partition change (at most -roll-width)"`
+	rollWindow time.Duration `flag:"roll-window" default:"10s" help:"windows of the partition-roll row (the load starts one window before the span)"`
+	rollConns  int           `flag:"roll-c" default:"16" help:"closed-loop connections of the partition-roll row"`
+	rollWait   time.Duration `flag:"roll-wait" default:"4m" help:"longest wait for the next moment when the inbox, outbox and key partitions all change; none within: the row fails"`
 }
 
 // Validate checks the flags' values (benchenv.Parse).
 func (o *options) Validate() error {
 	if o.runs < 1 || o.duration <= 0 || len(o.conc) == 0 {
 		return fmt.Errorf("-c, -d and -runs must be given")
+	}
+	if o.coldDur > 0 && (!slices.Contains(o.conc, o.coldConns) || !slices.Contains(o.singleConc, o.coldConns)) {
+		return fmt.Errorf("-cold-c %d must be in -c and -single-c: the cold rows are divided by the warm rows at the same connections (or -cold-d 0)", o.coldConns)
+	}
+	if o.coldDur > 0 && (o.coldWindow <= 0 || o.coldWindow > o.coldDur) {
+		return fmt.Errorf("-cold-window must be positive and at most -cold-d")
+	}
+	if o.rollWidth > 0 && (o.rollWindow <= 0 || o.rollSpan < o.rollWindow || o.rollSpan%o.rollWindow != 0 || o.rollSpan > o.rollWidth || o.rollConns < 1) {
+		return fmt.Errorf("-roll-span must be a multiple of -roll-window and at most -roll-width, -roll-c at least 1 (or -roll-width 0)")
 	}
 	return nil
 }
@@ -55,6 +75,7 @@ func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) 
 	if o.overload {
 		return overload(ctx, st, o, stdout)
 	}
+	began := time.Now()
 	b, err := setup(ctx, st, o)
 	if err != nil {
 		return err
@@ -63,8 +84,18 @@ func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) 
 	if o.tracing {
 		return b.traceCompare(ctx, stdout)
 	}
+	// The cold rows first, on a quiet cluster: the other rows leave its
+	// autovacuum busy with the benchmark database's tables.
+	cold, err := b.cold(ctx)
+	if err != nil {
+		return err
+	}
 	res, err := b.measure(ctx)
 	if err != nil {
+		return err
+	}
+	res.cold = cold
+	if res.single, err = b.single(ctx); err != nil {
 		return err
 	}
 	var mix *mixResult
@@ -73,9 +104,16 @@ func run(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Writer) 
 			return err
 		}
 	}
+	if res.roll, err = b.roll(ctx); err != nil {
+		return err
+	}
 	res.print(stdout)
+	res.single.print(stdout, b)
+	res.printCold(stdout)
+	res.roll.print(stdout, b)
 	if mix != nil {
 		mix.print(stdout, b)
 	}
+	fmt.Fprintf(stdout, "\nSection run time: %.1f min (every row above, with its preparation).\n", time.Since(began).Minutes())
 	return nil
 }
