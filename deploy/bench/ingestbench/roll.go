@@ -42,6 +42,7 @@ type rollResult struct {
 	win           []window    // the lead-in window, then the span before and the span after the change
 	before, after []partition // each parent's partition before and after the change
 	s             sample      // the whole run
+	keys          int64       // dedupe_keys rows the run wrote
 }
 
 func (b *bench) roll(ctx context.Context) (*rollResult, error) {
@@ -72,7 +73,7 @@ func (b *bench) rollRun(ctx context.Context) (*rollResult, error) {
 	}
 	defer p.Stop()
 	r := &rollResult{}
-	if r.change, err = nextChange(ctx, db.pool, lead+span+time.Second, b.o.rollWait); err != nil {
+	if r.change, err = nextChange(ctx, db.pool, w, lead+span+time.Second, b.o.rollWait); err != nil {
 		return nil, err
 	}
 	start := r.change.Add(-span - lead)
@@ -103,6 +104,9 @@ func (b *bench) rollRun(ctx context.Context) (*rollResult, error) {
 	inbox, outbox, err := db.events(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if err := db.pool.QueryRow(ctx, "SELECT count(*) FROM dedupe_keys").Scan(&r.keys); err != nil {
+		return nil, fmt.Errorf("count keys: %w", err)
 	}
 	if inbox != int64(r.s.n) || outbox != int64(r.s.n) {
 		return nil, fmt.Errorf("%d acknowledged events but %d inbox and %d outbox rows", r.s.n, inbox, outbox)
@@ -179,20 +183,21 @@ func listPartitions(parts []partition) string {
 // limit, when a partition of each of rollParents starts; the maintenance
 // pass of the serve just started may still be creating them, so
 // storage_partitions is read again for up to 30 s.
-func nextChange(ctx context.Context, pool *pgxpool.Pool, ahead, limit time.Duration) (time.Time, error) {
-	var change time.Time
+func nextChange(ctx context.Context, pool *pgxpool.Pool, width, ahead, limit time.Duration) (time.Time, error) {
+	var change, from, to time.Time
 	var parts []partition
 	err := benchenv.Until(ctx, 2*time.Second, 30*time.Second, func() (bool, error) {
 		var err error
 		if parts, err = partitions(ctx, pool); err != nil {
 			return false, err
 		}
-		change = commonStart(parts, time.Now().Add(ahead), time.Now().Add(limit))
+		from, to = time.Now().Add(ahead), time.Now().Add(limit)
+		change = commonStart(parts, from, to)
 		return !change.IsZero(), nil
 	})
 	if errors.Is(err, benchenv.ErrNotWithin) {
-		return time.Time{}, fmt.Errorf("no moment between %s and %s UTC when a new inbox, outbox and dedupe_keys partition all start, so no partition change to measure (%s)",
-			time.Now().Add(ahead).UTC().Format(time.TimeOnly), time.Now().Add(limit).UTC().Format(time.TimeOnly), listPartitions(parts))
+		return time.Time{}, fmt.Errorf("no moment between %s and %s UTC when a new inbox, outbox and dedupe_keys partition all start, so no partition change to measure "+
+			"(storage.*partition_interval %s, -roll-wait %s; %s)", from.UTC().Format(time.TimeOnly), to.UTC().Format(time.TimeOnly), width, limit, listPartitions(parts))
 	}
 	return change, err
 }
@@ -233,7 +238,12 @@ func (r *rollResult) spans(span time.Duration) (before, after window) {
 	return before, after
 }
 
-func (r *rollResult) print(w io.Writer, b *bench) {
+// print writes the row, or why it could not be measured (err).
+func (r *rollResult) print(w io.Writer, b *bench, err error) {
+	if err != nil {
+		fmt.Fprintf(w, "\n### Partition roll\n\n**Not measured**: %v.\n", err)
+		return
+	}
 	if r == nil {
 		return
 	}
@@ -249,7 +259,7 @@ func (r *rollResult) print(w io.Writer, b *bench) {
 		tb.Rowf("%s | %s [%s, %s) | %s | %s [%s, %s) | %s", p.parent, p.name, p.starts.UTC().Format(time.TimeOnly), p.ends.UTC().Format(time.TimeOnly), benchenv.Thousands(float64(p.rows)),
 			q.name, q.starts.UTC().Format(time.TimeOnly), q.ends.UTC().Format(time.TimeOnly), benchenv.Thousands(float64(q.rows)))
 	}
-	fmt.Fprintf(w, "\n")
+	fmt.Fprintf(w, "\nA key is written into every key partition within ingest's key overlap of a boundary (`keyOverlap`, ingest/store_sql.go): %.1f dedupe_keys rows per event in this run.\n\n", float64(r.keys)/float64(max(r.s.n, 1)))
 	tb = benchenv.NewTable(w, "window (from the change)>", "events/s>", "p50 ack>", "p99 ack>", "PostgreSQL CPU per event>")
 	for i, win := range r.win {
 		note := ""
