@@ -1,8 +1,11 @@
 // Command ingestbench measures the webhook receiver (the `gatehouse serve`
 // binary) against pgbench running the Writer's statement on the same
-// database: closed loops, an open loop at half the maximum rate and the
-// catalogue's schemes (mix.go); -tracing compares tracing off and on
-// (tracecmp.go), -overload is the "Under overload" section (overload.go):
+// database: closed loops, an open loop at half the maximum rate, the
+// GitHub scheme against pgbench's single-row INSERT (single.go), the
+// first seconds on a fresh database (cold.go), a partition change under
+// load (roll.go) and the catalogue's schemes (mix.go); -tracing compares
+// tracing off and on (tracecmp.go), -overload is the "Under overload"
+// section (overload.go):
 //
 //	go build -o bin/gatehouse ./cmd/gatehouse
 //	go run ./deploy/bench/ingestbench -gatehouse bin/gatehouse
@@ -22,9 +25,9 @@ type options struct {
 	benchenv.Options
 	gatehouse string        `flag:"gatehouse" default:"bin/gatehouse" help:"gatehouse binary to benchmark"`
 	conc      []int         `flag:"c" default:"16,64" help:"closed-loop concurrencies (comma-separated)"`
-	runs      int           `flag:"runs" default:"3" help:"timed runs per configuration and side (with -overload: pairs, 40-overload.sh passes 3)"`
-	duration  time.Duration `flag:"d" default:"8s" help:"duration of each run"`
-	openRuns  int           `flag:"open-runs" default:"2" help:"open-loop runs at half the maximum rate"`
+	runs      int           `flag:"runs" default:"5" help:"timed runs per configuration and side (with -overload: pairs, 40-overload.sh passes 3)"`
+	duration  time.Duration `flag:"d" default:"10s" help:"duration of each run"`
+	openRuns  int           `flag:"open-runs" default:"3" help:"open-loop runs at half the maximum rate"`
 	openConns int           `flag:"open-conns" default:"64" help:"connections (and pgbench clients) of the open-loop run"`
 	bodyBytes int           `flag:"body" default:"512" help:"approximate event body size in bytes"`
 	tracing   bool          `flag:"tracing" help:"compare the receiver with tracing off and on (100 % sampling to a local Jaeger), interleaved with pgbench, instead of the benchmark"`
@@ -51,6 +54,9 @@ type options struct {
 func (o *options) Validate() error {
 	if o.runs < 1 || o.duration <= 0 || len(o.conc) == 0 {
 		return fmt.Errorf("-c, -d and -runs must be given")
+	}
+	if o.tracing || o.overload { // modes without the rows below
+		return nil
 	}
 	if o.coldDur > 0 && (!slices.Contains(o.conc, o.coldConns) || !slices.Contains(o.singleConc, o.coldConns)) {
 		return fmt.Errorf("-cold-c %d must be in -c and -single-c: the cold rows are divided by the warm rows at the same connections (or -cold-d 0)", o.coldConns)
