@@ -45,9 +45,10 @@ type options struct {
 	coldWindow time.Duration `flag:"cold-window" default:"5s" help:"windows the cold rows are split into"`
 	rollWidth  time.Duration `flag:"roll-width" default:"2m" help:"inbox, outbox and dedupe-key partition width of the partition-roll row's database (0: no roll row)"`
 	rollSpan   time.Duration `flag:"roll-span" default:"1m" help:"span measured before and after the partition change (at most -roll-width)"`
-	rollWindow time.Duration `flag:"roll-window" default:"10s" help:"windows of the partition-roll row (the load starts one window before the span)"`
+	rollWindow time.Duration `flag:"roll-window" default:"10s" help:"windows of the partition-roll row's spans"`
+	rollLead   time.Duration `flag:"roll-lead" default:"1m" help:"least load of the partition-roll row before its span before the change (the fresh database's start)"`
 	rollConns  int           `flag:"roll-c" default:"16" help:"closed-loop connections of the partition-roll row"`
-	rollWait   time.Duration `flag:"roll-wait" default:"4m" help:"longest wait for the next moment when the inbox, outbox and key partitions all change; none within: the row fails"`
+	rollWait   time.Duration `flag:"roll-wait" default:"4m" help:"longest lead-in beyond -roll-lead until a moment when the inbox, outbox and key partitions all change; none within: the row fails"`
 }
 
 // Validate checks the flags' values (benchenv.Parse).
@@ -64,8 +65,8 @@ func (o *options) Validate() error {
 	if o.coldDur > 0 && (o.coldWindow <= 0 || o.coldWindow > o.coldDur) {
 		return fmt.Errorf("-cold-window must be positive and at most -cold-d")
 	}
-	if o.rollWidth > 0 && (o.rollWindow <= 0 || o.rollSpan < o.rollWindow || o.rollSpan%o.rollWindow != 0 || o.rollSpan > o.rollWidth || o.rollConns < 1) {
-		return fmt.Errorf("-roll-span must be a multiple of -roll-window and at most -roll-width, -roll-c at least 1 (or -roll-width 0)")
+	if o.rollWidth > 0 && (o.rollWindow <= 0 || o.rollSpan < o.rollWindow || o.rollSpan%o.rollWindow != 0 || o.rollSpan > o.rollWidth || o.rollConns < 1 || o.rollLead < 0) {
+		return fmt.Errorf("-roll-span must be a multiple of -roll-window and at most -roll-width, -roll-c at least 1, -roll-lead not negative (or -roll-width 0)")
 	}
 	return nil
 }

@@ -19,9 +19,11 @@ import (
 // and dedupe-key partitions change, as they do every partition interval
 // in service. A database of its own whose gatehouse.yaml sets all three
 // intervals to -roll-width, `gatehouse serve` on it under steady
-// closed-loop load (reference scheme) from one window and -roll-span
-// before the next such moment (read from storage_partitions) to -roll-span
-// after it, in -roll-window windows.
+// closed-loop load (reference scheme) from its start to -roll-span after
+// the first such moment (read from storage_partitions) at least -roll-lead
+// and -roll-span after the start: the lead-in is the fresh database's
+// first seconds, so the span before the change is the receiver in
+// service; the spans in -roll-window windows.
 
 // rollTarget is the target of events/s in the span after the change ÷ the span before.
 const rollTarget = 0.9
@@ -39,7 +41,7 @@ type partition struct {
 // rollResult is the partition-roll row.
 type rollResult struct {
 	change        time.Time
-	win           []window    // the lead-in window, then the span before and the span after the change
+	win           []window    // the lead-in, then the span before and the span after the change in windows
 	before, after []partition // each parent's partition before and after the change
 	s             sample      // the whole run
 	keys          int64       // dedupe_keys rows the run wrote
@@ -57,7 +59,7 @@ func (b *bench) roll(ctx context.Context) (*rollResult, error) {
 }
 
 func (b *bench) rollRun(ctx context.Context) (*rollResult, error) {
-	w, span, lead := b.o.rollWidth, b.o.rollSpan, b.o.rollWindow
+	w, span := b.o.rollWidth, b.o.rollSpan
 	db, err := b.newFreshDB(ctx, "roll", fmt.Sprintf("storage:\n  partition_interval: %s\n  key_partition_interval: %s\n  outbox_partition_interval: %s\n", w, w, w))
 	if err != nil {
 		return nil, err
@@ -73,22 +75,17 @@ func (b *bench) rollRun(ctx context.Context) (*rollResult, error) {
 	}
 	defer p.Stop()
 	r := &rollResult{}
-	if r.change, err = nextChange(ctx, db.pool, w, lead+span+time.Second, b.o.rollWait); err != nil {
+	if r.change, err = nextChange(ctx, db.pool, w, b.o.rollLead+span+time.Second, b.o.rollWait); err != nil {
 		return nil, err
 	}
-	start := r.change.Add(-span - lead)
-	b.Logf("partition roll: the inbox, outbox and key partitions change at %s; %d connections from %s to %s (waiting %s)",
-		r.change.UTC().Format(time.TimeOnly), b.o.rollConns, start.UTC().Format(time.TimeOnly), r.change.Add(span).UTC().Format(time.TimeOnly), time.Until(start).Round(time.Second))
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(time.Until(start)):
-	}
-	bs := bounds(start, b.o.rollWindow, lead+2*span)
+	start := time.Now()
+	b.Logf("partition roll: the inbox, outbox and key partitions change at %s; %d connections from now (%s) to %s",
+		r.change.UTC().Format(time.TimeOnly), b.o.rollConns, start.UTC().Format(time.TimeOnly), r.change.Add(span).UTC().Format(time.TimeOnly))
+	bs := append([]time.Time{start}, bounds(r.change.Add(-span), b.o.rollWindow, 2*span)...)
 	wait := b.cpuAt(ctx, bs)
 	pg0, recv0 := b.PostgresCPU(), procCPU(p)
 	src := benchenv.NewDeliveries(provider, p.Public, b.secret, b.o.bodyBytes)
-	l := benchenv.Load{Addr: p.Public, Conns: b.o.rollConns, Next: src.Next}.Closed(ctx, time.Until(bs[len(bs)-1]))
+	l := benchenv.Load{Addr: p.Public, Conns: b.o.rollConns, Next: src.Next}.Closed(ctx, bs[len(bs)-1].Sub(start))
 	pg1, recv1 := b.PostgresCPU(), procCPU(p)
 	cpu := wait()
 	if r.s, err = fromLoad(l, ctx.Err()); err != nil {
@@ -180,7 +177,7 @@ func listPartitions(parts []partition) string {
 }
 
 // nextChange is the first moment at least ahead from now, and at most
-// limit, when a partition of each of rollParents starts; the maintenance
+// limit later, when a partition of each of rollParents starts; the maintenance
 // pass of the serve just started may still be creating them, so
 // storage_partitions is read again for up to 30 s.
 func nextChange(ctx context.Context, pool *pgxpool.Pool, width, ahead, limit time.Duration) (time.Time, error) {
@@ -191,7 +188,8 @@ func nextChange(ctx context.Context, pool *pgxpool.Pool, width, ahead, limit tim
 		if parts, err = partitions(ctx, pool); err != nil {
 			return false, err
 		}
-		from, to = time.Now().Add(ahead), time.Now().Add(limit)
+		from = time.Now().Add(ahead)
+		to = from.Add(limit)
 		change = commonStart(parts, from, to)
 		return !change.IsZero(), nil
 	})
@@ -251,8 +249,9 @@ func (r *rollResult) print(w io.Writer, b *bench, err error) {
 	fmt.Fprintf(w, "\n### Partition roll\n\n")
 	fmt.Fprintf(w, "The moment a deployment's current inbox, outbox and dedupe-key partitions change, as they do every partition interval in service (tables not analyzed by the benchmark: autovacuum's own, as in service). "+
 		"A database of its own, just created and migrated (a checkpoint and a sync before), its gatehouse.yaml setting `storage.partition_interval`, `storage.key_partition_interval` and `storage.outbox_partition_interval` to %s; "+
-		"`gatehouse serve` on it under closed-loop load at %d connections (reference scheme, requests signed as sent) from %s before the next moment at which a partition of all three starts (read from storage_partitions) to %s after it, in %s windows; the first window is the load's start, outside the span before. One run.\n\n",
-		b.o.rollWidth, b.o.rollConns, span+b.o.rollWindow, span, b.o.rollWindow)
+		"`gatehouse serve` on it under closed-loop load at %d connections (reference scheme, requests signed as sent) from its start to %s after the first moment at least %s and %s after the start at which a partition of all three starts (read from storage_partitions; the partitions and the rows each received below). "+
+		"The lead-in (the first row: the fresh database's first seconds, its tables analyzed by autovacuum alone) keeps the start out of the %s before the change; the spans in %s windows. One run.\n\n",
+		b.o.rollWidth, b.o.rollConns, span, b.o.rollLead, span, span, b.o.rollWindow)
 	tb := benchenv.NewTable(w, "table", "partition before the change", "rows written in the run>", "partition after the change", "rows written in the run>")
 	for i := range r.before {
 		p, q := r.before[i], r.after[i]
@@ -264,7 +263,7 @@ func (r *rollResult) print(w io.Writer, b *bench, err error) {
 	for i, win := range r.win {
 		note := ""
 		if i == 0 {
-			note = " (load's start)"
+			note = " (lead-in: the load's start)"
 		}
 		tb.Rowf("%+g s … %+g s%s | %s | %.2f ms | %.2f ms | %.0f µs", win.from.Sub(r.change).Seconds(), win.to.Sub(r.change).Seconds(), note,
 			benchenv.Thousands(win.tput()), win.p50(), win.p99(), win.pgPer())
