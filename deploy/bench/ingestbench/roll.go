@@ -36,6 +36,7 @@ type partition struct {
 	parent, name string
 	starts, ends time.Time
 	rows         int64
+	analyzed     *time.Time // autovacuum's last analyze of it (nil: none)
 }
 
 // rollResult is the partition-roll row.
@@ -134,6 +135,10 @@ func (b *bench) rollRun(ctx context.Context) (*rollResult, error) {
 			pt := &set[i]
 			if err := db.pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{pt.name}.Sanitize()).Scan(&pt.rows); err != nil {
 				return nil, fmt.Errorf("count %s: %w", pt.name, err)
+			}
+			err := db.pool.QueryRow(ctx, "SELECT max(last_autoanalyze) FROM pg_stat_user_tables WHERE relname = $1", pt.name).Scan(&pt.analyzed)
+			if err != nil {
+				return nil, fmt.Errorf("read %s's last analyze: %w", pt.name, err)
 			}
 			if pt.rows == 0 {
 				return nil, fmt.Errorf("no rows reached %s [%s, %s): the change at %s did not fall within the load", pt.name,
@@ -236,6 +241,14 @@ func (r *rollResult) spans(span time.Duration) (before, after window) {
 	return before, after
 }
 
+// since is t from the change ("+12 s"); "none" for nil.
+func (r *rollResult) since(t *time.Time) string {
+	if t == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%+.0f s", t.Sub(r.change).Seconds())
+}
+
 // print writes the row, or why it could not be measured (err).
 func (r *rollResult) print(w io.Writer, b *bench, err error) {
 	if err != nil {
@@ -249,14 +262,14 @@ func (r *rollResult) print(w io.Writer, b *bench, err error) {
 	fmt.Fprintf(w, "\n### Partition roll\n\n")
 	fmt.Fprintf(w, "The moment a deployment's current inbox, outbox and dedupe-key partitions change, as they do every partition interval in service (tables not analyzed by the benchmark: autovacuum's own, as in service). "+
 		"A database of its own, just created and migrated (a checkpoint and a sync before), its gatehouse.yaml setting `storage.partition_interval`, `storage.key_partition_interval` and `storage.outbox_partition_interval` to %s; "+
-		"`gatehouse serve` on it under closed-loop load at %d connections (reference scheme, requests signed as sent) from its start to %s after the first moment at least %s and %s after the start at which a partition of all three starts (read from storage_partitions; the partitions and the rows each received below). "+
-		"The lead-in (the first row: the fresh database's first seconds, its tables analyzed by autovacuum alone) keeps the start out of the %s before the change; the spans in %s windows. One run.\n\n",
-		b.o.rollWidth, b.o.rollConns, span, b.o.rollLead, span, span, b.o.rollWindow)
-	tb := benchenv.NewTable(w, "table", "partition before the change", "rows written in the run>", "partition after the change", "rows written in the run>")
+		"`gatehouse serve` on it under closed-loop load at %d connections (reference scheme, requests signed as sent) from its start to %s after the first moment at least %s after the start at which a partition of all three starts (read from storage_partitions; the partitions and the rows each received below). "+
+		"The lead-in (the first row, at least %s: the fresh database's first seconds, its tables analyzed by autovacuum alone) keeps the start out of the %s before the change; the spans in %s windows. One run.\n\n",
+		b.o.rollWidth, b.o.rollConns, span, b.o.rollLead+span, b.o.rollLead, span, b.o.rollWindow)
+	tb := benchenv.NewTable(w, "table", "partition before the change", "rows written in the run>", "last autovacuum analyze>", "partition after the change", "rows written in the run>", "last autovacuum analyze>")
 	for i := range r.before {
 		p, q := r.before[i], r.after[i]
-		tb.Rowf("%s | %s [%s, %s) | %s | %s [%s, %s) | %s", p.parent, p.name, p.starts.UTC().Format(time.TimeOnly), p.ends.UTC().Format(time.TimeOnly), benchenv.Thousands(float64(p.rows)),
-			q.name, q.starts.UTC().Format(time.TimeOnly), q.ends.UTC().Format(time.TimeOnly), benchenv.Thousands(float64(q.rows)))
+		tb.Rowf("%s | %s [%s, %s) | %s | %s | %s [%s, %s) | %s | %s", p.parent, p.name, p.starts.UTC().Format(time.TimeOnly), p.ends.UTC().Format(time.TimeOnly), benchenv.Thousands(float64(p.rows)), r.since(p.analyzed),
+			q.name, q.starts.UTC().Format(time.TimeOnly), q.ends.UTC().Format(time.TimeOnly), benchenv.Thousands(float64(q.rows)), r.since(q.analyzed))
 	}
 	fmt.Fprintf(w, "\nA key is written into every key partition within ingest's key overlap of a boundary (`keyOverlap`, ingest/store_sql.go): %.1f dedupe_keys rows per event in this run.\n\n", float64(r.keys)/float64(max(r.s.n, 1)))
 	tb = benchenv.NewTable(w, "window (from the change)>", "events/s>", "p50 ack>", "p99 ack>", "PostgreSQL CPU per event>")
@@ -265,7 +278,7 @@ func (r *rollResult) print(w io.Writer, b *bench, err error) {
 		if i == 0 {
 			note = " (lead-in: the load's start)"
 		}
-		tb.Rowf("%+g s … %+g s%s | %s | %.2f ms | %.2f ms | %.0f µs", win.from.Sub(r.change).Seconds(), win.to.Sub(r.change).Seconds(), note,
+		tb.Rowf("%+.0f s … %+.0f s%s | %s | %.2f ms | %.2f ms | %.0f µs", win.from.Sub(r.change).Seconds(), win.to.Sub(r.change).Seconds(), note,
 			benchenv.Thousands(win.tput()), win.p50(), win.p99(), win.pgPer())
 	}
 	before, after := r.spans(span)
