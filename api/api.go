@@ -11,6 +11,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -98,6 +99,8 @@ var (
 	ErrNotReplayable = errors.New("api: event cannot be replayed in its state")
 	// ErrProviderNotConfigured: the event's provider is no longer configured.
 	ErrProviderNotConfigured = errors.New("api: event's provider is not configured")
+	// ErrNotDead (an ErrNotReplayable): ReplayDead of an event no longer dead.
+	ErrNotDead = fmt.Errorf("%w: no longer dead", ErrNotReplayable)
 )
 
 // ReplayOutcome is what a replay did.
@@ -112,6 +115,10 @@ type ReplayOutcome struct {
 // ErrProviderNotConfigured, wrapped, for the refusals.
 type Replayer interface {
 	Replay(ctx context.Context, provider, eventID string, force bool, requestedBy string) (ReplayOutcome, error)
+	// ReplayDead is Replay of an event only while it is dead, checked in
+	// the replay's transaction (a failure issue's replay): an event no
+	// longer dead is ErrNotDead (wrapping ErrNotReplayable).
+	ReplayDead(ctx context.Context, provider, eventID, requestedBy string) (ReplayOutcome, error)
 }
 
 // Config configures the API.
@@ -136,6 +143,13 @@ type Config struct {
 	// OperatorRole in a bearer token's roles also makes an operator.
 	// Default "gatehouse:operator".
 	OperatorRole string
+	// ReadTimeout bounds a read request (GET, HEAD): when it runs out its
+	// query is cancelled on the server and the answer is 503 with
+	// Retry-After (readbound.go). Default DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// SearchSpan is the most received_at time one page of an indexed
+	// payload search reads (Inbox.SearchSpan). Default DefaultSearchSpan.
+	SearchSpan time.Duration
 	// Logger nil: slog.Default(). Registerer nil: metrics are not registered
 	// (the rule of every stage's Config). Now defaults to time.Now.
 	Logger     *slog.Logger
@@ -156,7 +170,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Pool == nil {
 		return nil, errors.New("api: nil pool")
 	}
-	inbox := Inbox{Pool: cfg.Pool, SearchIndexed: SearchIndexed(cfg.Providers)}
+	inbox := Inbox{Pool: cfg.Pool, SearchIndexed: SearchIndexed(cfg.Providers), SearchSpan: cfg.SearchSpan}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
 	if cfg.OperatorRole == "" {
 		cfg.OperatorRole = "gatehouse:operator"
 	}
@@ -178,10 +195,11 @@ func (s *Server) Routes(r chi.Router) {
 	r.Route(Prefix, func(r chi.Router) {
 		r.Get("/openapi.yaml", serveOpenAPI)
 		r.Group(func(r chi.Router) {
-			r.Use(s.authenticate)
+			r.Use(s.authenticate, s.boundReads)
 			r.With(s.require(ScopeSessionsRead)).Get("/sessions", s.listSessions)
 			r.With(s.require(ScopeSessionsWrite)).Delete("/sessions/{id}", s.revokeSession)
 			r.With(s.require(ScopeEventsRead), s.operatorOnly).Get("/events", s.listEvents)
+			r.With(s.require(ScopeEventsRead), s.operatorOnly).Post("/events/search", s.searchEvents)
 			r.With(s.require(ScopeEventsRead), s.operatorOnly).Get("/events/{provider}/{event_id}", s.getEvent)
 			r.With(s.require(ScopeEventsReplay), s.operatorOnly).Post("/events/{provider}/{event_id}/replay", s.replayEvent)
 			r.With(s.require(ScopeEventsRead), s.operatorOnly).Get("/issues", s.listIssues)

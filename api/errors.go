@@ -38,6 +38,7 @@ func (b badRequest) Error() string { return string(b) }
 //	errUnconfigured              → 409 conflict (the event's provider is not configured)
 //	errMethod                    → 405 method_not_allowed
 //	errNoReplayer                → 503 temporarily_unavailable
+//	a read past its ReadTimeout  → 503 temporarily_unavailable with Retry-After
 //	anything else                → 500 server_error (logged)
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var (
@@ -63,6 +64,10 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		writeJSONError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "replay is not available on this server")
 	case errors.Is(err, errMethod):
 		writeJSONError(w, http.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this resource")
+	case readTimeoutOf(r, err) > 0:
+		d := readTimeoutOf(r, err)
+		log.Warn("api read timed out", "path", r.URL.Path, "timeout", d)
+		writeReadTimeout(w, d)
 	default:
 		log.Error("api internal error", "path", r.URL.Path, "error", err)
 		writeJSONError(w, http.StatusInternalServerError, "server_error", "internal error")

@@ -50,6 +50,7 @@ type fixture struct {
 type fixtureOpts struct {
 	verifier func(*bearer.Config)
 	operator bool // carol is a configured operator
+	api      func(*api.Config)
 }
 
 func newFixture(t *testing.T, o fixtureOpts) *fixture {
@@ -122,6 +123,9 @@ auth:
 	}
 	if o.operator {
 		ac.Operators = []api.User{{Issuer: f.is.URL, Subject: "carol"}}
+	}
+	if o.api != nil {
+		o.api(&ac)
 	}
 	srv, err := api.New(ac)
 	if err != nil {

@@ -129,6 +129,9 @@ type Inbox struct {
 	// SearchIndexed reports whether a provider's payloads are indexed for
 	// search (config's Provider.Search "indexed"); nil: none is.
 	SearchIndexed func(provider string) bool
+	// SearchSpan is the most received_at time one page of an indexed
+	// search reads (ListEvents); 0: DefaultSearchSpan.
+	SearchSpan time.Duration
 }
 
 // DeadEvents answers up to limit dead events grouped by provider, type

@@ -109,9 +109,13 @@ func (s *Server) setIssueStatus(w http.ResponseWriter, r *http.Request) {
 
 // IssueReplayResult is the answer to a replay of an issue's dead events.
 type IssueReplayResult struct {
-	IssueID   int64           `json:"issue_id"`
-	Replayed  []*ReplayResult `json:"replayed"`
-	Failed    []ReplayFailure `json:"failed"`
+	IssueID  int64           `json:"issue_id"`
+	Replayed []*ReplayResult `json:"replayed"`
+	Failed   []ReplayFailure `json:"failed"`
+	// Skipped are the events listed dead that were no longer dead when
+	// their turn came (a concurrent replay of the issue, or of the event,
+	// re-enqueued them first): not re-enqueued again.
+	Skipped   []ReplayFailure `json:"skipped"`
 	Remaining int             `json:"remaining"` // dead events beyond MaxIssueReplay, for another call
 }
 
@@ -123,10 +127,13 @@ type ReplayFailure struct {
 }
 
 // replayIssue re-enqueues every event of the issue that is now dead (up
-// to MaxIssueReplay), each through the Replayer exactly as POST
-// /events/{provider}/{event_id}/replay does (a replays row naming the
-// operator per event), records the action on the issue (replayed_events,
-// last_replayed_at, last_replayed_by) and logs it once.
+// to MaxIssueReplay), each through the Replayer's ReplayDead, the
+// transaction of POST /events/{provider}/{event_id}/replay (a replays row
+// naming the operator per event) that re-checks under the row lock that
+// the event is still dead: of two concurrent replays of one issue, each
+// event is re-enqueued by one, and listed as skipped by the other. It
+// records the action on the issue (replayed_events, last_replayed_at,
+// last_replayed_by) and logs it once.
 func (s *Server) replayIssue(w http.ResponseWriter, r *http.Request) {
 	id, err := issueID(r)
 	if err != nil {
@@ -151,23 +158,28 @@ func (s *Server) replayIssue(w http.ResponseWriter, r *http.Request) {
 	}
 	c := CallerFrom(r.Context())
 	by := "api:" + c.User.Issuer + " " + c.User.Subject
-	res := IssueReplayResult{IssueID: id, Replayed: []*ReplayResult{}, Failed: []ReplayFailure{}, Remaining: total - len(events)}
+	res := IssueReplayResult{IssueID: id, Replayed: []*ReplayResult{}, Failed: []ReplayFailure{}, Skipped: []ReplayFailure{},
+		Remaining: total - len(events)}
 	for _, ev := range events {
-		rr, err := s.replay(r.Context(), ev[0], ev[1], false, by)
-		if err != nil {
-			if r.Context().Err() != nil {
-				s.fail(w, r, err)
-				return
-			}
+		out, err := s.cfg.Replayer.ReplayDead(r.Context(), ev[0], ev[1], by)
+		switch {
+		case r.Context().Err() != nil:
+			s.fail(w, r, r.Context().Err())
+			return
+		case errors.Is(err, ErrNotDead):
+			res.Skipped = append(res.Skipped, ReplayFailure{Provider: ev[0], EventID: ev[1], Error: "no longer dead: replayed meanwhile or processed since"})
+		case err != nil:
+			_, err = s.replayAnswer(ev[0], ev[1], false, ReplayOutcome{}, err)
 			res.Failed = append(res.Failed, ReplayFailure{Provider: ev[0], EventID: ev[1], Error: err.Error()})
-			continue
+		default:
+			rr, _ := s.replayAnswer(ev[0], ev[1], false, out, nil)
+			res.Replayed = append(res.Replayed, rr)
 		}
-		res.Replayed = append(res.Replayed, rr)
 	}
 	if err := s.inbox.RecordIssueReplay(r.Context(), id, by, len(res.Replayed)); err != nil {
 		s.cfg.Logger.Error("record failure issue replay", "issue", id, "err", err) // the events are replayed: answer so
 	}
 	s.cfg.Logger.Info("failure issue replayed via api", "issue", id, "replayed", len(res.Replayed), "failed", len(res.Failed),
-		"remaining", res.Remaining, "operator_issuer", c.User.Issuer, "operator_subject", c.User.Subject)
+		"skipped", len(res.Skipped), "remaining", res.Remaining, "operator_issuer", c.User.Issuer, "operator_subject", c.User.Subject)
 	writeJSON(w, http.StatusAccepted, res)
 }

@@ -16,7 +16,12 @@ import (
 //     provider with event_id together (provider, event_id).
 //   - Served by a search index: match and path (search.go) for a provider
 //     whose search is indexed, with the provider named: a page reads the
-//     matching rows of the window (default the last DefaultScanWindow).
+//     matching rows of the window (default the last DefaultScanWindow), at
+//     most Inbox.SearchSpan of it (default DefaultSearchSpan), newest
+//     first: when the window is longer and the page is not full, the page
+//     is Partial and Next continues with the next older span (as a scan
+//     page that ran out of ScanBudget), so no page walks every partition's
+//     index of a long history.
 //   - Not served by an index (scan filters): type, provider alone, event_id
 //     alone, match and path otherwise. Rows are then read newest first on the indexed filters and
 //     these filters applied to them: without since or until the search is
@@ -30,6 +35,9 @@ const (
 	DefaultScanWindow = 24 * time.Hour
 	// ScanBudget is the most inbox rows one page with a scan filter reads.
 	ScanBudget = 10_000
+	// DefaultSearchSpan is the most received_at time one page of an
+	// indexed search reads, unless Inbox.SearchSpan says otherwise.
+	DefaultSearchSpan = 7 * 24 * time.Hour
 )
 
 // EventCursor is the keyset position after the last row of a page (or the
@@ -69,8 +77,9 @@ type EventPage struct {
 	// Window is the default window applied to a scan filter given without
 	// since or until (nil: none applied).
 	Window *Window
-	// Partial reports a page that read ScanBudget rows before it was full:
-	// older events may still match; Next continues the search.
+	// Partial reports a page that read ScanBudget rows (a scan) or its
+	// search span (an indexed search) before it was full: older events may
+	// still match; Next continues the search.
 	Partial bool
 }
 
@@ -135,7 +144,23 @@ func (ib Inbox) ListEvents(ctx context.Context, f EventFilter, after *EventCurso
 			where = append(where, "event_type = "+arg(f.Type))
 		}
 		where = append(where, f.searchConds(arg)...)
-		scan, cond = false, strings.Join(where, " AND ")
+		lower := ib.spanStart(since, until, after)
+		if lower != nil {
+			where = append(where, "received_at >= "+arg(*lower))
+		}
+		events, err := ib.collect(ctx, `SELECT `+eventColumns+` FROM inbox WHERE `+strings.Join(where, " AND ")+order+` LIMIT `+arg(limit+1), args...)
+		if err != nil {
+			return page, err
+		}
+		if len(events) <= limit && lower != nil {
+			if older, err := ib.olderRows(ctx, *lower); err != nil || !older {
+				lower = nil // nothing older is kept: the search is over
+				if err != nil {
+					return page, err
+				}
+			}
+		}
+		return page.finishSpan(events, limit, lower), nil
 	}
 	if !scan {
 		events, err := ib.collect(ctx, `SELECT `+eventColumns+` FROM inbox WHERE `+cond+order+` LIMIT `+arg(limit+1), args...)
@@ -166,6 +191,53 @@ FROM inbox WHERE ` + cond + order + ` LIMIT ` + arg(ScanBudget) + `) r) s WHERE 
 		return page, err
 	}
 	return page.finish(events, limit, last), nil
+}
+
+// spanStart is the start of the span an indexed search page reads when
+// the window [since, until) (after the cursor) is longer than SearchSpan;
+// nil when the window is within it.
+func (ib Inbox) spanStart(since, until *time.Time, after *EventCursor) *time.Time {
+	span := ib.SearchSpan
+	if span <= 0 {
+		span = DefaultSearchSpan
+	}
+	end := time.Now().UTC()
+	if until != nil && until.Before(end) {
+		end = *until
+	}
+	if after != nil && after.ReceivedAt.Before(end) {
+		end = after.ReceivedAt
+	}
+	lower := end.Add(-span)
+	if since != nil && !since.Before(lower) {
+		return nil
+	}
+	return &lower
+}
+
+// olderRows reports whether the inbox keeps a row received before t: an
+// indexed search whose span started after the oldest row goes on.
+func (ib Inbox) olderRows(ctx context.Context, t time.Time) (bool, error) {
+	var oldest *time.Time
+	if err := ib.Pool.QueryRow(ctx, `SELECT min(received_at) FROM inbox`).Scan(&oldest); err != nil {
+		return false, fmt.Errorf("query inbox: %w", err)
+	}
+	return oldest != nil && oldest.Before(t), nil
+}
+
+// finishSpan is finish for an indexed search page that read the span from
+// lower (nil: the whole window): a page not full is Partial, and Next
+// continues before lower.
+func (page EventPage) finishSpan(events []*Event, limit int, lower *time.Time) EventPage {
+	page = page.finish(events, limit, nil)
+	if len(events) <= limit && lower != nil {
+		page.Partial = true
+		page.Next = &EventCursor{ReceivedAt: *lower}
+		if page.Window != nil {
+			page.Next.WindowSince = &page.Window.Since
+		}
+	}
+	return page
 }
 
 // finish cuts events to limit and sets Next: after the last event of a

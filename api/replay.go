@@ -62,6 +62,12 @@ func (s *Server) replay(ctx context.Context, provider, eventID string, force boo
 		return nil, errNoReplayer
 	}
 	res, err := s.cfg.Replayer.Replay(ctx, provider, eventID, force, by)
+	return s.replayAnswer(provider, eventID, force, res, err)
+}
+
+// replayAnswer maps a Replayer's outcome to the answer, its refusals to
+// this surface's errors.
+func (s *Server) replayAnswer(provider, eventID string, force bool, res ReplayOutcome, err error) (*ReplayResult, error) {
 	switch {
 	case errors.Is(err, ErrEventNotFound):
 		return nil, errNotFound

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Payload search: an EventFilter may select events by what their stored
@@ -59,6 +61,9 @@ func (pv PathValue) validate() error {
 	if len(pv.Value) > MaxPathValue {
 		return &FilterError{"path", fmt.Sprintf("a value is at most %d bytes", MaxPathValue)}
 	}
+	if !utf8.ValidString(pv.Value) || strings.ContainsRune(pv.Value, 0) {
+		return &FilterError{"path", "a value must be UTF-8 text without NUL characters (a stored payload holds none)"}
+	}
 	return nil
 }
 
@@ -77,6 +82,9 @@ func (f EventFilter) validateSearch() error {
 		if _, ok := v.(map[string]any); !ok {
 			return &FilterError{"match", "must be a JSON object"}
 		}
+		if holdsNUL(v) || !utf8.ValidString(f.Match) {
+			return &FilterError{"match", "must be UTF-8 JSON without \\u0000 (a stored payload holds none)"}
+		}
 	}
 	if len(f.Paths) > MaxPaths {
 		return &FilterError{"path", fmt.Sprintf("at most %d conditions", MaxPaths)}
@@ -87,6 +95,24 @@ func (f EventFilter) validateSearch() error {
 		}
 	}
 	return nil
+}
+
+// holdsNUL reports whether a decoded JSON value holds a NUL character in
+// a name or a string, which PostgreSQL's jsonb refuses.
+func holdsNUL(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.ContainsRune(v, 0)
+	case []any:
+		return slices.ContainsFunc(v, holdsNUL)
+	case map[string]any:
+		for k, e := range v {
+			if strings.ContainsRune(k, 0) || holdsNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // searchConds are f's search conditions as SQL over inbox.payload. Each
@@ -100,7 +126,8 @@ func (f EventFilter) searchConds(arg func(any) string) []string {
 	}
 	for _, pv := range f.Paths {
 		segs := strings.Split(pv.Path, ".")
-		alts := []string{"payload @> " + arg(containment(segs, strconv.Quote(pv.Value))) + "::jsonb"}
+		quoted, _ := json.Marshal(pv.Value) // JSON, not Go, quoting: a control character is \u00XX
+		alts := []string{"payload @> " + arg(containment(segs, string(quoted))) + "::jsonb"}
 		if typed, ok := jsonScalar(pv.Value); ok {
 			alts = append(alts, "payload @> "+arg(containment(segs, typed))+"::jsonb")
 		}

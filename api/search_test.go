@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"context"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -101,27 +100,40 @@ func TestPayloadSearch(t *testing.T) {
 	}
 }
 
-// A search's malformed conditions are 400s naming the parameter; the
-// console's state= is the API's processing_state=.
+// A search's malformed conditions are 400s naming the member (POST
+// /api/v1/events/search); the console's state= is the API's
+// processing_state=; a payload search in a GET's URL is refused naming
+// the POST form (searchEvents' test: TestPayloadSearchIsPosted).
 func TestPayloadSearchParameters(t *testing.T) {
 	f := newFixture(t, fixtureOpts{operator: true})
 	op := f.token("dave", "events:read", "roles", []string{"gatehouse:operator"})
-	for q, want := range map[string]string{
-		"match=" + url.QueryEscape(`[1,2]`):    "match must be a JSON object",
-		"match=" + url.QueryEscape(`{"a":`):    "match must be a JSON object",
-		"match=":                               "match must not be empty",
-		"path=data.object.customer":            "path must be <dotted.path>=<value>",
-		"path=" + url.QueryEscape("data..x=1"): "is not a dotted path",
-		"path=" + url.QueryEscape("a b=1"):     "is not a dotted path",
-		"state=nonsense":                       "processing_state must be one of",
+	for body, want := range map[string]string{
+		`{"match":[1,2]}`: "match must be a JSON object",
+		`{"match":"x"}`:   "match must be a JSON object",
+		`{"match":{"a":`:  "body must be a JSON object",
+		`{"provider":""}`: "provider must not be empty",
+		`{"paths":[{"path":"data..x","value":"1"}]}`: "is not a dotted path",
+		`{"paths":[{"path":"a b","value":"1"}]}`:     "is not a dotted path",
+		`{"processing_state":"nonsense"}`:            "processing_state must be one of",
+		`{"limit":0}`:                                "limit must be",
+		`{"unknown":1}`:                              "body must be a JSON object",
 	} {
-		a := f.bearerGet("/api/v1/events?"+q, op)
+		a := f.postSearch(body, op)
 		if desc, _ := a.body["error_description"].(string); a.status != 400 || !strings.Contains(desc, want) {
-			t.Errorf("%s: %d %s; want 400 naming %q", q, a.status, a.raw, want)
+			t.Errorf("%s: %d %s; want 400 naming %q", body, a.status, a.raw, want)
 		}
 	}
-	a := f.bearerGet("/api/v1/events?path="+url.QueryEscape("data.payment_id=pay_1")+"&match="+url.QueryEscape(`{"type":"payment.succeeded"}`), op)
+	if a := f.bearerGet("/api/v1/events?state=nonsense", op); a.status != 400 || !strings.Contains(a.raw, "processing_state must be one of") {
+		t.Errorf("GET ?state=nonsense: %d %s", a.status, a.raw)
+	}
+	a := f.postSearch(`{"paths":[{"path":"data.payment_id","value":"pay_1"}],"match":{"type":"payment.succeeded"}}`, op)
 	if a.status != 200 {
 		t.Fatalf("a valid search: %d %s", a.status, a.raw)
 	}
+}
+
+// postSearch posts body to /api/v1/events/search with a bearer token.
+func (f *fixture) postSearch(body, token string) answer {
+	f.t.Helper()
+	return f.do("POST", "/api/v1/events/search", strings.NewReader(body), "Authorization", "Bearer "+token, "Content-Type", "application/json")
 }

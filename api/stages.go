@@ -88,12 +88,22 @@ type ingestReplayer struct {
 }
 
 func (r ingestReplayer) Replay(ctx context.Context, provider, eventID string, force bool, by string) (ReplayOutcome, error) {
-	target, err := ingest.ReplayTargetFor(r.providers, provider)
+	return r.replay(ctx, ingest.ReplayRequest{Provider: provider, EventID: eventID, Force: force, RequestedBy: by, Tracer: r.tracer})
+}
+
+func (r ingestReplayer) ReplayDead(ctx context.Context, provider, eventID, by string) (ReplayOutcome, error) {
+	return r.replay(ctx, ingest.ReplayRequest{Provider: provider, EventID: eventID, OnlyDead: true, RequestedBy: by, Tracer: r.tracer})
+}
+
+func (r ingestReplayer) replay(ctx context.Context, req ingest.ReplayRequest) (ReplayOutcome, error) {
+	target, err := ingest.ReplayTargetFor(r.providers, req.Provider)
 	if err != nil {
 		return ReplayOutcome{}, errors.Join(ErrProviderNotConfigured, err)
 	}
-	res, err := ingest.Replay(ctx, r.pool, target, ingest.ReplayRequest{Provider: provider, EventID: eventID, Force: force, RequestedBy: by, Tracer: r.tracer})
+	res, err := ingest.Replay(ctx, r.pool, target, req)
 	switch {
+	case errors.Is(err, ingest.ErrNotDead):
+		return ReplayOutcome{}, errors.Join(ErrNotDead, err)
 	case errors.Is(err, ingest.ErrNotFound):
 		return ReplayOutcome{}, errors.Join(ErrEventNotFound, err)
 	case errors.Is(err, ingest.ErrNotReplayable):

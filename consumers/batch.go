@@ -76,7 +76,7 @@ func (m *membership) processMain(ctx context.Context, batches map[tp][]*kgo.Reco
 	}
 	bctx, bspan := r.startBatch(ctx, ws)
 	r.m.batchSize.WithLabelValues(r.cfg.Group).Observe(float64(len(ws)))
-	firsts := m.decodeAll(ws)
+	firsts, notices := m.decodeAll(ws)
 	m.claimAll(ctx, firsts)
 	// Records that already failed (undecodable, no inbox row, claim error)
 	// are forwarded while the others are handled and applied; every forward
@@ -107,6 +107,7 @@ func (m *membership) processMain(ctx context.Context, batches map[tp][]*kgo.Reco
 	}
 	m.late(late, &wg)
 	m.handleAll(ctx, firsts)
+	m.notifyAll(notices, forward)
 	return func() {
 		defer bspan.End()
 		m.finishMain(bctx, batches, ws, firsts, early, &wg, forward, start)
@@ -149,14 +150,14 @@ func (m *membership) finishMain(bctx context.Context, batches map[tp][]*kgo.Reco
 }
 
 // decodeAll decodes the records and links repeated events to their first
-// record; it returns the first records.
-func (m *membership) decodeAll(ws []*work) []*work {
+// record; it returns the first records, and the erasure notices apart
+// (not events: nothing to claim, fetch or apply; notifyAll sends them on).
+func (m *membership) decodeAll(ws []*work) (firsts, notices []*work) {
 	seen := map[eventKey]*work{}
-	var firsts []*work
 	for _, w := range ws {
 		w.ev, w.err = decode(w.rec, w.role.provider)
 		if w.err == nil && isNotice(w.ev) {
-			w.outcome, w.done = OutcomeSkipped, true // not an event: nothing to claim, fetch or apply
+			notices = append(notices, w)
 			continue
 		}
 		if w.err == nil {
@@ -169,7 +170,7 @@ func (m *membership) decodeAll(ws []*work) []*work {
 		}
 		firsts = append(firsts, w)
 	}
-	return firsts
+	return firsts, notices
 }
 
 // claimAll claims the inbox rows of the decoded first records; a record

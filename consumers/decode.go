@@ -41,9 +41,10 @@ func peekIdentity(rec *kgo.Record) (provider, id string) {
 }
 
 // isNotice reports whether ev is an erasure notice (schemas.ErasureNoticeType):
-// a record an erasure published, not an event. It is skipped without a
-// claim, a fetch or an effect: it has no inbox row, and the erasure
-// already removed the projections in the consumers' tables.
+// a record an erasure published, not an event. It gets no claim, fetch or
+// effect: it has no inbox row, and the erasure already removed the
+// projections in the consumers' tables; it is sent on to the provider's
+// forward destinations that take notices (notice.go).
 func isNotice(ev *event.Event) bool { return ev.Type == schemas.ErasureNoticeType }
 
 // isErased reports whether ev's value is the erasure marker (an event erased

@@ -2,18 +2,22 @@ package consumers
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/gatehouse/gatehouse/internal/redact"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
 // A destination behind a transform: what the transform sent (body and
 // extra headers), or that it dropped the event, is recorded in
 // forward_deliveries for the console's event page, and erasing the event
-// clears the recorded body (a copy of the payload) with the rest.
+// clears the recorded body (a copy of the payload) with the rest. The
+// headers it set are recorded by name, their values masked: one may be a
+// credential (Authorization).
 func TestForwardRecordsWhatATransformSent(t *testing.T) {
 	svc := newTeamService(t)
 	pl := refForwardPipeline(t, fmt.Sprintf(`      - url: %s
@@ -24,6 +28,7 @@ func TestForwardRecordsWhatATransformSent(t *testing.T) {
             if (id.endsWith("drop")) { webhook.cancel = true; return webhook; }
             webhook.payload = {payment: id, kind: webhook.eventType};
             webhook.headers["X-Team-Route"] = "billing";
+            webhook.headers["Authorization"] = "Bearer team-token-7f7f";
             return webhook;
           }
 `, svc.URL()))
@@ -49,8 +54,13 @@ func TestForwardRecordsWhatATransformSent(t *testing.T) {
 	if b := gjson.ParseBytes(kept.body); b.Get("payment").Str != "pay_keep" || b.Get("kind").Str == "" || kept.dropped {
 		t.Errorf("recorded body %s (dropped %v), want the transformed body", kept.body, kept.dropped)
 	}
-	if kept.headers["X-Team-Route"] != "billing" {
-		t.Errorf("recorded headers %v, want X-Team-Route: billing", kept.headers)
+	if len(kept.headers) != 2 || kept.headers["X-Team-Route"] != redact.Masked || kept.headers["Authorization"] != redact.Masked {
+		t.Errorf("recorded headers %v, want X-Team-Route and Authorization, values masked", kept.headers)
+	}
+	var stored string
+	if err := pl.pool.QueryRow(t.Context(), `SELECT coalesce(string_agg(headers::text, ''), '') FROM forward_deliveries`).Scan(&stored); err != nil ||
+		strings.Contains(stored, "team-token-7f7f") || strings.Contains(stored, "billing") {
+		t.Errorf("forward_deliveries.headers hold a value: %s %v", stored, err)
 	}
 	svc.Mu.Lock()
 	received := string(svc.Bodies["ref:sent_1"])

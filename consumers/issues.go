@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"net"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gatehouse/gatehouse/consumers/event"
 )
@@ -57,6 +60,41 @@ func Fingerprint(msg string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// FailureSummary is what a failure issue keeps of err: its class of
+// failure, never a text that a payload, a remote service's answer or a
+// script supplied (a response body, a JavaScript exception, a fetch path
+// holding an object id), so an erasure has nothing to find in
+// failure_issues. It is the summary of the first error in err's chain
+// that gives one (a FailureSummary method: fetch's APIError "provider api
+// GET: status 404", forward's Error "forward to <destination>: status
+// 503", forward's TransformError "forward to <destination>: transform
+// failed"); else "<stage>: timeout", "<stage>: network error", "<stage>:
+// database error <SQLSTATE>", the missing inbox row; else "<stage>:
+// <class> failure". The event's own text stays on its inbox row
+// (last_error), which an erasure clears with its payload.
+func FailureSummary(err error) string {
+	var s interface{ FailureSummary() string }
+	if errors.As(err, &s) {
+		return s.FailureSummary()
+	}
+	stage := event.Stage(err)
+	var (
+		pe *pgconn.PgError
+		ne net.Error
+	)
+	switch {
+	case event.IsTimeout(err):
+		return stage + ": timeout"
+	case errors.As(err, &ne):
+		return stage + ": network error"
+	case errors.As(err, &pe):
+		return stage + ": database error " + pe.Code
+	case errors.Is(err, errNoInbox):
+		return stage + ": " + errNoInbox.Error()
+	}
+	return stage + ": " + event.Classify(err) + " failure"
+}
+
 // Bounds of an issue's lists.
 const (
 	issueEventTypes = 20 // affected event types kept
@@ -83,11 +121,17 @@ ON CONFLICT (provider, stage, fingerprint) DO UPDATE SET
 RETURNING id`
 
 // recordIssue counts the failure of one event (provider, eventID of type
-// typ, received at receivedAt) into its issue in tx.
-func recordIssue(ctx context.Context, tx pgx.Tx, provider, eventID, typ string, receivedAt time.Time, stage, class, msg string, now time.Time) error {
-	norm := NormalizeError(msg)
+// typ, received at receivedAt) into its issue in tx. The issue is keyed by
+// the digest of msg (Fingerprint), and keeps summary (FailureSummary; ""
+// is "<stage>: <class> failure") as its message and latest error, never
+// msg itself: msg may quote the payload, and stays on the inbox row only.
+func recordIssue(ctx context.Context, tx pgx.Tx, provider, eventID, typ string, receivedAt time.Time, stage, class, msg, summary string, now time.Time) error {
+	if summary == "" {
+		summary = stage + ": " + class + " failure"
+	}
+	summary = event.Truncate(summary, maxErrorMessage)
 	var id int64
-	if err := tx.QueryRow(ctx, upsertIssue, provider, stage, Fingerprint(msg), class, event.Truncate(norm, maxErrorMessage), msg,
+	if err := tx.QueryRow(ctx, upsertIssue, provider, stage, Fingerprint(msg), class, NormalizeError(summary), summary,
 		typ, eventID, now, issueEventTypes, issueSamples).Scan(&id); err != nil {
 		return fmt.Errorf("upsert failure issue: %w", err)
 	}

@@ -39,6 +39,12 @@ type pipeline struct {
 // (indented as under providers.<name>) and starts receiver and consumer.
 func newPipeline(t *testing.T, name, providerYAML string) *pipeline {
 	t.Helper()
+	return newPipelineLogging(t, name, providerYAML, testLogger(t))
+}
+
+// newPipelineLogging is newPipeline with the consumer logging to log.
+func newPipelineLogging(t *testing.T, name, providerYAML string, log *slog.Logger) *pipeline {
+	t.Helper()
 	f := newFixtureFor(t, name)
 	cfg, err := config.Parse([]byte("providers:\n  "+name+":\n"+providerYAML), func(k string) string {
 		return map[string]string{"FWD_SECRET": forwardSecret}[k]
@@ -59,7 +65,8 @@ func newPipeline(t *testing.T, name, providerYAML string) *pipeline {
 	pl := &pipeline{fixture: f, p: p, srv: httptest.NewServer(router), reg: prometheus.NewRegistry()}
 	t.Cleanup(pl.srv.Close)
 	rc := f.config(pl.reg)
-	if rc.Handlers, err = handlersFromConfig(cfg.Providers, 5*time.Second, time.Now, testLogger(t), pl.reg); err != nil {
+	rc.Logger = log
+	if rc.Handlers, err = handlersFromConfig(cfg.Providers, 5*time.Second, time.Now, log, pl.reg); err != nil {
 		t.Fatal(err)
 	}
 	f.start(rc)

@@ -73,7 +73,7 @@ func (m *membership) fail(ctx context.Context, rec *kgo.Record, role topicRole, 
 		if ev != nil && ev.Provider == provider && ev.ID == id {
 			at = receivedAt(ev)
 		}
-		ierr, ferr := r.store.recordFailure(ctx, provider, id, at, state, class, event.Truncate(err.Error(), maxErrorMessage), next, event.Stage(err))
+		ierr, ferr := r.store.recordFailure(ctx, provider, id, at, state, class, event.Truncate(err.Error(), maxErrorMessage), FailureSummary(err), next, event.Stage(err))
 		if ferr != nil {
 			r.log.ErrorContext(ctx, "record failure state", "provider", provider, "event_id", id, "err", ferr)
 		}
@@ -105,7 +105,7 @@ func (r *Runner) count(ctx context.Context, rec *kgo.Record, outcome string, sta
 // gatehouse has not stored as verified.
 func (r *Runner) processEvent(ctx context.Context, ev *event.Event) (string, error) {
 	if isNotice(ev) {
-		return OutcomeSkipped, nil // not an event (processMain skips it the same way)
+		return r.notify(ctx, ev) // not an event: sent on to the forward destinations (processMain does the same)
 	}
 	prev, _, err := r.store.claim(ctx, ev)
 	if err != nil {

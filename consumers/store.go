@@ -83,7 +83,7 @@ func (s store) apply(ctx context.Context, ev *event.Event, eff *event.Effect) (s
 
 // fail is recordFailure in stage event.StageApply, the issue's error joined.
 func (s store) fail(ctx context.Context, provider, eventID string, at *time.Time, state, class, msg string, next *time.Time) error {
-	ierr, err := s.recordFailure(ctx, provider, eventID, at, state, class, msg, next, event.StageApply)
+	ierr, err := s.recordFailure(ctx, provider, eventID, at, state, class, msg, "", next, event.StageApply)
 	return errors.Join(err, ierr)
 }
 
@@ -92,11 +92,11 @@ func (s store) fail(ctx context.Context, provider, eventID string, at *time.Time
 // unknown) is the event's received_at: the update reads its partition, and
 // every partition only when that changed no row. In the same transaction
 // the failure is counted into its failure issue (stage, the fingerprint
-// of msg), only when the inbox row changed: the issue counts exactly the
+// of msg; the issue keeps summary, FailureSummary, not msg), only when the inbox row changed: the issue counts exactly the
 // failures recorded. The issue is written under a savepoint: when it
 // fails the inbox state is still recorded, and the issue's error returned
 // beside nil (issueErr) for the caller to log.
-func (s store) recordFailure(ctx context.Context, provider, eventID string, at *time.Time, state, class, msg string, next *time.Time, stage string) (issueErr, err error) {
+func (s store) recordFailure(ctx context.Context, provider, eventID string, at *time.Time, state, class, msg, summary string, next *time.Time, stage string) (issueErr, err error) {
 	const update = `UPDATE inbox SET processing_state = $3, last_error = $4, last_error_class = $5,
   next_attempt_at = $6, updated_at = now()
 WHERE provider = $1 AND event_id = $2 AND processing_state <> ALL($7)`
@@ -128,7 +128,7 @@ WHERE provider = $1 AND event_id = $2 AND processing_state <> ALL($7)`
 	}
 	if sp, err := tx.Begin(ctx); err != nil {
 		issueErr = fmt.Errorf("failure issue: %w", err)
-	} else if issueErr = recordIssue(ctx, sp, provider, eventID, typ, rat, stage, class, msg, time.Now()); issueErr != nil {
+	} else if issueErr = recordIssue(ctx, sp, provider, eventID, typ, rat, stage, class, msg, summary, time.Now()); issueErr != nil {
 		_ = sp.Rollback(ctx)
 	} else if err := sp.Commit(ctx); err != nil {
 		issueErr = fmt.Errorf("failure issue: %w", err)

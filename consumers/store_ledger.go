@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/internal/redact"
 )
 
 // The store is the runner's event.Ledger: table forward_deliveries.
@@ -32,26 +33,41 @@ func (s store) ForwardedTo(ctx context.Context, provider, eventID string) (map[s
 }
 
 // RecordForward records that destination answered 2xx for the event (or
-// that a transform dropped it), with what a transform sent.
+// that a transform dropped it), with what a transform sent: its body, and
+// the names of the headers it set with their values masked
+// (redact.Headers), since a header may carry a credential. The body and
+// headers are refused at write time when the event's payload is erased
+// (its inbox row holds the erasure marker): the row still records the
+// delivery, so no retry sends it again, but keeps neither. The statement
+// reads the inbox row FOR SHARE, so an erasure committing meanwhile is
+// waited for and seen (its own FOR UPDATE then waits for this statement,
+// and its consumers_erase_events clears what was recorded): whatever the
+// erasure selected, no recorded body outlives it.
 func (s store) RecordForward(ctx context.Context, provider, eventID, destination string, sent event.Sent) error {
 	var body, headers []byte
 	if sent.Transformed && !sent.Dropped {
 		body = sent.Body
 		if len(sent.Headers) > 0 {
-			h := make(map[string]string, len(sent.Headers))
-			for k := range sent.Headers {
-				h[k] = sent.Headers.Get(k)
-			}
 			var err error
-			if headers, err = json.Marshal(h); err != nil {
+			if headers, err = json.Marshal(redact.Headers(sent.Headers)); err != nil {
 				return fmt.Errorf("record forward delivery: %w", err)
 			}
 		}
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO forward_deliveries (provider, event_id, destination, body, headers, dropped)
-VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, provider, eventID, destination, body, headers, sent.Dropped)
+	_, err := s.pool.Exec(ctx, recordForwardSQL, provider, eventID, destination, body, headers, sent.Dropped)
 	if err != nil {
 		return fmt.Errorf("record forward delivery: %w", err)
 	}
 	return nil
 }
+
+// recordForwardSQL inserts a forward_deliveries row; its body ($4) and
+// headers ($5) only when the event's inbox row is not erased (no row: as
+// sent).
+const recordForwardSQL = `WITH ev AS (
+  SELECT coalesce(bool_or(i.payload @> '{"erased": true}'), false) AS erased
+  FROM (SELECT payload FROM inbox WHERE provider = $1 AND event_id = $2 FOR SHARE) i
+)
+INSERT INTO forward_deliveries (provider, event_id, destination, body, headers, dropped)
+SELECT $1, $2, $3, CASE WHEN ev.erased THEN NULL ELSE $4::bytea END, CASE WHEN ev.erased THEN NULL ELSE $5::jsonb END, $6
+FROM ev ON CONFLICT DO NOTHING`

@@ -2,11 +2,8 @@ package ingest
 
 import (
 	"context"
-	"errors"
-	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -65,9 +62,12 @@ const (
 	reasonSaturated = "saturated"  // no slot freed within queue_wait: the write path is behind
 	reasonTooLarge  = "too_large"  // Content-Length or the body past max_body_bytes (413)
 	reasonSlowBody  = "slow_body"  // the body came slower than min_body_rate (408)
-	// reasonBodyBudget: the unverified bodies being read hold
-	// max_unverified_bytes (503, bodyBudget).
-	reasonBodyBudget = "unverified_bytes"
+	// reasonBodyBudget: the unverified bodies being read hold what the
+	// provider may of max_unverified_bytes (503, bodyBudget);
+	// reasonClientBytes: those of the client's address hold
+	// max_unverified_bytes_per_client.
+	reasonBodyBudget  = "unverified_bytes"
+	reasonClientBytes = "client_unverified_bytes"
 )
 
 // setLimits sets the global bound and the providers' shares (New).
@@ -304,79 +304,6 @@ func (r *Receiver) hold(ctx context.Context) bool {
 // refuseDrain bounds how long a refusal waits for the rest of a body the
 // handler did not read (a provider's small body has arrived by then).
 const refuseDrain = 20 * time.Millisecond
-
-// errSlowBody is a body that came slower than MinBodyRate.
-var errSlowBody = errors.New("request body slower than the minimum rate")
-
-// readBody reads the raw body, at most max bytes, and at no less than the
-// minimum rate: the read deadline is the start plus BodyGrace plus the
-// bytes read so far at MinBodyRate, so a client trickling its body is cut
-// once it falls behind, not after the server's whole read timeout. Where
-// the connection cannot take a deadline (HTTP/2 through some wrappers),
-// the server's read timeout still bounds it.
-//
-// The buffer is charged to the unverified-bytes budget (bodyBudget) before
-// it grows; on success the caller gives back cap(body) once the signature
-// is checked, on failure readBody has given it back.
-func (r *Receiver) readBody(w http.ResponseWriter, req *http.Request, limit int64) (_ []byte, err error) {
-	rc := http.NewResponseController(w)
-	start := time.Now()
-	// The buffer grows with what arrives: a Content-Length alone (a
-	// client declaring 1 MiB and sending a byte a second) allocates at
-	// most 16 KiB.
-	size := 512
-	if req.ContentLength > 0 {
-		size = int(min(req.ContentLength+1, 16<<10))
-	}
-	if !r.bodies.take(int64(size)) {
-		return nil, errBodyBudget
-	}
-	buf := make([]byte, 0, size)
-	charged := int64(cap(buf))
-	r.bodies.give(int64(size) - charged)
-	defer func() {
-		if err != nil {
-			r.bodies.give(charged)
-		}
-	}()
-	body := http.MaxBytesReader(w, req.Body, limit)
-	deadlines := true
-	for {
-		if deadlines {
-			d := start.Add(r.cfg.BodyGrace + time.Duration(float64(len(buf))/float64(r.cfg.MinBodyRate)*float64(time.Second)))
-			if err := rc.SetReadDeadline(d); err != nil {
-				deadlines = false
-			}
-		}
-		if len(buf) == cap(buf) {
-			grow := int64(max(1, min(cap(buf), int(limit)+1-len(buf))))
-			if !r.bodies.take(grow) {
-				return nil, errBodyBudget
-			}
-			// An exact capacity, not slices.Grow: append's growth rounds
-			// up past what was charged (16 KiB + 16 KiB became 48 KiB),
-			// which would hold more than the bound.
-			nb := make([]byte, len(buf), int64(cap(buf))+grow)
-			copy(nb, buf)
-			buf = nb
-			charged = int64(cap(buf))
-		}
-		n, err := body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err != nil {
-			if deadlines {
-				_ = rc.SetReadDeadline(time.Time{})
-			}
-			if errors.Is(err, io.EOF) {
-				return buf, nil
-			}
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				return nil, errSlowBody
-			}
-			return nil, err
-		}
-	}
-}
 
 // newShare is p's share of a global bound of total; unset fields (a
 // Provider not built by config.Parse) take config's defaults.

@@ -89,7 +89,10 @@ type catalogHarness struct {
 
 func newCatalogHarness(t *testing.T) *catalogHarness {
 	cat, sign := catalog(t)
-	h := newHarness(t, func(c *ingest.Config) { c.Providers = wiring.Providers(cat) })
+	h := newHarness(t, func(c *ingest.Config) {
+		c.Providers = wiring.Providers(cat)
+		c.ReservedUnverifiedBytes = cat.Ingest.ReservedUnverifiedBytes // the reserve for 26 providers, not testConfig's 7
+	})
 	return &catalogHarness{harness: h, cat: cat, sign: sign}
 }
 

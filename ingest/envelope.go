@@ -178,6 +178,18 @@ func reservedType(typ string) error {
 	return nil
 }
 
+// reservedID refuses a provider event id beginning with gatehouse's
+// erasure-notice prefix (schemas.ErasureNoticeIDPrefix, "erasure:"): a
+// notice's ce_id is "erasure:<erasure id>:<event id>", so a provider id of
+// that form (X-GitHub-Delivery: erasure:1:victim) stored first would make a
+// consumer deduplicating by ce_id drop the genuine notice as a repeat.
+func reservedID(id string) error {
+	if strings.HasPrefix(id, schemas.ErasureNoticeIDPrefix) {
+		return fmt.Errorf("%w: event id %q begins with %q, reserved for gatehouse's erasure notices", errBadEnvelope, id, schemas.ErasureNoticeIDPrefix)
+	}
+	return nil
+}
+
 // AggregateID is the subject object's id of an envelope (the outbox
 // aggregateid and Kafka key): the first of paths (a provider's
 // aggregate_id_path) that holds a string or number. The receiver and Replay
@@ -214,7 +226,8 @@ const (
 
 // checkLengths refuses (errBadEnvelope, naming the field) a record whose
 // id, type or aggregate id is longer than its cap: such a row would fail
-// in PostgreSQL, and the provider would retry it for days.
+// in PostgreSQL, and the provider would retry it for days. It also
+// refuses an event id of gatehouse's own reserved form (reservedID).
 func checkLengths(rec Record) error {
 	for _, f := range []struct {
 		name string
@@ -225,7 +238,7 @@ func checkLengths(rec Record) error {
 			return fmt.Errorf("%w: %s is %d bytes, longer than %d", errBadEnvelope, f.name, len(f.v), f.max)
 		}
 	}
-	return nil
+	return reservedID(rec.EventID)
 }
 
 // parseFields maps a verified delivery of an EnvelopeFields provider: the

@@ -97,7 +97,8 @@ func (e Erasure) validate() error {
 
 // Erase removes the payload of the selected stored events, in one
 // transaction: each inbox row's payload becomes {"erased": true,
-// "erasure_id": N} and its last_error is cleared, a row still to be
+// "erasure_id": N} and its last_error is cleared (and the previous_error
+// its replays rows copied), a row still to be
 // processed (pending or retrying) becomes skipped, a final state, so no
 // record of the event published before the erasure (a retry copy holding
 // the payload) makes the consumers fetch the object again, the outbox rows of those
@@ -188,6 +189,12 @@ SELECT ARRAY(SELECT event_id FROM erased ORDER BY event_id),
 		res.Events = len(ids)
 		if e.EventID != "" && len(ids) == 0 {
 			ids = []string{e.EventID} // erased before: its projection may still be there
+		}
+		// A replay's row keeps the error the event had then (previous_error),
+		// which may quote the payload (a response body, an exception).
+		if _, err := tx.Exec(ctx, `UPDATE replays SET previous_error = NULL
+WHERE provider = $1 AND event_id = ANY ($2) AND previous_error IS NOT NULL`, e.Provider, ids); err != nil {
+			return fmt.Errorf("erase replay errors: %w", err)
 		}
 		if err := tx.QueryRow(ctx, `SELECT consumers_erase_events($1, $2)`, e.Provider, ids).Scan(&res.Objects); err != nil {
 			return fmt.Errorf("erase projections: %w", err)

@@ -219,6 +219,7 @@ func TestGuardNeverAcknowledgesAnUnstoredEvent(t *testing.T) {
 	h := newCatalogHarness(t)
 	h2 := newHarnessDB(t, h.dbURL, func(c *ingest.Config) {
 		c.Providers = wiring.Providers(h.cat)
+		c.ReservedUnverifiedBytes = h.cat.Ingest.ReservedUnverifiedBytes
 		w := c.Writer.(*ingest.Writer)
 		c.Writer = &failFirst{inner: w, seen: map[string]bool{}}
 	})

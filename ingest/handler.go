@@ -62,8 +62,13 @@ type Config struct {
 	BodyGrace   time.Duration
 	// MaxUnverifiedBytes bounds the bytes held for bodies being read whose
 	// signature is not checked yet, over all providers (bodyBudget).
-	// Required.
-	MaxUnverifiedBytes int64
+	// Required. ReservedUnverifiedBytes of it are each provider's own (0:
+	// none; together at most MaxUnverifiedBytes), and one client address
+	// holds at most UnverifiedBytesPerClient (0: no bound but
+	// MaxUnverifiedBytes).
+	MaxUnverifiedBytes       int64
+	ReservedUnverifiedBytes  int64
+	UnverifiedBytesPerClient int64
 	// QueueWait bounds how long a verified delivery within its provider's
 	// share waits for a slot when the shared ones are all taken (admission;
 	// 0: it does not wait).
@@ -104,8 +109,9 @@ type endpoint struct {
 	p        *Provider
 	kind     providers.Kind // p.Kind
 	verifier signature.Verifier
-	share    *share // guarded by the Receiver's admission
-	guard    string // providers.GuardContent, GuardToken or ""
+	share    *share     // guarded by the Receiver's admission
+	bytes    *bodyShare // its part of the unverified-bytes budget
+	guard    string     // providers.GuardContent, GuardToken or ""
 	guardTTL time.Duration
 	signsURL bool // the scheme signs the URL, query string included
 	keyLife  time.Duration
@@ -131,6 +137,10 @@ func New(cfg Config) (*Receiver, error) {
 	if cfg.MaxInFlight <= 0 || cfg.MinBodyRate <= 0 || cfg.BodyGrace <= 0 || cfg.MaxUnverifiedBytes <= 0 || cfg.QueueWait < 0 {
 		return nil, errors.New("ingest: MaxInFlight, MinBodyRate, BodyGrace and MaxUnverifiedBytes must be positive, QueueWait not negative (wiring.Receiver fills them from the configuration's ingest section)")
 	}
+	if cfg.ReservedUnverifiedBytes < 0 || cfg.UnverifiedBytesPerClient < 0 || cfg.ReservedUnverifiedBytes*int64(len(cfg.Providers)) > cfg.MaxUnverifiedBytes {
+		return nil, fmt.Errorf("ingest: ReservedUnverifiedBytes and UnverifiedBytesPerClient must not be negative, and %d providers' reserves of %d bytes are more than MaxUnverifiedBytes (%d)",
+			len(cfg.Providers), cfg.ReservedUnverifiedBytes, cfg.MaxUnverifiedBytes)
+	}
 	if cfg.MaxHeldRefusals <= 0 {
 		cfg.MaxHeldRefusals = 1024
 	}
@@ -139,13 +149,13 @@ func New(cfg Config) (*Receiver, error) {
 	}
 	r := &Receiver{cfg: cfg, endpoints: map[string]*endpoint{}, m: newMetrics(cfg.Registerer),
 		tracer: tracing.Tracer(cfg.Tracer, "ingest"), tracing: tracing.Recording(cfg.Tracer)}
-	r.bodies.max = cfg.MaxUnverifiedBytes
 	for name, p := range cfg.Providers {
 		v, err := signature.New(p.Signature)
 		if err != nil {
 			return nil, fmt.Errorf("providers.%s.secrets: %w", name, err)
 		}
-		ep := &endpoint{name: name, p: p, kind: p.Kind, verifier: v, share: newShare(p, cfg.MaxInFlight)}
+		ep := &endpoint{name: name, p: p, kind: p.Kind, verifier: v, share: newShare(p, cfg.MaxInFlight),
+			bytes: &bodyShare{reserved: cfg.ReservedUnverifiedBytes}}
 		ep.guard, ep.guardTTL = guardOf(p, ep.kind)
 		ep.signsURL = signature.NeedsPublicURL(ep.kind.Scheme, p.Signature.HMAC)
 		if cfg.KeyLifetime != nil {
@@ -154,10 +164,13 @@ func New(cfg Config) (*Receiver, error) {
 		r.endpoints[name] = ep
 	}
 	shares := make([]*share, 0, len(r.endpoints))
+	byteShares := make([]*bodyShare, 0, len(r.endpoints))
 	for _, ep := range r.endpoints {
 		shares = append(shares, ep.share)
+		byteShares = append(byteShares, ep.bytes)
 	}
 	r.adm.setLimits(cfg.MaxInFlight, shares)
+	r.bodies.setLimits(cfg.MaxUnverifiedBytes, cfg.UnverifiedBytesPerClient, byteShares)
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "gatehouse_webhook_unverified_bytes", Help: "Bytes held by request bodies being read before their signature is checked (bounded by ingest.max_unverified_bytes).",
@@ -237,7 +250,11 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	// 1. Raw bytes first, bounded while streaming (chunked bodies included).
 	// A slow body is cut (408); a client that went away is its own
 	// failure, logged at WARN like any refusal, not an internal error.
-	body, err := r.readBody(w, req, ep.p.MaxBodyBytes)
+	// The unverified bytes it holds are given back once the signature is
+	// checked, and whatever happens (a panic in a verifier included).
+	hold := r.bodies.hold(ep.bytes, clientKey(req.RemoteAddr))
+	defer hold.release()
+	body, err := r.readBody(w, req, ep.p.MaxBodyBytes, hold)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		switch {
@@ -245,9 +262,16 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 			r.m.refused.WithLabelValues(ep.name, reasonTooLarge).Inc()
 			w.Header().Set("Connection", "close")
 			fail(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("body exceeds %d bytes", ep.p.MaxBodyBytes))
-		case errors.Is(err, errBodyBudget):
-			r.m.refused.WithLabelValues(ep.name, reasonBodyBudget).Inc()
+		case errors.Is(err, errBodyBudget), errors.Is(err, errClientBytes):
 			d.reason = reasonBodyBudget
+			if errors.Is(err, errClientBytes) {
+				// The address holds its bound: its refusal is held, as an
+				// over-share one, so its connections wait on a timer
+				// instead of coming back at once.
+				d.reason = reasonClientBytes
+				_ = r.hold(ctx)
+			}
+			r.m.refused.WithLabelValues(ep.name, d.reason).Inc()
 			w.Header().Set("Connection", "close")
 			fail(http.StatusServiceUnavailable, "refused", "overloaded: retry later")
 		case errors.Is(err, errSlowBody):
@@ -263,7 +287,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint)
 	}
 	// 2. Verify over the raw bytes.
 	res, err := ep.verifier.Verify(&signature.Request{Method: req.Method, RawQuery: req.URL.RawQuery, Header: req.Header, Body: body}, r.cfg.Now())
-	r.bodies.give(int64(cap(body))) // checked: past here a slot bounds it, or it is refused
+	hold.release() // checked: past here a slot bounds it, or it is refused
 	if err != nil {
 		d.reason = signature.Reason(err)
 		r.m.verifyFails.WithLabelValues(ep.name, d.reason).Inc()

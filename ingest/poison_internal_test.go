@@ -60,11 +60,11 @@ func TestOversizedKeyFailsAloneInACoalescedBatch(t *testing.T) {
 				wg.Add(1)
 				go func() { defer wg.Done(); _, errs[i] = w.Write(ctx, recs[i]) }()
 			}
-			for len(w.queue) < len(recs) && time.Now().Before(deadline) {
+			for w.queue.len() < len(recs) && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
-			if len(w.queue) != len(recs) {
-				t.Fatalf("%d writes queued, want %d", len(w.queue), len(recs))
+			if w.queue.len() != len(recs) {
+				t.Fatalf("%d writes queued, want %d", w.queue.len(), len(recs))
 			}
 			if err := tx.Rollback(ctx); err != nil {
 				t.Fatal(err)

@@ -23,6 +23,11 @@ import (
 // Force.
 var ErrNotReplayable = errors.New("event cannot be replayed")
 
+// ErrNotDead is returned (wrapping ErrNotReplayable) by a replay with
+// OnlyDead of an event that is no longer dead: replayed meanwhile, or
+// processed since.
+var ErrNotDead = fmt.Errorf("%w: no longer dead", ErrNotReplayable)
+
 // ErrNotFound is returned when no inbox row exists for the event.
 var ErrNotFound = errors.New("event not found")
 
@@ -56,6 +61,11 @@ type ReplayRequest struct {
 	// guard still protects the projection).
 	Force       bool
 	RequestedBy string // recorded in replays.requested_by
+	// OnlyDead replays the event only while it is dead, checked under the
+	// row lock (a failure issue's replay): a concurrent replay that reset
+	// it first makes this one ErrNotDead, so each event is re-enqueued
+	// once. Force is then ignored.
+	OnlyDead bool
 	// Tracer records the replay's span (internal/tracing): the root of a
 	// new trace, linked to the original delivery's span, whose context the
 	// new outbox row carries. nil: no span, no trace context.
@@ -72,20 +82,34 @@ type ReplayResult struct {
 }
 
 // replayOutboxSQL writes the replay's outbox row with the Writer's column
-// list (outboxColumns) from the stored inbox row; event_time ($6) is the
-// creation time's text read from the stored envelope (schemas.EnvelopeTime,
-// the text the receiver wrote), not inbox.event_created_at, which holds
-// microseconds only.
+// list (outboxColumns) from the stored inbox row; its key ($3) and
+// event_time ($6) are the original's (originalSQL), else read from the
+// stored envelope as the receiver did (AggregateID, schemas.EnvelopeTime:
+// the text the receiver wrote, not inbox.event_created_at, which holds
+// microseconds only).
 const replayOutboxSQL = `INSERT INTO outbox ` + outboxColumns + `
 SELECT $1::uuid, $2::text, $3::text, event_type, payload, event_id, $5::text, $6::text, $7::text
 FROM inbox WHERE provider = $2 AND event_id = $4`
 
+// originalSQL reads the key and the event_time of the event's first outbox
+// row still in the outbox log (the receiver's, erased or not: an erasure
+// rewrites the payload only).
+const originalSQL = `SELECT aggregateid, event_time FROM outbox
+WHERE aggregatetype = $1 AND event_id = $2 ORDER BY created_at, seq LIMIT 1`
+
 // Replay re-enqueues a stored, verified event through the outbox, in one
 // transaction: a new outbox row (the relay publishes it to the provider's
 // topic), the inbox row back to pending with attempts reset, and a row in
-// replays. It never forges an inbound request. Errors: ErrNotFound,
-// ErrNotReplayable (unverified, or a final or in-flight state without
-// Force), database errors.
+// replays. It never forges an inbound request. The new row keeps the
+// object's key and ce_time: those of the event's original outbox row
+// while the outbox log holds it, so a replay of an erased event (whose
+// payload, the marker, holds neither) lands in the object's partition
+// after its other records; else the ones the stored envelope gives, as the
+// receiver computed them. An erased event whose original row is gone has
+// no key left to keep: it is refused (ErrNotReplayable) rather than
+// published under another. Errors: ErrNotFound, ErrNotReplayable
+// (unverified, a final or in-flight state without Force, ErrNotDead for
+// OnlyDead, an erased event without its key), database errors.
 func Replay(ctx context.Context, pool *pgxpool.Pool, target ReplayTarget, req ReplayRequest) (ReplayResult, error) {
 	var res ReplayResult
 	var span trace.Span
@@ -110,20 +134,19 @@ FROM inbox WHERE provider = $1 AND event_id = $2 FOR UPDATE`, req.Provider, req.
 		if !verified {
 			return fmt.Errorf("%w: event %s is not stored as verified", ErrNotReplayable, req.EventID)
 		}
-		if (schemas.Final(state) || state == schemas.StateProcessing) && !req.Force {
+		if req.OnlyDead && state != schemas.StateDead {
+			return fmt.Errorf("%w: event %s is %s", ErrNotDead, req.EventID, state)
+		}
+		if (schemas.Final(state) || state == schemas.StateProcessing) && !req.Force && !req.OnlyDead {
 			return fmt.Errorf("%w: event %s is %s (use --force to process it again)", ErrNotReplayable, req.EventID, state)
 		}
-		agg, found := AggregateID(gjson.ParseBytes(payload), target.AggregateIDPath)
-		if !found {
-			agg = req.EventID
+		agg, eventTime, err := replayKey(ctx, tx, req, target, payload)
+		if err != nil {
+			return err
 		}
 		id, err := uuid.NewV7()
 		if err != nil {
 			return fmt.Errorf("outbox id: %w", err)
-		}
-		var eventTime *string
-		if text, ok := schemas.EnvelopeTime(payload); ok {
-			eventTime = &text
 		}
 		var sctx context.Context
 		sctx, span = startReplay(ctx, req, original, id.String(), state)
@@ -139,7 +162,7 @@ FROM inbox WHERE provider = $1 AND event_id = $2 FOR UPDATE`, req.Provider, req.
 WHERE provider = $1 AND event_id = $2`, req.Provider, req.EventID); err != nil {
 			return fmt.Errorf("reset inbox row: %w", err)
 		}
-		if req.Force {
+		if req.Force && !req.OnlyDead {
 			if _, err := tx.Exec(ctx, `SELECT consumers_forget($1, $2)`, req.Provider, req.EventID); err != nil {
 				return fmt.Errorf("clear dedupe row: %w", err)
 			}
@@ -159,6 +182,33 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, req.Provider, req.EventID, id, state, 
 		span.End()
 	}
 	return res, err
+}
+
+// replayKey is the key and the event_time of a replay (Replay): the
+// original outbox row's, else the stored envelope's.
+func replayKey(ctx context.Context, tx pgx.Tx, req ReplayRequest, target ReplayTarget, payload []byte) (string, *string, error) {
+	var (
+		agg       string
+		eventTime *string
+	)
+	err := tx.QueryRow(ctx, originalSQL, req.Provider, req.EventID).Scan(&agg, &eventTime)
+	if err == nil {
+		return agg, eventTime, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return "", nil, fmt.Errorf("read original outbox row: %w", err)
+	}
+	if _, erased := schemas.ErasedPayload(payload); erased {
+		return "", nil, fmt.Errorf("%w: event %s is erased and its original outbox row, which held its key, is gone", ErrNotReplayable, req.EventID)
+	}
+	agg, found := AggregateID(gjson.ParseBytes(payload), target.AggregateIDPath)
+	if !found {
+		agg = req.EventID
+	}
+	if text, ok := schemas.EnvelopeTime(payload); ok {
+		eventTime = &text
+	}
+	return agg, eventTime, nil
 }
 
 // startReplay starts the replay's span: a new trace (a replay is its own

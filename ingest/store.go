@@ -77,7 +77,7 @@ type Outcome struct {
 type Writer struct {
 	pool       *pgxpool.Pool
 	connConfig *pgx.ConnConfig // of the Writer's pool: key filters are read through a connection of their own
-	queue      chan *pending
+	queue      *writeQueue
 	quit       chan struct{}
 	maxBatch   int
 	stop       sync.Once
@@ -96,17 +96,31 @@ type pending struct {
 // ErrClosed is returned by Write after Close.
 var ErrClosed = errors.New("ingest: writer closed")
 
-// NewWriter returns a running Writer with workers goroutines (default 4) and
-// batches of at most maxBatch rows (default 64).
+// NewWriter returns a running Writer with workers goroutines (default 4),
+// each writing at most one statement at a time of at most maxBatch rows
+// (default 64). A worker that is free starts a statement as soon as a
+// delivery waits: a delivery waits behind a statement only while every
+// worker is writing one, and PostgreSQL's group commit merges the flushes
+// of concurrent statements. Waiting deliveries are taken one provider at a
+// time in turn (writeQueue), so a flood does not delay another provider.
 //
 // The Writer opens its own pool of workers connections, configured as base
-// is (same database, timeouts and hooks), in which its statement always
-// gets PostgreSQL's generic plan (plan_cache_mode=force_generic_plan). Under
-// the default (auto), the planner keeps choosing custom plans for it, since
-// a custom plan sees how many rows the arrays hold, and so re-plans the
-// statement on every execution: ~300 µs of PostgreSQL CPU per flush,
-// measured with ingestbench (docs/BENCHMARKS.md). The setting stays out of
-// base, whose other queries keep the default. Close releases the pool.
+// is (same database, timeouts and hooks), with two settings that make its
+// statement's cost independent of the tables' statistics (a fresh
+// database, a partition that just became current, a table just emptied:
+// docs/BENCHMARKS.md, "Cold start"):
+//
+//   - plan_cache_mode=force_generic_plan: under the default (auto), the
+//     planner keeps choosing custom plans for the statement, since a custom
+//     plan sees how many rows the arrays hold, and so re-plans it on every
+//     execution: ~300 µs of PostgreSQL CPU per flush (ingestbench);
+//   - enable_seqscan=off: a partition analyzed while empty is estimated at
+//     0 pages, and a generic plan made then scans it for every lookup while
+//     it fills (the plan is cached until the next analyze). With sequential
+//     scans priced out, every lookup of the statement is an index probe.
+//
+// The settings stay out of base, whose other queries keep the defaults.
+// Close releases the pool.
 func NewWriter(base *pgxpool.Pool, workers, maxBatch int) (*Writer, error) {
 	if maxBatch <= 0 {
 		maxBatch = 64
@@ -117,21 +131,29 @@ func NewWriter(base *pgxpool.Pool, workers, maxBatch int) (*Writer, error) {
 	cfg := base.Config()
 	cfg.MaxConns = int32(workers)
 	cfg.MinConns = 0
-	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-	// A write lasting longer than keyOverlap could miss a concurrent
-	// duplicate across a key partition boundary (insertSQL).
-	cfg.ConnConfig.RuntimeParams["statement_timeout"] = writerStatementTimeout
+	for k, v := range writerSettings {
+		cfg.ConnConfig.RuntimeParams[k] = v
+	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("writer pool: %w", err)
 	}
-	w := &Writer{pool: pool, connConfig: cfg.ConnConfig, queue: make(chan *pending, workers*maxBatch), quit: make(chan struct{}), maxBatch: maxBatch}
+	w := &Writer{pool: pool, connConfig: cfg.ConnConfig, queue: newWriteQueue(workers), quit: make(chan struct{}), maxBatch: maxBatch}
 	w.SetTracer(nil)
 	for range workers {
 		go w.loop()
 	}
 	go w.refreshLoop()
 	return w, nil
+}
+
+// writerSettings are the Writer's session settings (NewWriter).
+var writerSettings = map[string]string{
+	"plan_cache_mode": "force_generic_plan",
+	"enable_seqscan":  "off",
+	// A write lasting longer than keyOverlap could miss a concurrent
+	// duplicate across a key partition boundary (insertSQL).
+	"statement_timeout": writerStatementTimeout,
 }
 
 // Close stops the workers and closes the Writer's pool. Writes still queued
@@ -148,12 +170,11 @@ func (w *Writer) Close() {
 func (w *Writer) Write(ctx context.Context, rec Record) (Outcome, error) {
 	p := &pending{rec: rec, done: make(chan struct{})}
 	select {
-	case w.queue <- p:
 	case <-w.quit:
 		return Outcome{}, ErrClosed
-	case <-ctx.Done():
-		return Outcome{}, ctx.Err()
+	default:
 	}
+	w.queue.push(p)
 	select {
 	case <-p.done:
 		return p.out, p.err
@@ -168,30 +189,58 @@ func (w *Writer) Write(ctx context.Context, rec Record) (Outcome, error) {
 func (w *Writer) loop() {
 	batch := make([]*pending, 0, w.maxBatch)
 	for {
-		var first *pending
 		select {
-		case first = <-w.queue:
+		case <-w.queue.wake:
 		case <-w.quit:
 			return
 		}
-		batch = append(batch[:0], first)
-	drain:
-		for len(batch) < w.maxBatch {
-			select {
-			case p := <-w.queue:
-				batch = append(batch, p)
-			default:
-				break drain
+		for {
+			if batch = w.queue.take(batch[:0], w.maxBatch); len(batch) == 0 {
+				break
 			}
+			w.flush(batch)
+			clear(batch)
 		}
-		w.flush(batch)
 	}
 }
 
+// flush writes batch and answers every delivery in it. Deliveries of the
+// same replay guard key under different event ids cannot share a
+// statement (its guard row is written once), so they are written in
+// rounds: each after the one before committed, so the guard then sees
+// what the round before stored.
 func (w *Writer) flush(batch []*pending) {
+	for len(batch) > 0 {
+		uniq, firstOf, later := dedupeBatch(batch)
+		w.flushRound(uniq)
+		for _, p := range batch {
+			if first := firstOf[p]; first != nil {
+				p.err, p.out = first.err, first.out
+				if p.out.New { // the first delivery's event: this one is its duplicate
+					p.out = Outcome{State: "pending", WriteSpan: first.out.WriteSpan}
+				}
+			}
+		}
+		for _, p := range batch {
+			if _, deferred := later[p]; !deferred {
+				close(p.done)
+			}
+		}
+		next := make([]*pending, 0, len(later))
+		for _, p := range batch {
+			if _, deferred := later[p]; deferred {
+				next = append(next, p)
+			}
+		}
+		batch = next
+	}
+}
+
+// flushRound writes uniq (distinct event ids and guard keys) in one
+// statement and sets each delivery's outcome.
+func (w *Writer) flushRound(uniq []*pending) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	uniq, firstOf := dedupeBatch(batch)
 	_, span := w.startWrite(uniq)
 	err := w.write(ctx, uniq)
 	if err != nil && span.IsRecording() {
@@ -211,23 +260,11 @@ func (w *Writer) flush(batch []*pending) {
 			p.err = err
 		}
 	}
-	for _, p := range batch {
+	for _, p := range uniq {
 		p.out.WriteSpan = ws
-		if first := firstOf[p]; first != nil {
-			p.err, p.out = first.err, Outcome{State: first.out.State, Attempts: first.out.Attempts, WriteSpan: ws,
-				DuplicateOf: first.out.DuplicateOf, Replayed: first.out.Replayed}
-			if first.rec.EventID != p.rec.EventID { // the same guarded content under another id
-				if p.rec.Guard.Token {
-					p.out = Outcome{Replayed: true, WriteSpan: ws}
-				} else if p.out.DuplicateOf == "" && !first.out.Replayed {
-					p.out.DuplicateOf = first.rec.EventID
-				}
-			}
-		}
 		if refused(p.err) {
 			p.err = fmt.Errorf("%w: PostgreSQL cannot store the payload: %w", errBadEnvelope, p.err)
 		}
-		close(p.done)
 	}
 }
 

@@ -11,12 +11,13 @@ import (
 // The Writer's batches: which deliveries a statement writes, and which
 // errors are retried or answered as the delivery's own.
 
-// dedupeBatch returns the deliveries of batch to write, in a stable key
-// order (concurrent batches lock in the same order), and for each other
-// delivery the one written in its place: the first of the same (provider,
-// event id), or of the same replay guard key, whose record a statement
-// may hold only once.
-func dedupeBatch(batch []*pending) (uniq []*pending, firstOf map[*pending]*pending) {
+// dedupeBatch returns the deliveries of batch to write in one statement,
+// in a stable key order (concurrent batches lock in the same order); for
+// each other delivery of an event id already in it, the one written in its
+// place; and the deliveries of a replay guard key already in it under
+// another event id, which wait for a later statement (later): the guard
+// must see what the first stored, and a statement writes a guard row once.
+func dedupeBatch(batch []*pending) (uniq []*pending, firstOf map[*pending]*pending, later map[*pending]struct{}) {
 	uniq = make([]*pending, 0, len(batch))
 	byID := make(map[[2]string]*pending, len(batch))
 	var byGuard map[string]*pending
@@ -27,8 +28,11 @@ func dedupeBatch(batch []*pending) (uniq []*pending, firstOf map[*pending]*pendi
 			continue
 		}
 		if g := p.rec.Guard.Key; g != nil {
-			if f, ok := byGuard[string(g)]; ok {
-				firstOf = addFirst(firstOf, p, f)
+			if _, ok := byGuard[string(g)]; ok {
+				if later == nil {
+					later = map[*pending]struct{}{}
+				}
+				later[p] = struct{}{}
 				continue
 			}
 			if byGuard == nil {
@@ -45,7 +49,7 @@ func dedupeBatch(batch []*pending) (uniq []*pending, firstOf map[*pending]*pendi
 		}
 		return strings.Compare(a.rec.EventID, b.rec.EventID)
 	})
-	return uniq, firstOf
+	return uniq, firstOf, later
 }
 
 func addFirst(m map[*pending]*pending, p, first *pending) map[*pending]*pending {

@@ -22,32 +22,44 @@ const (
 //     fail (no partition for the row), so a missing partition is an error,
 //     never a silent duplicate;
 //   - seen: the rows whose key was committed before the statement within
-//     its lifetime (lifetime_s, see fresh): duplicates by id;
-//   - guard: the replay guard's record (guard.go) of each other row that
-//     has one, in key order: inserted, taken over from an expired record,
-//     or, when a live record is there, locked and read as it is (DO
-//     UPDATE sees a record committed after the statement's snapshot, and
-//     waits for one being written), so RETURNING gives the event id the
-//     content was first stored under, in the transaction that stores it;
-//   - admitted: the rows the guard lets through: no record, or a record of
-//     their own event id. A row of the same content under another id
-//     writes nothing; the caller answers it as a duplicate of that id (or
-//     refuses a reused token);
-//   - keys: the key of each admitted row inserted into each of them ON CONFLICT DO NOTHING, in
-//     key order (concurrent batches lock in the same order). A concurrent
-//     delivery of the same key waits on the unique index and then sees the
-//     conflict;
-//   - fresh: an event is new when every one of its key rows was inserted
-//     and no key committed before the statement is within its lifetime
-//     (lifetime_s, widened by the widest key partition's width since gen
-//     is the start of the partition the key was seen in, and partitions
-//     keep their width when storage.key_partition_interval changes; the
-//     legacy partition's keys carry their received_at). The bound on gen
-//     prunes the key partitions that cannot hold a live key: a new key is
-//     probed in about lifetime / width + 1 of them, less those whose key
-//     filter excludes it: the row reads the partitions from probe_from on
-//     and those of its windows w1, w2, sealed partitions whose filter may
-//     hold it (keyfilter.go);
+//     its lifetime (lifetime_s, see won): duplicates by id. Each row is a
+//     LATERAL probe with LIMIT 1, which PostgreSQL cannot flatten into a
+//     join, so the plan is an index lookup per row whatever the tables'
+//     statistics say. A semi-join here was planned, on tables without
+//     statistics (a fresh database, a new partition, after a TRUNCATE), as
+//     a hash of the whole current key partition, kept in the cached
+//     generic plan while the partition filled: 80–120 ms a statement at
+//     200 000 keys against 0.4 ms (docs/BENCHMARKS.md, "Cold start");
+//   - claimed: the rows whose guard key (guard.go) has a live record of
+//     another event id, read from the statement's snapshot: replays, which
+//     write nothing;
+//   - keys: the key of each other row inserted into each gen partition ON
+//     CONFLICT DO NOTHING, in key order (concurrent batches lock in the
+//     same order). A concurrent delivery of the same key waits on the
+//     unique index and then sees the conflict;
+//   - won: the rows all of whose key rows were inserted (no key committed
+//     before the statement is within its lifetime: lifetime_s, widened by
+//     the widest key partition's width since gen is the start of the
+//     partition the key was seen in, and partitions keep their width when
+//     storage.key_partition_interval changes; the legacy partition's keys
+//     carry their received_at). The bound on gen prunes the key partitions
+//     that cannot hold a live key: a new key is probed in about lifetime /
+//     width + 1 of them, less those whose key filter excludes it: the row
+//     reads the partitions from probe_from on and those of its windows w1,
+//     w2, sealed partitions whose filter may hold it (keyfilter.go);
+//   - guard: the replay guard's record of each won row that has a guard
+//     key, in key order: inserted, taken over from an expired record, or,
+//     when a live record committed after the snapshot is there, locked and
+//     read as it is (DO UPDATE waits for one being written), so RETURNING
+//     gives the event id the content was first stored under. Only a row
+//     that won its key writes a record, so the guard never holds an event
+//     id whose event was not stored by its statement (a delivery racing
+//     another content under the same id loses on the key and leaves no
+//     record);
+//   - fresh: the won rows the guard lets through: no guard key, or a
+//     record of their own event id. A won row whose content a concurrent
+//     statement stored under another id writes no event (its key stays,
+//     spent by a replay);
 //   - ins, ob: the inbox row and the outbox row of each new event.
 //
 // Two concurrent deliveries of one key whose now() fall on either side of
@@ -82,7 +94,7 @@ WITH input AS (
   WHERE parent = 'dedupe_keys' AND starts > '-infinity' AND starts <= now() + interval '` + keyOverlap + `'
 ), seen AS (
   SELECT i.ord FROM input i
-  WHERE EXISTS (
+  CROSS JOIN LATERAL (
       SELECT 1 FROM dedupe_keys o
       WHERE o.provider = i.provider AND o.event_id = i.event_id
         AND o.gen > now() - make_interval(secs => i.lifetime_s) - (SELECT w FROM width)
@@ -91,28 +103,38 @@ WITH input AS (
         AND o.gen > now() - make_interval(secs => $13::float8) - (SELECT w FROM width) AND o.gen < now() + interval '` + keyOverlap + `'
         -- the sealed partitions whose key filters exclude the id are
         -- pruned for this row (keyfilter.go)
-        AND (o.gen >= i.probe_from OR (o.gen >= i.w1_starts AND o.gen < i.w1_ends) OR (o.gen >= i.w2_starts AND o.gen < i.w2_ends)))
+        AND (o.gen >= i.probe_from OR (o.gen >= i.w1_starts AND o.gen < i.w1_ends) OR (o.gen >= i.w2_starts AND o.gen < i.w2_ends))
+      LIMIT 1) x
+), claimed AS (
+  SELECT i.ord, c.event_id FROM input i
+  CROSS JOIN LATERAL (
+      SELECT g.event_id FROM ingest_replay_guard g
+      WHERE g.key = i.guard_key AND g.expires_at > now() AND g.event_id <> i.event_id
+      LIMIT 1) c
+  WHERE i.guard_key IS NOT NULL
+), cand AS (
+  SELECT i.* FROM input i
+  WHERE i.ord NOT IN (SELECT ord FROM seen) AND i.ord NOT IN (SELECT ord FROM claimed)
+), keys AS (
+  INSERT INTO dedupe_keys (provider, event_id, gen)
+  SELECT c.provider, c.event_id, g.starts FROM cand c CROSS JOIN gen g ORDER BY 1, 2, 3
+  ON CONFLICT (provider, event_id, gen) DO NOTHING
+  RETURNING provider, event_id
+), won AS (
+  SELECT c.* FROM cand c
+  WHERE (SELECT count(*) FROM keys k WHERE k.provider = c.provider AND k.event_id = c.event_id) = (SELECT count(*) FROM gen)
 ), guard AS (
   INSERT INTO ingest_replay_guard AS g (key, event_id, expires_at)
-  SELECT i.guard_key, i.event_id, now() + make_interval(secs => i.guard_ttl_s) FROM input i
-  WHERE i.guard_key IS NOT NULL AND i.ord NOT IN (SELECT ord FROM seen)
+  SELECT w.guard_key, w.event_id, now() + make_interval(secs => w.guard_ttl_s) FROM won w
+  WHERE w.guard_key IS NOT NULL
   ORDER BY 1
   ON CONFLICT (key) DO UPDATE SET
     event_id = CASE WHEN g.expires_at <= now() THEN excluded.event_id ELSE g.event_id END,
     expires_at = CASE WHEN g.expires_at <= now() THEN excluded.expires_at ELSE g.expires_at END
   RETURNING key, event_id
-), admitted AS (
-  SELECT i.* FROM input i
-  WHERE i.guard_key IS NULL OR NOT EXISTS (SELECT 1 FROM guard g WHERE g.key = i.guard_key AND g.event_id <> i.event_id)
-), keys AS (
-  INSERT INTO dedupe_keys (provider, event_id, gen)
-  SELECT a.provider, a.event_id, g.starts FROM admitted a CROSS JOIN gen g ORDER BY 1, 2, 3
-  ON CONFLICT (provider, event_id, gen) DO NOTHING
-  RETURNING provider, event_id
 ), fresh AS (
-  SELECT a.* FROM admitted a
-  WHERE (SELECT count(*) FROM keys k WHERE k.provider = a.provider AND k.event_id = a.event_id) = (SELECT count(*) FROM gen)
-    AND a.ord NOT IN (SELECT ord FROM seen)
+  SELECT w.* FROM won w
+  WHERE w.guard_key IS NULL OR EXISTS (SELECT 1 FROM guard g WHERE g.key = w.guard_key AND g.event_id = w.event_id)
 ), ins AS (
   INSERT INTO inbox (provider, event_id, event_type, payload, event_created_at, verified, secret_id, traceparent)
   SELECT provider, event_id, event_type, payload, created_at, true, secret_id, traceparent FROM fresh ORDER BY ord
@@ -123,7 +145,8 @@ WITH input AS (
   FROM input i JOIN ins ON ins.provider = i.provider AND ins.event_id = i.event_id ORDER BY i.ord
   RETURNING id
 )
-SELECT i.ord, ob.id IS NOT NULL, g.event_id FROM input i LEFT JOIN ob ON ob.id = i.outbox_id LEFT JOIN guard g ON g.key = i.guard_key`
+SELECT i.ord, ob.id IS NOT NULL, coalesce(g.event_id, c.event_id) FROM input i
+LEFT JOIN ob ON ob.id = i.outbox_id LEFT JOIN guard g ON g.key = i.guard_key LEFT JOIN claimed c ON c.ord = i.ord`
 
 // duplicateStateSQL reads the stored state of the duplicates of a batch,
 // after its insert committed, so a duplicate of a delivery that committed

@@ -37,11 +37,16 @@ type ErasureNotice struct {
 	Selector string `json:"selector"`
 }
 
+// ErasureNoticeIDPrefix begins every erasure notice's ce_id
+// (ErasureNoticeID); the receiver refuses a provider event id beginning
+// with it, so no stored event can take a notice's id.
+const ErasureNoticeIDPrefix = "erasure:"
+
 // ErasureNoticeID is the ce_id of the notice of erasure erasureID for
 // event eventID: unique per erasure and event, never equal to the event's
 // own ce_id, so a consumer deduplicating by ce_id keeps both.
 func ErasureNoticeID(erasureID int64, eventID string) string {
-	return "erasure:" + strconv.FormatInt(erasureID, 10) + ":" + eventID
+	return ErasureNoticeIDPrefix + strconv.FormatInt(erasureID, 10) + ":" + eventID
 }
 
 // ErasedPayload reports whether payload is the erasure marker that

@@ -85,7 +85,7 @@ func consumerParts(name string, p *config.Provider, apiTimeout time.Duration, no
 	}
 	for i, f := range p.Forward {
 		fw, err := forward.NewForwarder(forward.Config{Provider: name, URL: f.URL, Secret: string(f.SecretValue()), Types: f.Types,
-			When: f.When, Transform: f.TransformSource(), TransformTimeout: f.TransformTimeout,
+			When: f.When, Transform: f.TransformSource(), TransformTimeout: f.TransformTimeout, NoErasureNotices: !f.ErasureNoticesEnabled(),
 			Include: f.Include == config.IncludeObject, Timeout: f.Timeout, Concurrency: f.Concurrency,
 			RateLimit: f.RateLimit, RateBurst: f.RateBurst, BreakerFailures: f.BreakerFailures,
 			BreakerProbe: f.BreakerProbe, Shared: shared, Metrics: wm, Now: now})

@@ -14,6 +14,7 @@ func Receiver(c *config.Config) ingest.Config {
 	return ingest.Config{
 		Providers:   Providers(c),
 		MaxInFlight: in.MaxInFlight, MaxUnverifiedBytes: in.MaxUnverifiedBytes,
+		ReservedUnverifiedBytes: in.ReservedUnverifiedBytes, UnverifiedBytesPerClient: in.MaxUnverifiedBytesPerClient,
 		QueueWait: in.QueueWait, RefusalHold: in.RefusalHold, MinBodyRate: in.MinBodyRate, BodyGrace: in.BodyGrace,
 		KeyLifetime: c.KeyLifetime,
 	}

@@ -109,6 +109,7 @@ func (c *Console) Routes(r chi.Router) {
 			r.Get("/", c.overview)
 			r.Get("/overview.json", c.overviewJSON)
 			r.Get("/events", c.events)
+			r.Post("/events", c.events) // the events form: a payload search never in a URL
 			r.Get("/events/{provider}/{event_id}", c.event)
 			r.Get("/dead", c.dead)
 			r.Get("/issues", c.issues)

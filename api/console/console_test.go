@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -77,6 +78,23 @@ func newServer(t *testing.T) (*httptest.Server, *pgxpool.Pool) {
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
 	return srv, pool
+}
+
+// post posts form (URL-encoded) to path as user.
+func post(t *testing.T, srv *httptest.Server, path, form, user string) (int, http.Header, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(form))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if user != "" {
+		req.Header.Set("X-Test-User", user)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
 }
 
 func get(t *testing.T, srv *httptest.Server, path, user string) (int, http.Header, string) {
@@ -161,28 +179,52 @@ func TestFiltersAndPaging(t *testing.T) {
 	}
 }
 
-// The events page searches payloads (match, path) like the API, and takes
-// the API's processing_state= as its own state=.
+// The events page searches payloads (match, path) like the API, posted
+// by its form, never in a URL (a GET carrying them is a 400 naming the
+// form); a search's next page is a form posting the search again; the
+// page takes the API's processing_state= as its own state=.
 func TestPayloadSearchPage(t *testing.T) {
 	srv, pool := newServer(t)
 	insertEvent(t, pool, "demo", "evt_cus_1", "dead", `{"id":"evt_cus_1","data":{"customer":"cus_1"}}`)
 	insertEvent(t, pool, "demo", "evt_cus_2", "dead", `{"id":"evt_cus_2","data":{"customer":"cus_2"}}`)
-	for path, want := range map[string][]string{
-		"/console/events?match=" + url.QueryEscape(`{"data":{"customer":"cus_2"}}`):     {"evt_cus_2"},
-		"/console/events?path=" + url.QueryEscape("data.customer=cus_1"):                {"evt_cus_1"},
-		"/console/events?processing_state=dead&path=" + url.QueryEscape("id=evt_cus_2"): {"evt_cus_2"},
+	for form, want := range map[string][]string{
+		"match=" + url.QueryEscape(`{"data":{"customer":"cus_2"}}`):               {"evt_cus_2"},
+		"path=" + url.QueryEscape("data.customer=cus_1"):                          {"evt_cus_1"},
+		"processing_state=dead&path=" + url.QueryEscape("id=evt_cus_2"):           {"evt_cus_2"},
+		"state=dead&provider=demo&match=" + url.QueryEscape(`{"id":"evt_cus_1"}`): {"evt_cus_1"},
 	} {
-		code, _, body := get(t, srv, path, operator.Subject)
+		code, _, body := post(t, srv, "/console/events", form, operator.Subject)
 		if code != 200 {
-			t.Fatalf("%s: %d", path, code)
+			t.Fatalf("%s: %d", form, code)
 		}
 		for _, id := range []string{"evt_cus_1", "evt_cus_2"} {
 			if shown := strings.Contains(body, `href="/console/events/demo/`+id+`"`); shown != slices.Contains(want, id) {
-				t.Errorf("%s: %s shown %v", path, id, shown)
+				t.Errorf("%s: %s shown %v", form, id, shown)
 			}
 		}
+		if !strings.Contains(body, `<form method="post" action="/console/events" class="filters"`) {
+			t.Errorf("the events page's form does not post")
+		}
+		if code, _, body := get(t, srv, "/console/events?"+form, operator.Subject); code != 400 || !strings.Contains(body, "not accepted in a URL") {
+			t.Errorf("GET ?%s: %d, want 400 naming the form", form, code)
+		}
 	}
-	if code, _, body := get(t, srv, "/console/events?match=%5B1%5D", operator.Subject); code != 400 || !strings.Contains(body, "match: must be a JSON object") {
+	for i := range 55 {
+		insertEvent(t, pool, "demo", fmt.Sprintf("evt_many_%02d", i), "dead", `{"id":"x","data":{"customer":"cus_many"}}`)
+	}
+	search := "path=" + url.QueryEscape("data.customer=cus_many")
+	code, _, body := post(t, srv, "/console/events", search, operator.Subject)
+	if code != 200 || strings.Count(body, `href="/console/events/demo/evt_many_`) != 50 || !strings.Contains(body, `id="next-page"`) ||
+		strings.Contains(body, `rel="next"`) || strings.Contains(body, "cus_many&") {
+		t.Fatalf("a search's first page: %d, %d rows, a next-page form %v", code, strings.Count(body, `href="/console/events/demo/evt_many_`), strings.Contains(body, `id="next-page"`))
+	}
+	i := strings.Index(body, `name="after" value="`) + len(`name="after" value="`)
+	after := html.UnescapeString(body[i : i+strings.IndexByte(body[i:], '"')])
+	code, _, body = post(t, srv, "/console/events", search+"&after="+url.QueryEscape(after), operator.Subject)
+	if code != 200 || strings.Count(body, `href="/console/events/demo/evt_many_`) != 5 || strings.Contains(body, `id="next-page"`) {
+		t.Fatalf("a search's second page: %d, %d rows", code, strings.Count(body, `href="/console/events/demo/evt_many_`))
+	}
+	if code, _, body := post(t, srv, "/console/events", "match=%5B1%5D", operator.Subject); code != 400 || !strings.Contains(body, "match: must be a JSON object") {
 		t.Errorf("a match that is not an object: %d", code)
 	}
 	if code, _, body := get(t, srv, "/console/events?processing_state=nonsense", operator.Subject); code != 400 || !strings.Contains(body, "state: must be one of") {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -91,11 +92,15 @@ func (c *Console) overviewJSON(w http.ResponseWriter, r *http.Request) {
 
 // EventsPage is the events page's data.
 type EventsPage struct {
-	Filter  map[string]string
-	States  []string
-	Events  []*api.Event
-	Next    template.URL // the next page ("" when none): this path and an encoded query
-	Problem string       // a filter the page refused, said plainly
+	Filter map[string]string
+	States []string
+	Events []*api.Event
+	Next   template.URL // the next page ("" when none): this path and an encoded query
+	// NextForm is the next page of a payload search (nil when none): the
+	// fields a form posts again, its after included, so that the searched
+	// values never travel in a URL.
+	NextForm map[string]string
+	Problem  string // a filter the page refused, said plainly
 	// Window is the time range searched when the read model bounded a
 	// filter no index serves (nil: none); Partial, a page cut short by the
 	// scan budget (api.ListEvents).
@@ -145,18 +150,38 @@ func problemText(err error) string {
 	return fe.Field + ": " + fe.Reason
 }
 
+// maxSearchForm bounds a posted events form (the match object is at most
+// api.MaxMatchBytes).
+const maxSearchForm = 16 << 10
+
+// events is the events page. A payload search (match, path) is posted by
+// the page's form and its next page by a form too: the searched values are
+// personal data, and a URL is kept by every proxy's access log, so a GET
+// carrying them is refused (400) naming the form. The other filters work
+// in the URL as well (links from the overview and the dead letters).
 func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	pg := &EventsPage{Filter: map[string]string{}, States: schemas.States()}
+	problem := func(err error) {
+		pg.Problem = problemText(err)
+		c.render(w, r, http.StatusBadRequest, "events", "Events", pg)
+	}
+	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, maxSearchForm)
+		if err := r.ParseForm(); err != nil {
+			problem(errors.New("the form could not be read (at most 16 KiB)"))
+			return
+		}
+		q = r.PostForm
+	} else if q.Has("match") || q.Has("path") {
+		problem(errors.New("match, path: a payload search is not accepted in a URL, where every proxy's access log keeps it; use the form, which posts it"))
+		return
+	}
 	for _, k := range filterKeys {
 		pg.Filter[k] = strings.TrimSpace(q.Get(k))
 	}
 	if pg.Filter["state"] == "" { // the API's name of the same filter
 		pg.Filter["state"] = strings.TrimSpace(q.Get("processing_state"))
-	}
-	problem := func(err error) {
-		pg.Problem = problemText(err)
-		c.render(w, r, http.StatusBadRequest, "events", "Events", pg)
 	}
 	f, err := eventFilter(pg.Filter)
 	if err != nil {
@@ -177,9 +202,21 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if page.Next != nil {
-		next := r.URL.Query()
+		next := url.Values{}
+		for k, v := range pg.Filter {
+			if v != "" {
+				next.Set(k, v)
+			}
+		}
 		next.Set("after", page.Next.String())
-		pg.Next = template.URL("/console/events?" + next.Encode()) // url.Values.Encode: safe in an href
+		if f.Search() {
+			pg.NextForm = map[string]string{}
+			for k := range next {
+				pg.NextForm[k] = next.Get(k)
+			}
+		} else {
+			pg.Next = template.URL("/console/events?" + next.Encode()) // url.Values.Encode: safe in an href
+		}
 	}
 	pg.Events, pg.Window, pg.Partial = page.Events, page.Window, page.Partial
 	c.render(w, r, http.StatusOK, "events", "Events", pg)

@@ -39,11 +39,11 @@ func runConfig(_ context.Context, e env, args []string) error {
 		if err != nil {
 			return err
 		}
-		out, err := config.Redacted(cfg)
+		out, err := config.RedactedWith(cfg, appliedValues(cfg))
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "# %s is valid; the effective configuration (defaults and GATEHOUSE_* overrides applied, secrets redacted):\n", *cfgPath)
+		fmt.Fprintf(e.stdout, "# %s is valid; the effective configuration (defaults and GATEHOUSE_* overrides applied, the values the stages apply, secrets redacted):\n", *cfgPath)
 		_, err = e.stdout.Write(out)
 		return err
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 // runDoctor is `gatehouse doctor --config F`: one line per check of the
-// deployment the file describes, ✓ or ✗ with the fix; it fails when any
-// check failed. Nothing is changed anywhere (internal/doctor).
+// deployment the file describes, ✓, ✗ with the fix, or ○ skipped with the
+// reason, then the tally; it fails when any check failed. Nothing is changed anywhere (internal/doctor).
 func runDoctor(ctx context.Context, e env, args []string) error {
 	fs, cfgPath := newFlags("doctor", e)
 	timeout := fs.Duration("timeout", doctorTimeout, "bound of each network check")
@@ -23,8 +23,8 @@ func runDoctor(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("doctor: %w", err)
 	}
 	checks := doctor.Run(ctx, doctor.Options{Raw: raw, Path: *cfgPath, Getenv: e.getenv, Timeout: *timeout})
-	if n := doctor.Write(e.stdout, checks); n > 0 {
-		return fmt.Errorf("doctor: %d of %d checks failed", n, len(checks))
+	if t := doctor.Write(e.stdout, checks); t.Failed > 0 {
+		return fmt.Errorf("doctor: %d of %d checks failed (%d skipped)", t.Failed, t.Passed+t.Failed, t.Skipped)
 	}
 	return nil
 }

@@ -36,6 +36,18 @@ import (
 // erasure holds it (key, headers, value), and one erasure notice per erased
 // event is on the topic, keyed like the event, which the consumers skipped
 // and `gatehouse tail` prints like any record.
+//
+// Two forward destinations (the team's services, verifying every delivery
+// with the official Standard Webhooks library) put the address in the
+// tables an erasure must also reach: one takes every event through a
+// transform that copies the address into the body it sends
+// (forward_deliveries), the other refuses the event evt_er_dead with an
+// answer quoting the address (its last_error, and the replays row of its
+// replay before the erasure; its failure issue keeps only the status).
+// After the erasure both destinations receive one signed gatehouse.erasure
+// notice per erased event, and no table holds the address. A forced replay
+// of an erased event then publishes its marker keyed by its object, with
+// its ce_time, in its object's partition.
 func TestEraseEndToEnd(t *testing.T) {
 	brokers := testenv.KafkaForTest(t)
 	t.Setenv("GATEHOUSE_KAFKA_BROKERS", strings.Join(brokers, ","))
@@ -49,6 +61,7 @@ func TestEraseEndToEnd(t *testing.T) {
 func eraseEndToEnd(t *testing.T, mode string, brokers []string, apiURL string) {
 	const email = "zoe.erasable@example.org"
 	ctx := context.Background()
+	shaper, refuser := newEraseTeam(t, "", ""), newEraseTeam(t, `"pay_dead"`, email)
 	dbURL := testenv.Postgres(t)
 	suffix := fmt.Sprint(time.Now().UnixNano())
 	topic := "e2e.erase." + mode + "." + suffix
@@ -63,7 +76,13 @@ consumers:
   retry_delays: [200ms]
 `+demoProvider+`    topic: %s
     api_url: %s
-`, mode, slot, suffix, topic, apiURL))
+    forward:
+      - url: %s
+        secret: %s
+        transform: "function handler(w) { w.payload = {to: w.payload.data.event.data.email || null}; return w; }"
+      - url: %s
+        secret: %s
+`, mode, slot, suffix, topic, apiURL, shaper.url, eraseTeamSecret, refuser.url, eraseTeamSecret))
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -96,8 +115,27 @@ consumers:
 	event("evt_keep", "pay_keep", "")
 	event("evt_er_1", "pay_er", email)
 	event("evt_er_2", "pay_er", email)
+	event("evt_er_dead", "pay_dead", email) // the refusing destination answers 422 quoting the address
 	for _, id := range []string{"evt_keep", "evt_er_1", "evt_er_2"} {
 		waitFor(id+" processed", func() bool { return schemas.Final(inboxState(t, dbURL, id)) }) // pay_er's second event: ignored_stale when fetched in one batch
+	}
+	waitFor("evt_er_dead dead", func() bool { return inboxState(t, dbURL, "evt_er_dead") == schemas.StateDead })
+	if out, err := gatehouse(t, dbURL, "replay", "--config", cfgPath, "--provider", "demo", "--event-id", "evt_er_dead").CombinedOutput(); err != nil {
+		t.Fatalf("replay evt_er_dead: %v %s", err, out)
+	}
+	waitFor("evt_er_dead dead again", func() bool {
+		return inboxState(t, dbURL, "evt_er_dead") == schemas.StateDead && refuser.refused.Load() >= 2
+	})
+	// Before the erasure the address is in the transformed bodies, the
+	// dead event's error and its replay's row; never in its issue.
+	for _, table := range []string{"forward_deliveries", "replays", "inbox"} {
+		if n := rowsHolding(t, conn, table, email); n == 0 {
+			t.Fatalf("%s holds no copy of the address before the erasure: the test would prove nothing", table)
+		}
+	}
+	if n := rowsHolding(t, conn, "failure_issues", email); n != 0 ||
+		count(t, conn, `SELECT count(*) FROM failure_issues WHERE message LIKE '%status 422%'`) != 1 {
+		t.Fatalf("the refused event's failure issue: %d hold the address, want none and one naming status 422", n)
 	}
 	if n := count(t, conn, `SELECT count(*) FROM provider_objects WHERE object_id IN ('pay_keep', 'pay_er')`); n != 2 {
 		t.Fatalf("%d projections before the erasure, want 2", n)
@@ -109,17 +147,19 @@ consumers:
 	event("evt_er_3", "pay_er", email)
 	event("evt_er_4", "pay_er", email)
 	ends := endOffsets(t, brokers, topic)
+	okBefore := outcomeRecords(t, consAdmin, topic, "ok")
 	serveFrom, consFrom := len(srv.stderr.String()), len(cons.stderr.String())
 	out, err := gatehouse(t, dbURL, "erase", "--config", cfgPath, "--provider", "demo", "--path", "data.email", "--value", email, "--reason", "e2e").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), ": 4 event(s), 4 outbox row(s)") || !strings.Contains(string(out), ", 4 notice(s);") {
+	if err != nil || !strings.Contains(string(out), ": 5 event(s), 6 outbox row(s)") || !strings.Contains(string(out), ", 5 notice(s);") {
 		t.Fatalf("erase: %v %s", err, out)
 	}
 	erasureID := regexp.MustCompile(`audit id (\d+)`).FindStringSubmatch(string(out))
 	rel2, _ := startLong(t, dbURL, "relay", "--config", cfgPath)
 
 	// After the erasure: the two erased events still to publish (their
-	// value the marker) and four notices reach the topic and the
-	// consumers, which skip all six.
+	// value the marker) and five notices reach the topic and the
+	// consumers, which skip the events and send the notices on to both
+	// destinations.
 	after := map[string]*kgo.Record{} // ce_id → record published after the erasure
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: ends}))
 	if err != nil {
@@ -127,14 +167,14 @@ consumers:
 	}
 	defer cl.Close()
 	var afterRecs []*kgo.Record
-	waitFor("6 records after the erasure", func() bool {
+	waitFor("7 records after the erasure", func() bool {
 		pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 		defer cancel()
 		cl.PollFetches(pctx).EachRecord(func(r *kgo.Record) {
 			afterRecs = append(afterRecs, r)
 			after[schemas.Headers(r)[schemas.HeaderID]] = r
 		})
-		return len(after) >= 6
+		return len(after) >= 7
 	})
 
 	notices := 0
@@ -153,7 +193,12 @@ consumers:
 		case schemas.ErasureNoticeType:
 			notices++
 			var n schemas.ErasureNotice
-			if err := json.Unmarshal(r.Value, &n); err != nil || string(r.Key) != "pay_er" || len(n.EventIDs) != 1 ||
+			err := json.Unmarshal(r.Value, &n)
+			wantKey := "pay_er"
+			if len(n.EventIDs) == 1 && n.EventIDs[0] == "evt_er_dead" {
+				wantKey = "pay_dead"
+			}
+			if err != nil || string(r.Key) != wantKey || len(n.EventIDs) != 1 ||
 				h[schemas.HeaderID] != schemas.ErasureNoticeID(n.ErasureID, n.EventIDs[0]) || erasureID == nil || strconv.FormatInt(n.ErasureID, 10) != erasureID[1] {
 				t.Errorf("notice key %q headers %v value %s (%v)", r.Key, h, r.Value, err)
 			}
@@ -163,21 +208,42 @@ consumers:
 			}
 		}
 	}
-	for _, id := range []string{"evt_er_1", "evt_er_2", "evt_er_3", "evt_er_4"} {
+	erased := []string{"evt_er_1", "evt_er_2", "evt_er_3", "evt_er_4", "evt_er_dead"}
+	for _, id := range erased {
 		if after[schemas.ErasureNoticeID(atoiOr0(erasureID), id)] == nil {
 			t.Errorf("no erasure notice of %s on the topic", id)
 		}
 	}
-	if notices != 4 {
-		t.Errorf("%d notices after the erasure, want 4", notices)
+	if notices != 5 {
+		t.Errorf("%d notices after the erasure, want 5", notices)
 	}
 	if t.Failed() {
 		t.FailNow()
 	}
-	// The notices are skipped; the two erased events' records are
-	// duplicates: the erasure made their rows final (skipped).
-	waitFor("the consumers to skip 4 notices and find 2 erased events final", func() bool {
-		return outcomeRecords(t, consAdmin, topic, "skipped") >= 4 && outcomeRecords(t, consAdmin, topic, "duplicate") >= 2
+	// The notices reach both destinations, signed (outcome ok); the two
+	// erased events' records are duplicates: the erasure made their rows
+	// final (skipped).
+	for _, team := range []*eraseTeam{shaper, refuser} {
+		for _, id := range erased {
+			wid := "demo:" + schemas.ErasureNoticeID(atoiOr0(erasureID), id)
+			waitFor("the notice "+wid+" at "+team.url, func() bool { return team.received(wid) != nil })
+			var d struct {
+				Type string `json:"type"`
+				Data struct {
+					Event schemas.ErasureNotice `json:"event"`
+				} `json:"data"`
+			}
+			if b := team.received(wid); json.Unmarshal(b, &d) != nil || d.Type != schemas.ErasureNoticeType || len(d.Data.Event.EventIDs) != 1 ||
+				d.Data.Event.EventIDs[0] != id || strings.Contains(string(b), email) {
+				t.Errorf("notice delivered to %s: %s", team.url, b)
+			}
+		}
+		if n := team.invalid.Load(); n != 0 {
+			t.Errorf("%s: %d deliveries failed verification", team.url, n)
+		}
+	}
+	waitFor("the consumers to send 5 notices and find 2 erased events final", func() bool {
+		return outcomeRecords(t, consAdmin, topic, "ok") >= okBefore+5 && outcomeRecords(t, consAdmin, topic, "duplicate") >= 2
 	})
 	for _, id := range []string{"evt_er_3", "evt_er_4"} {
 		if st := inboxState(t, dbURL, id); st != "skipped" {
@@ -200,13 +266,14 @@ consumers:
 		tables[name] = true
 	}
 	rows.Close()
-	for _, must := range []string{"inbox", "outbox", "provider_objects", "provider_object_changes", "erasures", "outbox_erasures", "processed_events", "forward_deliveries"} {
+	for _, must := range []string{"inbox", "outbox", "provider_objects", "provider_object_changes", "erasures", "outbox_erasures", "processed_events",
+		"forward_deliveries", "failure_issues", "failure_issue_events", "replays"} {
 		if !tables[must] {
 			t.Errorf("table %s not found: the search below would miss it", must)
 		}
 	}
 	for name := range tables {
-		if n := count(t, conn, fmt.Sprintf(`SELECT count(*) FROM %s t WHERE t::text LIKE '%%' || $1 || '%%'`, pgx.Identifier{name}.Sanitize()), email); n != 0 {
+		if n := rowsHolding(t, conn, name, email); n != 0 {
 			t.Errorf("table %s: %d row(s) hold the erased address", name, n)
 		}
 	}
@@ -232,21 +299,22 @@ consumers:
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var l tailLine
-		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Headers[schemas.HeaderType] == schemas.ErasureNoticeType && l.Key == "pay_er" {
+		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Headers[schemas.HeaderType] == schemas.ErasureNoticeType && (l.Key == "pay_er" || l.Key == "pay_dead") {
 			printed++
 		}
 		if bytes.Contains(sc.Bytes(), []byte(email)) {
 			kept++ // a record published before the erasure: it stays until the topic's retention
 		}
 	}
-	if kept != 2 {
-		t.Errorf("%d records on the topic hold the address, want 2 (evt_er_1 and evt_er_2, published before the erasure)", kept)
+	if kept != 4 {
+		t.Errorf("%d records on the topic hold the address, want 4 (evt_er_1, evt_er_2 and evt_er_dead twice, published before the erasure)", kept)
 	}
 	t.Logf("%s: %d records before the erasure, %d after (%d notices); %d tables searched; tail printed %d notices",
 		mode, total-len(afterRecs), len(afterRecs), notices, len(tables), printed)
-	if printed != 4 {
-		t.Errorf("tail printed %d notices, want 4:\n%s", printed, tail)
+	if printed != 5 {
+		t.Errorf("tail printed %d notices, want 5:\n%s", printed, tail)
 	}
+	replayErased(t, dbURL, cfgPath, brokers, topic, afterRecs)
 
 	// No log line written after the erasure holds the address.
 	stopGracefully(t, rel2, 30*time.Second)
@@ -305,6 +373,27 @@ func outcomeRecords(t *testing.T, admin, topic, outcome string) float64 {
 		}
 	}
 	return sum
+}
+
+// rowsHolding counts the rows of table holding value: in the row read as
+// text, or in a bytea column (a row's text shows those as hex).
+func rowsHolding(t *testing.T, conn *pgx.Conn, table, value string) int {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), `SELECT column_name FROM information_schema.columns
+WHERE table_schema = 'public' AND table_name = $1 AND data_type = 'bytea'`, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cond := `t::text LIKE '%' || $1 || '%'`
+	for rows.Next() {
+		var col string
+		if err := rows.Scan(&col); err != nil {
+			t.Fatal(err)
+		}
+		cond += fmt.Sprintf(` OR position(convert_to($1, 'UTF8') IN t.%s) > 0`, pgx.Identifier{col}.Sanitize())
+	}
+	rows.Close()
+	return count(t, conn, fmt.Sprintf(`SELECT count(*) FROM %s t WHERE %s`, pgx.Identifier{table}.Sanitize(), cond), value)
 }
 
 // count runs a count query.

@@ -59,10 +59,13 @@ type surface struct {
 func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	r := chi.NewRouter()
 	r.Use(unknownMethods(r))
-	// One Writer worker: one statement in flight, everything arriving
-	// meanwhile goes into the next (up to 64 rows). Measured best for
-	// throughput, CPU per event and ack latency (docs/BENCHMARKS.md).
-	w, err := ingest.NewWriter(b.pool, 1, 64)
+	// The Writer's default four workers: a delivery starts its statement
+	// at once unless four are being written (PostgreSQL's group commit
+	// merges their flushes), and what arrives meanwhile is coalesced into
+	// the next, up to 64 rows. One worker made every delivery at 4 to 16
+	// connections wait behind the statement in flight (docs/BENCHMARKS.md,
+	// "Webhook receiver").
+	w, err := ingest.NewWriter(b.pool, 0, 64)
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +151,7 @@ func mountAPI(b *base, r chi.Router, store *auth.Store) error {
 		Eraser:   api.IngestEraser(b.pool, providers, erasureAuditKey(b.cfg)),
 		Logger:   b.log.With("component", "api"), Registerer: b.reg,
 	}
+	cfg.ReadTimeout, cfg.SearchSpan = ac.ReadTimeout, ac.SearchSpan
 	if ac.BearerEnabled() {
 		bc := bearer.Config{
 			Audience: ac.Audience, Skew: ac.Skew, Compat: ac.TokenType == "compat",

@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,13 +23,14 @@ func runSend(ctx context.Context, e env, args []string) error {
 	fs, cfgPath := newFlags("send", e)
 	provider := fs.String("provider", "demo", "configured provider to send as")
 	url := fs.String("url", "http://localhost:8080", "gatehouse's public base URL")
-	typ := fs.String("type", "payment.succeeded", "event type")
-	id := fs.String("id", "", "event id (default: random evt_…)")
-	object := fs.String("object", "pay_123", "subject object id placed in data.payment_id")
-	bodyPath := fs.String("body", "", "send this file's bytes (- for standard input) instead of a generated envelope")
-	contentType := fs.String("content-type", "application/json", "Content-Type of the request")
+	typ := fs.String("type", "", "event type (default: an example of the provider's, e.g. push for github, payment_intent.succeeded for stripe)")
+	id := fs.String("id", "", "event id (default: a random id of the provider's form)")
+	object := fs.String("object", "", "id of the object the event is about, placed at the provider's aggregate_id_path: the Kafka key (default: an example id)")
+	bodyPath := fs.String("body", "", "send this file's bytes (- for standard input) instead of a generated delivery")
+	contentType := fs.String("content-type", "", "Content-Type of the request (default: the provider's)")
+	signingKey := fs.String("signing-key", "", "private key for a provider that signs with a key pair (discord, sendgrid): gatehouse holds only the public key; a literal, env:NAME or file:/path")
 	extra := http.Header{}
-	fs.Func("header", "a provider header to send, as \"Name: value\" (repeatable; e.g. X-GitHub-Event: push)", func(v string) error {
+	fs.Func("header", "a provider header to send, as \"Name: value\" (repeatable; replaces the generated one)", func(v string) error {
 		name, val, ok := strings.Cut(v, ":")
 		if !ok || strings.TrimSpace(name) == "" {
 			return fmt.Errorf("want \"Name: value\", got %q", v)
@@ -40,31 +41,52 @@ func runSend(ctx context.Context, e env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := config.Load(*cfgPath, false, e.getenv)
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// Only this provider's secrets are resolved: another's env: secret
+	// unset in this shell does not concern a test delivery.
+	prefix := "providers." + *provider + "."
+	cfg, err := config.LoadFor(*cfgPath, false, e.getenv, func(path string) bool { return strings.HasPrefix(path, prefix) })
 	if err != nil {
 		return err
 	}
 	p, ok := cfg.Providers[*provider]
 	if !ok {
-		return fmt.Errorf("provider %q is not configured", *provider)
+		return fmt.Errorf("provider %q is not configured in %s (configured: %s)", *provider, *cfgPath, strings.Join(slices.Sorted(maps.Keys(cfg.Providers)), ", "))
 	}
 	ip := wiring.Provider(p)
-	if *id == "" {
-		b := make([]byte, 8)
-		_, _ = rand.Read(b)
-		*id = "evt_" + hex.EncodeToString(b)
+	secret := ip.Signature.Secrets[0].Value
+	if form, pair := keyPairSchemes[p.Kind().Scheme]; pair {
+		if *signingKey == "" {
+			return fmt.Errorf("provider %s (scheme %s) is signed with the provider's private key, which gatehouse never has (it holds the public key): pass --signing-key with the private key of the pair whose public key is configured (%s), or send a test event from the provider's own dashboard", *provider, p.Scheme, form)
+		}
+		if secret, err = config.ResolveSecret(*signingKey, e.getenv); err != nil {
+			return fmt.Errorf("--signing-key: %w", err)
+		}
 	}
 	now := time.Now().UTC()
-	body, err := sendBody(*bodyPath, e.stdin, map[string]any{
-		"id": *id, "type": *typ, "created_at": now.Format(time.RFC3339Nano),
-		"data": map[string]any{"payment_id": *object},
-	})
+	d, err := buildDelivery(*provider, p, *typ, *object, *id, now, set["object"], set["id"])
 	if err != nil {
 		return err
 	}
-	extra.Set("Content-Type", *contentType)
-	sr := &signature.Request{Method: http.MethodPost, Header: extra, Body: body}
-	if err := signature.SignRequest(ip.Signature, ip.Signature.Secrets[0].Value, sr, now, *id); err != nil {
+	if *bodyPath == "" {
+		for _, n := range d.notes {
+			fmt.Fprintln(e.stderr, "note:", n)
+		}
+	} else {
+		if d.body, err = sendBody(*bodyPath, e.stdin); err != nil {
+			return err
+		}
+	}
+	for name, vs := range extra {
+		d.header[name] = vs
+	}
+	if *contentType != "" {
+		d.contentType = *contentType
+	}
+	d.header.Set("Content-Type", d.contentType)
+	sr := &signature.Request{Method: http.MethodPost, Header: d.header, Body: d.body}
+	if err := signature.SignRequest(ip.Signature, secret, sr, now, d.signedID); err != nil {
 		return fmt.Errorf("sign as provider %s: %w", *provider, err)
 	}
 	target := *url + "/webhooks/" + *provider
@@ -73,7 +95,7 @@ func runSend(ctx context.Context, e env, args []string) error {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(sr.Body))
 	if err != nil {
-		return err
+		return fmt.Errorf("send: %w", err)
 	}
 	req.Header = sr.Header
 	resp, err := http.DefaultClient.Do(req)
@@ -82,9 +104,9 @@ func runSend(ctx context.Context, e env, args []string) error {
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	shown := *id
+	shown := d.signedID
 	if ids, err := ingest.DeliveryEventIDs(ip, &signature.Request{Method: http.MethodPost, RawQuery: sr.RawQuery, Header: sr.Header, Body: sr.Body}, now); err == nil {
-		shown = strings.Join(ids, ",") // as the receiver recorded them: a --body's own ids
+		shown = strings.Join(ids, ",") // as the receiver records them: a digest, a --body's own ids
 	}
 	fmt.Fprintf(e.stdout, "%s %s event_id=%s %s\n", resp.Proto, resp.Status, shown, bytes.TrimSpace(msg))
 	if resp.StatusCode/100 != 2 {
@@ -93,11 +115,9 @@ func runSend(ctx context.Context, e env, args []string) error {
 	return nil
 }
 
-// sendBody is the file at path ("-": stdin), or the generated envelope.
-func sendBody(path string, stdin io.Reader, envelope map[string]any) ([]byte, error) {
+// sendBody is the file at path ("-": stdin).
+func sendBody(path string, stdin io.Reader) ([]byte, error) {
 	switch path {
-	case "":
-		return json.Marshal(envelope)
 	case "-":
 		b, err := io.ReadAll(stdin)
 		if err != nil {

@@ -99,3 +99,67 @@ func TestSendBodyAndHeadersForAnyProvider(t *testing.T) {
 		t.Fatalf("missing body file: %v", err)
 	}
 }
+
+// Issue 46: one provider's env: secret unset in this shell failed every
+// subcommand, `send --provider demo` too. send resolves only the secrets
+// of the provider it sends as; that provider's own unset secret is still
+// an error naming its path.
+func TestSendResolvesOnlyItsProvidersSecrets(t *testing.T) {
+	cfgPath := writeConfigYAML(t, `providers:
+  demo:
+    scheme: reference
+    timestamp_header: X-Gatehouse-Timestamp
+    signature_header: X-Gatehouse-Signature
+    secrets: [{value: whsec_demo}]
+    aggregate_id_path: [data.payment_id]
+  stripe:
+    scheme: stripe
+    secrets: [{value: "env:STRIPE_WEBHOOK_SECRET_UNSET"}]
+`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	defer srv.Close()
+	none := func(string) string { return "" }
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"send", "--config", cfgPath, "--url", srv.URL, "--provider", "demo"}, none, &out, io.Discard); err != nil {
+		t.Fatalf("send --provider demo failed on stripe's unset secret: %v", err)
+	}
+	err := run(context.Background(), []string{"send", "--config", cfgPath, "--url", srv.URL, "--provider", "stripe"}, none, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "providers.stripe.secrets[0].value") || !strings.Contains(err.Error(), "STRIPE_WEBHOOK_SECRET_UNSET") {
+		t.Fatalf("send --provider stripe with its secret unset: %v", err)
+	}
+	// migrate uses only database_url: it names that, not stripe's secret.
+	err = run(context.Background(), []string{"migrate", "--config", cfgPath}, none, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "database_url") || strings.Contains(err.Error(), "STRIPE") {
+		t.Fatalf("migrate without a database and with stripe's secret unset: %v", err)
+	}
+}
+
+// A delivery send cannot make says so: a key-pair provider without
+// --signing-key (gatehouse holds only the public key), a type the
+// provider has no place for, an unconfigured provider.
+func TestSendRefusesWhatItCannotSign(t *testing.T) {
+	cfgPath := writeConfigYAML(t, `providers:
+  discord:
+    scheme: discord
+    secrets: [{value: "`+strings.Repeat("ab", 32)+`"}]
+  dropbox:
+    scheme: dropbox
+    secrets: [{value: dropbox-secret}]
+`)
+	none := func(string) string { return "" }
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--provider", "discord"}, []string{"discord", "private key", "--signing-key", "Ed25519"}},
+		{[]string{"--provider", "dropbox", "--type", "file.changed"}, []string{"dropbox", "file.changed", "list_folder"}},
+		{[]string{"--provider", "stripe"}, []string{`"stripe" is not configured`, "discord, dropbox"}},
+	} {
+		err := run(context.Background(), append([]string{"send", "--config", cfgPath, "--url", "http://127.0.0.1:1"}, c.args...), none, io.Discard, io.Discard)
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("send %v: error %v, want it to say %q", c.args, err, w)
+			}
+		}
+	}
+}

@@ -40,7 +40,8 @@ func runTail(ctx context.Context, e env, args []string) error {
 	}
 	explicit := false
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "config" })
-	cfg, err := config.Load(*cfgPath, !explicit, e.getenv)
+	// Only the kafka section's secrets are used (SASL).
+	cfg, err := config.LoadFor(*cfgPath, !explicit, e.getenv, func(path string) bool { return strings.HasPrefix(path, "kafka.") })
 	if err != nil {
 		return err
 	}

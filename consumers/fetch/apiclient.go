@@ -308,6 +308,17 @@ func (c *APIClient) url(path string) (string, error) {
 // provider API's (event.Stage).
 func (e *APIError) FailureStage() string { return event.StageFetch }
 
+// FailureSummary is what a failure issue keeps of the answer: the method
+// and the status, never the path (it holds ids from the payload) nor the
+// answer's body ("provider api GET: status 404").
+func (e *APIError) FailureSummary() string {
+	m := e.Method
+	if m == "" {
+		m = http.MethodGet
+	}
+	return fmt.Sprintf("provider api %s: status %d", m, e.Status)
+}
+
 // statusOf is the HTTP status a call ended with: the APIError's, 200 for
 // success, 0 when no answer came.
 func statusOf(err error) int {

@@ -21,23 +21,26 @@ import (
 
 func TestDestinationKey(t *testing.T) {
 	for raw, want := range map[string]string{
-		"http://Svc.Example/hooks":               "http://svc.example:80/hooks",
-		"http://svc.example:80/hooks?entry=2":    "http://svc.example:80/hooks",
-		"https://user:pw@svc.example/hooks#x":    "https://svc.example:443/hooks",
-		"https://svc.example:8443":               "https://svc.example:8443/",
-		"HTTP://[::1]:9000/a%2Fb":                "http://[::1]:9000/a%2Fb",
-		"http://svc.example/hooks/":              "http://svc.example:80/hooks/",
-		"http://svc.example:8080/other?entry=1":  "http://svc.example:8080/other",
-		"https://svc.example:443/hooks?entry=3":  "https://svc.example:443/hooks",
-		"http://svc.example.other.example/hooks": "http://svc.example.other.example:80/hooks",
+		"http://Svc.Example/hooks":                            "http://svc.example/…#435632a4",
+		"http://svc.example:80/hooks?entry=2":                 "http://svc.example/…#435632a4",
+		"https://user:pw@svc.example/hooks#x":                 "https://svc.example/…#435632a4",
+		"https://svc.example:8443":                            "https://svc.example:8443/",
+		"https://svc.example/":                                "https://svc.example/",
+		"HTTP://[::1]:9000/a%2Fb":                             "http://[::1]:9000/…#62367424",
+		"http://[::1]/a%2Fb":                                  "http://[::1]/…#62367424",
+		"http://svc.example/hooks/":                           "http://svc.example/…#45adb830",
+		"http://svc.example:8080/other?entry=1":               "http://svc.example:8080/…#bf2faee2",
+		"https://svc.example:443/hooks?entry=3":               "https://svc.example/…#435632a4",
+		"http://svc.example.other.example/hooks":              "http://svc.example.other.example/…#435632a4",
+		"https://Hooks.Slack.com/services/T0/B0/XXXX?token=t": "https://hooks.slack.com/…#e248725e",
 	} {
 		if got, err := redact.DestinationKey(raw); err != nil || got != want {
 			t.Errorf("redact.DestinationKey(%q) = %q, %v; want %q", raw, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "/hooks", "svc.example/hooks", "://x"} {
-		if _, err := redact.DestinationKey(bad); err == nil {
-			t.Errorf("redact.DestinationKey(%q): no error", bad)
+	for _, bad := range []string{"", "/hooks", "svc.example/hooks", "://x", "hooks.slack.com/services/T0/B0/XXXX"} {
+		if _, err := redact.DestinationKey(bad); err == nil || strings.Contains(err.Error(), "XXXX") || strings.Contains(err.Error(), "hooks") {
+			t.Errorf("redact.DestinationKey(%q): %v, want an error without the URL", bad, err)
 		}
 	}
 }

@@ -40,6 +40,9 @@ type Config struct {
 	// "": none. TransformTimeout bounds one run (default 1s).
 	Transform        string
 	TransformTimeout time.Duration
+	// NoErasureNotices opts the destination out of erasure notices
+	// (DeliverNotice); false: the destination receives them.
+	NoErasureNotices bool
 	// Timeout per delivery (default 10s); Concurrency (default 64),
 	// RateLimit (0: none) and RateBurst as throttle.Config's.
 	Timeout     time.Duration
@@ -77,7 +80,7 @@ type Config struct {
 type Forwarder struct {
 	cfg      Config
 	tf       *transform // nil: none
-	redacted string     // redact.URL(URL): no user info, no query values, for errors
+	redacted string     // the destination key (redact.DestinationKey): no user info, query or path, for errors
 	wh       *standardwebhooks.Webhook
 	d        *destination // shared with the other forwarders of its key
 	m        forwardMetrics
@@ -129,7 +132,7 @@ func NewForwarder(cfg Config) (*Forwarder, error) {
 			return nil, err
 		}
 	}
-	return &Forwarder{cfg: cfg, tf: tf, redacted: redact.URL(cfg.URL), wh: wh, d: d, m: cfg.Metrics.forForward(cfg.Provider, key)}, nil
+	return &Forwarder{cfg: cfg, tf: tf, redacted: key, wh: wh, d: d, m: cfg.Metrics.forForward(cfg.Provider, key)}, nil
 }
 
 // Destination is the forwarder's destination key (redact.DestinationKey).
@@ -157,6 +160,52 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("forward to %s: status %d: %s", e.Dest, e.Status, e.Body)
 }
 
+// FailureSummary is what a failure issue keeps of the answer: the
+// destination and the status, never the body the service answered
+// ("forward to https://team.example/hook: status 503").
+func (e *Error) FailureSummary() string {
+	return fmt.Sprintf("forward to %s: status %d", e.Dest, e.Status)
+}
+
+// TransformError is a delivery its entry's transform failed on (an
+// exception, a timeout, an answer that is not a delivery): permanent.
+type TransformError struct {
+	Dest string
+	Err  error
+}
+
+func (e *TransformError) Error() string { return fmt.Sprintf("forward to %s: %v", e.Dest, e.Err) }
+func (e *TransformError) Unwrap() error { return e.Err }
+
+// FailureSummary is what a failure issue keeps: that the transform failed,
+// never the exception's text (it may quote the payload).
+func (e *TransformError) FailureSummary() string {
+	return fmt.Sprintf("forward to %s: transform failed", e.Dest)
+}
+
+// ErasureNotices reports whether the destination receives erasure notices
+// (Config.NoErasureNotices unset).
+func (f *Forwarder) ErasureNotices() bool { return !f.cfg.NoErasureNotices }
+
+// DeliverNotice sends an erasure notice (ev of type
+// schemas.ErasureNoticeType, its envelope the notice's value) to the
+// destination as a delivery like any other: signed with Standard Webhooks,
+// webhook-id "<provider>:erasure:<erasure id>:<event id>", body {"type":
+// "gatehouse.erasure", "timestamp", "data": {..., "event": the notice}}.
+// Neither the entry's types, its when: nor its transform apply: the
+// notice is gatehouse's own, and tells the team's service to erase its
+// copies of the events it names. The errors are Deliver's.
+func (f *Forwarder) DeliverNotice(ctx context.Context, ev *event.Event) error {
+	if ev.Type != schemas.ErasureNoticeType {
+		return event.Permanentf("forward: %s is not an erasure notice", ev.Type)
+	}
+	body, err := f.body(ev, nil)
+	if err != nil {
+		return event.Permanent(err)
+	}
+	return f.deliver(ctx, ev, body, nil)
+}
+
 // Deliver sends ev (and obj when the forwarder includes objects and obj is
 // not nil) until the destination answers; see Forwarder for the errors.
 func (f *Forwarder) Deliver(ctx context.Context, ev *event.Event, obj json.RawMessage) error {
@@ -179,7 +228,7 @@ func (f *Forwarder) DeliverShaped(ctx context.Context, ev *event.Event, obj json
 		tr, err := f.tf.run(ev.Type, body)
 		if err != nil {
 			f.m.result("transform_failed")
-			return event.Sent{}, event.Permanent(fmt.Errorf("forward to %s: %w", f.redacted, err))
+			return event.Sent{}, event.Permanent(&TransformError{Dest: f.redacted, Err: err})
 		}
 		if tr.cancel {
 			f.m.result("dropped")
@@ -303,7 +352,8 @@ func (f *Forwarder) send(ctx context.Context, id string, body []byte, extra http
 }
 
 // redactURLError replaces the URL that the HTTP client's *url.Error names
-// (the configured one, query and user name included) by the redacted one.
+// (the configured one, user info, path and query included) by the
+// destination key.
 func (f *Forwarder) redactURLError(err error) error {
 	ue, ok := err.(*url.Error) // what http.Client.Do returns
 	if !ok {

@@ -16,15 +16,16 @@ import (
 // TestForwardErrorsRedactTheURL: every error a delivery returns (and so
 // inbox.last_error, the API, the console, the logs and the dead-letter
 // headers, which all render it) names the destination without its
-// credentials: no user info, no query value, whether the destination
+// credentials: no user info, no query, no path (an incoming webhook's path
+// is its token: Slack, Discord, Teams), whether the destination
 // answered 5xx, refused the request with 4xx, timed out, or could not be
 // reached at all.
 func TestForwardErrorsRedactTheURL(t *testing.T) {
-	const secrets = "s3cr3t-token|hunter2|alice|frag-secret"
+	const secrets = "s3cr3t-token|hunter2|alice|frag-secret|path-secret|token="
 	var status atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("token") != "s3cr3t-token" {
-			t.Errorf("the destination got query %q, want the configured one", r.URL.RawQuery)
+		if r.URL.Query().Get("token") != "s3cr3t-token" || r.URL.Path != "/services/T0/B0/path-secret" {
+			t.Errorf("the destination got %q, want the configured path and query", r.URL)
 		}
 		if status.Load() == 0 {
 			time.Sleep(300 * time.Millisecond)
@@ -34,7 +35,7 @@ func TestForwardErrorsRedactTheURL(t *testing.T) {
 	}))
 	defer srv.Close()
 	withSecrets := func(base string) string {
-		return strings.Replace(base, "http://", "http://alice:hunter2@", 1) + "/hooks?token=s3cr3t-token&v=1#frag-secret"
+		return strings.Replace(base, "http://", "http://alice:hunter2@", 1) + "/services/T0/B0/path-secret?token=s3cr3t-token&v=1#frag-secret"
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -69,8 +70,8 @@ func TestForwardErrorsRedactTheURL(t *testing.T) {
 					t.Errorf("error %q contains %q", err, s)
 				}
 			}
-			if !strings.Contains(err.Error(), "/hooks?token=REDACTED") {
-				t.Errorf("error %q does not name the destination with its query redacted", err)
+			if !strings.Contains(err.Error(), fw.Destination()) || !strings.Contains(fw.Destination(), "/…#") {
+				t.Errorf("error %q does not name the destination %s", err, fw.Destination())
 			}
 		})
 	}

@@ -38,6 +38,16 @@ type API struct {
 	// JWKSMinRefetch is the least time between fetches caused by unknown key
 	// IDs. Default 30s.
 	JWKSMinRefetch time.Duration `yaml:"jwks_min_refetch"`
+	// ReadTimeout bounds each read request (GET) of the API: a query still
+	// running then is cancelled on the server and the answer is 503 with
+	// Retry-After. Default 5s.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// SearchSpan is the most received_at time one page of an indexed
+	// payload search (search: indexed) reads, newest first: a longer
+	// since..until window is searched a span a page, each page not full
+	// answering partial with a next_cursor to the next older span.
+	// Default 168h (7 days).
+	SearchSpan time.Duration `yaml:"search_span"`
 }
 
 // APIIssuer is one trusted authorization server.
@@ -97,6 +107,12 @@ func (a *API) applyDefaults() {
 	if a.JWKSMinRefetch == 0 {
 		a.JWKSMinRefetch = 30 * time.Second
 	}
+	if a.ReadTimeout == 0 {
+		a.ReadTimeout = 5 * time.Second
+	}
+	if a.SearchSpan == 0 {
+		a.SearchSpan = 7 * 24 * time.Hour
+	}
 }
 
 func (a *API) resolve(getenv func(string) string) error {
@@ -126,6 +142,12 @@ func (a *API) validate() error {
 	}
 	if a.JWKSMaxAge < 0 || a.JWKSMinRefetch < 0 {
 		return errorf("api.jwks_max_age, api.jwks_min_refetch: must be positive")
+	}
+	if a.ReadTimeout < 0 || a.ReadTimeout > 10*time.Minute {
+		return errorf("api.read_timeout: %s is outside 0 (the default, 5s)..10m", a.ReadTimeout)
+	}
+	if a.SearchSpan < 0 || (a.SearchSpan > 0 && a.SearchSpan < time.Hour) {
+		return errorf("api.search_span: %s is shorter than 1h (0 is the default, 168h)", a.SearchSpan)
 	}
 	seen := map[string]bool{}
 	for i, is := range a.Issuers {

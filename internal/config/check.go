@@ -3,13 +3,14 @@ package config
 import (
 	"bytes"
 	"fmt"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/gatehouse/gatehouse/internal/redact"
 )
 
 // Check is Parse for `gatehouse config check`: an error that names a key
@@ -94,7 +95,20 @@ func mappingValue(n *yaml.Node, key string) (*yaml.Node, int) {
 // reference, env:NAME or file:/path, is kept: it names where the secret
 // is, not what it is), the password of database_url too, and durations
 // written as in the file ("720h").
-func Redacted(c *Config) ([]byte, error) {
+func Redacted(c *Config) ([]byte, error) { return RedactedWith(c, nil) }
+
+// Applied is what a stage applies for one key where the configuration
+// holds no single value (`gatehouse config check`): Value replaces the
+// key's value ("" with NotApplied: written as null), Comment follows it.
+type Applied struct {
+	Value      string
+	NotApplied bool
+	Comment    string
+}
+
+// RedactedWith is Redacted with the values of applied, by concrete path
+// ("providers.github.tolerance").
+func RedactedWith(c *Config, applied map[string]Applied) ([]byte, error) {
 	var doc yaml.Node
 	if err := doc.Encode(c); err != nil {
 		return nil, fmt.Errorf("encode configuration: %w", err)
@@ -103,7 +117,7 @@ func Redacted(c *Config) ([]byte, error) {
 	for _, k := range Keys() {
 		info[k.Path] = k
 	}
-	redactNode(&doc, "", info)
+	redactNode(&doc, "", "", info, applied)
 	var out bytes.Buffer
 	enc := yaml.NewEncoder(&out)
 	enc.SetIndent(2)
@@ -116,25 +130,38 @@ func Redacted(c *Config) ([]byte, error) {
 // Redact is the text shown for a secret value.
 const Redact = "<redacted>"
 
-func redactNode(n *yaml.Node, path string, info map[string]Key) {
+func redactNode(n *yaml.Node, path, concrete string, info map[string]Key, applied map[string]Applied) {
 	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			redactNode(c, path, concrete, info, applied)
+		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			p := n.Content[i].Value
+			p, cp := n.Content[i].Value, n.Content[i].Value
 			switch {
 			case info[path].Type == "map of objects":
-				p = path + ".<name>"
+				p, cp = path+".<name>", concrete+"."+cp
 			case path != "":
-				p = path + "." + p
+				p, cp = path+"."+p, concrete+"."+cp
 			}
-			redactNode(n.Content[i+1], p, info)
+			v := n.Content[i+1]
+			if a, ok := applied[cp]; ok && v.Kind == yaml.ScalarNode {
+				v.Value, v.Tag, v.Style, v.LineComment = a.Value, "!!str", 0, a.Comment
+				if a.NotApplied {
+					v.Value, v.Tag = "null", "!!null"
+				}
+				continue
+			}
+			redactNode(v, p, cp, info, applied)
 		}
 	case yaml.SequenceNode:
-		for _, c := range n.Content {
+		for i, c := range n.Content {
+			cp := fmt.Sprintf("%s[%d]", concrete, i)
 			if c.Kind == yaml.MappingNode {
-				redactNode(c, path+"[]", info)
+				redactNode(c, path+"[]", cp, info, applied)
 			} else {
-				redactNode(c, path, info)
+				redactNode(c, path, cp, info, applied)
 			}
 		}
 	case yaml.ScalarNode:
@@ -142,6 +169,10 @@ func redactNode(n *yaml.Node, path string, info map[string]Key) {
 		switch {
 		case path == "database_url":
 			n.Value = RedactDatabaseURL(n.Value)
+		case path == "providers.<name>.forward[].url":
+			n.Value = redact.Destination(n.Value) // its path and query may be its credential
+		case path == "providers.<name>.forward[].transform" && !isReference(n.Value):
+			n.Value = redact.ScriptStrings(n.Value) // a literal may be a header's credential
 		case k.Secret && n.Value != "" && !isReference(n.Value):
 			n.Value, n.Style = Redact, 0
 		case strings.Contains(k.Type, "duration"):
@@ -156,21 +187,7 @@ func isReference(v string) bool {
 	return strings.HasPrefix(v, "env:") || strings.HasPrefix(v, "file:")
 }
 
-var dsnPassword = regexp.MustCompile(`(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
-
 // RedactDatabaseURL is a database URL or key=value connection string with its
-// password replaced by "<redacted>".
-func RedactDatabaseURL(s string) string {
-	if u, err := url.Parse(s); err == nil && u.Scheme != "" && u.Host != "" {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "REDACTED")
-		}
-		q := u.Query()
-		if q.Has("password") {
-			q.Set("password", "REDACTED")
-			u.RawQuery = q.Encode()
-		}
-		return strings.ReplaceAll(u.String(), "REDACTED", Redact)
-	}
-	return dsnPassword.ReplaceAllString(s, "${1}"+Redact)
-}
+// password replaced by "<redacted>", or all of it but the scheme when it
+// does not parse as libpq would read it (redact.DatabaseURL).
+func RedactDatabaseURL(s string) string { return redact.DatabaseURL(s, Redact) }

@@ -21,7 +21,7 @@ type Config struct {
 	Listen string `yaml:"listen"`
 	// AdminListen serves /metrics, /healthz and /readyz. Default
 	// "127.0.0.1:9090": the admin surface is not exposed unless asked to
-	// (deploy/k8s sets ":9090" for the kubelet's probes and Prometheus).
+	// (the Helm chart sets ":9090" for the kubelet's probes and Prometheus).
 	AdminListen string `yaml:"admin_listen"`
 	// DatabaseURL is a libpq/pgx connection string, or a secret reference to
 	// one ("env:NAME", "file:/path": a mounted Secret, or the file `make run`

@@ -59,10 +59,21 @@ type Forward struct {
 	Transform string `yaml:"transform"`
 	// TransformTimeout bounds one run of Transform. Default 1s.
 	TransformTimeout time.Duration `yaml:"transform_timeout"`
+	// ErasureNotices sends the destination an erasure notice for each event
+	// of the provider that gatehouse erases: a delivery of type
+	// gatehouse.erasure, signed like every other, naming the erased event,
+	// whatever Types, When and Transform say, so the team's service erases
+	// its own copies (docs/SECURITY.md). Default true; false opts the
+	// destination out.
+	ErasureNotices *bool `yaml:"erasure_notices"`
 
 	secret    []byte
 	transform string
 }
+
+// ErasureNoticesEnabled reports whether the destination receives erasure
+// notices (ErasureNotices unset or true).
+func (f *Forward) ErasureNoticesEnabled() bool { return f.ErasureNotices == nil || *f.ErasureNotices }
 
 // TransformSource is the resolved transform (the file's text for file:).
 func (f *Forward) TransformSource() string { return f.transform }
@@ -138,7 +149,7 @@ func (f *Forward) validate() error {
 	}
 	u, err := url.Parse(f.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("url: %q is not an absolute http(s) URL", redact.URL(f.URL))
+		return fmt.Errorf("url: %s is not an absolute http(s) URL", redact.Destination(f.URL))
 	}
 	if f.Secret == "" {
 		return errors.New("secret: a Standard Webhooks secret (whsec_<base64>) is required")

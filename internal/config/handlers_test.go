@@ -111,15 +111,15 @@ func TestForwardDestinationLimitsAgree(t *testing.T) {
 		t.Errorf("same destination, same limits: %v", err)
 	}
 	_, err := Parse([]byte(strings.Replace(two("http://svc.internal/hooks"), "concurrency: 8}\n  b", "concurrency: 16}\n  b", 1)), getenv)
-	if err == nil || !strings.Contains(err.Error(), "providers.b.forward[0]: destination http://svc.internal:80/hooks is also providers.a.forward[0]'s") {
+	if err == nil || !strings.Contains(err.Error(), "providers.b.forward[0]: destination http://svc.internal/…#435632a4 is also providers.a.forward[0]'s") {
 		t.Errorf("same destination, other limits: %v", err)
 	}
 	if _, err := Parse([]byte(strings.Replace(two("http://svc.internal/other"), "concurrency: 8}\n  b", "concurrency: 16}\n  b", 1)), getenv); err != nil {
 		t.Errorf("another path is another destination: %v", err)
 	}
 	for raw, want := range map[string]string{
-		"http://Svc.Example/hooks":            "http://svc.example:80/hooks",
-		"https://user:pw@svc.example/hooks#x": "https://svc.example:443/hooks",
+		"http://Svc.Example/hooks":            "http://svc.example/…#435632a4",
+		"https://user:pw@svc.example/hooks#x": "https://svc.example/…#435632a4",
 		"https://svc.example:8443":            "https://svc.example:8443/",
 	} {
 		if got, err := redact.DestinationKey(raw); err != nil || got != want {

@@ -38,6 +38,25 @@ type Ingest struct {
 	// Retry-After (reason unverified_bytes). Default 67108864 (64 MiB:
 	// 64 bodies of the default max_body_bytes at once).
 	MaxUnverifiedBytes int64 `yaml:"max_unverified_bytes"`
+	// ReservedUnverifiedBytes is each provider's own part of
+	// MaxUnverifiedBytes: its bodies being read draw on it first, and past
+	// it on the rest shared by every provider, so clients flooding one
+	// provider's endpoint cannot take the bytes another provider's
+	// deliveries are read into. Default 4194304 (a sixteenth of the
+	// default bound, as reserved_in_flight is of max_in_flight), or less
+	// when the configured providers' reserves would take more than half of
+	// max_unverified_bytes.
+	ReservedUnverifiedBytes int64 `yaml:"reserved_unverified_bytes"`
+	// MaxUnverifiedBytesPerClient bounds the unverified bytes one client
+	// address holds over all its connections and providers; past it that
+	// client's delivery is refused with 503 and Retry-After (reason
+	// client_unverified_bytes), held refusal_hold as an over-share refusal
+	// is. The address is the TCP peer (an IPv6 peer
+	// by its /64): gatehouse trusts no forwarding header, so behind a
+	// reverse proxy every client is the proxy, and this should then equal
+	// max_unverified_bytes. Default an eighth of max_unverified_bytes
+	// (8388608).
+	MaxUnverifiedBytesPerClient int64 `yaml:"max_unverified_bytes_per_client"`
 	// MaxConnections bounds the public listener's open connections; past
 	// it new connections wait in the kernel's accept queue. Default 4096.
 	MaxConnections int `yaml:"max_connections"`
@@ -71,6 +90,9 @@ func (in *Ingest) applyDefaults() {
 	if in.MaxUnverifiedBytes == 0 {
 		in.MaxUnverifiedBytes = 64 << 20
 	}
+	if in.MaxUnverifiedBytesPerClient == 0 {
+		in.MaxUnverifiedBytesPerClient = max(1<<16, in.MaxUnverifiedBytes/8)
+	}
 	if in.MaxConnections == 0 {
 		in.MaxConnections = 4096
 	}
@@ -98,6 +120,9 @@ func (in *Ingest) validate() error {
 	if in.MaxUnverifiedBytes < 1<<16 {
 		return errorf("ingest.max_unverified_bytes: must be at least 65536")
 	}
+	if in.MaxUnverifiedBytesPerClient < 1<<16 || in.MaxUnverifiedBytesPerClient > in.MaxUnverifiedBytes {
+		return errorf("ingest.max_unverified_bytes_per_client: must be at least 65536 and at most max_unverified_bytes (%d)", in.MaxUnverifiedBytes)
+	}
 	if in.ReadHeaderTimeout <= 0 || in.BodyGrace <= 0 || in.MinBodyRate <= 0 {
 		return errorf("ingest: read_header_timeout, body_grace and min_body_rate must be positive")
 	}
@@ -111,7 +136,9 @@ func (in *Ingest) validate() error {
 // bound; an eighth made a well-behaved provider refuse itself once the
 // machine slowed every answer: docs/BENCHMARKS.md "Under overload"),
 // reserved_in_flight to 16, or less when the
-// configured providers' reserves would take more than half of it.
+// configured providers' reserves would take more than half of it; and
+// ingest.reserved_unverified_bytes to a sixteenth of max_unverified_bytes,
+// or less by the same rule.
 func (c *Config) applyAdmissionDefaults() {
 	names := make([]string, 0, len(c.Providers))
 	for name, p := range c.Providers {
@@ -123,6 +150,12 @@ func (c *Config) applyAdmissionDefaults() {
 	reserve := 16
 	if n := len(names); n > 0 && reserve*n > c.Ingest.MaxInFlight/2 {
 		reserve = max(1, c.Ingest.MaxInFlight/2/n)
+	}
+	if in := &c.Ingest; in.ReservedUnverifiedBytes == 0 {
+		in.ReservedUnverifiedBytes = in.MaxUnverifiedBytes / 16
+		if n := int64(len(names)); n > 0 && in.ReservedUnverifiedBytes*n > in.MaxUnverifiedBytes/2 {
+			in.ReservedUnverifiedBytes = in.MaxUnverifiedBytes / 2 / n
+		}
 	}
 	for _, name := range names {
 		p := c.Providers[name]
@@ -155,6 +188,16 @@ func (c *Config) validateAdmission() error {
 	}
 	if total > c.Ingest.MaxInFlight {
 		return errorf("ingest.max_in_flight: %d is less than the providers' reserved_in_flight together (%d)", c.Ingest.MaxInFlight, total)
+	}
+	n := 0
+	for _, p := range c.Providers {
+		if p != nil {
+			n++
+		}
+	}
+	if in := c.Ingest; in.ReservedUnverifiedBytes < 0 || in.ReservedUnverifiedBytes*int64(n) > in.MaxUnverifiedBytes {
+		return errorf("ingest.reserved_unverified_bytes: %d for each of %d providers is negative or more than max_unverified_bytes (%d) together",
+			in.ReservedUnverifiedBytes, n, in.MaxUnverifiedBytes)
 	}
 	return nil
 }

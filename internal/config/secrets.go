@@ -2,7 +2,10 @@ package config
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -53,6 +56,37 @@ func ParseWithPlaceholders(raw []byte, getenv func(string) string) (*Config, err
 		}
 		return getenv(name)
 	})
+}
+
+// LoadFor is Load for a subcommand that uses only some of the secrets:
+// each secret whose path uses accepts must resolve (its error names the
+// path), and every other one that does not resolve is replaced by a
+// placeholder, so a secret the subcommand never reads (another provider's
+// env: secret unset in this shell) cannot fail it. uses sees paths such as
+// "providers.demo.secrets[0].value" and "kafka.sasl.password".
+func LoadFor(path string, allowMissing bool, getenv func(string) string, uses func(path string) bool) (*Config, error) {
+	raw, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && allowMissing:
+		raw = nil
+	case err != nil:
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return ParseFor(raw, getenv, uses)
+}
+
+// ParseFor is LoadFor without the file.
+func ParseFor(raw []byte, getenv func(string) string, uses func(path string) bool) (*Config, error) {
+	refs, _, err := secretNodes(raw, getenv)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range refs {
+		if r.Err != nil && uses(r.Path) {
+			return nil, fmt.Errorf("config: %s: %w", r.Path, r.Err)
+		}
+	}
+	return ParseWithPlaceholders(raw, getenv)
 }
 
 func placeholder(path string) string {

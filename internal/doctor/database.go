@@ -7,9 +7,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/internal/redact"
 )
+
+// dbSkipped stands for the checks that need a database that does not answer.
+var dbSkipped = skip("database checks (clock, wal_level, migrations, replication slot, partitions)", "the database is not reachable")
 
 // databaseChecks connects once and checks what the stages need of the
 // database; only "database reachable" when it cannot connect.
@@ -17,7 +22,7 @@ func databaseChecks(ctx context.Context, o Options, cfg *config.Config) []Check 
 	reach := Check{Name: "database reachable"}
 	if err := cfg.RequireDatabase(); err != nil {
 		reach.Detail, reach.Fix = err.Error(), "set database_url (or GATEHOUSE_DATABASE_URL) to the PostgreSQL URL, or a secret reference that resolves"
-		return []Check{reach}
+		return []Check{reach, dbSkipped}
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -25,13 +30,23 @@ func databaseChecks(ctx context.Context, o Options, cfg *config.Config) []Check 
 	if err == nil {
 		err = conn.Ping(cctx)
 	}
+	var pe *pgconn.ParseConfigError
+	if errors.As(err, &pe) || (err != nil && !redact.ReadableDatabaseURL(cfg.DatabaseURL)) {
+		// pgx's text of a connection string it cannot parse is a best
+		// effort at hiding the password (its url.Parse error quotes it),
+		// and one that parses as another host quotes the password as
+		// a host, port or database name.
+		reach.Detail = config.RedactDatabaseURL(cfg.DatabaseURL) + ": does not parse as a PostgreSQL URL or key=value connection string"
+		reach.Fix = "percent-encode the special characters of the URL's user name and password (/ %2F, # %23, ? %3F, @ %40, : %3A, % %25), or quote the key=value form's values ('...')"
+		return []Check{reach}
+	}
 	if err != nil {
 		reach.Detail = fmt.Sprintf("%s: %v", config.RedactDatabaseURL(cfg.DatabaseURL), err)
 		reach.Fix = "check database_url (host, port, database, user, password, sslmode) and that PostgreSQL ≥ 15 is running and accepts this host (pg_hba.conf)"
 		if conn != nil {
 			conn.Close(ctx)
 		}
-		return []Check{reach}
+		return []Check{reach, dbSkipped}
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	var version string
@@ -50,8 +65,11 @@ func databaseChecks(ctx context.Context, o Options, cfg *config.Config) []Check 
 		out = append(out, c)
 	}
 	q("clock in step with the database", func(ctx context.Context) Check { return clockCheck(ctx, conn, o) })
+	noReplication := "relay.mode is " + cfg.Relay.Mode + ": the relay does not use logical replication"
 	if cfg.Relay.Mode == "replication" {
 		q("wal_level is logical", func(ctx context.Context) Check { return walCheck(ctx, conn) })
+	} else {
+		out = append(out, skip("wal_level is logical", noReplication))
 	}
 	q("migrations current", func(ctx context.Context) Check {
 		pending, err := o.Migrate(ctx, cfg.DatabaseURL)
@@ -67,6 +85,8 @@ func databaseChecks(ctx context.Context, o Options, cfg *config.Config) []Check 
 	})
 	if cfg.Relay.Mode == "replication" {
 		q("replication slot and publication exist", func(ctx context.Context) Check { return slotCheck(ctx, conn, cfg) })
+	} else {
+		out = append(out, skip("replication slot and publication exist", noReplication))
 	}
 	q("no inactive replication slot retains WAL", func(ctx context.Context) Check { return strayCheck(ctx, conn, cfg, o.MaxSlotLag) })
 	out = append(out, storageChecks(ctx, conn, cfg, o.Timeout)...)

@@ -23,6 +23,9 @@ type Check struct {
 	// Name says what was checked ("database reachable").
 	Name string
 	OK   bool
+	// Skipped: the check was not run; Detail says why. It is neither
+	// passed nor failed, and counted apart.
+	Skipped bool
 	// Detail is what was found ("PostgreSQL 16.4", the error).
 	Detail string
 	// Fix says what to do when the check failed.
@@ -56,8 +59,8 @@ type Options struct {
 }
 
 // Run runs every check that applies to the configuration and returns
-// them in order. A check that cannot run because an earlier one failed
-// (the database is unreachable) is left out: the earlier one is the fix.
+// them in order. A check that is not run (no brokers or no OP configured,
+// the database unreachable) is returned Skipped, with the reason.
 func Run(ctx context.Context, o Options) []Check {
 	if o.Timeout <= 0 {
 		o.Timeout = 5 * time.Second
@@ -83,7 +86,8 @@ func Run(ctx context.Context, o Options) []Check {
 	var out []Check
 	refs, err := config.SecretRefs(o.Raw, o.Getenv)
 	if err != nil {
-		return []Check{{Name: "configuration loads", Detail: err.Error(), Fix: "gatehouse config check --config " + o.Path + " names the key and line"}}
+		return []Check{{Name: "configuration loads", Detail: err.Error(), Fix: "gatehouse config check --config " + o.Path + " names the key and line"},
+			skip("every other check", "the configuration does not load")}
 	}
 	cfg, err := config.ParseWithPlaceholders(o.Raw, o.Getenv)
 	if err != nil {
@@ -93,7 +97,7 @@ func Run(ctx context.Context, o Options) []Check {
 	}
 	out = append(out, secretChecks(refs)...)
 	if cfg == nil {
-		return out
+		return append(out, skip("every other check (database, Kafka, OpenID Provider, admin listener)", "the configuration does not load"))
 	}
 	out = append(out, adminCheck(cfg.AdminListen, o.InterfaceAddrs))
 	out = append(out, databaseChecks(ctx, o, cfg)...)
@@ -102,34 +106,59 @@ func Run(ctx context.Context, o Options) []Check {
 	return out
 }
 
-// Write prints one line per check, ✓ or ✗, and the fix under each ✗;
-// it returns how many failed.
-func Write(w io.Writer, checks []Check) int {
-	failed := 0
+// skip is a check not run, with the reason.
+func skip(name, reason string) Check { return Check{Name: name, Skipped: true, Detail: reason} }
+
+// Tally counts checks by verdict.
+type Tally struct{ Passed, Failed, Skipped int }
+
+// Count tallies checks.
+func Count(checks []Check) Tally {
+	var t Tally
 	for _, c := range checks {
-		mark := "✓"
-		if !c.OK {
+		switch {
+		case c.Skipped:
+			t.Skipped++
+		case c.OK:
+			t.Passed++
+		default:
+			t.Failed++
+		}
+	}
+	return t
+}
+
+// Write prints one line per check, ✓ passed, ✗ failed (the fix under
+// it) or ○ skipped (with the reason), then the tally; it returns it.
+func Write(w io.Writer, checks []Check) Tally {
+	for _, c := range checks {
+		mark, detail := "✓", c.Detail
+		switch {
+		case c.Skipped:
+			mark, detail = "○", "skipped: "+c.Detail
+		case !c.OK:
 			mark = "✗"
-			failed++
 		}
 		line := mark + " " + c.Name
-		if c.Detail != "" {
-			line += ": " + strings.Join(strings.Fields(c.Detail), " ")
+		if detail != "" {
+			line += ": " + strings.Join(strings.Fields(detail), " ")
 		}
 		fmt.Fprintln(w, line)
-		if !c.OK && c.Fix != "" {
+		if !c.OK && !c.Skipped && c.Fix != "" {
 			fmt.Fprintln(w, "    fix: "+c.Fix)
 		}
 	}
-	return failed
+	t := Count(checks)
+	fmt.Fprintf(w, "%d passed, %d failed, %d skipped\n", t.Passed, t.Failed, t.Skipped)
+	return t
 }
 
+// secretChecks is one ✓ line when every secret resolves, else one ✗ per
+// secret that does not (each counted once).
 func secretChecks(refs []config.SecretRef) []Check {
 	var out []Check
-	ok := 0
 	for _, r := range refs {
 		if r.Err == nil {
-			ok++
 			continue
 		}
 		where := r.Path
@@ -148,8 +177,10 @@ func secretChecks(refs []config.SecretRef) []Check {
 		}
 		out = append(out, Check{Name: "secret " + where + " resolvable", Detail: r.Err.Error(), Fix: fix})
 	}
-	return append([]Check{{Name: "secrets resolvable", OK: len(out) == 0, Detail: fmt.Sprintf("%d of %d", ok, len(refs)),
-		Fix: "see the secrets below"}}, out...)
+	if len(out) == 0 {
+		return []Check{{Name: "secrets resolvable", OK: true, Detail: fmt.Sprintf("%d of %d", len(refs), len(refs))}}
+	}
+	return out
 }
 
 // adminCheck refuses an admin listener on a public address, or on every

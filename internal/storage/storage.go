@@ -182,6 +182,13 @@ func (m *Maintainer) maintain(ctx context.Context, conn *pgx.Conn, res *Result) 
 	// Every table's partitions ahead first: a drop may wait (its detach
 	// waits for older transactions), creation must not wait behind it.
 	for _, t := range m.cfg.Partitioned {
+		dropped, made, err := reshape(ctx, conn, t.Name, t.Interval)
+		res.Dropped, res.Created = append(res.Dropped, dropped...), append(res.Created, made...)
+		m.m.created.WithLabelValues(t.Name).Add(float64(len(made)))
+		m.m.dropped.WithLabelValues(t.Name).Add(float64(len(dropped)))
+		if err != nil {
+			return err
+		}
 		created, err := ensure(ctx, conn, t.Name, t.Interval, m.cfg.Ahead)
 		res.Created = append(res.Created, created...)
 		m.m.created.WithLabelValues(t.Name).Add(float64(len(created)))

@@ -19,6 +19,7 @@ SET row_security = off;
 
 CREATE FUNCTION public.consumers_apply(p_provider text, p_event_id text, p_event_type text, p_object_id text, p_object_type text, p_version bigint, p_data jsonb, p_received_at timestamp with time zone) RETURNS text
     LANGUAGE plpgsql
+    SET enable_seqscan TO 'off'
     AS $$
 DECLARE
     v_old   bigint;
@@ -63,6 +64,7 @@ END $$;
 
 CREATE FUNCTION public.consumers_claim_many(p_providers text[], p_event_ids text[], p_received_at timestamp with time zone[]) RETURNS TABLE(o_ord integer, o_prev text, o_attempts integer, o_received_at timestamp with time zone)
     LANGUAGE plpgsql
+    SET enable_seqscan TO 'off'
     AS $$
 DECLARE
     r record;
@@ -158,6 +160,7 @@ $$;
 
 CREATE FUNCTION public.consumers_set_final(p_provider text, p_event_id text, p_received_at timestamp with time zone, p_state text, p_processed_at timestamp with time zone) RETURNS void
     LANGUAGE plpgsql
+    SET enable_seqscan TO 'off'
     AS $$
 BEGIN
     IF p_received_at IS NOT NULL THEN
@@ -431,6 +434,18 @@ CREATE TABLE public.failure_issues (
     last_replayed_by text,
     CONSTRAINT failure_issues_status_check CHECK ((status = ANY (ARRAY['open'::text, 'acknowledged'::text, 'resolved'::text, 'muted'::text])))
 );
+
+--
+-- Name: COLUMN failure_issues.message; Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON COLUMN public.failure_issues.message IS 'the class of the failures (consumers.FailureSummary), normalised: never a payload''s, a response''s or a script''s text';
+
+--
+-- Name: COLUMN failure_issues.last_error; Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON COLUMN public.failure_issues.last_error IS 'the class of the latest failure (consumers.FailureSummary); the text is on the event''s inbox row only';
 
 --
 -- Name: failure_issues_id_seq; Type: SEQUENCE; Schema: public; Owner: -

@@ -5,7 +5,7 @@
 // first seconds on a fresh database (cold.go), a partition change under
 // load (roll.go) and the catalogue's schemes (mix.go); -tracing compares
 // tracing off and on (tracecmp.go), -overload is the "Under overload"
-// section (overload.go):
+// section (overload.go, with the unverified-bytes attack of budget.go):
 //
 //	go build -o bin/gatehouse ./cmd/gatehouse
 //	go run ./deploy/bench/ingestbench -gatehouse bin/gatehouse
@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"time"
 
@@ -38,6 +39,11 @@ type options struct {
 	rate      int           `flag:"rate" default:"200" help:"with -overload: provider B's events per second (open loop)"`
 	slowB     int           `flag:"slow-body" default:"200" help:"with -overload: connections sending a body at 1 byte/s"`
 	slowH     int           `flag:"slow-header" default:"200" help:"with -overload: connections sending their headers at 1 byte/s"`
+	// The unverified-bytes attack of the overload mode (budget.go).
+	budgetConns []int  `flag:"budget-conns" default:"64,400" help:"with -overload: attacking connections holding unverified bytes of A (comma-separated sizes; empty for none)"`
+	budgetRate  int    `flag:"budget-rate" default:"100" help:"with -overload: provider B's events per second beside that attack"`
+	attackFrom  string `flag:"attack-from" default:"127.0.0.2" help:"with -overload: the loopback address the attacking connections come from (B's come from 127.0.0.1)"`
+	budgetOnly  bool   `flag:"budget-only" help:"with -overload: only the unverified-bytes attack's table"`
 	// The states a deployment lives in (cold.go, roll.go, single.go).
 	singleConc []int         `flag:"single-c" default:"4,16,64" help:"concurrencies of the receiver (GitHub scheme) against pgbench's single-row INSERT (empty: none)"`
 	coldConns  int           `flag:"cold-c" default:"16" help:"connections of the cold rows; must be in -c and -single-c (the warm rows they are divided by)"`
@@ -55,6 +61,12 @@ type options struct {
 func (o *options) Validate() error {
 	if o.runs < 1 || o.duration <= 0 || len(o.conc) == 0 {
 		return fmt.Errorf("-c, -d and -runs must be given")
+	}
+	if o.budgetOnly && len(o.budgetConns) == 0 {
+		return fmt.Errorf("-budget-only needs -budget-conns")
+	}
+	if o.budgetRate < 1 || net.ParseIP(o.attackFrom) == nil {
+		return fmt.Errorf("-budget-rate must be positive and -attack-from an IP address")
 	}
 	if o.tracing || o.overload { // modes without the rows below
 		return nil

@@ -39,6 +39,9 @@ func overload(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Wri
 	a := benchenv.Load{Addr: g.Public, Conns: o.flood, Next: benchenv.NewDeliveries("a", g.Public, secret, 0).Next, IDs: true}
 	b := benchenv.Load{Addr: g.Public, Conns: bConns, Next: benchenv.NewDeliveries("b", g.Public, secret, 0).Next, IDs: true}
 	load := benchenv.LoadAvg()
+	if o.budgetOnly {
+		return budgetReport(ctx, stdout, st, o, budgetSection(ctx, st, g, o, b))
+	}
 	var alone, over []overloadRun
 	for i := range o.runs {
 		st.Logf("run %d/%d: B alone", i+1, o.runs)
@@ -57,7 +60,15 @@ func overload(ctx context.Context, st *benchenv.Stack, o *options, stdout io.Wri
 			acked, missing = acked+n, missing+m
 		}
 	}
-	overloadReport(stdout, o, st, load, alone, over, acked, missing, benchenv.StatusKB(g.Pid(), "VmHWM:"))
+	hwmKB := benchenv.StatusKB(g.Pid(), "VmHWM:")
+	var budget [][]budgetRun
+	if len(o.budgetConns) > 0 {
+		budget = budgetSection(ctx, st, g, o, b)
+	}
+	overloadReport(stdout, o, st, load, alone, over, acked, missing, hwmKB)
+	if budget != nil {
+		return budgetReport(ctx, stdout, st, o, budget)
+	}
 	return nil
 }
 

@@ -107,7 +107,7 @@ type searched struct {
 }
 
 // searchLatency runs o.queries first pages of a random customer's orders
-// through ib, as GET /api/v1/events?provider=shop&match=…
+// through ib, as POST /api/v1/events/search with {"provider": "shop", "match": …}
 func searchLatency(ctx context.Context, name string, ib api.Inbox, o options) (searched, error) {
 	s := searched{name: name, lat: benchenv.NewHist()}
 	for range o.queries {

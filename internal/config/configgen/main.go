@@ -1,7 +1,8 @@
 // Command configgen writes what is generated from internal/config's
 // structs: the keys' descriptions (internal/config/keydocs_gen.go, read
-// from the fields' doc comments), docs/CONFIG.md and the JSON Schema
-// schemas/gatehouse.config.schema.json. Run it with `go generate
+// from the fields' doc comments), docs/CONFIG.md, the JSON Schema
+// schemas/gatehouse.config.schema.json and the Helm chart's
+// deploy/helm/gatehouse/values.schema.json, which embeds it. Run it with `go generate
 // ./internal/config`; its test fails when a file is stale.
 package main
 
@@ -56,10 +57,15 @@ func generated(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	values, err := helmValuesSchema(root, keys)
+	if err != nil {
+		return nil, err
+	}
 	return map[string][]byte{
-		filepath.Join("internal", "config", "keydocs_gen.go"):    src,
-		filepath.Join("docs", "CONFIG.md"):                       markdown(keys),
-		filepath.Join("schemas", "gatehouse.config.schema.json"): schema,
+		filepath.Join("internal", "config", "keydocs_gen.go"):              src,
+		filepath.Join("docs", "CONFIG.md"):                                 markdown(keys),
+		filepath.Join("schemas", "gatehouse.config.schema.json"):           schema,
+		filepath.Join("deploy", "helm", "gatehouse", "values.schema.json"): values,
 	}, nil
 }
 

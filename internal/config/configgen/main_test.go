@@ -102,7 +102,31 @@ func TestExampleConfigsMatchTheSchema(t *testing.T) {
 		}
 		return schema.Validate(inst)
 	}
-	files := []string{"gatehouse.yaml", "deploy/k8s/base/gatehouse.yaml"}
+	// The Helm chart's example values: their config is a configuration.
+	examples, _ := filepath.Glob(filepath.Join(root, "deploy", "helm", "gatehouse", "examples", "*.yaml"))
+	if len(examples) == 0 {
+		t.Fatal("no Helm chart examples")
+	}
+	for _, f := range examples {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Config yaml.Node `yaml:"config"`
+		}
+		if err := yaml.Unmarshal(src, &v); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		cfg, err := yaml.Marshal(&v.Config)
+		if err != nil || v.Config.Kind == 0 {
+			t.Fatalf("%s: no config (%v)", f, err)
+		}
+		if err := validate(f, cfg); err != nil {
+			t.Errorf("%s: config: %v", f, err)
+		}
+	}
+	files := []string{"gatehouse.yaml"}
 	for _, f := range files {
 		src, err := os.ReadFile(filepath.Join(root, f))
 		if err != nil {
