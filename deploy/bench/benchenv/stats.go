@@ -39,6 +39,17 @@ func (h *Hist) Q(q float64) time.Duration {
 	return time.Duration(h.h.ValueAtQuantile(q * 100))
 }
 
+// Merge adds o's latencies to h.
+func (h *Hist) Merge(o *Hist) { h.h.Merge(o.h) }
+
+// Mean is the mean latency recorded; 0 when empty.
+func (h *Hist) Mean() time.Duration {
+	if h == nil || h.h.TotalCount() == 0 {
+		return 0
+	}
+	return time.Duration(h.h.Mean())
+}
+
 // Median is the median of v (mean of the middle two; 0 when empty).
 func Median(v []float64) float64 {
 	if len(v) == 0 {

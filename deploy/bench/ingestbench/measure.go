@@ -67,6 +67,9 @@ type results struct {
 	b      *bench
 	closed []*shape
 	open   *shape
+	single *singleResult // single.go
+	cold   []coldRow     // cold.go
+	roll   *rollResult   // roll.go
 }
 
 // sampleRun checkpoints, runs f, and checks that the run added exactly one
@@ -77,9 +80,9 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (sample, er
 	}
 	// The transactions and WAL a run used, and the rows it left.
 	const pos = `SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint,
-		(SELECT count(*) FROM inbox), (SELECT count(*) FROM outbox)`
-	var xid0, lsn0, xid1, lsn1, inbox0, outbox0, inbox, outbox int64
-	if err := b.Pool.QueryRow(ctx, pos).Scan(&xid0, &lsn0, &inbox0, &outbox0); err != nil {
+		(SELECT count(*) FROM inbox), (SELECT count(*) FROM outbox), (SELECT count(*) FROM ` + singleTable + `)`
+	var xid0, lsn0, xid1, lsn1, inbox0, outbox0, single0, inbox, outbox, single int64
+	if err := b.Pool.QueryRow(ctx, pos).Scan(&xid0, &lsn0, &inbox0, &outbox0, &single0); err != nil {
 		return sample{}, err
 	}
 	pg0, recv0 := b.PostgresCPU(), b.recvCPU()
@@ -91,11 +94,14 @@ func (b *bench) sampleRun(ctx context.Context, side string, f func() (sample, er
 	if r.errs > 0 {
 		return sample{}, fmt.Errorf("%s: %d failed requests (last: %s)", side, r.errs, r.errMsg)
 	}
-	if err := b.Pool.QueryRow(ctx, pos).Scan(&xid1, &lsn1, &inbox, &outbox); err != nil {
+	if err := b.Pool.QueryRow(ctx, pos).Scan(&xid1, &lsn1, &inbox, &outbox, &single); err != nil {
 		return sample{}, err
 	}
-	if inbox-inbox0 != int64(r.n) || outbox-outbox0 != int64(r.n) {
-		return sample{}, fmt.Errorf("%s: %d acknowledged events but %d new inbox and %d new outbox rows", side, r.n, inbox-inbox0, outbox-outbox0)
+	// A run writes events (an inbox and an outbox row each) or, pgbench's
+	// single-row side, rows of singleTable only.
+	n, in, out, one := int64(r.n), inbox-inbox0, outbox-outbox0, single-single0
+	if (in != n || out != n || one != 0) && (one != n || in != 0 || out != 0) {
+		return sample{}, fmt.Errorf("%s: %d acknowledged events or transactions but %d new inbox, %d new outbox and %d new %s rows", side, r.n, in, out, one, singleTable)
 	}
 	r.xacts, r.walBytes, r.pgCPU, r.recvCPU = xid1-xid0, lsn1-lsn0, pg1-pg0, recv1-recv0
 	r.load = benchenv.LoadAvg()

@@ -26,11 +26,13 @@ type bench struct {
 	secret          []byte
 	recv            *benchenv.Proc // the receiver under test (nil during pgbench's runs)
 	gen             *benchenv.Deliveries
-	script          *pgScript // the Writer's statement, captured from the wire, as a pgbench script
-	settings        string    // the PostgreSQL settings quoted in the table
-	mixSecret       []byte    // the mix section's providers' secret
-	rate            float64   // the highest receiver rate seen, to presign enough requests
-	emptied         bool      // the tables were emptied once (reset)
+	github          *benchenv.Deliveries // the GitHub scheme's deliveries (single.go, mix.go): one id counter for the database
+	script          *pgScript            // the Writer's statement, captured from the wire, as a pgbench script
+	singleSQL       *pgScript            // a plain single-row INSERT into singleTable (single.go)
+	settings        string               // the PostgreSQL settings quoted in the table
+	mixSecret       []byte               // the mix section's providers' secret
+	rate            float64              // the highest receiver rate seen, to presign enough requests
+	emptied         bool                 // the tables were emptied once (reset)
 }
 
 // setup captures the Writer's statement and starts the receiver (b.recv).
@@ -47,6 +49,9 @@ func setup(ctx context.Context, st *benchenv.Stack, o *options) (*bench, error) 
 	// Hex digits are base64 too: a Standard Webhooks secret, and an opaque
 	// string to every other scheme of the mix.
 	b.mixSecret = benchenv.Secret("whsec_", 32)
+	if b.github, err = benchenv.NewSchemeDeliveries("github", "", b.mixSecret, b.o.bodyBytes); err != nil {
+		return nil, err
+	}
 	now := time.Now()
 	stmt, args, err := captureStatement(ctx, b.DBURL, ingest.Record{
 		Provider: provider, EventID: captureEventID, Type: benchenv.EventType, CreatedAt: &now,
@@ -59,6 +64,9 @@ func setup(ctx context.Context, st *benchenv.Stack, o *options) (*bench, error) 
 	if b.script, err = buildScript(b.Dir, stmt, args); err != nil {
 		return nil, err
 	}
+	if b.singleSQL, err = singleScript(ctx, b.Pool, b.Dir, b.gen.Body(1_000_000_000_000, now)); err != nil {
+		return nil, err
+	}
 	if err := b.reset(ctx); err != nil {
 		return nil, err
 	}
@@ -66,21 +74,28 @@ func setup(ctx context.Context, st *benchenv.Stack, o *options) (*bench, error) 
 		return nil, err
 	}
 	b.gen.SetAddr(b.recv.Public)
+	b.github.SetAddr(b.recv.Public)
 	return b, nil
 }
 
 // startReceiver starts `gatehouse serve` (with env added) on a config
 // holding the bench provider and the mix's providers.
 func (b *bench) startReceiver(ctx context.Context, env ...string) (*benchenv.Proc, error) {
-	providers := benchenv.ProviderYAML(provider, b.secret, "")
-	for _, s := range benchenv.MixSchemes {
-		providers += benchenv.SchemeYAML(s, b.mixSecret)
-	}
-	path, err := benchenv.WriteConfig(b.Dir, "gatehouse.yaml", b.DBURL, "", providers)
+	path, err := b.writeConfig("gatehouse.yaml", b.DBURL, "")
 	if err != nil {
 		return nil, err
 	}
 	return benchenv.Gatehouse{Bin: b.o.gatehouse, Sub: "serve", Config: path, Log: os.DevNull, Env: env}.Start(ctx)
+}
+
+// writeConfig writes the gatehouse.yaml name of dbURL with extra top-level
+// keys, holding the bench provider and the mix's providers, and returns its path.
+func (b *bench) writeConfig(name, dbURL, extra string) (string, error) {
+	providers := benchenv.ProviderYAML(provider, b.secret, "")
+	for _, s := range benchenv.MixSchemes {
+		providers += benchenv.SchemeYAML(s, b.mixSecret)
+	}
+	return benchenv.WriteConfig(b.Dir, name, dbURL, extra, providers)
 }
 
 // reset empties the tables once and checkpoints before every run: a
@@ -88,7 +103,7 @@ func (b *bench) startReceiver(ctx context.Context, env ...string) (*benchenv.Pro
 // tables is not a receiver's in service (analyze brings them there).
 func (b *bench) reset(ctx context.Context) error {
 	if !b.emptied {
-		if _, err := b.Pool.Exec(ctx, "TRUNCATE inbox, outbox, dedupe_keys, ingest_replay_guard"); err != nil {
+		if _, err := b.Pool.Exec(ctx, "TRUNCATE inbox, outbox, dedupe_keys, ingest_replay_guard, "+singleTable); err != nil {
 			return fmt.Errorf("truncate: %w", err)
 		}
 		b.emptied = true
