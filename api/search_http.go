@@ -67,6 +67,10 @@ func (s *Server) searchEvents(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, badRequest("body must be a JSON object of provider, type, processing_state, event_id, since, until, match, paths, limit and cursor"))
 		return
 	}
+	if name := nullMember(b); name != "" {
+		s.fail(w, r, badRequest(name+" must not be null: leave it out"))
+		return
+	}
 	f, after, limit, err := req.filter()
 	if err != nil {
 		s.fail(w, r, err)
@@ -137,4 +141,20 @@ func (req SearchRequest) filter() (EventFilter, *EventCursor, int, error) {
 		after = c
 	}
 	return f, after, limit, nil
+}
+
+// nullMember names a top-level member of the search body that is null
+// ("" when none is): a member present must hold a value of its type, as
+// the API description says, and a null one is not left out silently.
+func nullMember(body []byte) string {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) != nil {
+		return ""
+	}
+	for _, name := range []string{"provider", "type", "processing_state", "event_id", "since", "until", "match", "paths", "limit", "cursor"} {
+		if v, ok := members[name]; ok && string(bytes.TrimSpace(v)) == "null" {
+			return name
+		}
+	}
+	return ""
 }
