@@ -37,7 +37,7 @@ type PathValue struct {
 const (
 	MaxMatchBytes  = 4096 // the match object's JSON
 	MaxPaths       = 8    // path=value conditions of one search
-	MaxPathValue   = 256  // bytes of one condition's value
+	MaxPathValue   = 256  // characters of one condition's value
 	maxPathSegment = 16
 )
 
@@ -54,12 +54,15 @@ func ParsePathValue(s string) (PathValue, error) {
 	return pv, pv.validate()
 }
 
+// maxPathBytes bounds a path's text (api/openapi.yaml: maxLength 400).
+const maxPathBytes = 400
+
 func (pv PathValue) validate() error {
-	if !pathSyntax.MatchString(pv.Path) || strings.Count(pv.Path, ".") >= maxPathSegment {
-		return &FilterError{"path", fmt.Sprintf("%q is not a dotted path of at most %d names or indexes", pv.Path, maxPathSegment)}
+	if len(pv.Path) > maxPathBytes || !pathSyntax.MatchString(pv.Path) || strings.Count(pv.Path, ".") >= maxPathSegment {
+		return &FilterError{"path", fmt.Sprintf("%q is not a dotted path of at most %d names or indexes and %d characters", pv.Path, maxPathSegment, maxPathBytes)}
 	}
-	if len(pv.Value) > MaxPathValue {
-		return &FilterError{"path", fmt.Sprintf("a value is at most %d bytes", MaxPathValue)}
+	if utf8.RuneCountInString(pv.Value) > MaxPathValue {
+		return &FilterError{"path", fmt.Sprintf("a value is at most %d characters", MaxPathValue)}
 	}
 	if !utf8.ValidString(pv.Value) || strings.ContainsRune(pv.Value, 0) {
 		return &FilterError{"path", "a value must be UTF-8 text without NUL characters (a stored payload holds none)"}

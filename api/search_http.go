@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -37,14 +38,15 @@ type SearchRequest struct {
 	Paths []SearchPath `json:"paths"`
 	// Limit is the page size (default DefaultPageSize, at most
 	// MaxPageSize); Cursor the next_cursor of the previous page.
-	Limit  *int   `json:"limit"`
-	Cursor string `json:"cursor"`
+	// A number with a zero fraction (50.0) is an integer, as JSON Schema says.
+	Limit  *json.Number `json:"limit"`
+	Cursor string       `json:"cursor"`
 }
 
 // SearchPath is one path=value condition of a SearchRequest.
 type SearchPath struct {
-	Path  string `json:"path"`
-	Value string `json:"value"`
+	Path  string  `json:"path"`
+	Value *string `json:"value"` // required: a null or missing value is a 400
 }
 
 // searchEvents answers POST /api/v1/events/search: GET /api/v1/events's
@@ -63,7 +65,7 @@ func (s *Server) searchEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
+	if err := dec.Decode(&req); err != nil || !bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
 		s.fail(w, r, badRequest("body must be a JSON object of provider, type, processing_state, event_id, since, until, match, paths, limit and cursor"))
 		return
 	}
@@ -116,8 +118,11 @@ func (req SearchRequest) filter() (EventFilter, *EventCursor, int, error) {
 		}
 		f.Match = buf.String()
 	}
-	for _, p := range req.Paths {
-		pv := PathValue{Path: p.Path, Value: p.Value}
+	for i, p := range req.Paths {
+		if p.Value == nil {
+			return f, nil, 0, badRequest(fmt.Sprintf("paths[%d].value must be a string", i))
+		}
+		pv := PathValue{Path: p.Path, Value: *p.Value}
 		if err := pv.validate(); err != nil {
 			return f, nil, 0, filterProblem(err)
 		}
@@ -128,7 +133,8 @@ func (req SearchRequest) filter() (EventFilter, *EventCursor, int, error) {
 	}
 	limit := DefaultPageSize
 	if req.Limit != nil {
-		if limit = *req.Limit; limit < 1 || limit > MaxPageSize {
+		n, err := req.Limit.Float64()
+		if limit = int(n); err != nil || n != float64(limit) || limit < 1 || limit > MaxPageSize {
 			return f, nil, 0, badRequest("limit must be an integer between 1 and 500")
 		}
 	}
