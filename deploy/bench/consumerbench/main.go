@@ -40,8 +40,12 @@ func main() {
 		if err := transformCost(ctx, o, res); err != nil {
 			return err
 		}
+		st.Logf("case 10: hostile transforms in the sandbox")
+		if err := hostileCost(ctx, res); err != nil {
+			return err
+		}
 		if o.transformOnly {
-			fmt.Fprintf(stdout, "%s\n", res.rows[len(res.rows)-1])
+			fmt.Fprintf(stdout, "%s\n%s\n", res.rows[len(res.rows)-2], res.rows[len(res.rows)-1])
 			return nil
 		}
 		st.Logf("PostgreSQL ceiling (pgbench, the consumer's batched statements)")
@@ -70,7 +74,7 @@ type options struct {
 	genuine        int           `flag:"genuine" default:"1000" help:"case 6: genuine events"`
 	mixedRate      float64       `flag:"mixed-rate" default:"200" help:"case 6: genuine events/s"`
 	transformN     int           `flag:"transform-n" default:"2000" help:"case 9: deliveries through a transform"`
-	transformOnly  bool          `flag:"transform-only" default:"false" help:"run case 9 alone (a quick look at the transform's cost)"`
+	transformOnly  bool          `flag:"transform-only" default:"false" help:"run cases 9 and 10 alone (the transform's cost, hostile transforms)"`
 }
 
 func (r *results) print(w io.Writer, b *bench) {
