@@ -294,7 +294,7 @@ consumers:
 	if err != nil {
 		t.Fatalf("tail: %v", err)
 	}
-	printed, kept := 0, 0
+	printed, kept := 0, map[string]bool{} // kept: the events whose records hold the address
 	sc := bufio.NewScanner(bytes.NewReader(tail))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -303,11 +303,14 @@ consumers:
 			printed++
 		}
 		if bytes.Contains(sc.Bytes(), []byte(email)) {
-			kept++ // a record published before the erasure: it stays until the topic's retention
+			// A record published before the erasure: it stays until the
+			// topic's retention. The relay publishes at least once, so an
+			// event may have more than one such record; events are counted.
+			kept[l.Headers[schemas.HeaderID]] = true
 		}
 	}
-	if kept != 4 {
-		t.Errorf("%d records on the topic hold the address, want 4 (evt_er_1, evt_er_2 and evt_er_dead twice, published before the erasure)", kept)
+	if len(kept) != 3 || !kept["evt_er_1"] || !kept["evt_er_2"] || !kept["evt_er_dead"] {
+		t.Errorf("the records holding the address on the topic are of %v, want evt_er_1, evt_er_2 and evt_er_dead (published before the erasure)", kept)
 	}
 	t.Logf("%s: %d records before the erasure, %d after (%d notices); %d tables searched; tail printed %d notices",
 		mode, total-len(afterRecs), len(afterRecs), notices, len(tables), printed)
