@@ -16,6 +16,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"github.com/gatehouse/gatehouse/internal/kafka"
+	"github.com/gatehouse/gatehouse/internal/settings"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -55,9 +56,10 @@ func runChild() int {
 	reg := NewRegistry()
 	registerCatalogue(reg, s.Provider, "reference", api)
 	r, err := New(Config{
-		Brokers: s.Brokers, Group: s.Group, Topics: map[string]string{s.Provider: s.Topic}, RetryDelays: s.Delays,
-		Pool: pool, Handlers: reg, TopicSpec: kafka.TopicSpec{Partitions: 3}, SessionTimeout: 6 * time.Second, MaxPollRecords: cmp.Or(s.MaxPoll, 500),
-		Concurrency: 16, DrainTimeout: 30 * time.Second,
+		Consumers: settings.Consumers{Group: s.Group, RetryDelays: s.Delays, SessionTimeout: 6 * time.Second,
+			MaxPollRecords: cmp.Or(s.MaxPoll, 500), Concurrency: 16, DrainTimeout: 30 * time.Second},
+		Brokers: s.Brokers, Topics: map[string]string{s.Provider: s.Topic},
+		Pool: pool, Handlers: reg, TopicSpec: kafka.TopicSpec{Partitions: 3},
 		KafkaOpts: []kgo.Opt{kgo.HeartbeatInterval(500 * time.Millisecond), kgo.FetchMaxWait(200 * time.Millisecond)},
 	})
 	if err != nil {

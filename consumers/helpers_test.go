@@ -23,6 +23,7 @@ import (
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/kafka"
+	"github.com/gatehouse/gatehouse/internal/settings"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 	"github.com/gatehouse/gatehouse/schemas"
 )
@@ -92,9 +93,10 @@ func (f *fixture) registry() *Registry {
 
 func (f *fixture) config(reg prometheus.Registerer) Config {
 	return Config{
-		Brokers: f.brokers, Group: f.group, Topics: map[string]string{f.provider: f.topic},
-		RetryDelays: f.delays, Pool: f.pool, Handlers: f.registry(), TopicSpec: kafka.TopicSpec{Partitions: 3},
-		SessionTimeout: 6 * time.Second, DrainTimeout: 5 * time.Second, Concurrency: 16, MaxPollRecords: 500,
+		Consumers: settings.Consumers{Group: f.group, RetryDelays: f.delays,
+			SessionTimeout: 6 * time.Second, DrainTimeout: 5 * time.Second, Concurrency: 16, MaxPollRecords: 500},
+		Brokers: f.brokers, Topics: map[string]string{f.provider: f.topic},
+		Pool: f.pool, Handlers: f.registry(), TopicSpec: kafka.TopicSpec{Partitions: 3},
 		KafkaOpts:  []kgo.Opt{kgo.HeartbeatInterval(500 * time.Millisecond), kgo.FetchMaxWait(200 * time.Millisecond)},
 		Logger:     testLogger(f.t),
 		Registerer: reg,

@@ -20,30 +20,23 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gatehouse/gatehouse/internal/kafka"
+	"github.com/gatehouse/gatehouse/internal/settings"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"go.opentelemetry.io/otel/trace"
 )
 
 // Config holds a Runner's dependencies and settings.
 type Config struct {
+	// Consumers is the consumers section of the configuration (group,
+	// retry ladder, concurrency, poll size, timeouts), declared with its
+	// defaults and validation in internal/settings; New applies the
+	// defaults of the settings left zero.
+	settings.Consumers
 	Brokers []string // seed brokers; required
-	Group   string   // consumer group id; default gatehouse
 	// Topics maps each consumed provider to its main topic; required.
-	Topics map[string]string
-	// RetryDelays is the retry ladder; default [10s, 1m, 10m].
-	RetryDelays []time.Duration
-	Pool        *pgxpool.Pool // required
-	Handlers    *Registry     // default: an empty registry (every event skipped)
-	// Concurrency bounds retry-topic partitions processed in parallel;
-	// default 16. Main-topic records are processed as one batch per poll.
-	Concurrency int
-	// MaxPollRecords bounds the records of one poll, and so of one batch
-	// (one claim statement, one apply transaction); default 500.
-	MaxPollRecords int
-	// DrainTimeout bounds finishing polled records after ctx ends; default 30s.
-	DrainTimeout time.Duration
-	// SessionTimeout is the group session timeout; default 45s.
-	SessionTimeout time.Duration
+	Topics   map[string]string
+	Pool     *pgxpool.Pool // required
+	Handlers *Registry     // default: an empty registry (every event skipped)
 	// TopicSpec is used to create missing topics (partitions default 6,
 	// replication factor 1); existing topics are never changed.
 	TopicSpec kafka.TopicSpec
@@ -75,7 +68,8 @@ type Runner struct {
 }
 
 // New validates cfg and returns a Runner. It fails when brokers, topics or
-// the pool are missing.
+// the pool are missing, or when a setting is out of range (naming its
+// key).
 func New(cfg Config) (*Runner, error) {
 	if len(cfg.Brokers) == 0 {
 		return nil, errors.New("consumers: no kafka brokers configured")
@@ -86,10 +80,9 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Pool == nil {
 		return nil, errors.New("consumers: no database pool")
 	}
-	// The consumers section's settings have their defaults in the
-	// configuration's schema (cmd/gatehouse fills them), not here.
-	if cfg.Group == "" || len(cfg.RetryDelays) == 0 || cfg.Concurrency <= 0 || cfg.MaxPollRecords <= 0 || cfg.DrainTimeout <= 0 || cfg.SessionTimeout <= 0 {
-		return nil, errors.New("consumers: Group, RetryDelays, Concurrency, MaxPollRecords, DrainTimeout and SessionTimeout are required (the consumers section of the configuration)")
+	cfg.Consumers.ApplyDefaults()
+	if err := cfg.Consumers.Validate(); err != nil {
+		return nil, fmt.Errorf("consumers: %w", err)
 	}
 	if cfg.Handlers == nil {
 		cfg.Handlers = NewRegistry()

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/internal/settings"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"github.com/gatehouse/gatehouse/schemas"
 )
@@ -35,7 +36,7 @@ func TestForwardKeepsTraceContext(t *testing.T) {
 
 	sr := tracetest.NewSpanRecorder()
 	p := tracing.FromSDK(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr)))
-	on := &Runner{tracer: tracing.Tracer(p, "consumers"), tracing: true, cfg: Config{Group: "g"}}
+	on := &Runner{tracer: tracing.Tracer(p, "consumers"), tracing: true, cfg: Config{Consumers: settings.Consumers{Group: "g"}}}
 	ctx, ev := on.startEvent(context.Background(), rec)
 	out = forwardRecord(rec, f, event.ClassTransient, errors.New("503"))
 	on.traceForward(ctx, out, false).End()

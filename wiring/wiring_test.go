@@ -87,9 +87,6 @@ func TestEverySettingReachesItsStage(t *testing.T) {
 	if !IngestMaintenance(c).Providers["shop"].SearchIndexed {
 		t.Error("the indexed provider's search did not reach the maintenance")
 	}
-	if z := zeroFields(Relay(c)); len(z) > 0 {
-		t.Errorf("wiring.Relay leaves %v zero", z)
-	}
 	k := RelayKafka(c)
 	if z := zeroFields(k); len(z) > 0 {
 		t.Errorf("wiring.RelayKafka leaves %v zero", z)

@@ -35,12 +35,7 @@ func consumerHandlers(configured map[string]*config.Provider, apiTimeout time.Du
 func consumersConfig(c *config.Config, deps consumers.Config) (consumers.Config, error) {
 	out := deps
 	out.Brokers = c.Kafka.Brokers
-	out.Group = c.Consumers.Group
-	out.RetryDelays = c.Consumers.RetryDelays
-	out.Concurrency = c.Consumers.Concurrency
-	out.MaxPollRecords = c.Consumers.MaxPollRecords
-	out.DrainTimeout = c.Consumers.DrainTimeout
-	out.SessionTimeout = c.Consumers.SessionTimeout
+	out.Consumers = c.Consumers
 	out.ClientID = c.Kafka.ClientID
 	out.KafkaOpts = append(kafka.SecurityOpts(c.Kafka.Security()), out.KafkaOpts...)
 	out.TopicSpec = kafka.TopicSpec{Partitions: c.Kafka.Partitions, ReplicationFactor: c.Kafka.ReplicationFactor,

@@ -57,7 +57,7 @@ func newRelay(b *base) (*relay.Relay, error) {
 	}
 	sort.Strings(topics)
 	return relay.New(relay.Config{
-		Pool: b.pool, DatabaseURL: b.cfg.DatabaseURL, Relay: wiring.Relay(b.cfg), Kafka: wiring.RelayKafka(b.cfg),
+		Pool: b.pool, DatabaseURL: b.cfg.DatabaseURL, Relay: b.cfg.Relay, Kafka: wiring.RelayKafka(b.cfg),
 		Topics: topics, Logger: b.log, Registerer: b.reg, Tracer: b.tp,
 	})
 }

@@ -57,7 +57,7 @@ func loadBase(ctx context.Context, e env, fs *flag.FlagSet, cfgPath *string, arg
 	}
 	b := &base{cfg: cfg, log: obs.NewLogger(e.stderr, cfg.LogLevel), reg: obs.NewRegistry()}
 	name := strings.TrimPrefix(fs.Name(), "gatehouse ")
-	if b.tp, err = tracing.Setup(ctx, cfg.Tracing.Settings(), "gatehouse-"+strings.Fields(name)[0], e.getenv); err != nil {
+	if b.tp, err = tracing.Setup(ctx, cfg.Tracing, "gatehouse-"+strings.Fields(name)[0], e.getenv); err != nil {
 		return nil, err
 	}
 	b.pool, err = pg.Open(ctx, cfg.DatabaseURL, 32)

@@ -28,13 +28,14 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gatehouse/gatehouse/internal/kafka"
+	"github.com/gatehouse/gatehouse/internal/settings"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 )
 
-// Mode names.
+// Mode names (relay.mode).
 const (
-	ModeReplication = "replication"
-	ModePoll        = "poll"
+	ModeReplication = settings.RelayReplication
+	ModePoll        = settings.RelayPoll
 )
 
 // Config holds a Relay's dependencies.
@@ -45,8 +46,8 @@ type Config struct {
 	// DatabaseURL opens the replication connection and the lock session.
 	// Required.
 	DatabaseURL string
-	// Relay is how the relay reads the outbox (cmd/gatehouse fills it from
-	// the relay section of the configuration, defaults applied).
+	// Relay is how the relay reads the outbox: the relay section of the
+	// configuration; New applies the defaults of the settings left zero.
 	Relay Settings
 	// Kafka is where it publishes (Brokers required).
 	Kafka Kafka
@@ -67,21 +68,10 @@ type Config struct {
 	RetryInterval time.Duration
 }
 
-// Settings are the relay's own settings (docs/CONFIG.md, relay.*).
-type Settings struct {
-	// Mode is ModeReplication or ModePoll.
-	Mode string
-	// Slot is the replication slot (and the name of the relay's lock and
-	// cursor); Publication the publication of the outbox log.
-	Slot, Publication string
-	// RepublishAfter is when the dispatcher re-publishes a row still
-	// unsent; StatusInterval how often the stream confirms its position;
-	// HeartbeatInterval how often an idle slot is advanced; PollInterval
-	// the poll mode's pause; MetricsInterval how often lag is measured.
-	RepublishAfter, StatusInterval, HeartbeatInterval, PollInterval, MetricsInterval time.Duration
-	// BatchSize bounds the rows read at once.
-	BatchSize int
-}
+// Settings are the relay's own settings: the relay section of the
+// configuration, declared with its defaults and validation in
+// internal/settings and taken unchanged (docs/CONFIG.md, relay.*).
+type Settings = settings.Relay
 
 // Kafka is the cluster the relay publishes to and how new topics are made.
 type Kafka struct {
@@ -128,6 +118,10 @@ func (r *Relay) markReady() { r.readyOnce.Do(func() { close(r.ready) }) }
 func New(cfg Config) (*Relay, error) {
 	if cfg.Pool == nil || cfg.DatabaseURL == "" {
 		return nil, errors.New("relay: pool and database url are required")
+	}
+	cfg.Relay.ApplyDefaults()
+	if err := cfg.Relay.Validate(); err != nil {
+		return nil, fmt.Errorf("relay: %w", err)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/gatehouse/gatehouse/internal/settings"
 )
 
 // Config is the whole configuration of one gatehouse process.
@@ -37,9 +39,9 @@ type Config struct {
 	// Kafka configures the brokers used by relay and consumers.
 	Kafka Kafka `yaml:"kafka"`
 	// Relay configures the outbox relay.
-	Relay Relay `yaml:"relay"`
+	Relay settings.Relay `yaml:"relay"`
 	// Consumers configures the Kafka consumers.
-	Consumers Consumers `yaml:"consumers"`
+	Consumers settings.Consumers `yaml:"consumers"`
 	// Auth configures browser login, sessions and the bearer-protected API.
 	Auth Auth `yaml:"auth"`
 	// API configures the /api/v1 resource server (bearer tokens, operators).
@@ -47,7 +49,7 @@ type Config struct {
 	// Storage configures retention, the dedupe window and partitions.
 	Storage Storage `yaml:"storage"`
 	// Tracing configures OpenTelemetry tracing (off by default).
-	Tracing Tracing `yaml:"tracing"`
+	Tracing settings.Tracing `yaml:"tracing"`
 }
 
 var providerName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)

@@ -110,7 +110,6 @@ var keyMeta = map[string]keyInfo{
 	"api.operators[].subject":                   {required: "always", doc: "The operator's subject at that issuer."},
 	"storage.object_retention":                  {defaultNote: "the provider's key lifetime (the longer of its retention and dedupe window)"},
 	"tracing.service_name":                      {defaultNote: "gatehouse-<subcommand>"},
-	"tracing.endpoint":                          {defaultNote: "http://localhost:4318/v1/traces (tracing.Setup)"},
 
 	// Erasure notices to forward destinations (docs/SECURITY.md#erasure).
 	"providers.<name>.forward[].erasure_notices": {defaultNote: "true"},

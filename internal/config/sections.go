@@ -7,12 +7,12 @@ func (c *Config) applySectionDefaults() {
 	c.Ingest.applyDefaults()
 	c.applyAdmissionDefaults()
 	c.Kafka.applyDefaults()
-	c.Relay.applyDefaults()
-	c.Consumers.applyDefaults()
+	c.Relay.ApplyDefaults()
+	c.Consumers.ApplyDefaults()
 	c.Auth.applyDefaults()
 	c.API.applyDefaults()
 	c.Storage.applyDefaults()
-	c.Tracing.applyDefaults()
+	c.Tracing.ApplyDefaults()
 }
 
 func (c *Config) resolveSections(getenv func(string) string) error {
@@ -60,11 +60,11 @@ func (c *Config) validateSections() error {
 	if err := c.Kafka.validate(); err != nil {
 		return err
 	}
-	if err := c.Relay.validate(); err != nil {
-		return err
+	if err := c.Relay.Validate(); err != nil {
+		return errorf("%w", err)
 	}
-	if err := c.Consumers.validate(); err != nil {
-		return err
+	if err := c.Consumers.Validate(); err != nil {
+		return errorf("%w", err)
 	}
 	if err := c.API.validate(); err != nil {
 		return err
@@ -75,8 +75,8 @@ func (c *Config) validateSections() error {
 	if err := c.validateRetention(); err != nil {
 		return err
 	}
-	if err := c.Tracing.validate(); err != nil {
-		return err
+	if err := c.Tracing.Validate(); err != nil {
+		return errorf("%w", err)
 	}
 	return c.Auth.validate()
 }

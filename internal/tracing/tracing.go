@@ -22,28 +22,14 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/gatehouse/gatehouse/internal/settings"
 )
 
-// Settings is the tracing: block of the configuration (internal/config
-// fills it); the OTEL_* environment variables override it (Setup).
-type Settings struct {
-	// Enabled turns tracing on. Default false. Setting
-	// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
-	// turns it on too; OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none
-	// turn it off whatever the file says.
-	Enabled bool
-	// Endpoint is the OTLP/HTTP traces URL, e.g.
-	// http://127.0.0.1:4318/v1/traces. Default
-	// http://localhost:4318/v1/traces (the OTLP default).
-	Endpoint string
-	// SampleRatio is the share of new traces sampled (0..1), parent-based:
-	// a span whose stored or propagated parent was sampled is sampled.
-	// Default 1.
-	SampleRatio float64
-	// ServiceName names the process in the backend. Default
-	// "gatehouse-<subcommand>".
-	ServiceName string
-}
+// Settings is the tracing: block of the configuration, declared with its
+// defaults and validation in internal/settings; the OTEL_* environment
+// variables override it (Setup).
+type Settings = settings.Tracing
 
 // Provider is the process's tracer provider: the SDK's when tracing is on,
 // a no-op one otherwise.
@@ -109,15 +95,16 @@ func Setup(ctx context.Context, s Settings, service string, getenv func(string) 
 	if e := getenv("OTEL_TRACES_EXPORTER"); e != "" && e != "otlp" {
 		return nil, fmt.Errorf("tracing: OTEL_TRACES_EXPORTER=%q: only otlp and none are supported", e)
 	}
+	s.ApplyDefaults()
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
 	endpoint := s.Endpoint
 	if v := getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); v != "" {
 		endpoint = strings.TrimRight(v, "/") + "/v1/traces"
 	}
 	if v := getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"); v != "" {
 		endpoint = v
-	}
-	if endpoint == "" {
-		endpoint = "http://localhost:4318/v1/traces"
 	}
 	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("tracing: endpoint %q is not an http(s) URL", endpoint)
@@ -166,9 +153,6 @@ func spanLimits() sdktrace.SpanLimits {
 }
 
 func samplerOf(ratio float64, name, arg string) (sdktrace.Sampler, error) {
-	if ratio <= 0 || ratio > 1 {
-		ratio = 1
-	}
 	if arg != "" {
 		v, err := strconv.ParseFloat(arg, 64)
 		if err != nil || v < 0 || v > 1 {

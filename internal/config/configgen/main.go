@@ -33,9 +33,17 @@ func main() {
 	}
 }
 
+// docDirs are the packages whose structs declare configuration keys: the
+// configuration itself, the stages' settings it composes, and the
+// provider catalogue's definitions.
+func docDirs(root string) []string {
+	return []string{filepath.Join(root, "internal", "config"), filepath.Join(root, "internal", "settings"),
+		filepath.Join(root, "schemas", "providers")}
+}
+
 // generated returns every generated file, by path below root.
 func generated(root string) (map[string][]byte, error) {
-	docs, err := readDocs(filepath.Join(root, "internal", "config"), filepath.Join(root, "schemas", "providers"))
+	docs, err := readDocs(docDirs(root)...)
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 // walk missed would be undocumented).
 func TestEveryStructFieldIsAKey(t *testing.T) {
 	root, _ := repoRoot()
-	docs, err := readDocs(filepath.Join(root, "internal", "config"), filepath.Join(root, "schemas", "providers"))
+	docs, err := readDocs(docDirs(root)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package config
+package settings
 
 import "time"
 
@@ -32,31 +32,21 @@ type Consumers struct {
 	SessionTimeout time.Duration `yaml:"session_timeout"`
 }
 
-func (c *Consumers) applyDefaults() {
-	if c.Group == "" {
-		c.Group = "gatehouse"
-	}
+// ApplyDefaults fills the zero settings with their defaults.
+func (c *Consumers) ApplyDefaults() {
+	setDefault(&c.Group, "gatehouse")
 	if len(c.RetryDelays) == 0 {
 		c.RetryDelays = []time.Duration{10 * time.Second, time.Minute, 10 * time.Minute}
 	}
-	if c.Concurrency == 0 {
-		c.Concurrency = 16
-	}
-	if c.MaxPollRecords == 0 {
-		c.MaxPollRecords = 500
-	}
-	if c.APITimeout == 0 {
-		c.APITimeout = 10 * time.Second
-	}
-	if c.DrainTimeout == 0 {
-		c.DrainTimeout = 30 * time.Second
-	}
-	if c.SessionTimeout == 0 {
-		c.SessionTimeout = 45 * time.Second
-	}
+	setDefault(&c.Concurrency, 16)
+	setDefault(&c.MaxPollRecords, 500)
+	setDefault(&c.APITimeout, 10*time.Second)
+	setDefault(&c.DrainTimeout, 30*time.Second)
+	setDefault(&c.SessionTimeout, 45*time.Second)
 }
 
-func (c *Consumers) validate() error {
+// Validate returns the first setting that is out of range, naming its key.
+func (c *Consumers) Validate() error {
 	for i, d := range c.RetryDelays {
 		if d <= 0 {
 			return errorf("consumers.retry_delays[%d]: must be positive", i)

@@ -1,0 +1,58 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gatehouse/gatehouse/internal/settings"
+)
+
+// TestSchemaDefaultsAreTheStagesDefaults: a default is written once. The
+// defaults the generated reference and JSON Schema print (Keys, from
+// Parse) are the ones each stage applies when it is built without a file
+// (relay.New, consumers.New and tracing.Setup call the same
+// ApplyDefaults): for each section, every key's printed default equals the
+// zero section after ApplyDefaults, and no key of the section has a
+// default of its own elsewhere (a default note).
+func TestSchemaDefaultsAreTheStagesDefaults(t *testing.T) {
+	var relay settings.Relay
+	relay.ApplyDefaults()
+	var cons settings.Consumers
+	cons.ApplyDefaults()
+	var tr settings.Tracing
+	tr.ApplyDefaults()
+	sections := map[string]any{"relay": relay, "consumers": cons, "tracing": tr}
+
+	keys := map[string]Key{}
+	for _, k := range Keys() {
+		keys[k.Path] = k
+	}
+	checked := 0
+	for name, sec := range sections {
+		v := reflect.ValueOf(sec)
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			y, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			k, ok := keys[name+"."+y]
+			if !ok {
+				t.Errorf("%s.%s: not a key of the schema", name, y)
+				continue
+			}
+			if k.DefaultNote != "" && !v.Field(i).IsZero() {
+				t.Errorf("%s: the schema notes %q, the stage applies %v", k.Path, k.DefaultNote, v.Field(i).Interface())
+			}
+			if k.DefaultNote != "" {
+				continue
+			}
+			want := defaultText(v.Field(i))
+			if k.Default != want {
+				t.Errorf("%s: the schema prints default %q, the stage applies %q", k.Path, k.Default, want)
+			}
+			checked++
+		}
+	}
+	if checked < 15 {
+		t.Fatalf("only %d keys compared", checked)
+	}
+}
