@@ -16,6 +16,7 @@ func Receiver(c *config.Config) ingest.Config {
 		MaxInFlight: in.MaxInFlight, MaxUnverifiedBytes: in.MaxUnverifiedBytes,
 		ReservedUnverifiedBytes: in.ReservedUnverifiedBytes, UnverifiedBytesPerClient: in.MaxUnverifiedBytesPerClient,
 		QueueWait: in.QueueWait, RefusalHold: in.RefusalHold, MinBodyRate: in.MinBodyRate, BodyGrace: in.BodyGrace,
+		WriteTimeout: in.WriteTimeout, RetryAfter: in.RetryAfter,
 		KeyLifetime: c.KeyLifetime,
 	}
 }

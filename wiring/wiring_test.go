@@ -75,7 +75,7 @@ func contains(s []string, v string) bool {
 func TestEverySettingReachesItsStage(t *testing.T) {
 	c := parse(t)
 	// The caller's dependencies are not settings.
-	if z := zeroFields(Receiver(c), "Writer", "Logger", "Registerer", "Now", "WriteTimeout", "MaxHeldRefusals", "RetryAfter", "Tracer", "Rollup"); len(z) > 0 {
+	if z := zeroFields(Receiver(c), "Writer", "Logger", "Registerer", "Now", "MaxHeldRefusals", "Tracer", "Rollup"); len(z) > 0 {
 		t.Errorf("wiring.Receiver leaves %v zero", z)
 	}
 	if z := zeroFields(*Providers(c)["shop"]); len(z) > 0 {

@@ -13,9 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/net/netutil"
 
-	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/obs"
 	"github.com/gatehouse/gatehouse/internal/pg"
+	"github.com/gatehouse/gatehouse/internal/settings"
 )
 
 // shutdownTimeout bounds a listener's graceful shutdown.
@@ -77,7 +77,7 @@ func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, serve fu
 // slower than ingest.read_header_timeout is closed); the webhook receiver
 // bounds its bodies itself (413 from Content-Length, 408 under
 // ingest.min_body_rate), the 30 s read timeout bounds every other route.
-func publicServer(h http.Handler, in config.Ingest) *http.Server {
+func publicServer(h http.Handler, in settings.Ingest) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: in.ReadHeaderTimeout, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: in.MaxHeaderBytes}
 }

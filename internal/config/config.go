@@ -35,7 +35,7 @@ type Config struct {
 	// Providers maps a provider name (the path segment of /webhooks/{provider}) to its endpoint.
 	Providers map[string]*Provider `yaml:"providers"`
 	// Ingest bounds the webhook edge (admission control, slow clients).
-	Ingest Ingest `yaml:"ingest"`
+	Ingest settings.Ingest `yaml:"ingest"`
 	// Kafka configures the brokers used by relay and consumers.
 	Kafka Kafka `yaml:"kafka"`
 	// Relay configures the outbox relay.

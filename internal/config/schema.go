@@ -22,7 +22,7 @@ type Key struct {
 	// "providers.<name>.secrets[].value" ("[]": every element of a list,
 	// "<name>": every entry of a map).
 	Path string
-	// Field is the Go field that holds the key: "config.Ingest.MaxInFlight".
+	// Field is the Go field that holds the key: "settings.Ingest.MaxInFlight".
 	Field string
 	// Type is the YAML type: string, integer, number, boolean, duration,
 	// object, "list of …", "map of …".
@@ -79,7 +79,7 @@ api:
 func Keys() []Key { return KeysDescribedBy(fieldDocs) }
 
 // KeysDescribedBy is Keys with the descriptions of the fields taken from
-// docs ("config.Ingest.MaxInFlight" → one line): the generator's, read
+// docs ("settings.Ingest.MaxInFlight" → one line): the generator's, read
 // from the doc comments of the source it regenerates keydocs_gen.go from.
 func KeysDescribedBy(docs map[string]string) []Key {
 	def, err := Parse([]byte(minimal), func(string) string { return "" })

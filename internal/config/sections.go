@@ -4,7 +4,7 @@ package config
 // file wires their hooks into Parse in one place.
 
 func (c *Config) applySectionDefaults() {
-	c.Ingest.applyDefaults()
+	c.Ingest.ApplyDefaults()
 	c.applyAdmissionDefaults()
 	c.Kafka.applyDefaults()
 	c.Relay.ApplyDefaults()
@@ -48,8 +48,8 @@ func (c *Config) resolveSections(getenv func(string) string) error {
 }
 
 func (c *Config) validateSections() error {
-	if err := c.Ingest.validate(); err != nil {
-		return err
+	if err := c.Ingest.Validate(); err != nil {
+		return errorf("%w", err)
 	}
 	if err := c.validateAdmission(); err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 )
 
 // readDocs reads the doc comment of every field of the structs in dirs
-// ("config.Ingest.MaxInFlight" → its first sentence, the struct's Go
+// ("settings.Ingest.MaxInFlight" → its first sentence, the struct's Go
 // field names written as their YAML keys). A field without a comment of
 // its own takes the one before it when that comment names it ("Slot and
 // Publication name …").
