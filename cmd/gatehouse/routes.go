@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -17,6 +15,7 @@ import (
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/internal/httpx"
 	"github.com/gatehouse/gatehouse/wiring"
 )
 
@@ -199,30 +198,21 @@ func mountAPI(b *base, r chi.Router, store *auth.Store) error {
 // methods the path does serve (404 when it serves none). chi's own answer
 // to such a method is a 405 without Allow.
 func unknownMethods(mux chi.Router) func(http.Handler) http.Handler {
-	standard := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace}
+	all := len(httpx.Methods())
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if slices.Contains(standard, r.Method) {
+			if httpx.Standard(r.Method) {
 				next.ServeHTTP(w, r)
 				return
 			}
-			var allow []string
-			for _, m := range standard {
-				if mux.Match(chi.NewRouteContext(), m, r.URL.Path) {
-					allow = append(allow, m)
-				}
-			}
-			switch len(allow) {
+			switch allow := httpx.Allowed(mux, r.URL.Path); len(allow) {
 			case 0:
 				http.NotFound(w, r)
-				return
-			case len(standard): // a handler of every method answers for itself (the receiver: 405, Allow: POST)
+			case all: // a handler of every method answers for itself (the receiver: 405, Allow: POST)
 				next.ServeHTTP(w, r)
-				return
+			default:
+				httpx.MethodNotAllowed(w, allow...)
 			}
-			w.Header().Set("Allow", strings.Join(allow, ", "))
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		})
 	}
 }
