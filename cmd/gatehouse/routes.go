@@ -34,11 +34,18 @@ import (
 //	GET  /api/v1/openapi.yaml                    api: the contract
 //	GET  /api/v1/sessions  DELETE /api/v1/sessions/{id}
 //	GET  /api/v1/events  /api/v1/events/{provider}/{event_id}
-//	POST /api/v1/events/{provider}/{event_id}/replay
+//	POST /api/v1/events/search  /api/v1/events/{provider}/{event_id}/replay
+//	GET  /api/v1/issues  /api/v1/issues/{id}
+//	POST /api/v1/issues/{id}/status  /api/v1/issues/{id}/replay
+//	POST /api/v1/erasures
 //	GET  /api/v1/objects  /api/v1/objects/{provider}/{object_id}
 //	                                             api: bearer tokens or the session cookie
-//	GET  /console/  /console/events  /console/events/{provider}/{event_id}  /console/dead
-//	                                             console: operators' pages (session cookie, auth.issuer set)
+//	GET  /console/  /console/overview.json  /console/events  /console/events/{provider}/{event_id}
+//	GET  /console/dead  /console/issues  /console/issues/{id}  /console/charts  /console/static/*
+//	POST /console/events                         console: operators' pages (session cookie, auth.issuer set;
+//	                                             the events form posts its search)
+//
+// A test (routes_test.go) holds this map to the routes the router serves.
 //
 // Admin listener (admin_listen), every long-running subcommand:
 //
