@@ -277,3 +277,44 @@ func TestGoDocReferencesResolve(t *testing.T) {
 		}
 	}
 }
+
+// The reference checker itself: what it finds, accepts and refuses.
+func TestGoDocReferenceChecker(t *testing.T) {
+	root := t.TempDir()
+	for name, text := range map[string]string{
+		"README.md":    "# R\n## Good section\n",
+		"docs/GOOD.md": "# Good\n## Yes: and more\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := []byte(`package x
+
+// See docs/GOOD.md#yes-and-more, README "Good section", GOOD.md "Yes",
+// the README and /work/research/vectors-b.md; broken: docs/GOOD.md "No
+// such", BAD.md and README "Retention".
+var help = "the table (docs/GOOD.md#nope)"
+`)
+	read := func(rel string) (string, bool) {
+		b, err := os.ReadFile(filepath.Join(root, rel))
+		return string(b), err == nil
+	}
+	var good, bad []string
+	for _, r := range goDocRefs(src) {
+		if checkDocRef(root, "x/x.go", r, read) == "" {
+			good = append(good, r.String())
+		} else {
+			bad = append(bad, r.String())
+		}
+	}
+	if g := strings.Join(good, " | "); g != `docs/GOOD.md#yes-and-more | README "Good section" | GOOD.md "Yes"` {
+		t.Errorf("accepted: %s", g)
+	}
+	if b := strings.Join(bad, " | "); b != `docs/GOOD.md "No such" | BAD.md | README "Retention" | docs/GOOD.md#nope` {
+		t.Errorf("refused: %s", b)
+	}
+}
