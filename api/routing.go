@@ -3,9 +3,10 @@ package api
 import (
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/gatehouse/gatehouse/internal/httpx"
 )
 
 // pathParam is chi.URLParam decoded. chi routes on r.URL.RawPath when the
@@ -25,24 +26,6 @@ func pathParam(r *http.Request, name string) string {
 	return v
 }
 
-// probeMethods are the methods an Allow header can list.
-var probeMethods = []string{
-	http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-	http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace,
-}
-
-// allowed lists the methods routes has an endpoint for at path (a path
-// relative to routes, as chi's RoutePath holds it inside a sub-router).
-func allowed(routes chi.Routes, path string) []string {
-	var out []string
-	for _, m := range probeMethods {
-		if routes.Match(chi.NewRouteContext(), m, path) {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // methodNotAllowed answers 405 with the Allow header RFC 9110 §15.5.6
 // requires, computed from routes; a path no method serves is 404.
 func (s *Server) methodNotAllowed(routes chi.Routes) http.HandlerFunc {
@@ -51,12 +34,12 @@ func (s *Server) methodNotAllowed(routes chi.Routes) http.HandlerFunc {
 		if rctx := chi.RouteContext(r.Context()); rctx != nil && rctx.RoutePath != "" {
 			path = rctx.RoutePath
 		}
-		allow := allowed(routes, path)
+		allow := httpx.Allowed(routes, path)
 		if len(allow) == 0 {
 			s.fail(w, r, errNoRoute)
 			return
 		}
-		w.Header().Set("Allow", strings.Join(allow, ", "))
+		httpx.SetAllow(w, allow...) // the body is the API's own (errMethod)
 		s.fail(w, r, errMethod)
 	}
 }

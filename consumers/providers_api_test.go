@@ -25,8 +25,8 @@ import (
 //
 // So a local handler serves each object in the shape of the API
 // reference's example answer (the references are cited in
-// schemas/providers/fetchcat_more.go), abridged, and checks the provider's
-// authentication and Accept header.
+// schemas/providers/fetchcat_rest.go and fetchcat_rpc.go), abridged, and
+// checks the provider's authentication and Accept header.
 func apiProviderCases() map[string]providerCase {
 	const (
 		ws   = "{d7b1e9a2-4b8f-4f3e-9a3c-1f2e3d4c5b6a}"

@@ -124,7 +124,7 @@ func bearer(tok string) func(*http.Request) bool {
 
 func TestProviderFetchRulesAgainstDocumentedExamples(t *testing.T) {
 	cases := providerCases()
-	for name, tc := range moreProviderCases() {
+	for name, tc := range restProviderCases() {
 		cases[name] = tc
 	}
 	for name, tc := range apiProviderCases() {

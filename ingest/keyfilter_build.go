@@ -73,7 +73,7 @@ func (b *KeyFilterBuilder) setup() error {
 			b.Logger = slog.Default()
 		}
 		b.missing = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gatehouse_storage_key_filters_missing",
-			Help: "Sealed dedupe key partitions without a key filter: each is probed for every new event id (README \"Retention\")."})
+			Help: "Sealed dedupe key partitions without a key filter: each is probed for every new event id (docs/STORAGE.md, \"How storage stays bounded\")."})
 		if b.Registerer != nil {
 			if err := b.Registerer.Register(b.missing); err != nil {
 				b.err = fmt.Errorf("register key filter metrics: %w", err)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -17,6 +15,7 @@ import (
 	"github.com/gatehouse/gatehouse/ingest"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/internal/httpx"
 	"github.com/gatehouse/gatehouse/wiring"
 )
 
@@ -35,11 +34,18 @@ import (
 //	GET  /api/v1/openapi.yaml                    api: the contract
 //	GET  /api/v1/sessions  DELETE /api/v1/sessions/{id}
 //	GET  /api/v1/events  /api/v1/events/{provider}/{event_id}
-//	POST /api/v1/events/{provider}/{event_id}/replay
+//	POST /api/v1/events/search  /api/v1/events/{provider}/{event_id}/replay
+//	GET  /api/v1/issues  /api/v1/issues/{id}
+//	POST /api/v1/issues/{id}/status  /api/v1/issues/{id}/replay
+//	POST /api/v1/erasures
 //	GET  /api/v1/objects  /api/v1/objects/{provider}/{object_id}
 //	                                             api: bearer tokens or the session cookie
-//	GET  /console/  /console/events  /console/events/{provider}/{event_id}  /console/dead
-//	                                             console: operators' pages (session cookie, auth.issuer set)
+//	GET  /console/  /console/overview.json  /console/events  /console/events/{provider}/{event_id}
+//	GET  /console/dead  /console/issues  /console/issues/{id}  /console/charts  /console/static/*
+//	POST /console/events                         console: operators' pages (session cookie, auth.issuer set;
+//	                                             the events form posts its search)
+//
+// A test (routes_test.go) holds this map to the routes the router serves.
 //
 // Admin listener (admin_listen), every long-running subcommand:
 //
@@ -199,30 +205,21 @@ func mountAPI(b *base, r chi.Router, store *auth.Store) error {
 // methods the path does serve (404 when it serves none). chi's own answer
 // to such a method is a 405 without Allow.
 func unknownMethods(mux chi.Router) func(http.Handler) http.Handler {
-	standard := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace}
+	all := len(httpx.Methods())
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if slices.Contains(standard, r.Method) {
+			if httpx.Standard(r.Method) {
 				next.ServeHTTP(w, r)
 				return
 			}
-			var allow []string
-			for _, m := range standard {
-				if mux.Match(chi.NewRouteContext(), m, r.URL.Path) {
-					allow = append(allow, m)
-				}
-			}
-			switch len(allow) {
+			switch allow := httpx.Allowed(mux, r.URL.Path); len(allow) {
 			case 0:
 				http.NotFound(w, r)
-				return
-			case len(standard): // a handler of every method answers for itself (the receiver: 405, Allow: POST)
+			case all: // a handler of every method answers for itself (the receiver: 405, Allow: POST)
 				next.ServeHTTP(w, r)
-				return
+			default:
+				httpx.MethodNotAllowed(w, allow...)
 			}
-			w.Header().Set("Allow", strings.Join(allow, ", "))
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+
+	"github.com/gatehouse/gatehouse/internal/text"
 )
 
 // Error classes carried in the gatehouse_error_class header and in
@@ -52,17 +54,9 @@ func IsTimeout(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
-// Truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
-func Truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut]
-}
+// Truncate is text.Truncate (at most n bytes, never half a UTF-8
+// sequence), for the callers in consumers that still name it here.
+func Truncate(s string, n int) string { return text.Truncate(s, n) }
 
 // Stages of a failure, the stage of a failure issue (failure_issues.stage).
 const (

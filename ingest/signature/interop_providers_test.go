@@ -2,8 +2,8 @@ package signature_test
 
 // Interoperability with more providers' official Go libraries (Twilio,
 // SendGrid here; Paddle, Svix for Clerk and Resend, Mailgun, Discord in
-// interop_providers2_test.go), in both directions where the library can
-// sign, starting from each library's own published test vector. Every
+// interop_paddle_svix_mailgun_discord_test.go), in both directions where
+// the library can sign, starting from each library's own published test vector. Every
 // genuine delivery must be accepted by gatehouse (SecretID "k") and by the
 // library; a delivery with one byte of the body changed must be refused by
 // both, by gatehouse with ErrBadSignature.

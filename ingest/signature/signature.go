@@ -34,7 +34,7 @@ import (
 )
 
 // Scheme names with code of their own; every other name is a preset of
-// the declarative HMAC scheme (Presets) or "hmac" itself.
+// the declarative HMAC scheme (see Preset) or "hmac" itself.
 const (
 	schemeReference        = "reference"
 	schemeGitHub           = "github"
@@ -42,7 +42,8 @@ const (
 	schemeHMAC             = "hmac"
 )
 
-// DefaultTolerance is used when Config.Tolerance is zero.
+// defaultTolerance is the tolerance of the schemes without one of their
+// own, used when Config.Tolerance is zero.
 const defaultTolerance = 300 * time.Second
 
 // maxCandidates bounds how many usable signatures one header may carry

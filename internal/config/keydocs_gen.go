@@ -103,7 +103,7 @@ var fieldDocs = map[string]string{
 	"config.Provider.EventID":                     "`event_id`, `event_type` and `created_at` say where an event's id, type and creation time are (scheme \"hmac\": event_id and event_type required; a preset's own are replaced where set).",
 	"config.Provider.EventType":                   "`event_id`, `event_type` and `created_at` say where an event's id, type and creation time are (scheme \"hmac\": event_id and event_type required; a preset's own are replaced where set).",
 	"config.Provider.Fetch":                       "`fetch` are declarative fetch rules (providers.Fetch) tried before the catalogue's defaults (gatehouse providers lists them).",
-	"config.Provider.Forward":                     "`forward` delivers events to a team's own service (handlers.go).",
+	"config.Provider.Forward":                     "`forward` delivers events to a team's own service (forward.go).",
 	"config.Provider.HMAC":                        "`hmac` defines the signing rules of scheme \"hmac\" (docs/PROVIDERS.md \"Adding a provider without code\").",
 	"config.Provider.MaxBodyBytes":                "`max_body_bytes` limits the request body.",
 	"config.Provider.MaxInFlight":                 "`max_in_flight` bounds this provider's deliveries served at once; past it the provider is answered `overload_status` with Retry-After at once (reason over_share).",

@@ -101,7 +101,7 @@ type Provider struct {
 	// Fetch are declarative fetch rules (providers.Fetch) tried before the
 	// catalogue's defaults (gatehouse providers lists them).
 	Fetch []providers.Fetch `yaml:"fetch"`
-	// Forward delivers events to a team's own service (handlers.go).
+	// Forward delivers events to a team's own service (forward.go).
 	Forward []Forward `yaml:"forward"`
 	// OwnerPath and OwnerIssuer map an object to a user: a dotted path into
 	// the fetched object whose value is "<issuer> <subject>", or a subject

@@ -164,7 +164,7 @@ func TestEnvOverrides(t *testing.T) {
 		}
 	}
 	if seen != 15 {
-		t.Errorf("%d environment overrides, docs/CONFIGURATION.md says fifteen", seen)
+		t.Errorf("%d environment overrides, docs/CONFIGURING.md says fifteen", seen)
 	}
 }
 

@@ -7,11 +7,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gatehouse/gatehouse/internal/text"
 )
 
 // LogHandler wraps h so that every record logged with a context holding a
@@ -108,13 +109,4 @@ const AttributeValueLimit = 256
 
 // Truncate cuts v to at most AttributeValueLimit bytes without splitting a
 // UTF-8 sequence.
-func Truncate(v string) string {
-	if len(v) <= AttributeValueLimit {
-		return v
-	}
-	cut := AttributeValueLimit
-	for cut > 0 && !utf8.RuneStart(v[cut]) {
-		cut--
-	}
-	return v[:cut]
-}
+func Truncate(v string) string { return text.Truncate(v, AttributeValueLimit) }

@@ -194,3 +194,23 @@ func apis() map[string]API {
 			"itself and no API returns it by id; forward the events or read the topic"},
 	}
 }
+
+// moreAPIs are the API settings of the providers of fetchcat_rest.go and
+// fetchcat_rpc.go; the catalogue adds them to apis.
+func moreAPIs() map[string]API {
+	return map[string]API{
+		"bitbucket": {Reference: "https://developer.atlassian.com/cloud/bitbucket/rest/api-group-pullrequests/ (…/api-group-issue-tracker/, " +
+			"…/api-group-commits/: GET /repositories/{workspace}/{repo_slug}/pullrequests/{id}, issues/{id}, commit/{hash}; updated_on, date)",
+			Fetch: bitbucketRules()},
+		"lemonsqueezy": {Reference: "https://docs.lemonsqueezy.com/api (orders, subscriptions, subscription-invoices, license-keys: " +
+			"GET /v1/<type>/<id>, data.attributes.updated_at)", Accept: "application/vnd.api+json", Fetch: lemonSqueezyRules()},
+		"calendly": {Reference: "https://developer.calendly.com/api-docs (Get Event Invitee, Get Routing Form Submission: " +
+			"resource.updated_at; the webhook's payload.uri is the object's URI)", Fetch: calendlyRules()},
+		"linear": {Reference: "https://linear.app/developers/graphql (issue, comment, project queries: updatedAt; " +
+			"https://linear.app/developers/rate-limiting)", Auth: AuthHeader, AuthHeader: "Authorization", Fetch: linearRules()},
+		"slack": {Reference: "https://docs.slack.dev/reference/methods/conversations.info and …/methods/users.info " +
+			"(channel.updated, user.updated)", Fetch: slackRules()},
+		"discord": {Reference: "https://discord.com/developers/docs/resources/entitlement#get-entitlement, …/resources/guild#get-guild, " +
+			"…/resources/user#get-user (no version field: the fetch time)", Auth: AuthBot, Fetch: discordRules()},
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/gatehouse/gatehouse/internal/text"
 )
 
 // worker is one worker process, serving one run at a time.
@@ -92,7 +94,7 @@ func (w *worker) ready(ctx context.Context) error {
 	if err := readFrame(w.br, &resp); err != nil {
 		w.kill()
 		line, _, _ := strings.Cut(strings.TrimSpace(w.stderr.String()), "\n")
-		return fmt.Errorf("jsbox: start worker: %v %s (%s)", err, truncate(line, 200), w.cmd.ProcessState)
+		return fmt.Errorf("jsbox: start worker: %v %s (%s)", err, text.Elide(line, 200), w.cmd.ProcessState)
 	}
 	return nil
 }
@@ -140,7 +142,7 @@ func (w *worker) death(readErr error) *Error {
 	if line == "" {
 		line = readErr.Error()
 	}
-	return &Error{Kind: KindCrash, Msg: "the sandbox's worker died: " + truncate(line, 200) + " (" + w.cmd.ProcessState.String() + ")"}
+	return &Error{Kind: KindCrash, Msg: "the sandbox's worker died: " + text.Elide(line, 200) + " (" + w.cmd.ProcessState.String() + ")"}
 }
 
 // signal kills the process, ending any read or write on its pipes.

@@ -14,6 +14,8 @@ import (
 
 	"github.com/dlclark/regexp2"
 	"github.com/dop251/goja"
+
+	"github.com/gatehouse/gatehouse/internal/text"
 )
 
 // The worker side: the process that runs scripts. Any binary that imports
@@ -67,7 +69,7 @@ func serveWorker(in io.Reader, out io.Writer) int {
 	regexp2.DefaultMatchTimeout = hello.Timeout
 	prog, err := compile(hello.Source)
 	if err != nil {
-		_ = writeFrame(bw, response{Kind: KindCompile, Error: truncate(err.Error(), 1024)})
+		_ = writeFrame(bw, response{Kind: KindCompile, Error: text.Elide(err.Error(), 1024)})
 		_, _ = io.Copy(io.Discard, br) // exit once the parent has read the answer and closed stdin
 		return 0
 	}
@@ -195,12 +197,5 @@ func failure(err error) response {
 	if errors.As(err, &so) {
 		return response{Kind: KindScript, Error: fmt.Sprintf("RangeError: more than %d nested calls%s", maxCallStack, err.Error())}
 	}
-	return response{Kind: KindScript, Error: truncate(err.Error(), 1024)}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	return response{Kind: KindScript, Error: text.Elide(err.Error(), 1024)}
 }

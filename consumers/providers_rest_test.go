@@ -2,10 +2,11 @@ package consumers
 
 import "net/http"
 
-// moreProviderCases are the catalogue's other providers with an object
-// API (TestProviderFetchRulesAgainstDocumentedExamples runs them): each
-// object in the shape of its API reference's example answer, abridged.
-func moreProviderCases() map[string]providerCase {
+// restProviderCases are the catalogue's other providers whose object API
+// is one REST GET per object id (TestProviderFetchRulesAgainstDocumentedExamples
+// runs them; those whose API is not are apiProviderCases): each object in
+// the shape of its API reference's example answer, abridged.
+func restProviderCases() map[string]providerCase {
 	const whsec = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 	gitlab := func(id, kind, action string, iid, gid int) delivery {
 		return delivery{id: id, header: http.Header{"Idempotency-Key": {id}},
