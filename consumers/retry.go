@@ -35,19 +35,6 @@ func (m *membership) handle(ctx context.Context, rec *kgo.Record, role topicRole
 	return w.done
 }
 
-// settleRecord ends one record's handling, in a batch or alone: a
-// finished record is counted (and logged, when its event succeeded on its
-// first record), and its span ends with its outcome.
-func (r *Runner) settleRecord(w *work, start time.Time) {
-	if w.done {
-		if w.err == nil && w.ev != nil && w.first == nil {
-			r.logProcessed(w.ctx, w.rec, w.ev, w.outcome)
-		}
-		r.count(w.ctx, w.rec, w.outcome, start)
-	}
-	endEvent(w.span, w.outcome, w.err)
-}
-
 // fail finishes a record whose processing failed: it forwards the record to
 // the next retry topic or the dead-letter topic and records the failure on
 // the inbox row. It returns the outcome, and false when the record could
