@@ -55,7 +55,7 @@ func TestEraseRemovesProjectionsAppliedUnderTheRuleKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev := &event.Event{Provider: "hs", ID: id, Type: "contact.propertyChange", Envelope: body}
-		eff, err := f.Handle(ctx, ev)
+		eff, err := f.Handle(ctx, ev, event.NewBatch(s))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/schemas"
 )
@@ -33,107 +35,93 @@ const (
 	noInboxFresh    = 5 * time.Second
 )
 
-// late re-reads the missing inbox rows of ws (first records of the batch)
-// beside the batch, under wg, in one statement per re-read: an event
-// whose row is found is handled and applied alone (its handler and its own
-// consumers_apply, as on a retry topic); one still missing after the last
-// re-read, or failing, is forwarded down the retry ladder. It sets
-// w.outcome and w.done, and w.recovered when the event was finished
-// without a forward.
-func (m *membership) late(ws []*work, wg *sync.WaitGroup) {
-	if len(ws) == 0 {
-		return
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		r := m.r
-		ctx := ws[0].ctx // every record's context has the same parent
-		var found sync.WaitGroup
-		for i := 1; i <= noInboxRechecks && len(ws) > 0; i++ {
-			select {
-			case <-ctx.Done():
-				found.Wait()
-				return // unfinished: left unmarked
-			case <-time.After(noInboxPause << i):
-			}
-			slices.SortFunc(ws, func(a, b *work) int {
-				if c := strings.Compare(a.ev.Provider, b.ev.Provider); c != 0 {
-					return c
-				}
-				return strings.Compare(a.ev.ID, b.ev.ID)
-			})
-			keys := make([]eventKey, len(ws))
-			for i, w := range ws {
-				keys[i] = eventKey{w.ev.Provider, w.ev.ID, w.ev.ReceivedAt}
-			}
-			claims, err := r.store.claimMany(ctx, keys)
-			if err != nil {
-				for _, w := range ws {
-					found.Add(1)
-					go func() { defer found.Done(); m.lateFail(w, err) }()
-				}
-				found.Wait()
-				return
-			}
-			var missing []*work
-			for i, w := range ws {
-				switch c := claims[i]; {
-				case !c.found:
-					missing = append(missing, w)
-				case schemas.Final(c.prev):
-					w.outcome, w.done, w.recovered = OutcomeDuplicate, true, true
-				default:
-					w.ev.ReceivedAt = c.receivedAt
-					found.Add(1)
-					go func() {
-						defer found.Done()
-						if out, err := r.handleAndApply(w.ctx, w.ev); err != nil {
-							m.lateFail(w, err)
-						} else {
-							w.outcome, w.done, w.recovered = out, true, true
-						}
-					}()
-				}
-			}
-			ws = missing
-		}
-		for _, w := range ws {
-			r.m.rejected.WithLabelValues(r.cfg.Group, w.rec.Topic, "no_inbox_row").Inc()
-			found.Add(1)
-			go func() { defer found.Done(); m.lateFail(w, errNoInbox) }() // each forward waits for its ack
-		}
-		found.Wait()
-	}()
+// lateRow is what late reads of a record whose inbox row is missing:
+// copies taken by the batch's stages before late starts, so late shares
+// nothing with them.
+type lateRow struct {
+	ctx  context.Context
+	rec  *kgo.Record
+	role topicRole
+	ev   event.Event
 }
 
-// lateFail forwards w, whose event failed with err, down the retry ladder.
-func (m *membership) lateFail(w *work, err error) {
-	w.outcome, w.done = m.fail(w.ctx, w.rec, w.role, w.ev, err)
-}
-
-// handler is the handler of ev, nil when none runs: no handler for its
-// type, or an erased event (isErased), which is then skipped.
-func (r *Runner) handler(ev *event.Event) event.Handler {
-	if isErased(ev) {
-		return nil
+// late re-reads the missing inbox rows of rows (first records of a batch)
+// beside the batch, in one statement per re-read: an event whose row is
+// found goes through the stages of a retry-topic record, handled and
+// applied alone (handleAndApply: its handler and its own consumers_apply);
+// one still missing after the last re-read, or failing, is forwarded down
+// the retry ladder. It returns how each row's record ended, by position:
+// recovered when the event was finished without a forward, not done when
+// ctx ended first. Each goroutine it starts fills its own row's result.
+func (m *membership) late(rows []lateRow) []ended {
+	r := m.r
+	res := make([]ended, len(rows))
+	ctx := rows[0].ctx // every record's context has the same parent
+	var found sync.WaitGroup
+	run := func(i int, do func(row *lateRow) ended) {
+		found.Add(1)
+		go func() { defer found.Done(); res[i] = do(&rows[i]) }()
 	}
-	return r.cfg.Handlers.Lookup(ev.Provider, ev.Type)
-}
-
-// handleAndApply runs ev's handler (the forward ledger is the store) and
-// applies its effect in one statement: the part of processEvent after the
-// claim.
-func (r *Runner) handleAndApply(ctx context.Context, ev *event.Event) (string, error) {
-	var eff *event.Effect
-	if h := r.handler(ev); h != nil {
-		var err error
-		if eff, err = h.Handle(event.WithLedger(ctx, r.store), ev); err != nil {
-			return "", err
+	todo := make([]int, len(rows)) // the rows still missing, by position
+	for i := range todo {
+		todo[i] = i
+	}
+	for n := 1; n <= noInboxRechecks && len(todo) > 0; n++ {
+		select {
+		case <-ctx.Done():
+			found.Wait()
+			return res // unfinished: left unmarked
+		case <-time.After(noInboxPause << n):
 		}
+		slices.SortFunc(todo, func(a, b int) int {
+			if c := strings.Compare(rows[a].ev.Provider, rows[b].ev.Provider); c != 0 {
+				return c
+			}
+			return strings.Compare(rows[a].ev.ID, rows[b].ev.ID)
+		})
+		keys := make([]eventKey, len(todo))
+		for j, i := range todo {
+			keys[j] = eventKey{rows[i].ev.Provider, rows[i].ev.ID, rows[i].ev.ReceivedAt}
+		}
+		claims, err := r.store.claimMany(ctx, keys)
+		if err != nil {
+			for _, i := range todo {
+				run(i, func(row *lateRow) ended { return m.lateFail(row, err) })
+			}
+			found.Wait()
+			return res
+		}
+		var missing []int
+		for j, i := range todo {
+			switch c := claims[j]; {
+			case !c.found:
+				missing = append(missing, i)
+			case schemas.Final(c.prev):
+				res[i] = ended{outcome: OutcomeDuplicate, done: true, recovered: true}
+			default:
+				rows[i].ev.ReceivedAt = c.receivedAt
+				run(i, func(row *lateRow) ended {
+					out, err := r.handleAndApply(row.ctx, &row.ev)
+					if err != nil {
+						return m.lateFail(row, err)
+					}
+					return ended{outcome: out, done: true, recovered: true}
+				})
+			}
+		}
+		todo = missing
 	}
-	actx, span := r.startApply(ctx, 1)
-	outcome, err := r.store.apply(actx, ev, eff)
-	endSpan(span, err)
-	return outcome, err
+	for _, i := range todo {
+		r.m.rejected.WithLabelValues(r.cfg.Group, rows[i].rec.Topic, "no_inbox_row").Inc()
+		run(i, func(row *lateRow) ended { return m.lateFail(row, errNoInbox) }) // each forward waits for its ack
+	}
+	found.Wait()
+	return res
+}
+
+// lateFail forwards row's record, whose event failed with err, down the
+// retry ladder.
+func (m *membership) lateFail(row *lateRow, err error) ended {
+	out, ok := m.fail(row.ctx, row.rec, row.role, &row.ev, err)
+	return ended{outcome: out, done: ok}
 }

@@ -73,26 +73,3 @@ func (r *Runner) notify(ctx context.Context, ev *event.Event) (string, error) {
 	}
 	return OutcomeOK, nil
 }
-
-// notifyAll sends the batch's erasure notices after its events' handlers
-// ran (a notice follows its event in the partition, so its event's own
-// delivery goes first), each at once; a notice that fails is forwarded to
-// the retry ladder like any failed record.
-func (m *membership) notifyAll(notices []*work, forward func(*work)) {
-	var wg sync.WaitGroup
-	for _, w := range notices {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.outcome, w.err = m.r.notify(w.ctx, w.ev)
-		}()
-	}
-	wg.Wait()
-	for _, w := range notices {
-		if w.err != nil {
-			forward(w)
-		} else {
-			w.done = true
-		}
-	}
-}

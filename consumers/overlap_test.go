@@ -24,7 +24,7 @@ func TestNextBatchIsHandledWhileTheLastCommits(t *testing.T) {
 	locked := make(chan struct{})
 	cfg := f.config(nil)
 	cfg.Handlers = NewRegistry()
-	cfg.Handlers.Register(f.provider, "*", event.HandlerFunc(func(ctx context.Context, ev *event.Event) (*event.Effect, error) {
+	cfg.Handlers.Register(f.provider, "*", event.HandlerFunc(func(ctx context.Context, ev *event.Event, _ *event.Batch) (*event.Effect, error) {
 		mu.Lock()
 		handled[ev.ID] = time.Now()
 		mu.Unlock()

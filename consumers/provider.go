@@ -57,18 +57,19 @@ func RegisterProvider[F Forwarder](r *Registry, provider string, fetch event.Han
 	}
 }
 
-// Handle fetches, then delivers to every matching destination at once
-// (one delivery per destination: of two entries naming one destination
-// the first matching wins). When several destinations match, each that
-// answers 2xx is recorded (event.Ledger), and a retry of the event goes
-// only to the others; with one destination a retry delivers again (the
-// webhook-id is the same, so the destination deduplicates). A failure of
-// any destination fails the event: permanent when one of them is.
-func (h *providerHandler) Handle(ctx context.Context, ev *event.Event) (*event.Effect, error) {
+// Handle fetches (through b's memo), then delivers to every matching
+// destination at once (one delivery per destination: of two entries naming
+// one destination the first matching wins). When several destinations
+// match, or a transform shapes the delivery, each that answers 2xx is
+// recorded in b's ledger, and a retry of the event goes only to the others;
+// with one destination a retry delivers again (the webhook-id is the same,
+// so the destination deduplicates). A failure of any destination fails the
+// event: permanent when one of them is.
+func (h *providerHandler) Handle(ctx context.Context, ev *event.Event, b *event.Batch) (*event.Effect, error) {
 	var eff *event.Effect
 	if h.fetch != nil {
 		var err error
-		if eff, err = h.fetch.Handle(ctx, ev); err != nil {
+		if eff, err = h.fetch.Handle(ctx, ev, b); err != nil {
 			return nil, event.InStage(event.StageFetch, err)
 		}
 	}
@@ -87,8 +88,8 @@ func (h *providerHandler) Handle(ctx context.Context, ev *event.Event) (*event.E
 	if eff != nil {
 		obj = eff.Data
 	}
-	ledger := event.LedgerFrom(ctx)
-	if ledger == nil || (len(todo) == 1 && !todo[0].Transforms()) {
+	ledger := b.Ledger()
+	if len(todo) == 1 && !todo[0].Transforms() {
 		ledger = nil // nothing to remember: a retry goes to the one destination again
 	} else {
 		done, err := ledger.ForwardedTo(ctx, ev.Provider, ev.ID)

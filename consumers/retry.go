@@ -12,30 +12,27 @@ import (
 	"github.com/gatehouse/gatehouse/consumers/event"
 )
 
-// handle processes one record to its end: applied, ignored, or forwarded to
-// the next retry topic or the dead-letter topic. It returns false when the
-// record could not be finished (the forward failed or processing was cut
-// off by the drain timeout); the record must then stay unmarked.
+// handle processes one record of a retry topic to its end, through the
+// stages of a batch of one: decode, claim, handle and apply
+// (processEvent), settle: applied, ignored, or forwarded to the next retry
+// topic or the dead-letter topic. It returns false when the record could
+// not be finished (the forward failed or processing was cut off by the
+// drain timeout); the record must then stay unmarked.
 func (m *membership) handle(ctx context.Context, rec *kgo.Record, role topicRole) bool {
 	r := m.r
 	start := r.cfg.Now()
-	ctx, span := r.startEvent(ctx, rec)
-	ev, err := decode(rec, role.provider)
-	outcome := ""
-	if err == nil {
-		outcome, err = r.processEvent(ctx, ev)
+	w := &work{rec: rec, role: role}
+	w.ctx, w.span = r.startEvent(ctx, rec)
+	if w.ev, w.err = decode(rec, role.provider); w.err == nil {
+		w.outcome, w.err = r.processEvent(w.ctx, w.ev)
 	}
-	defer func() { endEvent(span, outcome, err) }()
-	if err != nil {
-		var ok bool
-		if outcome, ok = m.fail(ctx, rec, role, ev, err); !ok {
-			return false
-		}
+	if w.err != nil {
+		w.outcome, w.done = m.fail(w.ctx, rec, role, w.ev, w.err)
 	} else {
-		r.logProcessed(ctx, rec, ev, outcome)
+		w.done = true
 	}
-	r.count(ctx, rec, outcome, start)
-	return true
+	r.settleRecord(w, start)
+	return w.done
 }
 
 // fail finishes a record whose processing failed: it forwards the record to
@@ -98,14 +95,13 @@ func (r *Runner) count(ctx context.Context, rec *kgo.Record, outcome string, sta
 }
 
 // processEvent runs one attempt of an event on a retry topic: claim the
-// inbox row, call the handler (which fetches the authoritative object),
-// apply the effect. The retry delay has passed, so a missing row is not
+// inbox row, then handle and apply it alone (handleAndApply). The retry delay has passed, so a missing row is not
 // waited for: the record goes on along the ladder and ends in the
 // dead-letter topic if its row never appears. Nothing is done for an event
 // gatehouse has not stored as verified.
 func (r *Runner) processEvent(ctx context.Context, ev *event.Event) (string, error) {
 	if isNotice(ev) {
-		return r.notify(ctx, ev) // not an event: sent on to the forward destinations (processMain does the same)
+		return r.notify(ctx, ev) // not an event: sent on to the forward destinations (a batch's handle stage does the same)
 	}
 	prev, _, err := r.store.claim(ctx, ev)
 	if err != nil {

@@ -74,7 +74,9 @@ func TestForwardRecordKeepsOriginAcrossHops(t *testing.T) {
 func TestRegistryLookup(t *testing.T) {
 	r := NewRegistry()
 	mk := func(name string) event.Handler {
-		return event.HandlerFunc(func(context.Context, *event.Event) (*event.Effect, error) { return &event.Effect{ObjectID: name}, nil })
+		return event.HandlerFunc(func(context.Context, *event.Event, *event.Batch) (*event.Effect, error) {
+			return &event.Effect{ObjectID: name}, nil
+		})
 	}
 	r.Register("p", "invoice.paid", mk("exact"))
 	r.Register("p", "invoice.*", mk("invoice"))
@@ -88,7 +90,7 @@ func TestRegistryLookup(t *testing.T) {
 		h := r.Lookup(k[0], k[1])
 		got := ""
 		if h != nil {
-			e, _ := h.Handle(context.Background(), nil)
+			e, _ := h.Handle(context.Background(), nil, nil)
 			got = e.ObjectID
 		}
 		if got != want {

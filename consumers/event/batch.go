@@ -6,10 +6,37 @@ import (
 	"sync"
 )
 
+// Batch is what a batch of the runner hands every handler it runs, as the
+// Handler's third argument: the batch's fetch memo (coalescing) and the
+// forward ledger. Build one with NewBatch; a handler reads both
+// unconditionally, so none runs without them. The runner builds one per
+// main-topic batch, and one per event of a retry topic or a late inbox row
+// (a batch of one).
+type Batch struct {
+	memo   *Memo
+	ledger Ledger
+}
+
+// NewBatch returns a batch with a new, empty memo and ledger l. It panics
+// when l is nil: a handler without a ledger would deliver every retry to
+// every destination.
+func NewBatch(l Ledger) *Batch {
+	if l == nil {
+		panic("event: NewBatch without a ledger")
+	}
+	return &Batch{memo: &Memo{calls: map[string]*memoCall{}}, ledger: l}
+}
+
+// Memo is the batch's fetch memo.
+func (b *Batch) Memo() *Memo { return b.memo }
+
+// Ledger is the batch's forward ledger.
+func (b *Batch) Ledger() Ledger { return b.ledger }
+
 // Memo coalesces the work of one batch: the first call for a key runs,
-// every other call for it, concurrent or later, gets its result. The
-// runner puts one in each batch's context (WithMemo); fetch's API client
-// coalesces its requests through it.
+// every other call for it, concurrent or later, gets its result. fetch's
+// API client coalesces its requests through the memo of the Batch it is
+// handed.
 type Memo struct {
 	mu    sync.Mutex
 	calls map[string]*memoCall
@@ -19,19 +46,6 @@ type memoCall struct {
 	done chan struct{}
 	v    any
 	err  error
-}
-
-type memoKey struct{}
-
-// WithMemo returns ctx carrying a new batch memo.
-func WithMemo(ctx context.Context) context.Context {
-	return context.WithValue(ctx, memoKey{}, &Memo{calls: map[string]*memoCall{}})
-}
-
-// MemoFrom returns ctx's batch memo, nil when none.
-func MemoFrom(ctx context.Context) *Memo {
-	m, _ := ctx.Value(memoKey{}).(*Memo)
-	return m
 }
 
 // Do returns the result of the first call of key, running do when this is
@@ -54,25 +68,11 @@ func (m *Memo) Do(key string, do func() (any, error)) (v any, err error, shared 
 // Ledger remembers which destinations answered 2xx for an event that goes
 // to several, or whose delivery a transform shaped (table
 // forward_deliveries), so a retry delivers only to the ones that failed
-// and the console shows what a transform sent. The runner hands its store to the handlers through the
-// context (WithLedger); without one (a handler called directly) every
-// retry delivers to every destination.
+// and the console shows what a transform sent. The runner's store is the
+// ledger of every Batch it builds.
 type Ledger interface {
 	ForwardedTo(ctx context.Context, provider, eventID string) (map[string]bool, error)
 	RecordForward(ctx context.Context, provider, eventID, destination string, sent Sent) error
-}
-
-type ledgerKey struct{}
-
-// WithLedger returns ctx carrying l.
-func WithLedger(ctx context.Context, l Ledger) context.Context {
-	return context.WithValue(ctx, ledgerKey{}, l)
-}
-
-// LedgerFrom returns ctx's ledger, nil when none.
-func LedgerFrom(ctx context.Context) Ledger {
-	l, _ := ctx.Value(ledgerKey{}).(Ledger)
-	return l
 }
 
 // Sent is what a forward destination was sent for one event: the body and

@@ -1,8 +1,8 @@
 // Package event is the vocabulary the consumer runner (consumers) shares
 // with the handlers it runs (consumers/fetch, consumers/forward): the
 // decoded Event, the Effect a handler returns, the Handler interface, the
-// error classes and failure stages, and what a batch hands its handlers
-// through the context (the fetch memo, the forward ledger).
+// error classes and failure stages, and the Batch a batch hands every
+// handler as an argument (the fetch memo, the forward ledger).
 package event
 
 import (
@@ -55,15 +55,18 @@ type Effect struct {
 	Data       json.RawMessage // the object as the provider's API returned it
 }
 
-// Handler processes one event. It returns the effect to apply, or nil when
-// the event needs none. Errors are classified with Classify: wrap permanent
-// ones with Permanent.
+// Handler processes one event of batch b, whose memo coalesces its fetches
+// with the batch's other events' and whose ledger remembers its forwards.
+// It returns the effect to apply, or nil when the event needs none. Errors
+// are classified with Classify: wrap permanent ones with Permanent.
 type Handler interface {
-	Handle(ctx context.Context, ev *Event) (*Effect, error)
+	Handle(ctx context.Context, ev *Event, b *Batch) (*Effect, error)
 }
 
 // HandlerFunc adapts a function to Handler.
-type HandlerFunc func(ctx context.Context, ev *Event) (*Effect, error)
+type HandlerFunc func(ctx context.Context, ev *Event, b *Batch) (*Effect, error)
 
 // Handle calls f.
-func (f HandlerFunc) Handle(ctx context.Context, ev *Event) (*Effect, error) { return f(ctx, ev) }
+func (f HandlerFunc) Handle(ctx context.Context, ev *Event, b *Batch) (*Effect, error) {
+	return f(ctx, ev, b)
+}

@@ -1,7 +1,6 @@
 package fetch
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -17,11 +16,11 @@ type answer struct {
 	at     time.Time
 }
 
-// coalesce runs send once per key in the batch of ctx (event.WithMemo):
-// every other call for key, concurrent or later, gets its answer and
-// counts as coalesced. Outside a batch send runs every time.
-func coalesce(ctx context.Context, key string, coalesced interface{ Inc() }, send func() (answer, error)) (answer, error) {
-	m := event.MemoFrom(ctx)
+// coalesce runs send once per key in the batch whose memo is m
+// (event.Batch): every other call for key, concurrent or later, gets its
+// answer and counts as coalesced. With m nil (APIClient.Get, outside a
+// batch) send runs every time.
+func coalesce(m *event.Memo, key string, coalesced interface{ Inc() }, send func() (answer, error)) (answer, error) {
 	if m == nil {
 		return send()
 	}

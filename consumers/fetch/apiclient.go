@@ -22,7 +22,8 @@ import (
 // pinned API version. Calls
 // are bounded (Concurrency at once), rate-limited (RateLimit per second,
 // paused after a 429 or 503 for its Retry-After) and, inside a batch
-// (event.WithMemo), coalesced: one request per object path.
+// (the memo of the event.Batch a Fetcher is handed), coalesced: one
+// request per object path.
 type APIClient struct {
 	base          *url.URL
 	key           string
@@ -138,8 +139,8 @@ func ObjectPath(collection, id string) (string, error) {
 // Get fetches path (e.g. /v1/payments/pay_1, escaped: ObjectPath) and
 // returns the JSON object. A path with an empty, "." or ".." segment is
 // refused (permanent) without a request.
-// Inside a batch the first call for a path fetches and concurrent or later
-// calls for the same path share its answer. Errors: network failures,
+// Get is not coalesced: every call sends (a Fetcher's Handle coalesces
+// through its batch's memo). Errors: network failures,
 // timeouts, 429 and 5xx are transient; other 4xx answers, and redirects
 // (3xx: never followed with the API key; a stable API answers an object's
 // URL with the same redirect on every retry, so the event goes to the
@@ -153,15 +154,16 @@ func (c *APIClient) Get(ctx context.Context, path string) (json.RawMessage, erro
 // GetAt is Get that also returns when the request that answered was sent
 // (shared by coalesced calls): a state fetched later is at least as new.
 func (c *APIClient) GetAt(ctx context.Context, path string) (json.RawMessage, time.Time, error) {
-	a, err := c.request(ctx, http.MethodGet, path, "", nil)
+	a, err := c.request(ctx, nil, http.MethodGet, path, "", nil)
 	return a.body, a.at, err
 }
 
 // request is GetAt for any method, an encoded query and a JSON body (nil:
-// none), with the answer's headers.
-func (c *APIClient) request(ctx context.Context, method, path, query string, body []byte) (answer, error) {
+// none), with the answer's headers, coalesced through memo (a batch's;
+// nil: not coalesced).
+func (c *APIClient) request(ctx context.Context, memo *event.Memo, method, path, query string, body []byte) (answer, error) {
 	key := method + " " + c.base.String() + path + "?" + query + "\n" + string(body)
-	return coalesce(ctx, key, c.m.coalesced, func() (answer, error) { return c.send(ctx, method, path, query, body) })
+	return coalesce(memo, key, c.m.coalesced, func() (answer, error) { return c.send(ctx, method, path, query, body) })
 }
 
 // below is the path below the base URL of abs, an absolute URL an event

@@ -71,14 +71,14 @@ func (f *Fetcher) Rule(ev *event.Event) *providers.Fetch {
 
 func whenHolds(doc gjson.Result, when schemas.Conditions) bool { return when.Holds(doc) }
 
-// Handle fetches ev's object per its rule; nil effect when no rule reads
-// one.
-func (f *Fetcher) Handle(ctx context.Context, ev *event.Event) (*event.Effect, error) {
+// Handle fetches ev's object per its rule, one request per object in the
+// batch b (its memo); nil effect when no rule reads one.
+func (f *Fetcher) Handle(ctx context.Context, ev *event.Event, b *event.Batch) (*event.Effect, error) {
 	r := f.Rule(ev)
 	if r == nil || r.Skip != "" {
 		return nil, nil
 	}
-	return f.fetch(ctx, ev, r)
+	return f.fetch(ctx, ev, r, b.Memo())
 }
 
 var placeholderRE = regexp.MustCompile(`\{([^{}]+)\}`)
@@ -111,7 +111,7 @@ func (f *Fetcher) expand(doc gjson.Result, tmpl string, escape func(string) stri
 	return out, last, err
 }
 
-func (f *Fetcher) fetch(ctx context.Context, ev *event.Event, r *providers.Fetch) (*event.Effect, error) {
+func (f *Fetcher) fetch(ctx context.Context, ev *event.Event, r *providers.Fetch, memo *event.Memo) (*event.Effect, error) {
 	doc := gjson.ParseBytes(ev.StoredEnvelope())
 	path, last, err := f.target(doc, r, ev)
 	if err != nil {
@@ -146,7 +146,7 @@ func (f *Fetcher) fetch(ctx context.Context, ev *event.Event, r *providers.Fetch
 			return nil, err
 		}
 	}
-	a, err := f.api.request(ctx, method, path, query, body)
+	a, err := f.api.request(ctx, memo, method, path, query, body)
 	if err != nil {
 		var ae *APIError
 		if errors.As(err, &ae) && (slices.Contains(r.Retry, ae.Status) || retriedError(r, ae.raw)) {

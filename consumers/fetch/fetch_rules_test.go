@@ -59,7 +59,7 @@ func TestFetchURLFromOnlyRequestsAPIAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := srv.URL + "/api/scheduled_events/AB%2FC/invitees/D1"
-	eff, err := f.Handle(context.Background(), envelopeEvent("invitee.created", `{"payload":{"uri":"`+good+`"}}`))
+	eff, err := f.Handle(context.Background(), envelopeEvent("invitee.created", `{"payload":{"uri":"`+good+`"}}`), batch())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestFetchURLFromOnlyRequestsAPIAddresses(t *testing.T) {
 		"/api/x/1",                               // relative
 		"",                                       // missing
 	} {
-		_, err := f.Handle(context.Background(), envelopeEvent("invitee.created", `{"payload":{"uri":"`+bad+`"}}`))
+		_, err := f.Handle(context.Background(), envelopeEvent("invitee.created", `{"payload":{"uri":"`+bad+`"}}`), batch())
 		if event.Classify(err) != event.ClassPermanent {
 			t.Errorf("%q: %v, want a permanent error", bad, err)
 		}
@@ -127,7 +127,7 @@ func TestFetchGraphQLRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := `a"b\c`
-	eff, err := f.Handle(context.Background(), envelopeEvent("Issue.update", `{"data":{"id":"a\"b\\c"}}`))
+	eff, err := f.Handle(context.Background(), envelopeEvent("Issue.update", `{"data":{"id":"a\"b\\c"}}`), batch())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestFetchGraphQLRule(t *testing.T) {
 		t.Errorf("effect %+v", eff)
 	}
 	for id, want := range map[string]string{"busy": event.ClassTransient, "gone": event.ClassPermanent, "nocode": event.ClassPermanent} {
-		if _, err := f.Handle(context.Background(), envelopeEvent("Issue.update", `{"data":{"id":"`+id+`"}}`)); event.Classify(err) != want {
+		if _, err := f.Handle(context.Background(), envelopeEvent("Issue.update", `{"data":{"id":"`+id+`"}}`), batch()); event.Classify(err) != want {
 			t.Errorf("%s: %v, want %s", id, err, want)
 		}
 	}
@@ -175,7 +175,7 @@ func TestFetchAnswerErrorAcceptAndBotAuth(t *testing.T) {
 	ev := func(ch string) *event.Event {
 		return envelopeEvent("channel_created", `{"team_id":"T1","event":{"type":"channel_created","channel":{"id":"`+ch+`"}}}`)
 	}
-	eff, err := f.Handle(context.Background(), ev("C1"))
+	eff, err := f.Handle(context.Background(), ev("C1"), batch())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,10 +185,10 @@ func TestFetchAnswerErrorAcceptAndBotAuth(t *testing.T) {
 	if eff.ObjectID != "T1/channel/C1" || eff.Version != 1678229664302 {
 		t.Errorf("effect %+v", eff)
 	}
-	if _, err := f.Handle(context.Background(), ev("C404")); event.Classify(err) != event.ClassPermanent || !strings.Contains(err.Error(), "channel_not_found") {
+	if _, err := f.Handle(context.Background(), ev("C404"), batch()); event.Classify(err) != event.ClassPermanent || !strings.Contains(err.Error(), "channel_not_found") {
 		t.Errorf("channel_not_found: %v, want permanent", err)
 	}
-	if _, err := f.Handle(context.Background(), ev("C500")); event.Classify(err) != event.ClassTransient {
+	if _, err := f.Handle(context.Background(), ev("C500"), batch()); event.Classify(err) != event.ClassTransient {
 		t.Errorf("internal_error: %v, want transient", err)
 	}
 }

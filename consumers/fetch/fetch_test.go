@@ -53,7 +53,7 @@ func TestFetchRuleRequestsAndVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eff, err := f.Handle(context.Background(), ev("a/b c", "plain"))
+	eff, err := f.Handle(context.Background(), ev("a/b c", "plain"), batch())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,19 +68,19 @@ func TestFetchRuleRequestsAndVersions(t *testing.T) {
 	}
 	before := requests.Load()
 	for _, bad := range []string{"", ".", ".."} {
-		if _, err := f.Handle(context.Background(), ev(bad, "plain")); event.Classify(err) != event.ClassPermanent {
+		if _, err := f.Handle(context.Background(), ev(bad, "plain"), batch()); event.Classify(err) != event.ClassPermanent {
 			t.Errorf("id %q: %v, want permanent", bad, err)
 		}
 	}
 	if requests.Load() != before {
 		t.Error("a refused id made a request")
 	}
-	if _, err := f.Handle(context.Background(), ev("x", "conflict")); err == nil || event.Classify(err) != event.ClassTransient {
+	if _, err := f.Handle(context.Background(), ev("x", "conflict"), batch()); err == nil || event.Classify(err) != event.ClassTransient {
 		t.Errorf("409 with retry: [409]: %v, want transient", err)
 	}
 	for version, want := range map[string]int64{"rev": 7, providers.VersionETag: 42} {
 		f, _ := NewFetcher([]providers.Fetch{rule(version)}, api, "")
-		eff, err := f.Handle(context.Background(), ev("x", "etag"))
+		eff, err := f.Handle(context.Background(), ev("x", "etag"), batch())
 		if err != nil || eff.Version != want {
 			t.Errorf("version %s: %+v %v, want %d", version, eff, err, want)
 		}
@@ -89,21 +89,21 @@ func TestFetchRuleRequestsAndVersions(t *testing.T) {
 	// decides; alone it fails the event permanently.
 	f, _ = NewFetcher([]providers.Fetch{rule(providers.VersionETag, providers.VersionFetched)}, api, "")
 	sent := time.Now()
-	if eff, err := f.Handle(context.Background(), ev("x", "opaque")); err != nil || eff.Version < sent.UnixMicro() || eff.Version > time.Now().UnixMicro() {
+	if eff, err := f.Handle(context.Background(), ev("x", "opaque"), batch()); err != nil || eff.Version < sent.UnixMicro() || eff.Version > time.Now().UnixMicro() {
 		t.Errorf("opaque etag, then fetched: %+v %v, want the fetch time", eff, err)
 	}
 	f, _ = NewFetcher([]providers.Fetch{rule(providers.VersionETag)}, api, "")
-	if _, err := f.Handle(context.Background(), ev("x", "opaque")); event.Classify(err) != event.ClassPermanent || !strings.Contains(err.Error(), "not a decimal version") {
+	if _, err := f.Handle(context.Background(), ev("x", "opaque"), batch()); event.Classify(err) != event.ClassPermanent || !strings.Contains(err.Error(), "not a decimal version") {
 		t.Errorf("opaque etag alone: %v, want permanent", err)
 	}
 	f, _ = NewFetcher([]providers.Fetch{rule("missing")}, api, "")
-	if _, err := f.Handle(context.Background(), ev("x", "plain")); event.Classify(err) != event.ClassPermanent {
+	if _, err := f.Handle(context.Background(), ev("x", "plain"), batch()); event.Classify(err) != event.ClassPermanent {
 		t.Errorf("no version: %v, want permanent", err)
 	}
 	// No rule matches, or a skip rule: no effect, no request.
 	f, _ = NewFetcher([]providers.Fetch{{Types: []string{"other.*"}, Skip: "not ours"}}, api, "")
 	before = requests.Load()
-	if eff, err := f.Handle(context.Background(), ev("x", "plain")); eff != nil || err != nil || requests.Load() != before {
+	if eff, err := f.Handle(context.Background(), ev("x", "plain"), batch()); eff != nil || err != nil || requests.Load() != before {
 		t.Errorf("unmatched: %+v %v", eff, err)
 	}
 }

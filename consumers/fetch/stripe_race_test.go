@@ -49,7 +49,7 @@ func TestStripeHandlerConcurrentCollections(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				eff, err := f.Handle(context.Background(), ev)
+				eff, err := f.Handle(context.Background(), ev, batch())
 				if err != nil {
 					errs <- fmt.Errorf("%s: %w", ev.Type, err)
 					return
