@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/internal/text"
 )
 
 // normalisers replace, in order, what differs between two occurrences of
@@ -129,7 +130,7 @@ func recordIssue(ctx context.Context, tx pgx.Tx, provider, eventID, typ string, 
 	if summary == "" {
 		summary = stage + ": " + class + " failure"
 	}
-	summary = event.Truncate(summary, maxErrorMessage)
+	summary = text.Truncate(summary, maxErrorMessage)
 	var id int64
 	if err := tx.QueryRow(ctx, upsertIssue, provider, stage, Fingerprint(msg), class, NormalizeError(summary), summary,
 		typ, eventID, now, issueEventTypes, issueSamples).Scan(&id); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/internal/text"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -75,7 +76,7 @@ func forwardRecord(rec *kgo.Record, f forwarding, class string, cause error) *kg
 	if cause != nil {
 		msg = cause.Error()
 	}
-	add(schemas.HeaderErrorMessage, event.Truncate(msg, maxErrorMessage))
+	add(schemas.HeaderErrorMessage, text.Truncate(msg, maxErrorMessage))
 	return out
 }
 

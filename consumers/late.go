@@ -19,7 +19,7 @@ import (
 // the process array (which makes it visible to new snapshots), and a
 // receiver backend that loses the CPU between the two keeps a whole group
 // commit invisible for that long while the relay, Kafka and the consumers
-// move on (the relay's cursor waits for this too: README, dispatcher).
+// move on (the relay's cursor waits for this too: docs/RELAY.md).
 //
 // So a main-topic batch reads its missing rows once more after
 // noInboxPause, and a record younger than noInboxFresh (its Kafka

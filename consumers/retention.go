@@ -33,8 +33,8 @@ type MaintenanceConfig struct {
 	Now        func() time.Time
 }
 
-// NewMaintenance returns the maintainer of the consumers' tables (README
-// "Retention"). They are not partitioned; the sweep deletes, oldest first
+// NewMaintenance returns the maintainer of the consumers' tables (docs/STORAGE.md,
+// "How storage stays bounded"). They are not partitioned; the sweep deletes, oldest first
 // and in batches through their time indexes:
 //
 //   - processed_events (the effect dedupe) older than the longest key

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/text"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -70,7 +71,7 @@ func (m *membership) fail(ctx context.Context, rec *kgo.Record, role topicRole, 
 		if ev != nil && ev.Provider == provider && ev.ID == id {
 			at = receivedAt(ev)
 		}
-		ierr, ferr := r.store.recordFailure(ctx, provider, id, at, state, class, event.Truncate(err.Error(), maxErrorMessage), FailureSummary(err), next, event.Stage(err))
+		ierr, ferr := r.store.recordFailure(ctx, provider, id, at, state, class, text.Truncate(err.Error(), maxErrorMessage), FailureSummary(err), next, event.Stage(err))
 		if ferr != nil {
 			r.log.ErrorContext(ctx, "record failure state", "provider", provider, "event_id", id, "err", ferr)
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
-// The consumer's spans (README "Tracing"): one per record handled (a
+// The consumer's spans (docs/TRACING.md#what-is-traced): one per record handled (a
 // consumer span, child of the span that published the record: the relay's
 // publish span, or the forward span of the attempt before), one per batch
 // (linked to its records' spans) with the apply transaction as its child,

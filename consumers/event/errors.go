@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-
-	"github.com/gatehouse/gatehouse/internal/text"
 )
 
 // Error classes carried in the gatehouse_error_class header and in
@@ -53,10 +51,6 @@ func IsTimeout(err error) bool {
 	var ne net.Error
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
-
-// Truncate is text.Truncate (at most n bytes, never half a UTF-8
-// sequence), for the callers in consumers that still name it here.
-func Truncate(s string, n int) string { return text.Truncate(s, n) }
 
 // Stages of a failure, the stage of a failure issue (failure_issues.stage).
 const (

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/consumers/throttle"
+	"github.com/gatehouse/gatehouse/internal/text"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
@@ -257,7 +258,7 @@ func (c *APIClient) do(ctx context.Context, method, path, query string, reqBody 
 		return nil, nil, fmt.Errorf("provider api %s %s: read body: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		ae := &APIError{Status: resp.StatusCode, Method: method, Path: path, Body: event.Truncate(string(body), 256),
+		ae := &APIError{Status: resp.StatusCode, Method: method, Path: path, Body: text.Truncate(string(body), 256),
 			raw: body[:min(len(body), 64<<10)]}
 		if resp.StatusCode/100 == 3 {
 			loc, _ := url.Parse(resp.Header.Get("Location"))

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/internal/redact"
+	"github.com/gatehouse/gatehouse/internal/text"
 	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
@@ -348,7 +349,7 @@ func (f *Forwarder) send(ctx context.Context, id string, body []byte, extra http
 	if resp.StatusCode/100 == 2 {
 		return nil
 	}
-	fe := &Error{Status: resp.StatusCode, Dest: f.redacted, Body: event.Truncate(string(msg), 256)}
+	fe := &Error{Status: resp.StatusCode, Dest: f.redacted, Body: text.Truncate(string(msg), 256)}
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable:
 		f.d.flow.Pause(resp.StatusCode, resp.Header)

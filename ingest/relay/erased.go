@@ -20,7 +20,7 @@ const erasedSQL = `SELECT outbox_id::text, erasure_id FROM outbox_erasures WHERE
 // committed transaction on a table that holds only erased rows. An erasure
 // that commits after the lookup (while the transaction's records are being
 // produced) is not seen: the record was on its way to Kafka already, and
-// README "Erasure" says what Kafka keeps.
+// docs/SECURITY.md#erasure says what Kafka keeps.
 func (r *Relay) redactErased(ctx context.Context, rows []*Row) error {
 	ids := make([]string, len(rows))
 	for i, row := range rows {

@@ -9,7 +9,7 @@
 //
 // It lives under ingest/ because the outbox is ingest's table: the relay is
 // the second half of ingest's atomic handoff (ingest writes the rows, the
-// relay finishes them), and DESIGN.md's layout has no top-level relay. The
+// relay finishes them), and docs/ARCHITECTURE.md's layout has no top-level relay. The
 // record it writes is schemas.Record; it never imports consumers.
 package relay
 
