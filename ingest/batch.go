@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"github.com/gatehouse/gatehouse/internal/tracing"
 	"net/http"
 	"time"
 
@@ -94,4 +95,30 @@ func (r *Receiver) record(ctx context.Context, recs []Record) ([]Outcome, error)
 		})
 	}
 	return outs, g.Wait()
+}
+
+// parse maps the verified body into the rows to write, each with its
+// trace context, a single event's with its replay-guard record.
+func (r *Receiver) parse(ctx context.Context, d *delivery, req *http.Request, body []byte, res signature.Result) ([]Record, bool) {
+	ep := d.ep
+	evs, err := parseEvents(ep.kind, req.Header, body, res, r.cfg.Now())
+	if err != nil {
+		d.reason = err.Error()
+		r.fail(d, http.StatusBadRequest, OutcomeBadRequest, err.Error())
+		return nil, false
+	}
+	d.events, d.batch = len(evs), ep.kind.Batch
+	recs, err := r.records(ep, evs, res.SecretID, tracing.Traceparent(ctx))
+	if err != nil {
+		d.reason = err.Error()
+		r.fail(d, http.StatusBadRequest, OutcomeBadRequest, err.Error())
+		return nil, false
+	}
+	if len(evs) > 0 {
+		d.eventID, d.typ = evs[0].ID, evs[0].Type
+	}
+	if len(recs) == 1 { // a Batch kind keeps no guard
+		recs[0].Guard = guardKey(ep, req.URL.RawQuery, body, res)
+	}
+	return recs, true
 }
