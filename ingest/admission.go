@@ -276,7 +276,7 @@ func (r *Receiver) refuse(w http.ResponseWriter, req *http.Request, ep *endpoint
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(refuseDrain))
 	}
 	http.Error(w, msg, status)
-	r.cfg.Rollup.observe(ep.name, string(OutcomeRefused), status, 0)
+	r.cfg.Rollup.Observe(ep.name, string(OutcomeRefused), status, 0)
 	r.refusals.log(req.Context(), r.cfg.Logger, ep.name, reason, status)
 }
 

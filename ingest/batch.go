@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"net/http"
 	"time"
@@ -55,15 +56,15 @@ func parseEvents(k providers.Kind, h http.Header, body []byte, res signature.Res
 // records maps evs to the rows to write, each with its aggregate id, and
 // refuses the delivery (errBadEnvelope, naming the field and the event of
 // a batch) when an id, type or aggregate id exceeds its cap (checkLengths).
-func (r *Receiver) records(ep *endpoint, evs []parsed, secretID, traceparent string) ([]Record, error) {
-	recs := make([]Record, len(evs))
+func (r *Receiver) records(ep *endpoint, evs []parsed, secretID, traceparent string) ([]inbox.Record, error) {
+	recs := make([]inbox.Record, len(evs))
 	for i, ev := range evs {
-		agg, found := AggregateID(ev.root, ep.p.AggregateIDPath)
+		agg, found := inbox.AggregateID(ev.root, ep.p.AggregateIDPath)
 		if !found {
 			agg = ev.ID
 			r.m.noAggregate.WithLabelValues(ep.name).Inc()
 		}
-		recs[i] = Record{Provider: ep.name, EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt, EventTime: ev.Time, Payload: ev.Payload,
+		recs[i] = inbox.Record{Provider: ep.name, EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt, EventTime: ev.Time, Payload: ev.Payload,
 			SecretID: secretID, AggregateID: agg, Topic: ep.p.Topic, KeyLifetime: ep.keyLife,
 			Traceparent: traceparent}
 		if err := checkLengths(recs[i]); err != nil {
@@ -79,8 +80,8 @@ func (r *Receiver) records(ep *endpoint, evs []parsed, secretID, traceparent str
 // record writes recs (their inbox rows and outbox jobs) and returns each
 // one's outcome; the events of a batch are written concurrently, so the
 // Writer coalesces them into as few statements as it can.
-func (r *Receiver) record(ctx context.Context, recs []Record) ([]Outcome, error) {
-	outs := make([]Outcome, len(recs))
+func (r *Receiver) record(ctx context.Context, recs []inbox.Record) ([]inbox.Outcome, error) {
+	outs := make([]inbox.Outcome, len(recs))
 	if len(recs) == 1 {
 		out, err := r.cfg.Writer.Write(ctx, recs[0])
 		outs[0] = out
@@ -99,7 +100,7 @@ func (r *Receiver) record(ctx context.Context, recs []Record) ([]Outcome, error)
 
 // parse maps the verified body into the rows to write, each with its
 // trace context, a single event's with its replay-guard record.
-func (r *Receiver) parse(ctx context.Context, d *delivery, req *http.Request, body []byte, res signature.Result) ([]Record, bool) {
+func (r *Receiver) parse(ctx context.Context, d *delivery, req *http.Request, body []byte, res signature.Result) ([]inbox.Record, bool) {
 	ep := d.ep
 	evs, err := parseEvents(ep.kind, req.Header, body, res, r.cfg.Now())
 	if err != nil {

@@ -5,8 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"net/http"
 	"net/url"
 	"slices"
@@ -21,8 +21,10 @@ import (
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
-// errBadEnvelope marks a verified body that cannot be recorded (400).
-var errBadEnvelope = errors.New("bad envelope")
+// errBadEnvelope marks a verified body that cannot be recorded (400):
+// the inbox's own, which a write PostgreSQL refuses for its content wraps
+// too.
+var errBadEnvelope = inbox.ErrBadEnvelope
 
 // parsed is what the receiver records of one verified delivery.
 type parsed struct {
@@ -190,19 +192,6 @@ func reservedID(id string) error {
 	return nil
 }
 
-// AggregateID is the subject object's id of an envelope (the outbox
-// aggregateid and Kafka key): the first of paths (a provider's
-// aggregate_id_path) that holds a string or number. The receiver and Replay
-// both use it, so a replayed event keeps its key.
-func AggregateID(root gjson.Result, paths []string) (string, bool) {
-	for _, path := range paths {
-		if v, ok := schemas.LookupPath(root, path); ok {
-			return v, true
-		}
-	}
-	return "", false
-}
-
 // Length caps on what becomes a key in PostgreSQL. A btree index entry
 // holds at most 2704 bytes (a third of an 8 kB page, less its headers:
 // PostgreSQL refuses a longer one with SQLSTATE 54000); the event id is in
@@ -228,7 +217,7 @@ const (
 // id, type or aggregate id is longer than its cap: such a row would fail
 // in PostgreSQL, and the provider would retry it for days. It also
 // refuses an event id of gatehouse's own reserved form (reservedID).
-func checkLengths(rec Record) error {
+func checkLengths(rec inbox.Record) error {
 	for _, f := range []struct {
 		name string
 		v    string

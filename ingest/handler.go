@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
+	"github.com/gatehouse/gatehouse/ingest/upkeep"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -35,7 +37,7 @@ const StatusVerificationFailed = http.StatusBadRequest
 // EventWriter is the atomic inbox+outbox write of a delivery's events:
 // *Writer (store.go) in production.
 type EventWriter interface {
-	Write(ctx context.Context, rec Record) (Outcome, error)
+	Write(ctx context.Context, rec inbox.Record) (inbox.Outcome, error)
 }
 
 // Config holds a Receiver's dependencies.
@@ -81,12 +83,12 @@ type Config struct {
 	RetryAfter time.Duration
 	// Tracer records a span per delivery (internal/tracing); nil: none.
 	Tracer trace.TracerProvider
-	// Rollup receives every answer for the console's charts (rollup.go);
+	// Rollup receives every answer for the console's charts (ingest/upkeep);
 	// nil: none.
-	Rollup *Rollup
+	Rollup *upkeep.Rollup
 	// KeyLifetime is how long a provider's event ids are remembered as
 	// duplicates (the longer of its dedupe window and retention). Nil or
-	// 0: DefaultKeyLifetime.
+	// 0: inbox.DefaultKeyLifetime.
 	KeyLifetime func(provider string) time.Duration
 }
 

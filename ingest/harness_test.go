@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"io"
 	"log/slog"
 	"net/http"
@@ -117,7 +118,7 @@ func newHarnessDB(t *testing.T, dbURL string, opts ...harnessOpt) *harness {
 	}
 	t.Cleanup(pool.Close)
 	h := &harness{t: t, pool: pool, reg: prometheus.NewRegistry(), cfg: cfg, logs: &testkit.SyncBuffer{}, now: time.Now().Truncate(time.Second), dbURL: dbURL}
-	w, err := ingest.NewWriter(pool, 4, 64)
+	w, err := inbox.NewWriter(pool, 4, 64)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func (r *Receiver) end(ctx context.Context, d *delivery) {
 	r.m.deliveries.WithLabelValues(name, string(d.outcome)).Inc()
 	lat := time.Since(d.start)
 	tracing.Observe(ctx, r.m.ackLatency.WithLabelValues(name, strconv.Itoa(d.status)), lat.Seconds())
-	r.cfg.Rollup.observe(name, string(d.outcome), d.status, lat)
+	r.cfg.Rollup.Observe(name, string(d.outcome), d.status, lat)
 	r.logDelivery(ctx, name, d)
 	endDelivery(d.span, d)
 }
@@ -156,33 +156,4 @@ func endDelivery(span trace.Span, d *delivery) {
 		span.SetStatus(codes.Error, string(d.outcome))
 	}
 	span.End()
-}
-
-// startWrite starts the span of one coalesced inbox+outbox statement: a
-// database client span of its own, linked to the span of each delivery it
-// carries (a statement serves many deliveries, each in its own trace).
-func (w *Writer) startWrite(rows []*pending) (context.Context, trace.Span) {
-	if !w.tracing {
-		return context.Background(), trace.SpanFromContext(context.Background())
-	}
-	links := make([]trace.Link, 0, len(rows))
-	for _, p := range rows {
-		if l, ok := tracing.LinkTo(p.rec.Traceparent, attribute.String("gatehouse.event_id", p.rec.EventID)); ok {
-			links = append(links, l)
-		}
-	}
-	return w.tracer.Start(context.Background(), "INSERT inbox outbox", trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithLinks(links...), trace.WithAttributes(
-			attribute.String("db.system.name", "postgresql"),
-			attribute.String("db.operation.name", "INSERT"),
-			attribute.String("db.collection.name", "inbox"),
-			attribute.String("db.query.summary", "INSERT inbox outbox"),
-			attribute.Int("db.operation.batch.size", len(rows)),
-		))
-}
-
-// SetTracer makes w record a span per statement (internal/tracing); call
-// it before the first Write. Default: no spans.
-func (w *Writer) SetTracer(tp trace.TracerProvider) {
-	w.tracer, w.tracing = tracing.Tracer(tp, "ingest"), tracing.Recording(tp)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"net/http"
 	"strconv"
 	"time"
@@ -78,7 +79,7 @@ func (r *Receiver) fail(d *delivery, status int, outcome DeliveryOutcome, msg st
 // jobs, within WriteTimeout: a batch's events are written together and
 // acknowledged once all of them are committed. The time it took teaches
 // the admission's capacity estimate (leave).
-func (r *Receiver) write(ctx context.Context, d *delivery, recs []Record) ([]Outcome, bool) {
+func (r *Receiver) write(ctx context.Context, d *delivery, recs []inbox.Record) ([]inbox.Outcome, bool) {
 	wctx, cancel := context.WithTimeout(ctx, r.cfg.WriteTimeout)
 	defer cancel()
 	wstart := time.Now()
@@ -100,7 +101,7 @@ func (r *Receiver) write(ctx context.Context, d *delivery, recs []Record) ([]Out
 // settle reads the write's outcomes into the delivery: accepted when one
 // event at least is new, else a duplicate; a token replayed under another
 // event id is refused instead (it reports false, answered).
-func (r *Receiver) settle(d *delivery, outs []Outcome) bool {
+func (r *Receiver) settle(d *delivery, outs []inbox.Outcome) bool {
 	ep := d.ep
 	if len(outs) == 1 && outs[0].Replayed {
 		d.reason, d.verified = "replayed", false

@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"bytes"
 	"context"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"io"
 	"log/slog"
 	"net/http"
@@ -24,8 +25,8 @@ import (
 // acceptAll is a recorder that stores nothing and reports every event new.
 type acceptAll struct{}
 
-func (acceptAll) Write(context.Context, ingest.Record) (ingest.Outcome, error) {
-	return ingest.Outcome{New: true, OutboxID: uuid.New(), State: "pending"}, nil
+func (acceptAll) Write(context.Context, inbox.Record) (inbox.Outcome, error) {
+	return inbox.Outcome{New: true, OutboxID: uuid.New(), State: "pending"}, nil
 }
 
 // BenchmarkReceiverServe measures the receiver's own work per delivery

@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"log/slog"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func TestDeliveryTrace(t *testing.T) {
 	tp := tracing.FromSDK(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr)))
 	h := newHarness(t, func(c *ingest.Config) {
 		c.Tracer = tp
-		c.Writer.(*ingest.Writer).SetTracer(tp)
+		c.Writer.(*inbox.Writer).SetTracer(tp)
 		c.Logger = slog.New(tracing.LogHandler(c.Logger.Handler()))
 	})
 	const providerTrace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
