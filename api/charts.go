@@ -3,9 +3,10 @@ package api
 import (
 	"context"
 	"fmt"
-	"github.com/gatehouse/gatehouse/ingest/upkeep"
 	"math"
 	"time"
+
+	"github.com/gatehouse/gatehouse/ingest/upkeep"
 )
 
 // The console's charts read pipeline_minutes (upkeep.Rollup), never the

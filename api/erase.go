@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/gatehouse/gatehouse/ingest/admin"
 	"io"
 	"net/http"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/gatehouse/gatehouse/ingest/admin"
 )
 
 // ErasureRequest is the body of POST /erasures: the provider and exactly

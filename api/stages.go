@@ -9,13 +9,13 @@ package api
 import (
 	"context"
 	"errors"
-	"github.com/gatehouse/gatehouse/ingest/admin"
 	"go.opentelemetry.io/otel/trace"
 	"net/http"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/auth"
+	"github.com/gatehouse/gatehouse/ingest/admin"
 )
 
 // AuthSessions adapts the login stage's *auth.Store to SessionStore.

@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"fmt"
-	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"net/http"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 )
 

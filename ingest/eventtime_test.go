@@ -2,10 +2,11 @@ package ingest_test
 
 import (
 	"context"
-	"github.com/gatehouse/gatehouse/ingest/admin"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/ingest/admin"
 )
 
 // TestEventTimeIsExact: outbox.event_time (the record's ce_time) is the

@@ -2,10 +2,10 @@ package ingest
 
 import (
 	"crypto/sha256"
-	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"strings"
 	"time"
 
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )

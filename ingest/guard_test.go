@@ -3,8 +3,6 @@ package ingest_test
 import (
 	"context"
 	"errors"
-	"github.com/gatehouse/gatehouse/ingest/inbox"
-	"github.com/gatehouse/gatehouse/ingest/upkeep"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -16,6 +14,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
+	"github.com/gatehouse/gatehouse/ingest/upkeep"
 	"github.com/gatehouse/gatehouse/wiring"
 )
 

@@ -1,15 +1,14 @@
 // Package ingest is gatehouse's webhook edge: one POST route per provider
 // that reads the raw body, verifies its signature, parses the envelope and
-// writes the inbox row and its outbox job in one atomic statement before
-// answering 204.
+// has ingest/inbox write the inbox row and its outbox job in one atomic
+// statement before answering 204. The tables' maintenance is
+// ingest/upkeep's; replay and erasure are ingest/admin's.
 package ingest
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gatehouse/gatehouse/ingest/inbox"
-	"github.com/gatehouse/gatehouse/ingest/upkeep"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -21,7 +20,9 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/ingest/upkeep"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"go.opentelemetry.io/otel/trace"
 )

@@ -1,8 +1,9 @@
 package ingest
 
 import (
-	"github.com/gatehouse/gatehouse/ingest/upkeep"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/ingest/upkeep"
 )
 
 type metrics struct {

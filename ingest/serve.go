@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"net/http"
 	"strconv"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 )
 
 // serve is one delivery's walk, a step a call: the cheap refusals before

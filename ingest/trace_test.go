@@ -3,7 +3,6 @@ package ingest_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"log/slog"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 )
 

@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"strings"
 	"time"
 
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/schemas/providers"

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/gatehouse/gatehouse/ingest/admin"
 	"os/user"
 
+	"github.com/gatehouse/gatehouse/ingest/admin"
 	"github.com/gatehouse/gatehouse/internal/config"
 )
 

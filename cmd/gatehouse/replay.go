@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gatehouse/gatehouse/ingest/admin"
 	"io"
 	"os/user"
 	"strings"
 	"time"
 
+	"github.com/gatehouse/gatehouse/ingest/admin"
 	"github.com/gatehouse/gatehouse/wiring"
 )
 

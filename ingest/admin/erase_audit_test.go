@@ -2,10 +2,11 @@ package admin
 
 import (
 	"context"
-	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 )
 
 // TestEraseAuditKeepsADigestNotTheValue: the audit row of an erasure by

@@ -3,11 +3,11 @@ package admin
 import (
 	"context"
 	"encoding/json"
-	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 

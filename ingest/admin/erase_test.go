@@ -3,10 +3,11 @@ package admin
 import (
 	"context"
 	"errors"
-	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 )
 
 func TestEraseByEventObjectAndPathKeepsTheKeyAndIsAudited(t *testing.T) {

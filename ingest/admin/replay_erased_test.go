@@ -3,9 +3,10 @@ package admin
 import (
 	"context"
 	"errors"
-	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 )
 
 // TestReplayAfterEraseKeepsKeyAndTime: after an erasure by object, a

@@ -3,7 +3,6 @@ package upkeep
 import (
 	"context"
 	"fmt"
-	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 

@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/gatehouse/gatehouse/ingest/upkeep"
 	"io"
 	mrand "math/rand/v2"
 	"os"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/api"
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
+	"github.com/gatehouse/gatehouse/ingest/upkeep"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/wiring"
 )

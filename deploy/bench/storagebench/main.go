@@ -6,8 +6,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/gatehouse/gatehouse/ingest/inbox"
-	"github.com/gatehouse/gatehouse/ingest/upkeep"
 	"io"
 	"math/rand/v2"
 	"strings"
@@ -17,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
+	"github.com/gatehouse/gatehouse/ingest/upkeep"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/storage"
 	"github.com/gatehouse/gatehouse/internal/testenv"
