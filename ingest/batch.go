@@ -5,61 +5,21 @@ import (
 	"fmt"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"net/http"
-	"time"
 
-	"github.com/gatehouse/gatehouse/schemas/providers"
-
-	"github.com/tidwall/gjson"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/gatehouse/gatehouse/ingest/envelope"
 	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 )
 
-// parseEvents maps a verified delivery into the events it holds: one, or
-// for a Batch kind (SendGrid, HubSpot) one per element of the body's
-// array, each with its own id, type and time from the kind's fields,
-// wrapped as {"id","type","created_at","data": <element>}.
-func parseEvents(k providers.Kind, h http.Header, body []byte, res signature.Result, now time.Time) ([]parsed, error) {
-	if !k.Batch {
-		ev, err := parseDelivery(k, h, body, res, now)
-		if err != nil {
-			return nil, err
-		}
-		return []parsed{ev}, nil
-	}
-	if err := storable(body); err != nil {
-		return nil, err
-	}
-	root := gjson.ParseBytes(body)
-	if !root.IsArray() {
-		return nil, fmt.Errorf("%w: a batch body must be a JSON array of events", errBadEnvelope)
-	}
-	var evs []parsed
-	var err error
-	root.ForEach(func(_, item gjson.Result) bool {
-		if !item.IsObject() {
-			err = fmt.Errorf("%w: event %d of the batch is not a JSON object", errBadEnvelope, len(evs))
-			return false
-		}
-		var ev parsed
-		if ev, err = parseFields(k, h, []byte(item.Raw), signature.Result{}, now); err != nil {
-			err = fmt.Errorf("event %d of the batch: %w", len(evs), err)
-			return false
-		}
-		evs = append(evs, ev)
-		return true
-	})
-	return evs, err
-}
-
 // records maps evs to the rows to write, each with its aggregate id, and
-// refuses the delivery (errBadEnvelope, naming the field and the event of
+// refuses the delivery (inbox.ErrBadEnvelope, naming the field and the event of
 // a batch) when an id, type or aggregate id exceeds its cap (checkLengths).
-func (r *Receiver) records(ep *endpoint, evs []parsed, secretID, traceparent string) ([]inbox.Record, error) {
+func (r *Receiver) records(ep *endpoint, evs []envelope.Event, secretID, traceparent string) ([]inbox.Record, error) {
 	recs := make([]inbox.Record, len(evs))
 	for i, ev := range evs {
-		agg, found := inbox.AggregateID(ev.root, ep.p.AggregateIDPath)
+		agg, found := inbox.AggregateID(ev.Root, ep.p.AggregateIDPath)
 		if !found {
 			agg = ev.ID
 			r.m.noAggregate.WithLabelValues(ep.name).Inc()
@@ -67,7 +27,7 @@ func (r *Receiver) records(ep *endpoint, evs []parsed, secretID, traceparent str
 		recs[i] = inbox.Record{Provider: ep.name, EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt, EventTime: ev.Time, Payload: ev.Payload,
 			SecretID: secretID, AggregateID: agg, Topic: ep.p.Topic, KeyLifetime: ep.keyLife,
 			Traceparent: traceparent}
-		if err := checkLengths(recs[i]); err != nil {
+		if err := envelope.CheckLengths(recs[i]); err != nil {
 			if len(evs) > 1 || ep.kind.Batch {
 				return nil, fmt.Errorf("event %d of the batch: %w", i, err)
 			}
@@ -102,7 +62,7 @@ func (r *Receiver) record(ctx context.Context, recs []inbox.Record) ([]inbox.Out
 // trace context, a single event's with its replay-guard record.
 func (r *Receiver) parse(ctx context.Context, d *delivery, req *http.Request, body []byte, res signature.Result) ([]inbox.Record, bool) {
 	ep := d.ep
-	evs, err := parseEvents(ep.kind, req.Header, body, res, r.cfg.Now())
+	evs, err := envelope.Parse(ep.kind, req.Header, body, res, r.cfg.Now())
 	if err != nil {
 		d.reason = err.Error()
 		r.fail(d, http.StatusBadRequest, OutcomeBadRequest, err.Error())

@@ -86,7 +86,7 @@ func (r *Receiver) write(ctx context.Context, d *delivery, recs []inbox.Record) 
 	wstart := time.Now()
 	outs, err := r.record(wctx, recs)
 	d.writeTime = time.Since(wstart)
-	if errors.Is(err, errBadEnvelope) { // PostgreSQL refused the content itself
+	if errors.Is(err, inbox.ErrBadEnvelope) { // PostgreSQL refused the content itself
 		d.reason = err.Error()
 		r.fail(d, http.StatusBadRequest, OutcomeBadRequest, "event cannot be stored: its JSON is refused by the database")
 		return nil, false

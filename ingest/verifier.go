@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gatehouse/gatehouse/ingest/envelope"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 )
 
@@ -23,7 +24,7 @@ func DeliveryEventIDs(p *Provider, r *signature.Request, now time.Time) ([]strin
 	if err != nil {
 		return nil, err
 	}
-	evs, err := parseEvents(p.Kind, r.Header, r.Body, res, now)
+	evs, err := envelope.Parse(p.Kind, r.Header, r.Body, res, now)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,38 @@ type querier interface {
 // execOn writes uniq; filters (nil: none) say which key partitions each
 // new id is probed in (keyfilter.go).
 func execOn(ctx context.Context, q querier, uniq []*pending, filters *keyFilters) error {
+	a, err := insertArgs(uniq, filters)
+	if err != nil {
+		return err
+	}
+	dups, err := insertOutcomes(ctx, q, uniq, a)
+	if err != nil || len(dups.ord) == 0 {
+		return err
+	}
+	// The batch is committed. A failure here (the connection lost) answers
+	// the batch as not recorded, as a crash between commit and answer
+	// would: the provider's retry is then a duplicate, recorded once.
+	return duplicateStates(ctx, q, uniq, dups)
+}
+
+// batchArgs are insertSQL's arguments for one batch (all), and the
+// columns its outcomes are read against.
+type batchArgs struct {
+	provs, ids []string
+	outbox     []pgtype.UUID
+	all        []any
+}
+
+// duplicates are the rows of a batch that were already stored: provider,
+// event id (the guard's first one, for a duplicate of other content) and
+// index in the batch.
+type duplicates struct {
+	provs, ids []string
+	ord        []int32
+}
+
+// insertArgs builds insertSQL's arguments for uniq, column by column.
+func insertArgs(uniq []*pending, filters *keyFilters) (batchArgs, error) {
 	n := len(uniq)
 	var (
 		provs, ids, types, secrets, aggs, topics = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -62,19 +94,24 @@ func execOn(ctx context.Context, q querier, uniq []*pending, filters *keyFilters
 		}
 		id, err := uuid.NewV7()
 		if err != nil {
-			return fmt.Errorf("outbox id: %w", err)
+			return batchArgs{}, fmt.Errorf("outbox id: %w", err)
 		}
 		outbox[i] = pgtype.UUID{Bytes: id, Valid: true}
 	}
 	args := append([]any{provs, ids, types, payloads, created, secrets, outbox, aggs, topics, ord, times, life, maxLife, tps}, probes.args()...)
 	args = append(args, gKeys, gTTL)
-	rows, err := q.Query(ctx, insertSQL, args...)
+	return batchArgs{provs: provs, ids: ids, outbox: outbox, all: args}, nil
+}
+
+// insertOutcomes runs insertSQL and reads each row's outcome into uniq;
+// it returns the duplicates, whose stored state is still to read.
+func insertOutcomes(ctx context.Context, q querier, uniq []*pending, a batchArgs) (duplicates, error) {
+	var dups duplicates
+	rows, err := q.Query(ctx, insertSQL, a.all...)
 	if err != nil {
-		return fmt.Errorf("insert inbox and outbox: %w", err)
+		return dups, fmt.Errorf("insert inbox and outbox: %w", err)
 	}
 	defer rows.Close()
-	var dupProvs, dupIDs []string
-	var dupOrd []int32
 	for rows.Next() {
 		var (
 			i     int32
@@ -82,35 +119,35 @@ func execOn(ctx context.Context, q querier, uniq []*pending, filters *keyFilters
 			first pgtype.Text // the event id the guard's record holds
 		)
 		if err := rows.Scan(&i, &isNew, &first); err != nil {
-			return fmt.Errorf("scan outcome: %w", err)
+			return dups, fmt.Errorf("scan outcome: %w", err)
 		}
 		o := Outcome{New: isNew, State: "pending"}
 		switch {
 		case isNew:
-			o.OutboxID = outbox[i].Bytes
-		case first.Valid && first.String != ids[i] && uniq[i].rec.Guard.Token:
+			o.OutboxID = a.outbox[i].Bytes
+		case first.Valid && first.String != a.ids[i] && uniq[i].rec.Guard.Token:
 			o = Outcome{Replayed: true}
 		default:
-			id := ids[i]
+			id := a.ids[i]
 			if first.Valid && first.String != id {
 				id, o.DuplicateOf = first.String, first.String
 			}
 			o.State = StateExpired // unless duplicateStateSQL finds its row
-			dupProvs, dupIDs, dupOrd = append(dupProvs, provs[i]), append(dupIDs, id), append(dupOrd, i)
+			dups.provs, dups.ids, dups.ord = append(dups.provs, a.provs[i]), append(dups.ids, id), append(dups.ord, i)
 		}
 		uniq[i].out = o
 	}
 	rows.Close() // reads through the commit's ReadyForQuery
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("insert inbox and outbox: %w", err)
+		return dups, fmt.Errorf("insert inbox and outbox: %w", err)
 	}
-	if len(dupOrd) == 0 {
-		return nil
-	}
-	// The batch is committed. A failure here (the connection lost) answers
-	// the batch as not recorded, as a crash between commit and answer
-	// would: the provider's retry is then a duplicate, recorded once.
-	rows, err = q.Query(ctx, duplicateStateSQL, dupProvs, dupIDs, dupOrd)
+	return dups, nil
+}
+
+// duplicateStates reads the stored state and attempts of the duplicates
+// into their outcomes.
+func duplicateStates(ctx context.Context, q querier, uniq []*pending, dups duplicates) error {
+	rows, err := q.Query(ctx, duplicateStateSQL, dups.provs, dups.ids, dups.ord)
 	if err != nil {
 		return fmt.Errorf("read the duplicates' stored state: %w", err)
 	}

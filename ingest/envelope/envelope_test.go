@@ -1,4 +1,4 @@
-package ingest
+package envelope
 
 import (
 	"encoding/json"
@@ -105,7 +105,7 @@ func FuzzParseDelivery(f *testing.F) {
 	f.Add("mailgun", []byte(`{"event-data":{"id":"e1","event":"delivered","timestamp":1521472262.908181}}`))
 	f.Fuzz(func(t *testing.T, scheme string, body []byte) {
 		h := http.Header{"X-Github-Event": {"push"}, "X-Shopify-Topic": {"orders/create"}}
-		evs, err := parseEvents(mustKind(scheme), h, body, signature.Result{EventID: "hdr-id"}, time.Unix(0, 0))
+		evs, err := Parse(mustKind(scheme), h, body, signature.Result{EventID: "hdr-id"}, time.Unix(0, 0))
 		if err != nil {
 			if !errors.Is(err, errBadEnvelope) {
 				t.Fatalf("error without errBadEnvelope: %v", err)

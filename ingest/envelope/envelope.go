@@ -1,4 +1,9 @@
-package ingest
+// Package envelope reads a verified delivery: the events its body holds
+// (one, or one per element of a batch), each with its id, type and creation
+// time from the provider kind's fields, wrapped in the envelope gatehouse
+// stores and relays; and the bounds on what becomes a key in PostgreSQL.
+// Pure: no I/O, table-tested and fuzzed.
+package envelope
 
 import (
 	"bytes"
@@ -26,15 +31,15 @@ import (
 // too.
 var errBadEnvelope = inbox.ErrBadEnvelope
 
-// parsed is what the receiver records of one verified delivery.
-type parsed struct {
+// Event is one event of a verified delivery, as the receiver records it.
+type Event struct {
 	ID        string
 	Type      string
 	CreatedAt *time.Time
 	Time      string // CreatedAt as the provider wrote it (schemas.EventTime): outbox.event_time, ce_time
 	Payload   []byte // the envelope stored in inbox.payload and relayed to Kafka
 
-	root gjson.Result // Payload, parsed (aggregate_id_path lookups)
+	Root gjson.Result // Payload, parsed (aggregate_id_path lookups)
 }
 
 // parseDelivery maps a verified body into the inbox fields. Providers that
@@ -43,16 +48,16 @@ type parsed struct {
 // an envelope whose data is the body (parseFields). The body is validated once and read in place
 // (gjson): only the members the receiver needs are looked at, where an
 // object repeats a name the last one counts (as in the stored jsonb).
-func parseDelivery(k providers.Kind, h http.Header, body []byte, res signature.Result, now time.Time) (parsed, error) {
+func parseDelivery(k providers.Kind, h http.Header, body []byte, res signature.Result, now time.Time) (Event, error) {
 	if k.Envelope == providers.EnvelopeFields {
 		return parseFields(k, h, body, res, now)
 	}
 	if err := storable(body); err != nil {
-		return parsed{}, err
+		return Event{}, err
 	}
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {
-		return parsed{}, fmt.Errorf("%w: body is not a JSON object", errBadEnvelope)
+		return Event{}, fmt.Errorf("%w: body is not a JSON object", errBadEnvelope)
 	}
 	f := schemas.Members(root, "id", "type", "created_at", "created", "timestamp")
 	var idType [2]string
@@ -62,7 +67,7 @@ func parseDelivery(k providers.Kind, h http.Header, body []byte, res signature.R
 			idType[i] = f[i].Str
 		case gjson.Null: // absent or null: missing
 		default:
-			return parsed{}, fmt.Errorf("%w: %q must be a string", errBadEnvelope, name)
+			return Event{}, fmt.Errorf("%w: %q must be a string", errBadEnvelope, name)
 		}
 	}
 	id, typ := idType[0], idType[1]
@@ -70,15 +75,15 @@ func parseDelivery(k providers.Kind, h http.Header, body []byte, res signature.R
 		id = res.EventID // standard-webhooks carries the id in webhook-id
 	}
 	if id == "" {
-		return parsed{}, fmt.Errorf("%w: missing \"id\"", errBadEnvelope)
+		return Event{}, fmt.Errorf("%w: missing \"id\"", errBadEnvelope)
 	}
 	if typ == "" {
-		return parsed{}, fmt.Errorf("%w: missing \"type\"", errBadEnvelope)
+		return Event{}, fmt.Errorf("%w: missing \"type\"", errBadEnvelope)
 	}
 	if err := reservedType(typ); err != nil {
-		return parsed{}, err
+		return Event{}, err
 	}
-	p := parsed{ID: id, Type: typ, Payload: body, root: root}
+	p := Event{ID: id, Type: typ, Payload: body, Root: root}
 	// Stripe writes created (Unix seconds), Standard Webhooks timestamp;
 	// schemas.EnvelopeTime reads the same members in the same order.
 	for _, v := range f[2:] {
@@ -138,15 +143,15 @@ func receivedAt(now time.Time) eventTime {
 // that sends none; created_at is at's text, the same text as ce_time. data
 // is compacted and its <, > and & escaped, as encoding/json does with a
 // RawMessage, unless compact says it already is (formJSON's output).
-func wrap(id, typ string, at eventTime, data []byte, compact bool) (parsed, error) {
+func wrap(id, typ string, at eventTime, data []byte, compact bool) (Event, error) {
 	if id == "" {
-		return parsed{}, fmt.Errorf("%w: missing event id", errBadEnvelope)
+		return Event{}, fmt.Errorf("%w: missing event id", errBadEnvelope)
 	}
 	if typ == "" {
-		return parsed{}, fmt.Errorf("%w: missing event type", errBadEnvelope)
+		return Event{}, fmt.Errorf("%w: missing event type", errBadEnvelope)
 	}
 	if err := reservedType(typ); err != nil {
-		return parsed{}, err
+		return Event{}, err
 	}
 	var b []byte
 	if compact {
@@ -163,10 +168,10 @@ func wrap(id, typ string, at eventTime, data []byte, compact bool) (parsed, erro
 			CreatedAt string          `json:"created_at"`
 			Data      json.RawMessage `json:"data"`
 		}{id, typ, at.text, data}); err != nil {
-			return parsed{}, fmt.Errorf("wrap envelope: %w", err)
+			return Event{}, fmt.Errorf("wrap envelope: %w", err)
 		}
 	}
-	return parsed{ID: id, Type: typ, CreatedAt: &at.at, Time: at.text, Payload: b, root: gjson.ParseBytes(b)}, nil
+	return Event{ID: id, Type: typ, CreatedAt: &at.at, Time: at.text, Payload: b, Root: gjson.ParseBytes(b)}, nil
 }
 
 // reservedType refuses a provider event of gatehouse's own erasure-notice
@@ -217,7 +222,7 @@ const (
 // id, type or aggregate id is longer than its cap: such a row would fail
 // in PostgreSQL, and the provider would retry it for days. It also
 // refuses an event id of gatehouse's own reserved form (reservedID).
-func checkLengths(rec inbox.Record) error {
+func CheckLengths(rec inbox.Record) error {
 	for _, f := range []struct {
 		name string
 		v    string
@@ -234,20 +239,20 @@ func checkLengths(rec inbox.Record) error {
 // body (a JSON object or array; a form body for a Form kind, stored as a
 // JSON object of its fields) becomes the data of an envelope whose id,
 // type and creation time come from the kind's fields.
-func parseFields(k providers.Kind, h http.Header, body []byte, res signature.Result, now time.Time) (parsed, error) {
+func parseFields(k providers.Kind, h http.Header, body []byte, res signature.Result, now time.Time) (Event, error) {
 	data, form := body, k.Form && !gjson.ValidBytes(body)
 	if form {
 		var err error
 		if data, err = formJSON(body); err != nil {
-			return parsed{}, err
+			return Event{}, err
 		}
 	}
 	if err := storable(data); err != nil {
-		return parsed{}, err
+		return Event{}, err
 	}
 	root := gjson.ParseBytes(data)
 	if !root.IsObject() && !root.IsArray() {
-		return parsed{}, fmt.Errorf("%w: body is not a JSON object or array", errBadEnvelope)
+		return Event{}, fmt.Errorf("%w: body is not a JSON object or array", errBadEnvelope)
 	}
 	src := source{h: h, root: root, raw: body, signedID: res.EventID}
 	id := src.value(k.EventID)

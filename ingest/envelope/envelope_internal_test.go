@@ -1,4 +1,4 @@
-package ingest
+package envelope
 
 import (
 	"crypto/sha256"
@@ -35,11 +35,11 @@ func TestEveryAlternativeOfEveryRule(t *testing.T) {
 		}
 		rules := []struct {
 			rule, printed string
-			get           func(parsed) string
+			get           func(Event) string
 		}{
-			{"event id", k.IDSource(), func(p parsed) string { return p.ID }},
-			{"event type", k.TypeSource(), func(p parsed) string { return p.Type }},
-			{"created_at", k.CreatedAt.String(), func(p parsed) string { return p.CreatedAt.Format(time.RFC3339) }},
+			{"event id", k.IDSource(), func(p Event) string { return p.ID }},
+			{"event type", k.TypeSource(), func(p Event) string { return p.Type }},
+			{"created_at", k.CreatedAt.String(), func(p Event) string { return p.CreatedAt.Format(time.RFC3339) }},
 		}
 		for _, r := range rules {
 			if r.printed == "" {
@@ -76,11 +76,11 @@ func TestEveryAlternativeOfEveryRule(t *testing.T) {
 						d := sha256.Sum256(body)
 						want = "sha256:" + hex.EncodeToString(d[:])
 					}
-					var p parsed
+					var p Event
 					var err error
 					if k.Batch {
-						var evs []parsed
-						evs, err = parseEvents(k, in.header, []byte("["+string(body)+"]"), signature.Result{EventID: signedID}, now)
+						var evs []Event
+						evs, err = Parse(k, in.header, []byte("["+string(body)+"]"), signature.Result{EventID: signedID}, now)
 						if err == nil {
 							p = evs[0]
 						}
