@@ -36,7 +36,7 @@ const VerificationFailed = "Webhook signature verification failed"
 const StatusVerificationFailed = http.StatusBadRequest
 
 // EventWriter is the atomic inbox+outbox write of a delivery's events:
-// *Writer (store.go) in production.
+// *inbox.Writer in production.
 type EventWriter interface {
 	Write(ctx context.Context, rec inbox.Record) (inbox.Outcome, error)
 }

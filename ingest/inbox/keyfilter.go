@@ -17,8 +17,8 @@ import (
 // outgrow memory as history accumulates (about 60 bytes a key), so a new
 // id came to cost one buffer miss per partition probed. A partition that
 // no write can reach any more (sealed: it ended longer ago than
-// keyFilterSeal) never changes again, so KeyFilterBuilder (beside
-// ingest's maintenance, keyfilter_build.go) builds a Bloom filter of its
+// the upkeep's keyFilterSeal) never changes again, so KeyFilterBuilder (beside
+// ingest's maintenance, in ingest/upkeep) builds a Bloom filter of its
 // keys once (dedupe_key_filters, about 1.8 bytes a key at the default
 // 0.1 % false positives), and each Writer holds them in memory: a
 // sealed partition is probed only when its filter says the id may be

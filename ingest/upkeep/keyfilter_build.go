@@ -16,7 +16,7 @@ import (
 )
 
 // KeyFilterBuilder builds the key filters of the sealed dedupe key
-// partitions (keyfilter.go) in the background of `gatehouse serve`: one
+// partitions (ingest/inbox's keyfilter.go) in the background of `gatehouse serve`: one
 // process at a time (an advisory lock), apart from the storage passes, so
 // a long build (a migrated installation's first, about a second per
 // million keys) delays no partition's creation.
