@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"fmt"
-	"github.com/gatehouse/gatehouse/internal/tracing"
 	"net/http"
 
 	"golang.org/x/sync/errgroup"
@@ -11,11 +10,13 @@ import (
 	"github.com/gatehouse/gatehouse/ingest/envelope"
 	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/internal/tracing"
 )
 
 // records maps evs to the rows to write, each with its aggregate id, and
-// refuses the delivery (inbox.ErrBadEnvelope, naming the field and the event of
-// a batch) when an id, type or aggregate id exceeds its cap (checkLengths).
+// refuses the delivery (inbox.ErrBadEnvelope, naming the field and the
+// event of a batch) when an id, type or aggregate id exceeds its cap
+// (envelope.CheckLengths).
 func (r *Receiver) records(ep *endpoint, evs []envelope.Event, secretID, traceparent string) ([]inbox.Record, error) {
 	recs := make([]inbox.Record, len(evs))
 	for i, ev := range evs {

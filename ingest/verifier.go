@@ -39,8 +39,8 @@ func DeliveryEventIDs(p *Provider, r *signature.Request, now time.Time) ([]strin
 // included), and verifies their signature. A slow body is cut (408); a
 // client that went away is its own failure, logged at WARN like any
 // refusal, not an internal error. The unverified bytes the body holds are
-// given back once the signature is checked, whatever happens (a panic in
-// a verifier included): past here a slot bounds it, or it is refused.
+// given back once the signature is checked, and whatever happens (a panic
+// in a verifier included).
 func (r *Receiver) verified(ctx context.Context, d *delivery, req *http.Request) ([]byte, signature.Result, bool) {
 	ep := d.ep
 	hold := r.bodies.hold(ep.bytes, clientKey(req.RemoteAddr))
@@ -51,6 +51,7 @@ func (r *Receiver) verified(ctx context.Context, d *delivery, req *http.Request)
 		return nil, signature.Result{}, false
 	}
 	res, err := ep.verifier.Verify(&signature.Request{Method: req.Method, RawQuery: req.URL.RawQuery, Header: req.Header, Body: body}, r.cfg.Now())
+	hold.release() // checked: past here a slot bounds it, or it is refused
 	if err != nil {
 		d.reason = signature.Reason(err)
 		r.m.verifyFails.WithLabelValues(ep.name, d.reason).Inc()

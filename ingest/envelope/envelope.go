@@ -218,7 +218,7 @@ const (
 	MaxAggregateIDBytes = 1024
 )
 
-// checkLengths refuses (errBadEnvelope, naming the field) a record whose
+// CheckLengths refuses (errBadEnvelope, naming the field) a record whose
 // id, type or aggregate id is longer than its cap: such a row would fail
 // in PostgreSQL, and the provider would retry it for days. It also
 // refuses an event id of gatehouse's own reserved form (reservedID).
