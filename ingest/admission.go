@@ -276,9 +276,29 @@ func (r *Receiver) refuse(w http.ResponseWriter, req *http.Request, ep *endpoint
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(refuseDrain))
 	}
 	http.Error(w, msg, status)
-	r.cfg.Rollup.observe(ep.name, "refused", status, 0)
+	r.cfg.Rollup.Observe(ep.name, string(OutcomeRefused), status, 0)
 	r.refusals.log(req.Context(), r.cfg.Logger, ep.name, reason, status)
 }
+
+// admit takes a slot of the delivery's provider share (acquire), or
+// answers its refusal: an over-share one held first (hold).
+func (r *Receiver) admit(ctx context.Context, d *delivery) bool {
+	reason := r.adm.acquire(ctx, d.ep.share, r.cfg.QueueWait)
+	if reason == "" {
+		return true
+	}
+	r.m.refused.WithLabelValues(d.ep.name, reason).Inc()
+	d.reason = reason
+	if reason == reasonOverShare && !r.hold(ctx) {
+		d.w.Header().Set("Connection", "close")
+	}
+	r.fail(d, d.ep.share.status, OutcomeRefused, "overloaded: retry later")
+	return false
+}
+
+// leave gives back the slot admit took, the capacity estimate learning
+// from the write's time.
+func (r *Receiver) leave(d *delivery) { r.adm.release(d.ep.share, d.writeTime) }
 
 // hold holds an over-share refusal for RefusalHold before it is answered
 // (admission), or until ctx ends. It reports false, without waiting, when

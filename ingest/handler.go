@@ -1,7 +1,8 @@
 // Package ingest is gatehouse's webhook edge: one POST route per provider
 // that reads the raw body, verifies its signature, parses the envelope and
-// writes the inbox row and its outbox job in one atomic statement before
-// answering 204.
+// has ingest/inbox write the inbox row and its outbox job in one atomic
+// statement before answering 204. The tables' maintenance is
+// ingest/upkeep's; replay and erasure are ingest/admin's.
 package ingest
 
 import (
@@ -11,7 +12,6 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -20,7 +20,9 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/ingest/upkeep"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -34,9 +36,9 @@ const VerificationFailed = "Webhook signature verification failed"
 const StatusVerificationFailed = http.StatusBadRequest
 
 // EventWriter is the atomic inbox+outbox write of a delivery's events:
-// *Writer (store.go) in production.
+// *inbox.Writer in production.
 type EventWriter interface {
-	Write(ctx context.Context, rec Record) (Outcome, error)
+	Write(ctx context.Context, rec inbox.Record) (inbox.Outcome, error)
 }
 
 // Config holds a Receiver's dependencies.
@@ -82,12 +84,12 @@ type Config struct {
 	RetryAfter time.Duration
 	// Tracer records a span per delivery (internal/tracing); nil: none.
 	Tracer trace.TracerProvider
-	// Rollup receives every answer for the console's charts (rollup.go);
+	// Rollup receives every answer for the console's charts (ingest/upkeep);
 	// nil: none.
-	Rollup *Rollup
+	Rollup *upkeep.Rollup
 	// KeyLifetime is how long a provider's event ids are remembered as
 	// duplicates (the longer of its dedupe window and retention). Nil or
-	// 0: DefaultKeyLifetime.
+	// 0: inbox.DefaultKeyLifetime.
 	KeyLifetime func(provider string) time.Duration
 }
 
@@ -215,170 +217,4 @@ func (r *Receiver) Routes(mux chi.Router) {
 			}
 		})
 	}
-}
-
-func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint) {
-	// Cheap refusals first, before any of the body is read.
-	if req.ContentLength > ep.p.MaxBodyBytes {
-		r.refuse(w, req, ep, reasonTooLarge, http.StatusRequestEntityTooLarge, fmt.Sprintf("body exceeds %d bytes", ep.p.MaxBodyBytes))
-		return
-	}
-	if reason := r.adm.check(ep.share); reason != "" {
-		r.refuse(w, req, ep, reason, ep.share.status, "overloaded: retry later")
-		return
-	}
-	start := r.cfg.Now()
-	d := &delivery{requestID: requestID(req)}
-	w.Header().Set("X-Request-Id", d.requestID)
-	ctx, span := r.startDelivery(req, ep)
-	defer func() {
-		r.m.deliveries.WithLabelValues(ep.name, d.outcome).Inc()
-		lat := time.Since(start)
-		tracing.Observe(ctx, r.m.ackLatency.WithLabelValues(ep.name, strconv.Itoa(d.status)), lat.Seconds())
-		r.cfg.Rollup.observe(ep.name, d.outcome, d.status, lat)
-		r.logDelivery(ctx, ep.name, d)
-		endDelivery(span, d)
-	}()
-	fail := func(status int, outcome, msg string) {
-		d.status, d.outcome = status, outcome
-		if status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
-			w.Header().Set("Retry-After", strconv.Itoa(int(r.cfg.RetryAfter/time.Second)))
-		}
-		http.Error(w, msg, status)
-	}
-
-	// 1. Raw bytes first, bounded while streaming (chunked bodies included).
-	// A slow body is cut (408); a client that went away is its own
-	// failure, logged at WARN like any refusal, not an internal error.
-	// The unverified bytes it holds are given back once the signature is
-	// checked, and whatever happens (a panic in a verifier included).
-	hold := r.bodies.hold(ep.bytes, clientKey(req.RemoteAddr))
-	defer hold.release()
-	body, err := r.readBody(w, req, ep.p.MaxBodyBytes, hold)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooBig):
-			r.m.refused.WithLabelValues(ep.name, reasonTooLarge).Inc()
-			w.Header().Set("Connection", "close")
-			fail(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("body exceeds %d bytes", ep.p.MaxBodyBytes))
-		case errors.Is(err, errBodyBudget), errors.Is(err, errClientBytes):
-			d.reason = reasonBodyBudget
-			if errors.Is(err, errClientBytes) {
-				// The address holds its bound: its refusal is held, as an
-				// over-share one, so its connections wait on a timer
-				// instead of coming back at once.
-				d.reason = reasonClientBytes
-				_ = r.hold(ctx)
-			}
-			r.m.refused.WithLabelValues(ep.name, d.reason).Inc()
-			w.Header().Set("Connection", "close")
-			fail(http.StatusServiceUnavailable, "refused", "overloaded: retry later")
-		case errors.Is(err, errSlowBody):
-			r.m.refused.WithLabelValues(ep.name, reasonSlowBody).Inc()
-			d.reason = reasonSlowBody
-			w.Header().Set("Connection", "close")
-			fail(http.StatusRequestTimeout, reasonSlowBody, fmt.Sprintf("request body slower than %d bytes/s", r.cfg.MinBodyRate))
-		default:
-			d.reason = "could not read the body: " + err.Error()
-			fail(http.StatusBadRequest, "bad_request", "could not read request body")
-		}
-		return
-	}
-	// 2. Verify over the raw bytes.
-	res, err := ep.verifier.Verify(&signature.Request{Method: req.Method, RawQuery: req.URL.RawQuery, Header: req.Header, Body: body}, r.cfg.Now())
-	hold.release() // checked: past here a slot bounds it, or it is refused
-	if err != nil {
-		d.reason = signature.Reason(err)
-		r.m.verifyFails.WithLabelValues(ep.name, d.reason).Inc()
-		fail(StatusVerificationFailed, "rejected_signature", VerificationFailed)
-		return
-	}
-	d.verified, d.secretID = true, res.SecretID
-	r.m.secret.WithLabelValues(ep.name, res.SecretID).Inc()
-	// Only a verified delivery takes a slot of its provider's share: a
-	// client without the secret, however slow, cannot hold them.
-	if reason := r.adm.acquire(ctx, ep.share, r.cfg.QueueWait); reason != "" {
-		r.m.refused.WithLabelValues(ep.name, reason).Inc()
-		d.reason = reason
-		if reason == reasonOverShare && !r.hold(ctx) {
-			w.Header().Set("Connection", "close")
-		}
-		fail(ep.share.status, "refused", "overloaded: retry later")
-		return
-	}
-	var writeTime time.Duration // the admission's capacity estimate learns from it
-	defer func() { r.adm.release(ep.share, writeTime) }()
-	// 3. Parse only after verification.
-	if status, ok := answerHandshake(w, req.Header, ep, body, res); ok {
-		d.status, d.outcome = status, "challenge"
-		return
-	}
-	evs, err := parseEvents(ep.kind, req.Header, body, res, r.cfg.Now())
-	if err != nil {
-		d.reason = err.Error()
-		fail(http.StatusBadRequest, "bad_request", err.Error())
-		return
-	}
-	d.events, d.batch = len(evs), ep.kind.Batch
-	recs, err := r.records(ep, evs, res.SecretID, tracing.Traceparent(ctx))
-	if err != nil {
-		d.reason = err.Error()
-		fail(http.StatusBadRequest, "bad_request", err.Error())
-		return
-	}
-	if len(evs) > 0 {
-		d.eventID, d.typ = evs[0].ID, evs[0].Type
-	}
-	wctx, cancel := context.WithTimeout(ctx, r.cfg.WriteTimeout)
-	defer cancel()
-	if len(recs) == 1 { // a Batch kind keeps no guard
-		recs[0].Guard = guardKey(ep, req.URL.RawQuery, body, res)
-	}
-	// 4–6. One atomic write per event; the outbox job only when the inbox
-	// row is new. A batch's events are written together and acknowledged
-	// once all of them are committed.
-	wstart := time.Now()
-	outs, err := r.record(wctx, recs)
-	writeTime = time.Since(wstart)
-	if errors.Is(err, errBadEnvelope) { // PostgreSQL refused the content itself
-		d.reason = err.Error()
-		fail(http.StatusBadRequest, "bad_request", "event cannot be stored: its JSON is refused by the database")
-		return
-	}
-	if err != nil {
-		d.err = err
-		fail(http.StatusServiceUnavailable, "unavailable", "event not recorded; retry later")
-		return
-	}
-	if len(outs) == 1 && outs[0].Replayed {
-		d.reason, d.verified = "replayed", false
-		r.m.verifyFails.WithLabelValues(ep.name, d.reason).Inc()
-		fail(StatusVerificationFailed, "rejected_signature", VerificationFailed)
-		return
-	}
-	d.outcome = "duplicate"
-	for i, out := range outs {
-		if i == 0 {
-			d.state, d.attempt = out.State, out.Attempts
-		}
-		if out.WriteSpan.IsValid() && (i == 0 || out.WriteSpan.SpanID() != outs[i-1].WriteSpan.SpanID()) {
-			span.AddLink(trace.Link{SpanContext: out.WriteSpan}) // the statement(s) that wrote the delivery's events
-		}
-		if !out.New {
-			r.m.duplicates.WithLabelValues(ep.name).Inc()
-			if out.DuplicateOf != "" {
-				d.reason = "signed content already recorded under another id"
-			}
-			continue
-		}
-		if d.outcome != "accepted" {
-			d.outcome, d.queueID = "accepted", out.OutboxID.String()
-		}
-	}
-	if len(outs) == 0 { // an empty batch holds no event: nothing to record
-		d.outcome = "accepted"
-	}
-	// 7. Acknowledge at once, after the commit.
-	d.status = acknowledge(w, ep.kind, body)
 }
