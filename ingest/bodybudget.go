@@ -23,7 +23,7 @@ import (
 // so clients flooding one provider's endpoint cannot take the bytes
 // another provider's deliveries are read into. Each client address (the
 // TCP peer; an IPv6 peer by its /64) holds at most
-// UnverifiedBytesPerClient over all its connections and providers.
+// MaxUnverifiedBytesPerClient over all its connections and providers.
 //
 // A body is charged as it arrives, a chunk at a time (bodyChunk), before
 // the chunk is allocated: a Content-Length declared but not sent costs its
@@ -54,9 +54,13 @@ var (
 	errClientBytes = errors.New("the bytes of this client's unverified bodies being read are at their bound")
 )
 
-// setLimits sets the bound of bytes, perClient (0: none) and the
-// providers' shares (New).
+// setLimits sets the bound of bytes, perClient (0, or the whole bound as
+// behind a reverse proxy: no bound of its own) and the providers' shares
+// (New).
 func (b *bodyBudget) setLimits(bound, perClient int64, shares []*bodyShare) {
+	if perClient >= bound {
+		perClient = 0
+	}
 	b.perClient = perClient
 	b.sharedMax = bound
 	for _, s := range shares {

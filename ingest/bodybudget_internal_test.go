@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/internal/settings"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
@@ -34,8 +35,8 @@ func TestBudgetReleasedWhenVerifyPanics(t *testing.T) {
 	r, err := New(Config{
 		Providers: map[string]*Provider{"p": {Kind: k, MaxBodyBytes: 1 << 20,
 			Signature: signature.Config{Scheme: k.Scheme, Secrets: []signature.Secret{{ID: "s", Value: []byte("secret")}}}}},
-		MaxInFlight: 4, MinBodyRate: 1 << 10, BodyGrace: time.Second,
-		MaxUnverifiedBytes: 1 << 20, ReservedUnverifiedBytes: 64 << 10, UnverifiedBytesPerClient: 512 << 10,
+		Ingest: settings.Ingest{MaxInFlight: 4, MinBodyRate: 1 << 10, BodyGrace: time.Second,
+			MaxUnverifiedBytes: 1 << 20, ReservedUnverifiedBytes: 64 << 10, MaxUnverifiedBytesPerClient: 512 << 10},
 	})
 	if err != nil {
 		t.Fatal(err)

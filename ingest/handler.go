@@ -7,7 +7,6 @@ package ingest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -23,6 +22,7 @@ import (
 	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/ingest/upkeep"
+	"github.com/gatehouse/gatehouse/internal/settings"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -50,38 +50,15 @@ type Config struct {
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 	Now        func() time.Time // default time.Now
-	// WriteTimeout bounds the atomic write; past it the provider gets 503
-	// with Retry-After instead of waiting into its own timeout (the 504 of
-	// SPEC.md). Default 5s.
-	WriteTimeout time.Duration
-	// MaxInFlight bounds deliveries served at once over all providers;
-	// each provider's share is its Provider.MaxInFlight and
-	// ReservedInFlight (admission.go). Required (ingest.max_in_flight).
-	MaxInFlight int
-	// MinBodyRate (bytes/s) and BodyGrace: a body slower than the rate
-	// after the grace is cut with 408. Required.
-	MinBodyRate int64
-	BodyGrace   time.Duration
-	// MaxUnverifiedBytes bounds the bytes held for bodies being read whose
-	// signature is not checked yet, over all providers (bodyBudget).
-	// Required. ReservedUnverifiedBytes of it are each provider's own (0:
-	// none; together at most MaxUnverifiedBytes), and one client address
-	// holds at most UnverifiedBytesPerClient (0: no bound but
-	// MaxUnverifiedBytes).
-	MaxUnverifiedBytes       int64
-	ReservedUnverifiedBytes  int64
-	UnverifiedBytesPerClient int64
-	// QueueWait bounds how long a verified delivery within its provider's
-	// share waits for a slot when the shared ones are all taken (admission;
-	// 0: it does not wait).
-	QueueWait time.Duration
-	// RefusalHold is how long an over-share refusal is held before it is
-	// answered (0 or negative: at once), MaxHeldRefusals how many may be
-	// held at once (default 1024).
-	RefusalHold     time.Duration
+	// Ingest is the ingest section of the configuration (admission,
+	// unverified bytes, slow bodies, the write's timeout, Retry-After),
+	// declared with its defaults and validation in internal/settings; New
+	// applies the defaults of the settings left zero. ReservedUnverifiedBytes
+	// 0: no provider has bytes of its own.
+	settings.Ingest
+	// MaxHeldRefusals bounds the over-share refusals held at once
+	// (Ingest.RefusalHold; default 1024).
 	MaxHeldRefusals int
-	// RetryAfter is the Retry-After of every 503 and 429. Default 5s.
-	RetryAfter time.Duration
 	// Tracer records a span per delivery (internal/tracing); nil: none.
 	Tracer trace.TracerProvider
 	// Rollup receives every answer for the console's charts (ingest/upkeep);
@@ -133,21 +110,16 @@ func New(cfg Config) (*Receiver, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.WriteTimeout <= 0 {
-		cfg.WriteTimeout = 5 * time.Second
+	cfg.Ingest.ApplyDefaults()
+	if err := cfg.Ingest.Validate(); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
 	}
-	if cfg.MaxInFlight <= 0 || cfg.MinBodyRate <= 0 || cfg.BodyGrace <= 0 || cfg.MaxUnverifiedBytes <= 0 || cfg.QueueWait < 0 {
-		return nil, errors.New("ingest: MaxInFlight, MinBodyRate, BodyGrace and MaxUnverifiedBytes must be positive, QueueWait not negative (wiring.Receiver fills them from the configuration's ingest section)")
-	}
-	if cfg.ReservedUnverifiedBytes < 0 || cfg.UnverifiedBytesPerClient < 0 || cfg.ReservedUnverifiedBytes*int64(len(cfg.Providers)) > cfg.MaxUnverifiedBytes {
-		return nil, fmt.Errorf("ingest: ReservedUnverifiedBytes and UnverifiedBytesPerClient must not be negative, and %d providers' reserves of %d bytes are more than MaxUnverifiedBytes (%d)",
+	if cfg.ReservedUnverifiedBytes < 0 || cfg.ReservedUnverifiedBytes*int64(len(cfg.Providers)) > cfg.MaxUnverifiedBytes {
+		return nil, fmt.Errorf("ingest.reserved_unverified_bytes: must not be negative, and %d providers' reserves of %d bytes are more than ingest.max_unverified_bytes (%d)",
 			len(cfg.Providers), cfg.ReservedUnverifiedBytes, cfg.MaxUnverifiedBytes)
 	}
 	if cfg.MaxHeldRefusals <= 0 {
 		cfg.MaxHeldRefusals = 1024
-	}
-	if cfg.RetryAfter < time.Second {
-		cfg.RetryAfter = 5 * time.Second
 	}
 	r := &Receiver{cfg: cfg, endpoints: map[string]*endpoint{}, m: newMetrics(cfg.Registerer),
 		tracer: tracing.Tracer(cfg.Tracer, "ingest"), tracing: tracing.Recording(cfg.Tracer)}
@@ -172,7 +144,7 @@ func New(cfg Config) (*Receiver, error) {
 		byteShares = append(byteShares, ep.bytes)
 	}
 	r.adm.setLimits(cfg.MaxInFlight, shares)
-	r.bodies.setLimits(cfg.MaxUnverifiedBytes, cfg.UnverifiedBytesPerClient, byteShares)
+	r.bodies.setLimits(cfg.MaxUnverifiedBytes, cfg.MaxUnverifiedBytesPerClient, byteShares)
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "gatehouse_webhook_unverified_bytes", Help: "Bytes held by request bodies being read before their signature is checked (bounded by ingest.max_unverified_bytes).",

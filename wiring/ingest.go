@@ -12,15 +12,7 @@ import (
 // section. The caller adds the Store and the observability (Logger,
 // Registerer, Tracer, Rollup).
 func Receiver(c *config.Config) ingest.Config {
-	in := c.Ingest
-	return ingest.Config{
-		Providers:   Providers(c),
-		MaxInFlight: in.MaxInFlight, MaxUnverifiedBytes: in.MaxUnverifiedBytes,
-		ReservedUnverifiedBytes: in.ReservedUnverifiedBytes, UnverifiedBytesPerClient: in.MaxUnverifiedBytesPerClient,
-		QueueWait: in.QueueWait, RefusalHold: in.RefusalHold, MinBodyRate: in.MinBodyRate, BodyGrace: in.BodyGrace,
-		WriteTimeout: in.WriteTimeout, RetryAfter: in.RetryAfter,
-		KeyLifetime: c.KeyLifetime,
-	}
+	return ingest.Config{Providers: Providers(c), Ingest: c.Ingest, KeyLifetime: c.KeyLifetime}
 }
 
 // Providers are c's providers as the receiver reads them.

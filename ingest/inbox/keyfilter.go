@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// Key filters (README "Retention"). A new event id must be shown absent
+// Key filters (docs/STORAGE.md, "How storage stays bounded"). A new event id must be shown absent
 // from every dedupe key partition that can hold a live key. Probing a
 // partition is a random read in its primary key, and those indexes
 // outgrow memory as history accumulates (about 60 bytes a key), so a new

@@ -81,7 +81,7 @@ func refused(err error) bool {
 	case c == "23514" && strings.HasPrefix(pgErr.Message, "no partition of relation"):
 		// No time partition covers now (maintenance fell behind): the
 		// database's state, not the event's content; a retry succeeds
-		// once the partition exists (README "Retention").
+		// once the partition exists (docs/STORAGE.md, "How storage stays bounded").
 		return false
 	case strings.HasPrefix(c, "22"), strings.HasPrefix(c, "54"), c == "23502", c == "23514":
 		return true

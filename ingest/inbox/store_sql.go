@@ -14,7 +14,7 @@ const (
 
 // insertSQL is the whole atomic write as one statement (one implicit
 // transaction). Uniqueness of (provider, event_id) lives in dedupe_keys, a
-// table partitioned by generation (README "Retention"):
+// table partitioned by generation (docs/STORAGE.md, "How storage stays bounded"):
 //
 //   - gen: the key partition(s) to write into: the one covering now(), and
 //     also its neighbour when now() is within keyOverlap of their boundary;

@@ -57,8 +57,8 @@ type Kept struct {
 	SearchIndexed bool
 }
 
-// NewMaintenance returns the maintainer of ingest's tables (README
-// "Retention"):
+// NewMaintenance returns the maintainer of ingest's tables (docs/STORAGE.md,
+// "How storage stays bounded"):
 //
 //   - inbox, partitioned by received_at, dropped whole once the longest
 //     retention of any provider has passed; a provider whose retention is

@@ -180,16 +180,6 @@ func checkDocRef(root, goFile string, r docReference, read func(string) (string,
 	return rel + " has no heading beginning with this title"
 }
 
-// docRefsElsewhere are the references known broken in files whose code
-// other changes are moving (the merger fixes each and deletes its line
-// here; a line that no longer matches a broken reference fails the test).
-var docRefsElsewhere = map[string]bool{
-	`ingest/keyfilter.go: README "Retention"`:   true,
-	`ingest/retention.go: README "Retention"`:   true,
-	`ingest/store_batch.go: README "Retention"`: true,
-	`ingest/store_sql.go: README "Retention"`:   true,
-}
-
 // goFiles lists the repository's Go files, relative to root.
 func goFiles(t *testing.T, root string) []string {
 	t.Helper()
@@ -240,7 +230,6 @@ func TestGoDocReferencesResolve(t *testing.T) {
 		texts[rel] = string(b)
 		return string(b), true
 	}
-	seen := map[string]bool{}
 	n := 0
 	for _, f := range goFiles(t, root) {
 		if filepath.Dir(f) == "internal/layout" {
@@ -256,21 +245,11 @@ func TestGoDocReferencesResolve(t *testing.T) {
 			if problem == "" {
 				continue
 			}
-			key := f + ": " + r.String()
-			if docRefsElsewhere[key] {
-				seen[key] = true
-				continue
-			}
 			t.Errorf("%s:%d: %s: %s", f, r.line, r, problem)
 		}
 	}
 	if n < 20 {
 		t.Errorf("only %d references to documents found in Go files: is the pattern broken?", n)
-	}
-	for key := range docRefsElsewhere {
-		if !seen[key] {
-			t.Errorf("docRefsElsewhere lists %q, which is no longer a broken reference: delete the line", key)
-		}
 	}
 }
 
