@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gatehouse/gatehouse/ingest/admission"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 
 	"github.com/go-chi/chi/v5"
@@ -75,9 +76,9 @@ type Receiver struct {
 	cfg       Config
 	endpoints map[string]*endpoint
 	m         *metrics
-	adm       admission
+	adm       admission.Slots
 	refusals  refusalLog
-	bodies    bodyBudget
+	bodies    admission.Bytes
 	held      atomic.Int64 // over-share refusals being held
 	tracer    trace.Tracer
 	tracing   bool
@@ -88,9 +89,9 @@ type endpoint struct {
 	p        *Provider
 	kind     providers.Kind // p.Kind
 	verifier signature.Verifier
-	share    *share     // guarded by the Receiver's admission
-	bytes    *bodyShare // its part of the unverified-bytes budget
-	guard    string     // providers.GuardContent, GuardToken or ""
+	share    *admission.Share     // guarded by the Receiver's admission
+	bytes    *admission.ByteShare // its part of the unverified-bytes budget
+	guard    string               // providers.GuardContent, GuardToken or ""
 	guardTTL time.Duration
 	signsURL bool // the scheme signs the URL, query string included
 	keyLife  time.Duration
@@ -129,7 +130,7 @@ func New(cfg Config) (*Receiver, error) {
 			return nil, fmt.Errorf("providers.%s.secrets: %w", name, err)
 		}
 		ep := &endpoint{name: name, p: p, kind: p.Kind, verifier: v, share: newShare(p, cfg.MaxInFlight),
-			bytes: &bodyShare{reserved: cfg.ReservedUnverifiedBytes}}
+			bytes: admission.NewByteShare(cfg.ReservedUnverifiedBytes)}
 		ep.guard, ep.guardTTL = guardOf(p, ep.kind)
 		ep.signsURL = signature.NeedsPublicURL(ep.kind.Scheme, p.Signature.HMAC)
 		if cfg.KeyLifetime != nil {
@@ -137,23 +138,23 @@ func New(cfg Config) (*Receiver, error) {
 		}
 		r.endpoints[name] = ep
 	}
-	shares := make([]*share, 0, len(r.endpoints))
-	byteShares := make([]*bodyShare, 0, len(r.endpoints))
+	shares := make([]*admission.Share, 0, len(r.endpoints))
+	byteShares := make([]*admission.ByteShare, 0, len(r.endpoints))
 	for _, ep := range r.endpoints {
 		shares = append(shares, ep.share)
 		byteShares = append(byteShares, ep.bytes)
 	}
-	r.adm.setLimits(cfg.MaxInFlight, shares)
-	r.bodies.setLimits(cfg.MaxUnverifiedBytes, cfg.MaxUnverifiedBytesPerClient, byteShares)
+	r.adm.SetLimits(cfg.MaxInFlight, shares)
+	r.bodies.SetLimits(cfg.MaxUnverifiedBytes, cfg.MaxUnverifiedBytesPerClient, byteShares)
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "gatehouse_webhook_unverified_bytes", Help: "Bytes held by request bodies being read before their signature is checked (bounded by ingest.max_unverified_bytes).",
-		}, func() float64 { return float64(r.bodies.used.Load()) }))
+		}, func() float64 { return float64(r.bodies.Used()) }))
 		for name, ep := range r.endpoints {
 			cfg.Registerer.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name: "gatehouse_webhook_in_flight", Help: "Deliveries being served (admitted, not yet answered), by provider.",
 				ConstLabels: prometheus.Labels{"provider": name},
-			}, func() float64 { return float64(r.adm.inFlight(ep.share)) }))
+			}, func() float64 { return float64(r.adm.InFlight(ep.share)) }))
 		}
 	}
 	return r, nil

@@ -59,8 +59,8 @@ func (r *Receiver) refuseEarly(w http.ResponseWriter, req *http.Request, ep *end
 		r.refuse(w, req, ep, reasonTooLarge, http.StatusRequestEntityTooLarge, fmt.Sprintf("body exceeds %d bytes", ep.p.MaxBodyBytes))
 		return true
 	}
-	if reason := r.adm.check(ep.share); reason != "" {
-		r.refuse(w, req, ep, reason, ep.share.status, "overloaded: retry later")
+	if reason := r.adm.Check(ep.share); reason != "" {
+		r.refuse(w, req, ep, reason, ep.share.Status(), "overloaded: retry later")
 		return true
 	}
 	return false

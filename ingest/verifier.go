@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gatehouse/gatehouse/ingest/admission"
 	"github.com/gatehouse/gatehouse/ingest/envelope"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 )
@@ -43,15 +44,15 @@ func DeliveryEventIDs(p *Provider, r *signature.Request, now time.Time) ([]strin
 // in a verifier included).
 func (r *Receiver) verified(ctx context.Context, d *delivery, req *http.Request) ([]byte, signature.Result, bool) {
 	ep := d.ep
-	hold := r.bodies.hold(ep.bytes, clientKey(req.RemoteAddr))
-	defer hold.release()
+	hold := r.bodies.Open(ep.bytes, admission.ClientKey(req.RemoteAddr))
+	defer hold.Release()
 	body, err := r.readBody(d.w, req, ep.p.MaxBodyBytes, hold)
 	if err != nil {
 		r.unread(ctx, d, err)
 		return nil, signature.Result{}, false
 	}
 	res, err := ep.verifier.Verify(&signature.Request{Method: req.Method, RawQuery: req.URL.RawQuery, Header: req.Header, Body: body}, r.cfg.Now())
-	hold.release() // checked: past here a slot bounds it, or it is refused
+	hold.Release() // checked: past here a slot bounds it, or it is refused
 	if err != nil {
 		d.reason = signature.Reason(err)
 		r.m.verifyFails.WithLabelValues(ep.name, d.reason).Inc()
@@ -73,9 +74,9 @@ func (r *Receiver) unread(ctx context.Context, d *delivery, err error) {
 		r.m.refused.WithLabelValues(ep.name, reasonTooLarge).Inc()
 		d.w.Header().Set("Connection", "close")
 		r.fail(d, http.StatusRequestEntityTooLarge, OutcomeTooLarge, fmt.Sprintf("body exceeds %d bytes", ep.p.MaxBodyBytes))
-	case errors.Is(err, errBodyBudget), errors.Is(err, errClientBytes):
+	case errors.Is(err, admission.ErrBodyBudget), errors.Is(err, admission.ErrClientBytes):
 		d.reason = reasonBodyBudget
-		if errors.Is(err, errClientBytes) {
+		if errors.Is(err, admission.ErrClientBytes) {
 			// The address holds its bound: its refusal is held, as an
 			// over-share one, so its connections wait on a timer
 			// instead of coming back at once.

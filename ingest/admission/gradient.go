@@ -1,4 +1,4 @@
-package ingest
+package admission
 
 import (
 	"math"
@@ -17,11 +17,11 @@ import (
 // is normal.
 //
 // The limit bounds the slots shared by the providers past their reserves
-// (admission): under a flood the write path is kept near its unloaded
+// (Slots): under a flood the write path is kept near its unloaded
 // latency, and a provider within its reserve is served at that latency
 // instead of behind a queue of the flood's rows. It is a capacity
 // estimate, not a refusal rule: a delivery that finds no slot waits for
-// one, in turn with the other providers' (admission.acquire).
+// one, in turn with the other providers' (Slots.Acquire).
 type gradient struct {
 	min, max float64
 	limit    float64

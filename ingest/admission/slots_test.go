@@ -1,4 +1,4 @@
-package ingest
+package admission
 
 import (
 	"context"
@@ -9,18 +9,18 @@ import (
 // Freed slots go to the waiting providers in turn, not to whichever
 // provider queued the most: B's one waiter is served before A's second.
 func TestFreedSlotsGoToWaitingProvidersInTurn(t *testing.T) {
-	var a admission
-	sa, sb := &share{max: 10}, &share{max: 10}
-	a.setLimits(2, []*share{sa, sb})
+	var a Slots
+	sa, sb := &Share{max: 10}, &Share{max: 10}
+	a.SetLimits(2, []*Share{sa, sb})
 	for range 2 {
-		if r := a.acquire(context.Background(), sa, time.Second); r != "" {
+		if r := a.Acquire(context.Background(), sa, time.Second); r != "" {
 			t.Fatalf("acquire: %s", r)
 		}
 	}
 	served := make(chan string, 3)
-	wait := func(s *share, name string, queued int) {
+	wait := func(s *Share, name string, queued int) {
 		go func() {
-			if r := a.acquire(context.Background(), s, 10*time.Second); r == "" {
+			if r := a.Acquire(context.Background(), s, 10*time.Second); r == "" {
 				served <- name
 			}
 		}()
@@ -41,7 +41,7 @@ func TestFreedSlotsGoToWaitingProvidersInTurn(t *testing.T) {
 	wait(sb, "b1", 1)
 	var got []string
 	for range 3 {
-		a.release(sa, 0)
+		a.Release(sa, 0)
 		got = append(got, <-served)
 	}
 	if got[0] != "a2" || got[1] != "b1" || got[2] != "a3" {
@@ -56,14 +56,14 @@ func TestFreedSlotsGoToWaitingProvidersInTurn(t *testing.T) {
 
 // A waiter that times out is refused (saturated) and leaves the queue.
 func TestWaiterTimesOutSaturated(t *testing.T) {
-	var a admission
-	s := &share{max: 10}
-	a.setLimits(1, []*share{s})
-	if r := a.acquire(context.Background(), s, time.Second); r != "" {
+	var a Slots
+	s := &Share{max: 10}
+	a.SetLimits(1, []*Share{s})
+	if r := a.Acquire(context.Background(), s, time.Second); r != "" {
 		t.Fatal(r)
 	}
 	start := time.Now()
-	if r := a.acquire(context.Background(), s, 50*time.Millisecond); r != reasonSaturated {
+	if r := a.Acquire(context.Background(), s, 50*time.Millisecond); r != ReasonSaturated {
 		t.Fatalf("got %q, want saturated", r)
 	}
 	if d := time.Since(start); d < 50*time.Millisecond {
@@ -72,7 +72,7 @@ func TestWaiterTimesOutSaturated(t *testing.T) {
 	if len(s.queue) != 0 || len(a.waiting) != 0 {
 		t.Errorf("queue %d, waiting %d after the timeout", len(s.queue), len(a.waiting))
 	}
-	a.release(s, 0)
+	a.Release(s, 0)
 	if s.inFlight != 0 || a.shared != 0 || a.total != 0 {
 		t.Errorf("after release: in flight %d shared %d total %d", s.inFlight, a.shared, a.total)
 	}
@@ -116,9 +116,9 @@ func TestGradientFollowsTheWriteLatency(t *testing.T) {
 // The adaptive limit constrains the shared slots only while two providers
 // or more are active: a provider alone may use the whole bound.
 func TestAdaptiveLimitAppliesWhenProvidersShare(t *testing.T) {
-	var a admission
-	sa, sb := &share{max: 100, reserved: 2}, &share{max: 100, reserved: 2}
-	a.setLimits(64, []*share{sa, sb})
+	var a Slots
+	sa, sb := &Share{max: 100, reserved: 2}, &Share{max: 100, reserved: 2}
+	a.SetLimits(64, []*Share{sa, sb})
 	// The write latency rose tenfold under load: the limit shrinks.
 	for range 20 {
 		a.limited = max(0, a.limit.observe(time.Millisecond, 1)-a.reserved)
