@@ -3,7 +3,6 @@ package layout
 import (
 	"go/scanner"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -181,33 +180,7 @@ func checkDocRef(root, goFile string, r docReference, read func(string) (string,
 }
 
 // goFiles lists the repository's Go files, relative to root.
-func goFiles(t *testing.T, root string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != root && (skipDirs[d.Name()] || d.Name() == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if strings.HasSuffix(p, ".go") {
-			rel, err := filepath.Rel(root, p)
-			if err != nil {
-				return err
-			}
-			out = append(out, rel)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+func goFiles(t *testing.T, root string) []string { return repoFiles(t, root, ".go") }
 
 // TestGoDocReferencesResolve holds every reference to a document from a
 // Go comment or string to the repository's documents and their headings
