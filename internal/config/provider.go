@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/settings"
 	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
@@ -116,6 +117,10 @@ type Provider struct {
 	// ObjectRetention overrides storage.object_retention for this
 	// provider's projections (provider_objects).
 	ObjectRetention time.Duration `yaml:"object_retention"`
+	// Reconcile compares the provider's own record of what it sent with
+	// the inbox and closes the difference (docs/PROVIDERS.md
+	// "Reconciliation"); off by default.
+	Reconcile settings.Reconcile `yaml:"reconcile"`
 
 	apiKey      []byte
 	verifyToken []byte
@@ -163,6 +168,7 @@ func (p *Provider) applyDefaults(name string) {
 		p.AggregateIDPath = kind.AggregateIDPath
 	}
 	p.applyHandlerDefaults()
+	p.Reconcile.ApplyDefaults()
 }
 
 // Search modes of Provider.Search.
@@ -210,6 +216,12 @@ func (p *Provider) validate() error {
 		if u, err := url.Parse(p.APIURL); err != nil || u.Scheme == "" || u.Host == "" {
 			return fmt.Errorf("api_url: %q is not an absolute URL", p.APIURL)
 		}
+	}
+	if err := p.Reconcile.Validate("reconcile", p.Kind().Reconcile.Way, providers.ReconcileRedeliver); err != nil {
+		return err
+	}
+	if p.Reconcile.Enabled && (p.APIURL == "" || p.APIKey == "") {
+		return errors.New("reconcile.enabled: reconciliation reads the provider's API: set api_url and api_key")
 	}
 	return p.validateHandlers()
 }

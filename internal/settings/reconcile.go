@@ -1,0 +1,99 @@
+package settings
+
+import (
+	"strconv"
+	"time"
+)
+
+// GitHub hook kinds of Reconcile.Hook.
+const (
+	HookRepository   = "repository"
+	HookOrganization = "organization"
+	HookApp          = "app"
+)
+
+// Reconcile configures the reconciliation of one provider
+// (providers.<name>.reconcile): a periodic pass comparing the provider's own
+// record of what it sent with the inbox and closing the difference, by
+// backfill or redelivery as the catalogue declares for its scheme
+// (`gatehouse providers`, docs/PROVIDERS.md).
+type Reconcile struct {
+	// Enabled runs the pass periodically in serve (one instance at a time).
+	// It needs api_url and api_key, and a scheme the catalogue can
+	// reconcile. Default false.
+	Enabled bool `yaml:"enabled"`
+	// Interval is the time between two passes. Default 15m.
+	Interval time.Duration `yaml:"interval"`
+	// Overlap is how far each pass's window reaches back before the end of
+	// the previous one, so an event the provider recorded late is still
+	// seen. Default 1h.
+	Overlap time.Duration `yaml:"overlap"`
+	// MaxEvents bounds the provider's events or deliveries one pass reads;
+	// the next pass resumes from the durable cursor. Default 10000.
+	MaxEvents int `yaml:"max_events"`
+	// Hook is the kind of GitHub hook whose deliveries are listed:
+	// repository (needs owner, repo and hook_id), organization (org and
+	// hook_id) or app (the GitHub App's hook; api_key is then the App's
+	// JWT). Required for scheme github.
+	Hook string `yaml:"hook"`
+	// Owner, Repo, Org and HookID name the GitHub hook.
+	Owner  string `yaml:"owner"`
+	Repo   string `yaml:"repo"`
+	Org    string `yaml:"org"`
+	HookID int64  `yaml:"hook_id"`
+}
+
+// ApplyDefaults fills the zero settings with their defaults.
+func (r *Reconcile) ApplyDefaults() {
+	setDefault(&r.Interval, 15*time.Minute)
+	setDefault(&r.Overlap, time.Hour)
+	setDefault(&r.MaxEvents, 10000)
+}
+
+// Validate returns the first setting that is out of range, naming its key
+// under prefix ("providers.gh.reconcile"); way is the catalogue's way for
+// the provider's scheme ("" : it cannot be reconciled), redeliver the way
+// that needs a hook.
+func (r *Reconcile) Validate(prefix, way, redeliver string) error {
+	if !r.Enabled {
+		return nil
+	}
+	if way == "" {
+		return errorf("%s.enabled: the scheme cannot be reconciled (gatehouse providers says why)", prefix)
+	}
+	if r.Interval <= 0 || r.Overlap < 0 || r.MaxEvents <= 0 {
+		return errorf("%s: interval and max_events must be positive, overlap not negative", prefix)
+	}
+	if way != redeliver {
+		return nil
+	}
+	switch r.Hook {
+	case HookRepository:
+		if r.Owner == "" || r.Repo == "" || r.HookID <= 0 {
+			return errorf("%s: hook repository needs owner, repo and hook_id", prefix)
+		}
+	case HookOrganization:
+		if r.Org == "" || r.HookID <= 0 {
+			return errorf("%s: hook organization needs org and hook_id", prefix)
+		}
+	case HookApp:
+	default:
+		return errorf("%s.hook: %q is not repository, organization or app", prefix, r.Hook)
+	}
+	return nil
+}
+
+// DeliveriesPath is the path of the GitHub hook's deliveries list
+// ("/repos/o/r/hooks/1/deliveries"); "" when Hook is not a GitHub hook kind.
+func (r *Reconcile) DeliveriesPath() string {
+	id := strconv.FormatInt(r.HookID, 10)
+	switch r.Hook {
+	case HookRepository:
+		return "/repos/" + r.Owner + "/" + r.Repo + "/hooks/" + id + "/deliveries"
+	case HookOrganization:
+		return "/orgs/" + r.Org + "/hooks/" + id + "/deliveries"
+	case HookApp:
+		return "/app/hook/deliveries"
+	}
+	return ""
+}
