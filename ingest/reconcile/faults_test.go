@@ -151,7 +151,7 @@ func TestBackfillIsBoundedAndResumes(t *testing.T) {
 	kind, _ := providers.Lookup("stripe")
 	clock := now
 	r, err := reconcile.New(reconcile.Config{Provider: "stripe", Kind: kind, Settings: settings.Reconcile{Enabled: true, MaxEvents: 2},
-		APIURL: api.URL, KeyLifetime: 72 * time.Hour, Topic: "t", Pool: pool, Writer: w, Now: func() time.Time { return clock }})
+		APIURL: api.URL, DedupeWindow: 72 * time.Hour, Topic: "t", Pool: pool, Writer: w, Now: func() time.Time { return clock }})
 	if err != nil {
 		t.Fatal(err)
 	}

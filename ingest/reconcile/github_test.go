@@ -84,7 +84,7 @@ func TestGitHubRedeliveryAgainstPrism(t *testing.T) {
 			tc.hook.Enabled = true
 			r, err := reconcile.New(reconcile.Config{Provider: tc.name, Kind: kind, Settings: tc.hook,
 				APIURL: api.URL, APIKey: []byte("ghp_test"), APIVersion: "2022-11-28", VersionHeader: "X-GitHub-Api-Version",
-				KeyLifetime: 72 * time.Hour, Pool: pool, Now: func() time.Time { return now }})
+				DedupeWindow: 72 * time.Hour, Pool: pool, Now: func() time.Time { return now }})
 			if err != nil {
 				t.Fatal(err)
 			}

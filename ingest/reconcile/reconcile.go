@@ -44,9 +44,12 @@ type Config struct {
 	// bursts of RateBurst (default 5% of the limit, at least 1).
 	RateLimit float64
 	RateBurst int
-	// KeyLifetime is how long the receiver remembers an event id (the
-	// provider's dedupe window): a pass never reaches further back than
-	// it, less a margin, so nothing is stored twice. Required.
+	// DedupeWindow is the provider's dedupe window (dedupe_window): a pass
+	// never reaches further back than it, less a margin, so an event whose
+	// key may be forgotten is never stored twice. Required.
+	DedupeWindow time.Duration
+	// KeyLifetime is a backfilled event's inbox.Record KeyLifetime, the
+	// receiver's for the provider; default DedupeWindow.
 	KeyLifetime time.Duration
 	// Topic and AggregateIDPath make a backfilled event's outbox row as
 	// the receiver makes a webhook's.
@@ -79,7 +82,7 @@ func New(cfg Config) (*Reconciler, error) {
 	if way == "" {
 		return nil, fmt.Errorf("reconcile %s: scheme %q cannot be reconciled: %s", cfg.Provider, cfg.Kind.Scheme, cfg.Kind.Reconcile.Reason)
 	}
-	if cfg.Pool == nil || cfg.APIURL == "" || cfg.KeyLifetime <= margin {
+	if cfg.Pool == nil || cfg.APIURL == "" || cfg.DedupeWindow <= margin {
 		return nil, fmt.Errorf("reconcile %s: a pool, an api_url and a dedupe window longer than %s are required", cfg.Provider, margin)
 	}
 	if way == providers.ReconcileBackfill && cfg.Writer == nil {
@@ -89,6 +92,9 @@ func New(cfg Config) (*Reconciler, error) {
 		return nil, fmt.Errorf("reconcile %s: hook: %q is not repository, organization or app", cfg.Provider, cfg.Settings.Hook)
 	}
 	cfg.Settings.ApplyDefaults()
+	if cfg.KeyLifetime < cfg.DedupeWindow {
+		cfg.KeyLifetime = cfg.DedupeWindow
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -232,4 +238,23 @@ func (r *Reconciler) missing(res *Result, id string, at time.Time, opt Options) 
 	r.cfg.Metrics.missing.WithLabelValues(r.cfg.Provider, r.way).Inc()
 	r.cfg.Logger.Warn("event missing from the inbox", "provider", r.cfg.Provider, "way", r.way, "id", id,
 		"at", at, "dry_run", opt.DryRun)
+}
+
+// Run runs a pass every Settings.Interval until ctx ends, the first one
+// at once; a pass another instance holds the lock for is skipped (that
+// instance runs it). A failed pass is logged and counted; the next one
+// checks its window again. It returns nil when ctx ends.
+func (r *Reconciler) Run(ctx context.Context) error {
+	t := time.NewTicker(r.cfg.Settings.Interval)
+	defer t.Stop()
+	for {
+		if _, err := r.Pass(ctx, Options{}); errors.Is(err, ErrBusy) {
+			r.cfg.Logger.Debug("reconciliation pass skipped: another instance holds the lock", "provider", r.cfg.Provider)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
 }

@@ -49,7 +49,7 @@ func loadState(ctx context.Context, pool *pgxpool.Pool, provider string) (state,
 // first pass) to now; with since, (now-since, now]. It never starts
 // before the dedupe window less margin: an older event's key may be gone.
 func (r *Reconciler) window(st state, now time.Time, since time.Duration) window {
-	floor := now.Add(-r.cfg.KeyLifetime + margin)
+	floor := now.Add(-r.cfg.DedupeWindow + margin)
 	var w window
 	switch {
 	case since > 0:

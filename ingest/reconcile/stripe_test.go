@@ -49,7 +49,7 @@ func stripeReconciler(t *testing.T, name, url string, pool *pgxpool.Pool, w reco
 	kind, _ := providers.Lookup("stripe")
 	r, err := reconcile.New(reconcile.Config{Provider: name, Kind: kind,
 		Settings: settings.Reconcile{Enabled: true}, APIURL: url, APIKey: []byte("sk_test_123"),
-		APIVersion: "2024-06-20", VersionHeader: "Stripe-Version", KeyLifetime: 72 * time.Hour,
+		APIVersion: "2024-06-20", VersionHeader: "Stripe-Version", DedupeWindow: 72 * time.Hour,
 		Topic: "gatehouse.webhooks." + name, AggregateIDPath: kind.AggregateIDPath, Pool: pool, Writer: w,
 		Now: func() time.Time { return now }})
 	if err != nil {
