@@ -103,3 +103,20 @@ func TestReconcileCommandBackfillsStripe(t *testing.T) {
 		t.Fatalf("unknown provider: %v", err)
 	}
 }
+
+// `gatehouse providers` says per scheme how it is reconciled, or why not.
+func TestProvidersPrintReconciliation(t *testing.T) {
+	for scheme, want := range map[string]string{
+		"stripe":  "reconcile:  backfill from GET /v1/events",
+		"github":  "reconcile:  redeliver: GET /repos/{owner}/{repo}/hooks/{hook_id}/deliveries",
+		"shopify": "reconcile:  none: the provider documents no API",
+	} {
+		var out, errOut bytes.Buffer
+		if err := run(context.Background(), []string{"providers", "--scheme", scheme}, func(string) string { return "" }, &out, &errOut); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("%s: no %q in\n%s", scheme, want, out.String())
+		}
+	}
+}
