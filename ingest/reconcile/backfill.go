@@ -20,49 +20,54 @@ import (
 // give.
 const pageSize = 100
 
-// eventsPage is a page of Stripe's GET /v1/events: the events, newest
-// first, each exactly the object a webhook of it carries.
-type eventsPage struct {
-	Object  string            `json:"object"`
-	Data    []json.RawMessage `json:"data"`
-	HasMore bool              `json:"has_more"`
-}
-
-// backfill lists the provider's events created in the window (Stripe's
-// GET /v1/events with created bounds, starting_after as the cursor),
-// page by page, newest first, and stores each one the receiver does not
-// remember through the Writer, as its webhook would have been stored.
+// backfill reads the provider's event list (settings.EventList: Stripe's
+// GET /v1/events with created bounds and starting_after as the cursor, or
+// an hmac definition's), page by page, newest first, over the window, and
+// stores each event the receiver does not remember through the Writer, as
+// its webhook would have been stored.
 func (r *Reconciler) backfill(ctx context.Context, c *client, w window, opt Options, res *Result) (time.Time, error) {
+	l := r.list
 	seen := map[string]bool{}
 	after := ""
-	prev := int64(1<<63 - 1)
+	var prev time.Time
 	for {
-		q := url.Values{"limit": {strconv.Itoa(pageSize)},
-			"created[gte]": {strconv.FormatInt(w.from.Unix(), 10)}, "created[lte]": {strconv.FormatInt(w.before.Unix(), 10)}}
-		if after != "" {
-			q.Set("starting_after", after)
+		q := url.Values{}
+		if l.Limit != "" {
+			q.Set(l.Limit, strconv.Itoa(pageSize))
 		}
-		var page eventsPage
-		if _, err := c.call(ctx, http.MethodGet, "/v1/events", q, &page); err != nil {
+		if l.From != "" {
+			q.Set(l.From, strconv.FormatInt(w.from.Unix(), 10))
+		}
+		if l.To != "" {
+			q.Set(l.To, strconv.FormatInt(w.before.Unix(), 10))
+		}
+		if after != "" {
+			q.Set(l.Cursor, after)
+		}
+		var raw json.RawMessage
+		if _, err := c.call(ctx, http.MethodGet, l.Path, q, &raw); err != nil {
 			return time.Time{}, err
 		}
-		if page.Object != "list" || (page.HasMore && len(page.Data) == 0) {
-			return time.Time{}, fmt.Errorf("GET /v1/events: %w: not a list, or has_more without events", ErrMalformedPage)
+		answer := gjson.ParseBytes(raw)
+		items, more := answer.Get(l.Items), answer.Get(l.More)
+		if !items.IsArray() || !more.IsBool() || (more.Bool() && len(items.Array()) == 0) {
+			return time.Time{}, fmt.Errorf("GET %s: %w: no %s array or %s boolean, or %s without events", l.Path, ErrMalformedPage, l.Items, l.More, l.More)
 		}
+		page := items.Array()
 		var ids []string
-		var raws []json.RawMessage
+		var raws [][]byte
 		var ats []time.Time
-		done := !page.HasMore
-		for i, raw := range page.Data {
-			id, created := gjson.GetBytes(raw, "id").String(), gjson.GetBytes(raw, "created").Int()
-			if id == "" || created <= 0 {
-				return time.Time{}, fmt.Errorf("GET /v1/events: %w: an event without id or created", ErrMalformedPage)
+		done := !more.Bool()
+		for i, item := range page {
+			id := item.Get(l.ID).String()
+			at, ok := itemTime(item.Get(l.Time))
+			if id == "" || !ok {
+				return time.Time{}, fmt.Errorf("GET %s: %w: an event without %s or %s", l.Path, ErrMalformedPage, l.ID, l.Time)
 			}
-			if seen[id] || created > prev {
-				return time.Time{}, fmt.Errorf("GET /v1/events: %w: the cursor went backwards at %s", ErrMalformedPage, id)
+			if seen[id] || (!prev.IsZero() && at.After(prev)) {
+				return time.Time{}, fmt.Errorf("GET %s: %w: the cursor went backwards at %s", l.Path, ErrMalformedPage, id)
 			}
-			seen[id], prev, after = true, created, id
-			at := time.Unix(created, 0)
+			seen[id], prev, after = true, at, id
 			if at.Before(w.from) { // older than the window: the list is done
 				done = true
 				break
@@ -70,10 +75,10 @@ func (r *Reconciler) backfill(ctx context.Context, c *client, w window, opt Opti
 			if at.After(w.before) {
 				continue
 			}
-			ids, raws, ats = append(ids, id), append(raws, raw), append(ats, at)
+			ids, raws, ats = append(ids, id), append(raws, []byte(item.Raw)), append(ats, at)
 			res.Listed++
 			if res.Listed >= r.cfg.Settings.MaxEvents {
-				res.Truncated = i < len(page.Data)-1 || page.HasMore
+				res.Truncated = i < len(page)-1 || more.Bool()
 				done = true
 				break
 			}
@@ -86,15 +91,30 @@ func (r *Reconciler) backfill(ctx context.Context, c *client, w window, opt Opti
 		}
 		if done {
 			if res.Truncated {
-				return time.Unix(prev, 0), nil
+				return prev, nil
 			}
 			return time.Time{}, nil
 		}
 	}
 }
 
+// itemTime reads an event's creation time: Unix seconds, or RFC 3339.
+func itemTime(v gjson.Result) (time.Time, bool) {
+	switch v.Type {
+	case gjson.Number:
+		if n := v.Int(); n > 0 {
+			return time.Unix(n, 0), true
+		}
+	case gjson.String:
+		if t, err := time.Parse(time.RFC3339Nano, v.Str); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
 // closeEvents stores the events of ids the receiver does not remember.
-func (r *Reconciler) closeEvents(ctx context.Context, ids []string, raws []json.RawMessage, ats []time.Time, opt Options, res *Result) error {
+func (r *Reconciler) closeEvents(ctx context.Context, ids []string, raws [][]byte, ats []time.Time, opt Options, res *Result) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -113,6 +133,9 @@ func (r *Reconciler) closeEvents(ctx context.Context, ids []string, raws []json.
 		rec, err := r.record(raws[i])
 		if err != nil {
 			return fmt.Errorf("event %s: %w", id, err)
+		}
+		if rec.EventID != id {
+			return fmt.Errorf("event %s: the receiver reads the event id %q from its body: the list's id path does not name the webhook's event id", id, rec.EventID)
 		}
 		out, err := r.cfg.Writer.Write(ctx, rec)
 		if err != nil {

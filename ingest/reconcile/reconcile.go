@@ -66,8 +66,9 @@ type Config struct {
 
 // Reconciler runs the passes of one provider.
 type Reconciler struct {
-	cfg Config
-	way string
+	cfg  Config
+	way  string
+	list settings.EventList // the event list a backfill reads
 }
 
 // margin keeps a pass this far inside the dedupe window: a key written at
@@ -79,6 +80,18 @@ const margin = 10 * time.Minute
 // cannot be reconciled or a required setting is missing.
 func New(cfg Config) (*Reconciler, error) {
 	way := cfg.Kind.Reconcile.Way
+	var list settings.EventList
+	switch {
+	case cfg.Settings.List != nil && way != providers.ReconcileRedeliver:
+		way, list = providers.ReconcileBackfill, *cfg.Settings.List
+	case cfg.Kind.Reconcile.Events != nil:
+		list = *cfg.Kind.Reconcile.Events
+	}
+	if way == providers.ReconcileBackfill {
+		if err := list.Validate("reconcile.list"); err != nil {
+			return nil, fmt.Errorf("reconcile %s: %w", cfg.Provider, err)
+		}
+	}
 	if way == "" {
 		return nil, fmt.Errorf("reconcile %s: scheme %q cannot be reconciled: %s", cfg.Provider, cfg.Kind.Scheme, cfg.Kind.Reconcile.Reason)
 	}
@@ -104,7 +117,7 @@ func New(cfg Config) (*Reconciler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Reconciler{cfg: cfg, way: way}, nil
+	return &Reconciler{cfg: cfg, way: way, list: list}, nil
 }
 
 // Way is how the provider is reconciled: providers.ReconcileBackfill or

@@ -165,3 +165,58 @@ func TestBackfillAndWebhookRaceExactlyOnce(t *testing.T) {
 		}
 	}
 }
+
+// An hmac definition opts in with the declarative form of an event list
+// (reconcile.list): here Stripe's list on stripe-mock, declared as a
+// provider gatehouse has no code for would declare it. The event is stored
+// under the id its webhook would be (the definition's event_id, read from
+// the body), wrapped as a fields envelope; a list whose id path names
+// another value than the webhook's event id is refused, storing nothing.
+func TestHMACDefinitionBackfillsFromADeclaredList(t *testing.T) {
+	sm, err := testenv.StartStripeMock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sm.Stop)
+	id, created := stripeEvent(t, sm.URL)
+	pool, w := inboxtest.NewWriter(t, 0)
+	kind, _ := providers.Lookup("hmac")
+	kind.EventID = providers.Fields{{Path: "id"}}
+	kind.EventType = providers.Fields{{Path: "type"}}
+	kind.CreatedAt = providers.Fields{{Path: "created"}}
+	list := settings.EventList{Path: "/v1/events", Items: "data", ID: "id", Time: "created", Limit: "limit",
+		Cursor: "starting_after", More: "has_more"}
+	build := func(name string, l settings.EventList) *reconcile.Reconciler {
+		r, err := reconcile.New(reconcile.Config{Provider: name, Kind: kind, Settings: settings.Reconcile{Enabled: true, List: &l},
+			APIURL: sm.URL, APIKey: []byte("sk_test_123"), DedupeWindow: 72 * time.Hour, Topic: "t", Pool: pool, Writer: w,
+			Now: func() time.Time { return created.Add(time.Hour) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r := build("acme", list)
+	if r.Way() != providers.ReconcileBackfill {
+		t.Fatalf("way %q, want backfill", r.Way())
+	}
+	res, err := r.Pass(context.Background(), reconcile.Options{})
+	if err != nil || res.Closed != 1 {
+		t.Fatalf("pass %+v, %v", res, err)
+	}
+	var dataID string
+	if err := pool.QueryRow(context.Background(), `SELECT payload->'data'->>'id' FROM inbox WHERE provider = 'acme' AND event_id = $1 AND via = 'reconcile'`, id).Scan(&dataID); err != nil || dataID != id {
+		t.Fatalf("stored envelope data.id %q, %v: want the list's item wrapped", dataID, err)
+	}
+	bad := list
+	bad.ID = "data.object.id"
+	if _, err := build("acme2", bad).Pass(context.Background(), reconcile.Options{}); err == nil || !strings.Contains(err.Error(), "does not name the webhook's event id") {
+		t.Fatalf("a list id that is not the event id: %v", err)
+	}
+	if n := inboxtest.Count(t, pool, `SELECT count(*) FROM inbox WHERE provider = 'acme2'`); n != 0 {
+		t.Fatal("an event was stored under another id than its webhook's")
+	}
+	if _, err := reconcile.New(reconcile.Config{Provider: "x", Kind: kind, Settings: settings.Reconcile{Enabled: true}, APIURL: sm.URL,
+		DedupeWindow: 72 * time.Hour, Pool: pool, Writer: w}); err == nil {
+		t.Fatal("an hmac definition without a list was accepted")
+	}
+}

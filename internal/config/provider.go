@@ -220,6 +220,9 @@ func (p *Provider) validate() error {
 	if err := p.Reconcile.Validate("reconcile", p.Kind().Reconcile.Way, providers.ReconcileRedeliver); err != nil {
 		return err
 	}
+	if p.Reconcile.List != nil && p.Kind().Envelope == providers.EnvelopeFields && !bodyOnly(p.Kind().EventID) {
+		return errors.New("reconcile.list: a backfilled event has no headers: event_id must be read from the body (path, value or join of them)")
+	}
 	if p.Reconcile.Enabled && (p.APIURL == "" || p.APIKey == "") {
 		return errors.New("reconcile.enabled: reconciliation reads the provider's API: set api_url and api_key")
 	}
@@ -267,6 +270,17 @@ func (p *Provider) validateSigning() error {
 		return fmt.Errorf("event_id: scheme %q finds the event's fields itself", p.Scheme)
 	}
 	return nil
+}
+
+// bodyOnly: every alternative of fs reads the body (a path, a constant or
+// a join of them), never a header, a signed id or the body's digest.
+func bodyOnly(fs providers.Fields) bool {
+	for _, f := range fs {
+		if f.Header != "" || f.Signed || f.Digest || !bodyOnly(f.Join) {
+			return false
+		}
+	}
+	return true
 }
 
 // Kind returns the catalogue entry of the provider's scheme, with the

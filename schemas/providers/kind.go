@@ -175,6 +175,10 @@ func Lookup(scheme string) (Kind, bool) {
 	k.AggregateIDPath = slices.Clone(k.AggregateIDPath)
 	k.Redelivery = redeliveries[scheme]
 	k.Reconcile = reconciles[scheme]
+	if e := k.Reconcile.Events; e != nil {
+		c := *e
+		k.Reconcile.Events = &c
+	}
 	k.EventID, k.EventType, k.CreatedAt = k.EventID.clone(), k.EventType.clone(), k.CreatedAt.clone()
 	k.API.Fetch = cloneFetch(k.API.Fetch)
 	return k, true

@@ -1,5 +1,7 @@
 package providers
 
+import "github.com/gatehouse/gatehouse/internal/settings"
+
 // Reconcile is how gatehouse can compare a provider's own record of what it
 // sent with what the inbox stored, and close the difference
 // (ingest/reconcile): Way is ReconcileBackfill (the provider lists its
@@ -12,6 +14,10 @@ type Reconcile struct {
 	// List is the provider's record the pass reads, and Redeliver the call
 	// that sends a delivery again (ReconcileRedeliver).
 	List, Redeliver string
+	// Events is the event list a backfill reads (ReconcileBackfill), in
+	// the declarative form an hmac definition may give too
+	// (providers.<name>.reconcile.list).
+	Events *settings.EventList
 	// Reason says why the provider is not reconciled (Way "").
 	Reason string
 	// Source is the provider's documentation of its record.
@@ -49,7 +55,9 @@ const (
 // does not read yet says so.
 var reconciles = map[string]Reconcile{
 	"stripe": {Way: ReconcileBackfill,
-		List:   "GET /v1/events?created[gte]=&created[lte]=&starting_after= (has_more)",
+		List: "GET /v1/events?created[gte]=&created[lte]=&starting_after= (has_more)",
+		Events: &settings.EventList{Path: "/v1/events", Items: "data", ID: "id", Time: "created",
+			From: "created[gte]", To: "created[lte]", Limit: "limit", Cursor: "starting_after", More: "has_more"},
 		Source: "https://docs.stripe.com/api/events/list"},
 	"github": {Way: ReconcileRedeliver,
 		List:      "GET /repos/{owner}/{repo}/hooks/{hook_id}/deliveries, /orgs/{org}/hooks/{hook_id}/deliveries or /app/hook/deliveries (cursor)",

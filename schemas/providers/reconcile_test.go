@@ -13,7 +13,7 @@ func TestEverySchemeDeclaresReconciliation(t *testing.T) {
 		r := k.Reconcile
 		switch r.Way {
 		case ReconcileBackfill:
-			if r.List == "" || r.Source == "" || r.Reason != "" {
+			if r.List == "" || r.Source == "" || r.Reason != "" || r.Events == nil || r.Events.Validate(name) != nil {
 				t.Errorf("%s: backfill needs List and Source, no Reason: %+v", name, r)
 			}
 		case ReconcileRedeliver:
