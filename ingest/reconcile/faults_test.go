@@ -183,3 +183,32 @@ func TestBackfillIsBoundedAndResumes(t *testing.T) {
 		t.Fatalf("cursor %s (partial %v), want past %s with nothing left", covered, partial, now)
 	}
 }
+
+// More events in one second than max_events: resuming there would list
+// them again for ever, so the pass fails saying to raise max_events (what
+// it stored stays).
+func TestBoundedPassWithoutProgressFails(t *testing.T) {
+	now := time.Now().Truncate(time.Second)
+	at := now.Add(-time.Minute)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answer(200, page(false, event("evt_2", at), event("evt_1", at)))(w, r)
+	}))
+	t.Cleanup(api.Close)
+	pool, w := inboxtest.NewWriter(t, 0)
+	kind, _ := providers.Lookup("stripe")
+	r, err := reconcile.New(reconcile.Config{Provider: "stripe", Kind: kind, Settings: settings.Reconcile{Enabled: true, MaxEvents: 1},
+		APIURL: api.URL, DedupeWindow: 72 * time.Hour, Topic: "t", Pool: pool, Writer: w, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := r.Pass(context.Background(), reconcile.Options{}); err != nil || !res.Truncated {
+		t.Fatalf("first pass %+v, %v: want truncated at the first event", res, err)
+	}
+	_, err = r.Pass(context.Background(), reconcile.Options{}) // resumes at the same second
+	if !errors.Is(err, reconcile.ErrNoProgress) || !strings.Contains(err.Error(), "raise max_events") {
+		t.Fatalf("err = %v, want ErrNoProgress", err)
+	}
+	if n := inboxtest.Count(t, pool, `SELECT count(*) FROM inbox`); n != 1 {
+		t.Fatalf("%d stored, want the one event listed kept", n)
+	}
+}

@@ -155,6 +155,10 @@ type Result struct {
 	Calls     int // API calls made
 }
 
+// ErrNoProgress is Pass's error when max_events items share the time the
+// pass stopped at: resuming there would list them again for ever.
+var ErrNoProgress = errors.New("a bounded pass cannot make progress")
+
 // ErrBusy is Pass's error when another instance runs a pass of the same
 // provider.
 var ErrBusy = errors.New("another instance is reconciling this provider")
@@ -197,6 +201,11 @@ func (r *Reconciler) Pass(ctx context.Context, opt Options) (Result, error) {
 		}
 	}
 	oldest, err := r.run(ctx, w, opt, &res)
+	if err == nil && res.Truncated && !oldest.Before(w.before) {
+		// the bound was reached within one instant: the next pass would
+		// list the same items again and never get past them
+		err = fmt.Errorf("%w: more than max_events (%d) items at %s: raise max_events", ErrNoProgress, r.cfg.Settings.MaxEvents, oldest.UTC().Format(time.RFC3339))
+	}
 	end := r.cfg.Now()
 	r.cfg.Metrics.duration.WithLabelValues(r.cfg.Provider).Observe(end.Sub(start).Seconds())
 	if err != nil {
