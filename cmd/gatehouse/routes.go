@@ -114,6 +114,13 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	}
 	cancel()
 	s.background = append(s.background, up.Run)
+	// Reconciliation of the providers with reconcile.enabled (docs/PROVIDERS.md
+	// "Reconciliation"), each pass under the provider's advisory lock.
+	runs, err := scheduledReconcile(b, w)
+	if err != nil {
+		return fail(err)
+	}
+	s.background = append(s.background, runs...)
 	var store *auth.Store
 	if b.cfg.Auth.Enabled() {
 		if store, err = auth.NewStore(auth.StoreConfig{Pool: b.pool, Auth: wiring.Auth(b.cfg), Logger: b.log}); err != nil {

@@ -88,13 +88,13 @@ type ReplayResult struct {
 }
 
 // replayOutboxSQL writes the replay's outbox row with the Writer's column
-// list (inbox.OutboxColumns) from the stored inbox row; its key ($3) and
+// list (inbox.OutboxColumnsVia) from the stored inbox row, its via too; its key ($3) and
 // event_time ($6) are the original's (originalSQL), else read from the
 // stored envelope as the receiver did (AggregateID, schemas.EnvelopeTime:
 // the text the receiver wrote, not inbox.event_created_at, which holds
 // microseconds only).
-const replayOutboxSQL = `INSERT INTO outbox ` + inbox.OutboxColumns + `
-SELECT $1::uuid, $2::text, $3::text, event_type, payload, event_id, $5::text, $6::text, $7::text
+const replayOutboxSQL = `INSERT INTO outbox ` + inbox.OutboxColumnsVia + `
+SELECT $1::uuid, $2::text, $3::text, event_type, payload, event_id, $5::text, $6::text, $7::text, via
 FROM inbox WHERE provider = $2 AND event_id = $4`
 
 // originalSQL reads the key and the event_time of the event's first outbox

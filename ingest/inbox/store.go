@@ -44,7 +44,17 @@ type Record struct {
 	// Guard is the replay guard's record of the delivery (guard.go),
 	// written in the same statement as the event; no Key: none.
 	Guard GuardKey
+	// Via is how the event was obtained, written to inbox.via and
+	// outbox.via: ViaWebhook (the default, "") or ViaReconcile (read from
+	// the provider's event list by ingest/reconcile, unsigned).
+	Via string
 }
+
+// How an event was obtained (Record.Via; the gatehousevia attribute).
+const (
+	ViaWebhook   = "webhook"
+	ViaReconcile = "reconcile"
+)
 
 // DefaultKeyLifetime is the key lifetime of a Record that sets none: the
 // default retention (30 days), which is longer than the default dedupe

@@ -69,6 +69,7 @@ func insertArgs(uniq []*pending, filters *keyFilters) (batchArgs, error) {
 		maxLife float64
 		gKeys   = make([][]byte, n)
 		gTTL    = make([]float64, n)
+		via     = make([]string, n)
 	)
 	for i, p := range uniq {
 		r := p.rec
@@ -80,6 +81,10 @@ func insertArgs(uniq []*pending, filters *keyFilters) (batchArgs, error) {
 		}
 		maxLife = max(maxLife, life[i])
 		gKeys[i], gTTL[i] = r.Guard.Key, r.Guard.TTL.Seconds()
+		via[i] = ViaWebhook
+		if r.Via != "" {
+			via[i] = r.Via
+		}
 		tps[i] = pgtype.Text{String: r.Traceparent, Valid: r.Traceparent != ""}
 		key = filterKey(key, r.Provider, r.EventID)
 		probes.set(i, filters.probeOf(key))
@@ -99,7 +104,7 @@ func insertArgs(uniq []*pending, filters *keyFilters) (batchArgs, error) {
 		outbox[i] = pgtype.UUID{Bytes: id, Valid: true}
 	}
 	args := append([]any{provs, ids, types, payloads, created, secrets, outbox, aggs, topics, ord, times, life, maxLife, tps}, probes.args()...)
-	args = append(args, gKeys, gTTL)
+	args = append(args, gKeys, gTTL, via)
 	return batchArgs{provs: provs, ids: ids, outbox: outbox, all: args}, nil
 }
 

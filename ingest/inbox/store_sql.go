@@ -1,8 +1,13 @@
 package inbox
 
 // OutboxColumns is the column list of every outbox insert: the Writer's
-// and Replay's (ingest is the outbox's one writer).
-const OutboxColumns = `(id, aggregatetype, aggregateid, type, payload, event_id, topic, event_time, traceparent)`
+// and Replay's (ingest is the outbox's one writer). OutboxColumnsVia adds
+// outbox.via (how the event was obtained; default webhook), which the
+// Writer and Replay write and an erasure notice leaves to its default.
+const (
+	OutboxColumns    = `(id, aggregatetype, aggregateid, type, payload, event_id, topic, event_time, traceparent)`
+	OutboxColumnsVia = `(id, aggregatetype, aggregateid, type, payload, event_id, topic, event_time, traceparent, via)`
+)
 
 // keyOverlap is the distance to a key partition boundary within which a key
 // is written into both partitions; writerStatementTimeout, the Writer's
@@ -60,7 +65,8 @@ const (
 //     record of their own event id. A won row whose content a concurrent
 //     statement stored under another id writes no event (its key stays,
 //     spent by a replay);
-//   - ins, ob: the inbox row and the outbox row of each new event.
+//   - ins, ob: the inbox row and the outbox row of each new event, with
+//     how it was obtained (via: webhook or reconcile).
 //
 // Two concurrent deliveries of one key whose now() fall on either side of
 // a boundary are both within keyOverlap of it unless one transaction lasted
@@ -81,9 +87,9 @@ const (
 const insertSQL = `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[], $6::text[], $7::uuid[], $8::text[], $9::text[], $10::int[], $11::text[], $12::float8[], $14::text[],
-      $15::timestamptz[], $16::timestamptz[], $17::timestamptz[], $18::timestamptz[], $19::timestamptz[], $20::bytea[], $21::float8[])
+      $15::timestamptz[], $16::timestamptz[], $17::timestamptz[], $18::timestamptz[], $19::timestamptz[], $20::bytea[], $21::float8[], $22::text[])
     AS t(provider, event_id, event_type, payload, created_at, secret_id, outbox_id, aggregate_id, topic, ord, event_time, lifetime_s, traceparent,
-      probe_from, w1_starts, w1_ends, w2_starts, w2_ends, guard_key, guard_ttl_s)
+      probe_from, w1_starts, w1_ends, w2_starts, w2_ends, guard_key, guard_ttl_s, via)
 ), gen AS (
   SELECT starts FROM storage_partitions
   WHERE parent = 'dedupe_keys' AND starts <= now() + interval '` + keyOverlap + `' AND ends > now() - interval '` + keyOverlap + `'
@@ -136,12 +142,12 @@ WITH input AS (
   SELECT w.* FROM won w
   WHERE w.guard_key IS NULL OR EXISTS (SELECT 1 FROM guard g WHERE g.key = w.guard_key AND g.event_id = w.event_id)
 ), ins AS (
-  INSERT INTO inbox (provider, event_id, event_type, payload, event_created_at, verified, secret_id, traceparent)
-  SELECT provider, event_id, event_type, payload, created_at, true, secret_id, traceparent FROM fresh ORDER BY ord
+  INSERT INTO inbox (provider, event_id, event_type, payload, event_created_at, verified, secret_id, traceparent, via)
+  SELECT provider, event_id, event_type, payload, created_at, true, secret_id, traceparent, via FROM fresh ORDER BY ord
   RETURNING provider, event_id
 ), ob AS (
-  INSERT INTO outbox ` + OutboxColumns + `
-  SELECT i.outbox_id, i.provider, i.aggregate_id, i.event_type, i.payload, i.event_id, i.topic, i.event_time, i.traceparent
+  INSERT INTO outbox ` + OutboxColumnsVia + `
+  SELECT i.outbox_id, i.provider, i.aggregate_id, i.event_type, i.payload, i.event_id, i.topic, i.event_time, i.traceparent, i.via
   FROM input i JOIN ins ON ins.provider = i.provider AND ins.event_id = i.event_id ORDER BY i.ord
   RETURNING id
 )

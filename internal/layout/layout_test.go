@@ -97,6 +97,9 @@ func violations(pkg string, deps []string) []string {
 			}
 		}
 	}
+	if under(pkg, "ingest/reconcile") && slices.Contains(deps, module+"ingest") {
+		out = append(out, pkg+" imports "+module+"ingest: reconciliation writes through ingest/inbox, never the edge")
+	}
 	if from == "api" && slices.Contains(deps, module+"ingest") {
 		out = append(out, pkg+" imports "+module+"ingest: the API reaches replay and erasure through ingest/admin, never the edge")
 	}
@@ -143,6 +146,7 @@ func TestRulesCatchAViolation(t *testing.T) {
 		module + "ingest/upkeep":      {module + "ingest/admin"},
 		module + "ingest/inbox":       {module + "ingest/upkeep"},
 		module + "ingest/admission":   {module + "ingest/envelope"},
+		module + "ingest/reconcile":   {module + "ingest"},
 		module + "api":                {module + "ingest/admin", module + "ingest"},
 	}
 	for pkg, deps := range bad {
