@@ -243,15 +243,17 @@ func (b *batch) handle(ctx context.Context) {
 	}
 	res := make([]called, len(todo))
 	var wg sync.WaitGroup
-	for i, w := range todo {
-		hctx, ev := ctx, w.ev
-		if r.tracing {
-			hctx = trace.ContextWithSpan(ctx, w.span)
-		}
+	for _, chain := range chains(todo, r.cfg.Handlers.Ordered()) { // one key's records in order when a destination is ordered (parking.go)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res[i].eff, res[i].err = r.handleEvent(hctx, ev, b.calls)
+			for _, i := range chain {
+				hctx, ev := ctx, todo[i].ev
+				if r.tracing {
+					hctx = trace.ContextWithSpan(ctx, todo[i].span)
+				}
+				res[i].eff, res[i].err = r.handleEvent(hctx, ev, b.calls)
+			}
 		}()
 	}
 	wg.Wait()

@@ -54,6 +54,15 @@ type Config struct {
 	// while open one probe per BreakerProbe (default 5s) is sent.
 	BreakerFailures int
 	BreakerProbe    time.Duration
+	// PerObject delivers the events of one Kafka key in topic order
+	// (config.Forward's order: per_object): the consumers park a key's
+	// later events behind a failed one. OnDead ("skip", the default, or
+	// "hold") and the bounds MaxParkedKeys (default 10000) and
+	// MaxParkedEvents (default 100000) are the parking's.
+	PerObject       bool
+	OnDead          string
+	MaxParkedKeys   int
+	MaxParkedEvents int
 	// Shared, when set, holds the destinations of every forwarder built
 	// with it: forwarders whose URLs have one DestinationKey share one
 	// circuit breaker, concurrency bound, rate limit and connection pool
@@ -116,6 +125,15 @@ func NewForwarder(cfg Config) (*Forwarder, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.OnDead == "" {
+		cfg.OnDead = "skip"
+	}
+	if cfg.MaxParkedKeys <= 0 {
+		cfg.MaxParkedKeys = 10000
+	}
+	if cfg.MaxParkedEvents <= 0 {
+		cfg.MaxParkedEvents = 100000
 	}
 	l := destLimits{Timeout: cfg.Timeout, Concurrency: cfg.Concurrency, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
 		BreakerFailures: cfg.BreakerFailures, BreakerProbe: cfg.BreakerProbe}
@@ -219,6 +237,13 @@ func (f *Forwarder) DeliverNotice(ctx context.Context, ev *event.Event) error {
 func (f *Forwarder) Deliver(ctx context.Context, ev *event.Event, obj json.RawMessage) error {
 	_, err := f.DeliverShaped(ctx, ev, obj)
 	return err
+}
+
+// Ordering reports whether the forwarder delivers per object in order
+// (Config.PerObject), and its parking policy: on_dead, the bounds on
+// parked keys and events.
+func (f *Forwarder) Ordering() (perObject bool, onDead string, maxKeys, maxEvents int) {
+	return f.cfg.PerObject, f.cfg.OnDead, f.cfg.MaxParkedKeys, f.cfg.MaxParkedEvents
 }
 
 // Transforms reports whether the forwarder's deliveries pass through a

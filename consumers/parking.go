@@ -1,0 +1,120 @@
+package consumers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
+)
+
+// Ordered delivery per object (docs/CONSUMERS.md "Ordered delivery per
+// object"): a forward entry with order: per_object delivers the events of
+// one Kafka key in topic order. When a delivery of key K fails with a
+// retryable error, the event goes down the retry ladder as before, and K
+// is parked behind it (parked_keys, store_parking.go): K's later events
+// for that destination are stored in parked_events instead of delivered,
+// and count as done for the batch, so offsets move and every other key
+// keeps flowing. When the head succeeds on a retry, K is ready and the
+// runner's drain (parking_drain.go) delivers its parked events in order;
+// when the head is dead-lettered, on_dead decides (skip: ready; hold:
+// held until released). Within a batch, the events of one key are handled
+// one after another in offset order when any destination is ordered.
+
+// orderedForwarder is a Forwarder that may ask for order per object
+// (consumers/forward's Forwarder is one).
+type orderedForwarder interface {
+	Forwarder
+	// Ordering reports whether the destination is ordered per object, and
+	// its parking policy: on_dead, and the bounds on parked keys and events.
+	Ordering() (perObject bool, onDead string, maxKeys, maxEvents int)
+}
+
+// ordering is fw's ordering, when it has one.
+func ordering(fw Forwarder) (o orderedForwarder, ok bool) {
+	o, ok = fw.(orderedForwarder)
+	if !ok {
+		return nil, false
+	}
+	perObject, _, _, _ := o.Ordering()
+	return o, perObject
+}
+
+// deliverOrdered delivers ev to fw keeping the order of ev's key: parked
+// behind the key's head when the key is parked (nothing sent, no error),
+// the head's delivery unparking the key when it succeeds, a retryable
+// failure parking the key behind ev. A delivery without the runner's
+// store (a handler called with another ledger) or of an event without a
+// key is sent at once.
+func deliverOrdered(ctx context.Context, b *event.Batch, fw Forwarder, ev *event.Event, obj json.RawMessage) (event.Sent, error) {
+	o, ok := ordering(fw)
+	st, isStore := b.Ledger().(store)
+	if !ok || !isStore || ev.ObjectKey == "" {
+		return fw.DeliverShaped(ctx, ev, obj)
+	}
+	_, onDead, maxKeys, maxEvents := o.Ordering()
+	k := parkKey{dest: fw.Destination(), provider: ev.Provider, key: ev.ObjectKey}
+	res, err := st.park(ctx, k, ev, obj)
+	if err != nil {
+		return event.Sent{}, err
+	}
+	if res == parkParked {
+		return event.Sent{}, st.bound(ctx, k, maxKeys, maxEvents)
+	}
+	sent, err := fw.DeliverShaped(ctx, ev, obj)
+	switch {
+	case err == nil && res == parkHead:
+		return sent, st.headDelivered(ctx, k, ev.ID)
+	case err != nil && event.Classify(err) == event.ClassTransient && ctx.Err() == nil:
+		if perr := st.parkBehind(ctx, k, ev.ID, FailureSummary(err), onDead); perr != nil {
+			return sent, fmt.Errorf("%w (and %w)", err, perr)
+		}
+		if berr := st.bound(ctx, k, maxKeys, maxEvents); berr != nil {
+			return sent, fmt.Errorf("%w (and %w)", err, berr)
+		}
+	}
+	return sent, err
+}
+
+// bound dead-letters k's destination's oldest parked keys (of k's
+// provider) while it parks more than maxKeys keys or maxEvents events.
+func (s store) bound(ctx context.Context, k parkKey, maxKeys, maxEvents int) error {
+	for {
+		keys, events, err := s.parkedCounts(ctx, k.dest, k.provider)
+		if err != nil || (keys <= maxKeys && events <= maxEvents) {
+			return err
+		}
+		reason := fmt.Sprintf("forward to %s: parked bound reached (%d keys, %d events; max_parked_keys %d, max_parked_events %d): "+
+			"the oldest parked key was dead-lettered", k.dest, keys, events, maxKeys, maxEvents)
+		key, err := s.deadLetterOldest(ctx, k.dest, k.provider, reason)
+		if err != nil || key == "" {
+			return err
+		}
+	}
+}
+
+// chains groups the handled records into the chains a batch's handle
+// stage runs at once, each chain's records one after another: one record
+// per chain, unless a destination is ordered per object (Registry.Ordered),
+// when a chain is the records of one (provider, key) in offset order.
+func chains(todo []*work, ordered bool) [][]int {
+	out := make([][]int, 0, len(todo))
+	if !ordered {
+		for i := range todo {
+			out = append(out, []int{i})
+		}
+		return out
+	}
+	type pk struct{ provider, key string }
+	at := map[pk]int{}
+	for i, w := range todo {
+		k := pk{w.ev.Provider, w.ev.ObjectKey}
+		if j, ok := at[k]; ok && k.key != "" {
+			out[j] = append(out[j], i)
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, []int{i})
+	}
+	return out
+}
