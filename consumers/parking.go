@@ -52,14 +52,14 @@ func deliverOrdered(ctx context.Context, b *event.Batch, fw Forwarder, ev *event
 	if !ok || !isStore || ev.ObjectKey == "" {
 		return fw.DeliverShaped(ctx, ev, obj)
 	}
-	_, onDead, maxKeys, maxEvents := o.Ordering()
+	_, onDead, _, _ := o.Ordering()
 	k := parkKey{dest: fw.Destination(), provider: ev.Provider, key: ev.ObjectKey}
 	res, err := st.park(ctx, k, ev, obj)
 	if err != nil {
 		return event.Sent{}, err
 	}
 	if res == parkParked {
-		return event.Sent{}, st.bound(ctx, k, maxKeys, maxEvents)
+		return event.Sent{}, nil
 	}
 	sent, err := fw.DeliverShaped(ctx, ev, obj)
 	switch {
@@ -69,24 +69,22 @@ func deliverOrdered(ctx context.Context, b *event.Batch, fw Forwarder, ev *event
 		if perr := st.parkBehind(ctx, k, ev.ID, FailureSummary(err), onDead); perr != nil {
 			return sent, fmt.Errorf("%w (and %w)", err, perr)
 		}
-		if berr := st.bound(ctx, k, maxKeys, maxEvents); berr != nil {
-			return sent, fmt.Errorf("%w (and %w)", err, berr)
-		}
 	}
 	return sent, err
 }
 
-// bound dead-letters k's destination's oldest parked keys (of k's
-// provider) while it parks more than maxKeys keys or maxEvents events.
-func (s store) bound(ctx context.Context, k parkKey, maxKeys, maxEvents int) error {
+// bound dead-letters destination dest's oldest parked keys of provider
+// while it parks more than maxKeys keys or maxEvents events. The drain
+// runs it (parking_drain.go).
+func (s store) bound(ctx context.Context, dest, provider string, maxKeys, maxEvents int) error {
 	for {
-		keys, events, err := s.parkedCounts(ctx, k.dest, k.provider)
+		keys, events, err := s.parkedCounts(ctx, dest, provider)
 		if err != nil || (keys <= maxKeys && events <= maxEvents) {
 			return err
 		}
 		reason := fmt.Sprintf("forward to %s: parked bound reached (%d keys, %d events; max_parked_keys %d, max_parked_events %d): "+
-			"the oldest parked key was dead-lettered", k.dest, keys, events, maxKeys, maxEvents)
-		key, err := s.deadLetterOldest(ctx, k.dest, k.provider, reason)
+			"the oldest parked key was dead-lettered", dest, keys, events, maxKeys, maxEvents)
+		key, err := s.deadLetterOldest(ctx, dest, provider, reason)
 		if err != nil || key == "" {
 			return err
 		}

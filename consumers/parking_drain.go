@@ -43,11 +43,25 @@ func (r *Runner) drainParked(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		r.boundParked(ctx)
 		r.drainRound(ctx)
 		if now := time.Now(); now.Sub(gaugedAt) >= parkGaugesEvery {
 			gaugedAt = now
 			if err := r.store.gaugeParking(ctx, r.pm); err != nil && ctx.Err() == nil {
 				r.log.Warn("parking gauges", "err", err)
+			}
+		}
+	}
+}
+
+// boundParked dead-letters the oldest parked keys of every ordered
+// destination beyond its bounds (max_parked_keys, max_parked_events).
+func (r *Runner) boundParked(ctx context.Context) {
+	for provider, fws := range r.cfg.Handlers.ordered {
+		for dest, fw := range fws {
+			_, _, maxKeys, maxEvents := fw.Ordering()
+			if err := r.store.bound(ctx, dest, provider, maxKeys, maxEvents); err != nil && ctx.Err() == nil {
+				r.log.Warn("bound parked keys", "destination", dest, "provider", provider, "err", err)
 			}
 		}
 	}

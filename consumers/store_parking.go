@@ -117,8 +117,10 @@ func (s store) parkedCounts(ctx context.Context, dest, provider string) (keys, e
 
 // deadLetterOldest dead-letters destination dest's oldest parked key of
 // provider with reason: every parked event of it is recorded dead on its
-// inbox row (replayable), and the key is removed. It returns the key, ""
-// when none was parked.
+// inbox row (replayable), and the key is removed. Only a key whose parked
+// events' batches have applied (their inbox rows final) is taken, so no
+// apply finishing later records one of them succeeded. It returns the
+// key, "" when none was taken.
 func (s store) deadLetterOldest(ctx context.Context, dest, provider, reason string) (string, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -126,8 +128,10 @@ func (s store) deadLetterOldest(ctx context.Context, dest, provider, reason stri
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 	var key string
-	err = tx.QueryRow(ctx, `SELECT kafka_key FROM parked_keys WHERE destination = $1 AND provider = $2
-ORDER BY parked_at, kafka_key LIMIT 1 FOR UPDATE SKIP LOCKED`, dest, provider).Scan(&key)
+	err = tx.QueryRow(ctx, `SELECT k.kafka_key FROM parked_keys k WHERE k.destination = $1 AND k.provider = $2
+  AND NOT EXISTS (SELECT 1 FROM parked_events e JOIN inbox i ON i.provider = e.provider AND i.event_id = e.event_id
+    WHERE e.destination = k.destination AND e.provider = k.provider AND e.kafka_key = k.kafka_key AND i.processing_state <> ALL($3))
+ORDER BY k.parked_at, k.kafka_key LIMIT 1 FOR UPDATE SKIP LOCKED`, dest, provider, schemas.FinalStates()).Scan(&key)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}
