@@ -126,15 +126,7 @@ func NewForwarder(cfg Config) (*Forwarder, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.OnDead == "" {
-		cfg.OnDead = "skip"
-	}
-	if cfg.MaxParkedKeys <= 0 {
-		cfg.MaxParkedKeys = 10000
-	}
-	if cfg.MaxParkedEvents <= 0 {
-		cfg.MaxParkedEvents = 100000
-	}
+	cfg.orderDefaults()
 	l := destLimits{Timeout: cfg.Timeout, Concurrency: cfg.Concurrency, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
 		BreakerFailures: cfg.BreakerFailures, BreakerProbe: cfg.BreakerProbe}
 	var d *destination
@@ -237,13 +229,6 @@ func (f *Forwarder) DeliverNotice(ctx context.Context, ev *event.Event) error {
 func (f *Forwarder) Deliver(ctx context.Context, ev *event.Event, obj json.RawMessage) error {
 	_, err := f.DeliverShaped(ctx, ev, obj)
 	return err
-}
-
-// Ordering reports whether the forwarder delivers per object in order
-// (Config.PerObject), and its parking policy: on_dead, the bounds on
-// parked keys and events.
-func (f *Forwarder) Ordering() (perObject bool, onDead string, maxKeys, maxEvents int) {
-	return f.cfg.PerObject, f.cfg.OnDead, f.cfg.MaxParkedKeys, f.cfg.MaxParkedEvents
 }
 
 // Transforms reports whether the forwarder's deliveries pass through a
