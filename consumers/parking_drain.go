@@ -231,14 +231,3 @@ GROUP BY k.destination`)
 	}
 	return nil
 }
-
-// releaseParked releases a held key: its parked events go out in order.
-// It reports whether a held key was found.
-func (s store) releaseParked(ctx context.Context, k parkKey) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE parked_keys SET state = 'ready', attempts = 0, next_at = now()
-WHERE destination = $1 AND provider = $2 AND kafka_key = $3 AND state = 'held'`, k.dest, k.provider, k.key)
-	if err != nil {
-		return false, fmt.Errorf("release parked key: %w", err)
-	}
-	return tag.RowsAffected() == 1, nil
-}

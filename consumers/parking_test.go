@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse/gatehouse/api"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/schemas"
 )
@@ -219,7 +220,7 @@ func TestOrderedDestinationOnDeadHoldUntilReleased(t *testing.T) {
 	svc := newOrderService(t)
 	a := ids("ord_h_", 5)
 	svc.fail(a[1], -1)
-	r, _ := f.start(orderedConfig(t, f, svc, "        on_dead: hold\n"))
+	f.start(orderedConfig(t, f, svc, "        on_dead: hold\n"))
 	f.sendKey("pay_H", a...)
 	f.waitState(schemas.StateDead, 60*time.Second, a[1])
 	waitFor(t, 10*time.Second, "the key to be held", func() bool {
@@ -235,9 +236,9 @@ func TestOrderedDestinationOnDeadHoldUntilReleased(t *testing.T) {
 	if err := f.pool.QueryRow(context.Background(), `SELECT destination FROM parked_keys WHERE kafka_key = 'pay_H'`).Scan(&dest); err != nil {
 		t.Fatal(err)
 	}
-	ok, err := r.store.releaseParked(context.Background(), parkKey{dest: dest, provider: "ref", key: "pay_H"})
-	if err != nil || !ok {
-		t.Fatalf("release: %v, %v", ok, err)
+	// the release of POST /api/v1/parked/release (api/parked.go; its HTTP side is api's test)
+	if _, err := (api.Inbox{Pool: f.pool}).ReleaseParked(context.Background(), dest, "ref", "pay_H"); err != nil {
+		t.Fatalf("release: %v", err)
 	}
 	waitFor(t, 30*time.Second, "A's parked events to be delivered", func() bool {
 		return slices.Contains(svc.accepted(), a[4])

@@ -37,6 +37,7 @@ import (
 //	POST /api/v1/events/search  /api/v1/events/{provider}/{event_id}/replay
 //	GET  /api/v1/issues  /api/v1/issues/{id}
 //	POST /api/v1/issues/{id}/status  /api/v1/issues/{id}/replay
+//	GET  /api/v1/parked  POST /api/v1/parked/release
 //	POST /api/v1/erasures
 //	GET  /api/v1/objects  /api/v1/objects/{provider}/{object_id}
 //	                                             api: bearer tokens or the session cookie
