@@ -3,6 +3,7 @@ package consumers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/gatehouse/gatehouse/consumers/event"
@@ -18,7 +19,9 @@ import (
 // keeps flowing. When the head succeeds on a retry, K is ready and the
 // runner's drain (parking_drain.go) delivers its parked events in order;
 // when the head is dead-lettered, on_dead decides (skip: ready; hold:
-// held until released). Within a batch, the events of one key are handled
+// held until released). While the destination's circuit is open, an event
+// of a key not parked is parked itself (its key ready, with no head): the
+// drain sends it once the circuit lets deliveries through. Within a batch, the events of one key are handled
 // one after another in offset order when any destination is ordered.
 
 // orderedForwarder is a Forwarder that may ask for order per object
@@ -28,6 +31,9 @@ type orderedForwarder interface {
 	// Ordering reports whether the destination is ordered per object, and
 	// its parking policy: on_dead, and the bounds on parked keys and events.
 	Ordering() (perObject bool, onDead string, maxKeys, maxEvents int)
+	// DeliverOrdered is DeliverShaped that fails with event.ErrCircuitOpen
+	// instead of waiting while the destination's circuit is open.
+	DeliverOrdered(ctx context.Context, ev *event.Event, obj json.RawMessage) (event.Sent, error)
 }
 
 // ordering is fw's ordering, when it has one.
@@ -61,7 +67,12 @@ func deliverOrdered(ctx context.Context, b *event.Batch, fw Forwarder, ev *event
 	if res == parkParked {
 		return event.Sent{}, nil
 	}
-	sent, err := fw.DeliverShaped(ctx, ev, obj)
+	var sent event.Sent
+	if res == parkHead {
+		sent, err = fw.DeliverShaped(ctx, ev, obj) // the head's retry waits for the circuit, as any delivery
+	} else if sent, err = o.DeliverOrdered(ctx, ev, obj); errors.Is(err, event.ErrCircuitOpen) && ctx.Err() == nil {
+		return event.Sent{}, st.parkOpen(ctx, k, ev, obj, onDead) // the circuit is open: the key waits for it, the partition moves on
+	}
 	switch {
 	case err == nil && res == parkHead:
 		return sent, st.headDelivered(ctx, k, ev.ID)

@@ -18,7 +18,9 @@ import (
 // The drain of parked keys (parking.go): every member of the group looks
 // for ready keys every parkDrainEvery, takes each under a row lock (FOR
 // UPDATE SKIP LOCKED: one member drains a key at a time, whoever holds its
-// partition), and delivers its parked events in order. A parked event
+// partition), and delivers its parked events in order, without waiting
+// for an open circuit (the key is tried again after parkOpenWait; the
+// circuit's probe is one of these deliveries). A parked event
 // that fails with a retryable error becomes the key's head and is tried
 // again after the retry ladder's delays, as often as the ladder would; one
 // that fails for good, or runs out of attempts, is dead-lettered (its
@@ -29,6 +31,7 @@ const (
 	parkDrainKeys   = 64 // keys read per round
 	parkDrainAtOnce = 16 // keys drained at once
 	parkGaugesEvery = 5 * time.Second
+	parkOpenWait    = time.Second // a key whose destination's circuit is open is tried again after this
 )
 
 // drainParked drains ready keys until ctx ends, and keeps the parking
@@ -125,9 +128,16 @@ func (r *Runner) drainKey(ctx context.Context, k parkKey) error {
 	}
 	for _, p := range evs {
 		p.ev.Attempt = attempts + 1
-		_, derr := fw.DeliverShaped(ctx, &p.ev, p.obj)
+		_, derr := fw.DeliverOrdered(ctx, &p.ev, p.obj)
 		if derr != nil && ctx.Err() != nil {
 			return commit() // what was delivered stays delivered; the rest waits
+		}
+		if errors.Is(derr, event.ErrCircuitOpen) { // not a failure of the event: try again after a while
+			if _, err := tx.Exec(ctx, `UPDATE parked_keys SET next_at = now() + $4::interval
+WHERE destination = $1 AND provider = $2 AND kafka_key = $3`, k.dest, k.provider, k.key, parkOpenWait.String()); err != nil {
+				return fmt.Errorf("drain: %w", err)
+			}
+			return commit()
 		}
 		dead := derr != nil && (event.Classify(derr) != event.ClassTransient || attempts >= len(r.layout.delays))
 		if derr == nil || dead {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 // the test names with 500.
 type orderService struct {
 	srv   *httptest.Server
+	down  atomic.Bool // answer 500 to everything
 	mu    sync.Mutex
 	fails map[string]int // event id → 500s still to answer (<0: always)
 	got   []string       // accepted event ids, in order
@@ -33,6 +35,10 @@ func newOrderService(t *testing.T) *orderService {
 	s := &orderService{fails: map[string]int{}, at: map[string]time.Time{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := strings.TrimPrefix(r.Header.Get("webhook-id"), "ref:")
+		if s.down.Load() {
+			http.Error(w, "down", http.StatusInternalServerError)
+			return
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if n := s.fails[id]; n != 0 {
@@ -77,7 +83,6 @@ func orderedConfig(t *testing.T, f *fixture, svc *orderService, extra string) Co
     forward:
       - url: %s/hooks
         secret: env:FWD_SECRET
-        breaker_failures: 1000
         order: per_object
 %s`, svc.srv.URL, extra)), func(k string) string { return map[string]string{"FWD_SECRET": forwardSecret}[k] })
 	if err != nil {
@@ -131,7 +136,7 @@ func TestOrderedDestinationParksAFailingKeyAlone(t *testing.T) {
 	svc := newOrderService(t)
 	a := ids("ord_a_", 5)
 	svc.fail(a[1], 3)
-	f.start(orderedConfig(t, f, svc, ""))
+	f.start(orderedConfig(t, f, svc, "        breaker_failures: 1000\n"))
 	f.sendKey("pay_A", a[0], a[1])
 	others := ids("ord_o_", 100)
 	sent := map[string]time.Time{}
@@ -180,7 +185,7 @@ func TestOrderedDestinationParkingSurvivesARestart(t *testing.T) {
 	svc := newOrderService(t)
 	a := ids("ord_r_", 5)
 	svc.fail(a[1], 3)
-	cfg := orderedConfig(t, f, svc, "")
+	cfg := orderedConfig(t, f, svc, "        breaker_failures: 1000\n")
 	_, stop := f.start(cfg)
 	f.sendKey("pay_R", a...)
 	waitFor(t, 30*time.Second, "A3…A5 to be parked", func() bool { _, e := f.parked(); return e == 3 })
@@ -188,7 +193,7 @@ func TestOrderedDestinationParkingSurvivesARestart(t *testing.T) {
 	if got := svc.accepted(); !slices.Equal(got, a[:1]) {
 		t.Fatalf("before the restart accepted %v, want only %s", got, a[0])
 	}
-	f.start(orderedConfig(t, f, svc, ""))
+	f.start(orderedConfig(t, f, svc, "        breaker_failures: 1000\n"))
 	f.waitState(schemas.StateSucceeded, 60*time.Second, a...)
 	waitFor(t, 30*time.Second, "A's parked events to be delivered", func() bool {
 		return slices.Contains(svc.accepted(), a[4])
@@ -203,7 +208,7 @@ func TestOrderedDestinationOnDeadSkip(t *testing.T) {
 	svc := newOrderService(t)
 	a := ids("ord_s_", 5)
 	svc.fail(a[1], -1)
-	f.start(orderedConfig(t, f, svc, "        on_dead: skip\n"))
+	f.start(orderedConfig(t, f, svc, "        breaker_failures: 1000\n        on_dead: skip\n"))
 	f.sendKey("pay_S", a...)
 	f.waitState(schemas.StateDead, 60*time.Second, a[1])
 	waitFor(t, 30*time.Second, "A's parked events to be delivered", func() bool {
@@ -220,7 +225,7 @@ func TestOrderedDestinationOnDeadHoldUntilReleased(t *testing.T) {
 	svc := newOrderService(t)
 	a := ids("ord_h_", 5)
 	svc.fail(a[1], -1)
-	f.start(orderedConfig(t, f, svc, "        on_dead: hold\n"))
+	f.start(orderedConfig(t, f, svc, "        breaker_failures: 1000\n        on_dead: hold\n"))
 	f.sendKey("pay_H", a...)
 	f.waitState(schemas.StateDead, 60*time.Second, a[1])
 	waitFor(t, 10*time.Second, "the key to be held", func() bool {
@@ -255,7 +260,7 @@ func TestOrderedDestinationBoundDeadLettersTheOldestKey(t *testing.T) {
 	a, b := ids("ord_ba_", 5), ids("ord_bb_", 5)
 	svc.fail(a[1], 3)
 	svc.fail(b[1], 3)
-	f.start(orderedConfig(t, f, svc, "        max_parked_events: 3\n"))
+	f.start(orderedConfig(t, f, svc, "        breaker_failures: 1000\n        max_parked_events: 3\n"))
 	f.sendKey("pay_BA", a...)
 	f.sendKey("pay_BB", b...)
 	f.waitState(schemas.StateDead, 30*time.Second, a[2:]...)
@@ -270,4 +275,51 @@ func TestOrderedDestinationBoundDeadLettersTheOldestKey(t *testing.T) {
 	})
 	wantInOrder(t, svc.accepted(), b)
 	wantInOrder(t, svc.accepted(), a[:2])
+}
+
+// The destination goes down under load and its circuit opens: the events
+// of keys not parked are parked by key instead of waiting, so the batches
+// finish (every event succeeds while the destination is down, offsets
+// move); once it is back, the probe and the drain deliver every key's
+// events in order, each once.
+func TestOrderedDestinationCircuitParksInsteadOfBlocking(t *testing.T) {
+	f := newFixture(t)
+	svc := newOrderService(t)
+	f.start(orderedConfig(t, f, svc, "        breaker_failures: 3\n        breaker_probe: 300ms\n"))
+	const keys, per = 20, 3
+	byKey := make([][]string, keys)
+	for k := range byKey {
+		byKey[k] = ids(fmt.Sprintf("ord_c%d_", k), per)
+	}
+	svc.down.Store(true)
+	for round := range per {
+		for k := range byKey {
+			f.ingest(byKey[k][round], "payment.succeeded", fmt.Sprintf("pay_c_%d", k))
+		}
+		f.relay()
+	}
+	var all []string
+	for _, evs := range byKey {
+		all = append(all, evs...)
+	}
+	// while the destination is down, the events finish: parked, or down
+	// the retry ladder for the ones that opened the circuit
+	waitFor(t, 30*time.Second, "the parked events to finish their batches", func() bool {
+		_, e := f.parked()
+		return e >= keys*per-3*per
+	})
+	if got := svc.accepted(); len(got) != 0 {
+		t.Fatalf("accepted %v while down", got)
+	}
+	svc.down.Store(false)
+	f.waitState(schemas.StateSucceeded, 60*time.Second, all...)
+	waitFor(t, 30*time.Second, "every event to be delivered", func() bool { return len(svc.accepted()) >= keys*per })
+	got := svc.accepted()
+	for _, evs := range byKey {
+		wantInOrder(t, got, evs)
+	}
+	if len(got) != keys*per {
+		t.Errorf("accepted %d deliveries, want %d", len(got), keys*per)
+	}
+	waitFor(t, 10*time.Second, "the parking to empty", func() bool { k, e := f.parked(); return k == 0 && e == 0 })
 }

@@ -50,15 +50,8 @@ func (s store) park(ctx context.Context, k parkKey, ev *event.Event, obj []byte)
 	if head == ev.ID {
 		return parkHead, nil
 	}
-	var created *time.Time
-	if !ev.CreatedAt.IsZero() {
-		created = &ev.CreatedAt
-	}
-	_, err = tx.Exec(ctx, `INSERT INTO parked_events (destination, provider, kafka_key, event_id, event_type, envelope, object, created_at, received_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
-		k.dest, k.provider, k.key, ev.ID, ev.Type, []byte(ev.StoredEnvelope()), obj, created, receivedAt(ev))
-	if err != nil {
-		return parkNone, fmt.Errorf("park: %w", err)
+	if err := insertParked(ctx, tx, k, ev, obj); err != nil {
+		return parkNone, err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return parkNone, fmt.Errorf("park: %w", err)
@@ -76,6 +69,44 @@ ON CONFLICT (destination, provider, kafka_key) DO UPDATE SET head_error = EXCLUD
 WHERE parked_keys.head_event_id = EXCLUDED.head_event_id`, k.dest, k.provider, k.key, headID, msg, onDead)
 	if err != nil {
 		return fmt.Errorf("park key: %w", err)
+	}
+	return nil
+}
+
+// parkOpen parks ev, of key k that is not parked, while its destination's
+// circuit is open: k is parked ready, with no head, and ev is its first
+// parked event; the drain delivers it when the circuit lets it.
+func (s store) parkOpen(ctx context.Context, k parkKey, ev *event.Event, obj []byte, onDead string) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("park while the circuit is open: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `INSERT INTO parked_keys (destination, provider, kafka_key, head_event_id, head_error, state, on_dead)
+VALUES ($1, $2, $3, '', 'circuit open', 'ready', $4) ON CONFLICT DO NOTHING`, k.dest, k.provider, k.key, onDead); err != nil {
+		return fmt.Errorf("park while the circuit is open: %w", err)
+	}
+	if err := insertParked(ctx, tx, k, ev, obj); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("park while the circuit is open: %w", err)
+	}
+	return nil
+}
+
+// insertParked stores ev (with obj) as k's latest parked event; a repeat
+// is stored once.
+func insertParked(ctx context.Context, tx pgx.Tx, k parkKey, ev *event.Event, obj []byte) error {
+	var created *time.Time
+	if !ev.CreatedAt.IsZero() {
+		created = &ev.CreatedAt
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO parked_events (destination, provider, kafka_key, event_id, event_type, envelope, object, created_at, received_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
+		k.dest, k.provider, k.key, ev.ID, ev.Type, []byte(ev.StoredEnvelope()), obj, created, receivedAt(ev))
+	if err != nil {
+		return fmt.Errorf("park: %w", err)
 	}
 	return nil
 }

@@ -1,5 +1,20 @@
 package forward
 
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
+)
+
+// DeliverOrdered is DeliverShaped for a destination ordered per object:
+// while the destination's circuit is open it does not wait but fails with
+// event.ErrCircuitOpen (wrapped), also when it was the probe and failed,
+// so the consumers park the event and the partition moves on.
+func (f *Forwarder) DeliverOrdered(ctx context.Context, ev *event.Event, obj json.RawMessage) (event.Sent, error) {
+	return f.shaped(ctx, ev, obj, false)
+}
+
 // Ordering reports whether the forwarder delivers per object in order
 // (Config.PerObject), and its parking policy: on_dead, the bounds on
 // parked keys and events. The consumers park (docs/CONSUMERS.md "Ordered
