@@ -9,6 +9,10 @@
 -- was dead-lettered under on_dead: hold: an operator releases it).
 -- parked_events are the key's later events in topic order (seq), each
 -- with what its delivery needs. Both are the consumers' (ARCHITECTURE.md).
+-- Erasing an event (consumers_erase_events) removes it from
+-- parked_events (an erased event is never delivered: the handlers skip
+-- it), and a key waiting behind an erased head is made ready, since that
+-- head will not be delivered either.
 -- There is no 00007 on the branch that adds this file: another branch adds
 -- it, and this one is numbered after it.
 -- +goose Up
@@ -45,6 +49,40 @@ CREATE TABLE parked_events (
 );
 CREATE INDEX parked_events_key ON parked_events (destination, provider, kafka_key, seq);
 
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION public.consumers_erase_events(p_provider text, p_event_ids text[]) RETURNS integer
+    LANGUAGE sql
+    AS $$
+    UPDATE forward_deliveries SET body = NULL, headers = NULL
+    WHERE provider = p_provider AND event_id = ANY (p_event_ids) AND (body IS NOT NULL OR headers IS NOT NULL);
+    DELETE FROM parked_events WHERE provider = p_provider AND event_id = ANY (p_event_ids);
+    UPDATE parked_keys SET state = 'ready', head_error = 'the head event was erased', next_at = now()
+    WHERE provider = p_provider AND head_event_id = ANY (p_event_ids) AND state = 'waiting';
+    WITH d AS (
+        DELETE FROM provider_objects o
+        WHERE o.provider = p_provider AND o.object_id IN (
+            SELECT pe.object_id FROM processed_events pe
+            WHERE pe.provider = p_provider AND pe.event_id = ANY (p_event_ids) AND pe.object_id IS NOT NULL)
+        RETURNING 1)
+    SELECT count(*)::integer FROM d;
+$$;
+-- +goose StatementEnd
+
 -- +goose Down
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION public.consumers_erase_events(p_provider text, p_event_ids text[]) RETURNS integer
+    LANGUAGE sql
+    AS $$
+    UPDATE forward_deliveries SET body = NULL, headers = NULL
+    WHERE provider = p_provider AND event_id = ANY (p_event_ids) AND (body IS NOT NULL OR headers IS NOT NULL);
+    WITH d AS (
+        DELETE FROM provider_objects o
+        WHERE o.provider = p_provider AND o.object_id IN (
+            SELECT pe.object_id FROM processed_events pe
+            WHERE pe.provider = p_provider AND pe.event_id = ANY (p_event_ids) AND pe.object_id IS NOT NULL)
+        RETURNING 1)
+    SELECT count(*)::integer FROM d;
+$$;
+-- +goose StatementEnd
 DROP TABLE parked_events;
 DROP TABLE parked_keys;

@@ -123,6 +123,9 @@ CREATE FUNCTION public.consumers_erase_events(p_provider text, p_event_ids text[
     AS $$
     UPDATE forward_deliveries SET body = NULL, headers = NULL
     WHERE provider = p_provider AND event_id = ANY (p_event_ids) AND (body IS NOT NULL OR headers IS NOT NULL);
+    DELETE FROM parked_events WHERE provider = p_provider AND event_id = ANY (p_event_ids);
+    UPDATE parked_keys SET state = 'ready', head_error = 'the head event was erased', next_at = now()
+    WHERE provider = p_provider AND head_event_id = ANY (p_event_ids) AND state = 'waiting';
     WITH d AS (
         DELETE FROM provider_objects o
         WHERE o.provider = p_provider AND o.object_id IN (
