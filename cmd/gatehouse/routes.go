@@ -42,7 +42,7 @@ import (
 //	GET  /api/v1/objects  /api/v1/objects/{provider}/{object_id}
 //	                                             api: bearer tokens or the session cookie
 //	GET  /console/  /console/overview.json  /console/events  /console/events/{provider}/{event_id}
-//	GET  /console/dead  /console/issues  /console/issues/{id}  /console/charts  /console/static/*
+//	GET  /console/dead  /console/parked  /console/issues  /console/issues/{id}  /console/charts  /console/static/*
 //	POST /console/events                         console: operators' pages (session cookie, auth.issuer set;
 //	                                             the events form posts its search)
 //
