@@ -190,15 +190,15 @@ type parkMetrics struct {
 func newParkMetrics(reg prometheus.Registerer) *parkMetrics {
 	m := &parkMetrics{
 		keys: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "gatehouse_forward_parked_keys",
+			Name: "gatehouse_consumer_forward_parked_keys",
 			Help: "Keys (objects) parked behind a failed event, per forward destination ordered per object.",
 		}, []string{"destination"}),
 		events: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "gatehouse_forward_parked_events",
+			Name: "gatehouse_consumer_forward_parked_events",
 			Help: "Events parked behind their key's failed event, per forward destination ordered per object.",
 		}, []string{"destination"}),
 		oldest: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "gatehouse_forward_parked_oldest_age_seconds",
+			Name: "gatehouse_consumer_forward_parked_oldest_age_seconds",
 			Help: "Age of the oldest parked key's wait (since its head event failed), per forward destination ordered per object.",
 		}, []string{"destination"}),
 	}

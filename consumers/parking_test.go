@@ -226,7 +226,8 @@ func TestOrderedDestinationOnDeadHoldUntilReleased(t *testing.T) {
 	svc := newOrderService(t)
 	a := ids("ord_h_", 5)
 	svc.fail(a[1], -1)
-	f.start(orderedConfig(t, f, svc, "        breaker_failures: 1000\n        on_dead: hold\n"))
+	cfg := orderedConfig(t, f, svc, "        breaker_failures: 1000\n        on_dead: hold\n")
+	f.start(cfg)
 	f.sendKey("pay_H", a...)
 	f.waitState(schemas.StateDead, 60*time.Second, a[1])
 	waitFor(t, 10*time.Second, "the key to be held", func() bool {
@@ -234,7 +235,12 @@ func TestOrderedDestinationOnDeadHoldUntilReleased(t *testing.T) {
 		_ = f.pool.QueryRow(context.Background(), `SELECT state FROM parked_keys WHERE kafka_key = 'pay_H'`).Scan(&st)
 		return st == "held"
 	})
-	time.Sleep(time.Second)
+	reg := cfg.Registerer.(*prometheus.Registry)
+	waitFor(t, 15*time.Second, "the parking gauges", func() bool {
+		return testkit.Counter(t, reg, "gatehouse_consumer_forward_parked_keys", nil) == 1 &&
+			testkit.Counter(t, reg, "gatehouse_consumer_forward_parked_events", nil) == 3 &&
+			testkit.Counter(t, reg, "gatehouse_consumer_forward_parked_oldest_age_seconds", nil) > 0
+	})
 	if got := svc.accepted(); !slices.Equal(got, a[:1]) {
 		t.Fatalf("held key: accepted %v, want only %s", got, a[0])
 	}
