@@ -137,8 +137,10 @@ func (b *batch) decode() {
 // claim claims the inbox rows of the decoded first records; a record
 // whose row is missing, also after noInboxPause, gets errNoInbox. Then the
 // records that failed leave the stages: a fresh one whose row is missing
-// is read again beside them (late), any other is forwarded down the retry
-// ladder beside them; every forward is acknowledged before settle ends.
+// is read again beside them (late; before them, claimLate, when a
+// destination is ordered per object), any other is forwarded down the
+// retry ladder beside them; every forward is acknowledged before settle
+// ends.
 func (b *batch) claim(ctx context.Context) {
 	b.claimRows(ctx)
 	r := b.m.r
@@ -154,6 +156,17 @@ func (b *batch) claim(ctx context.Context) {
 			}
 			b.forward(w)
 		}
+	}
+	if len(late) > 0 && r.cfg.Handlers.Ordered() {
+		// a destination is ordered per object: the batch waits for its
+		// late rows, so a key's records keep their order (parking.go)
+		for _, w := range b.claimLate(ctx, late) {
+			if errors.Is(w.err, errNoInbox) {
+				r.m.rejected.WithLabelValues(r.cfg.Group, w.rec.Topic, "no_inbox_row").Inc()
+			}
+			b.forward(w)
+		}
+		return
 	}
 	if len(late) > 0 {
 		rows := make([]lateRow, len(late))

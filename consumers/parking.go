@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/schemas"
 )
 
 // Ordered delivery per object (docs/CONSUMERS.md "Ordered delivery per
@@ -19,7 +23,10 @@ import (
 // keeps flowing. When the head succeeds on a retry, K is ready and the
 // runner's drain (parking_drain.go) delivers its parked events in order;
 // when the head is dead-lettered, on_dead decides (skip: ready; hold:
-// held until released). While the destination's circuit is open, an event
+// held until released). A record whose inbox row is not visible yet when
+// its batch claims it (late.go) is re-read before the batch is handled
+// rather than beside it (claimLate), so it is handled in its key's chain.
+// While the destination's circuit is open, an event
 // of a key not parked is parked itself (its key ready, with no head): the
 // drain sends it once the circuit lets deliveries through. Within a batch, the events of one key are handled
 // one after another in offset order when any destination is ordered.
@@ -126,4 +133,57 @@ func chains(todo []*work, ordered bool) [][]int {
 		out = append(out, []int{i})
 	}
 	return out
+}
+
+// claimLate re-reads the inbox rows of late, first records of the batch
+// whose rows were missing but that the relay has just published, on
+// late.go's schedule (noInboxRechecks re-reads, the pause doubling), before
+// the batch is handled: a found record then goes through the batch's
+// stages with its key's other records, in offset order. It is the claim
+// of a batch when a destination is ordered per object (an unordered batch
+// re-reads beside its stages: late). It returns the records still missing
+// (errNoInbox) or whose re-read failed, for the retry ladder; when ctx
+// ends first, the records left are neither handled nor forwarded.
+func (b *batch) claimLate(ctx context.Context, late []*work) []*work {
+	todo := late
+	for n := 1; n <= noInboxRechecks && len(todo) > 0; n++ {
+		select {
+		case <-ctx.Done():
+			for _, w := range todo {
+				w.err = ctx.Err() // unclaimed: left unmarked
+			}
+			return nil
+		case <-time.After(noInboxPause << n):
+		}
+		slices.SortFunc(todo, func(a, b *work) int {
+			if c := strings.Compare(a.ev.Provider, b.ev.Provider); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ev.ID, b.ev.ID)
+		})
+		keys := make([]eventKey, len(todo))
+		for i, w := range todo {
+			keys[i] = eventKey{w.ev.Provider, w.ev.ID, w.ev.ReceivedAt}
+		}
+		claims, err := b.m.r.store.claimMany(ctx, keys)
+		if err != nil {
+			for _, w := range todo {
+				w.err = err
+			}
+			return todo
+		}
+		var missing []*work
+		for i, w := range todo {
+			switch c := claims[i]; {
+			case !c.found:
+				missing = append(missing, w)
+			case schemas.Final(c.prev):
+				w.err, w.outcome, w.done = nil, OutcomeDuplicate, true
+			default:
+				w.err, w.ev.ReceivedAt = nil, c.receivedAt
+			}
+		}
+		todo = missing
+	}
+	return todo
 }

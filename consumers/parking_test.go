@@ -2,6 +2,7 @@ package consumers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gatehouse/gatehouse/api"
 	"github.com/gatehouse/gatehouse/internal/config"
@@ -367,4 +369,61 @@ func TestOrderedDestinationCircuitParksInsteadOfBlocking(t *testing.T) {
 		t.Errorf("accepted %d deliveries, want %d", len(got), keys*per)
 	}
 	waitFor(t, 10*time.Second, "the parking to empty", func() bool { k, e := f.parked(); return k == 0 && e == 0 })
+}
+
+// A record whose inbox row becomes visible only after its batch claimed it
+// (late.go) is re-read before an ordered destination's batch is handled,
+// so the key's next record in the batch, whose row was there, is not
+// delivered before it.
+func TestOrderedDestinationLateInboxRowKeepsTheOrder(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	svc := newOrderService(t)
+	cfg := orderedConfig(t, f, svc, "        breaker_failures: 1000\n")
+	reg := cfg.Registerer.(*prometheus.Registry)
+	f.start(cfg)
+	f.sendKey("pay_OLW", "ord_late_warm")
+	f.waitState(schemas.StateSucceeded, 30*time.Second, "ord_late_warm")
+
+	f.ingest("ord_late_tmpl", "payment.succeeded", "pay_OL") // a committed row to copy, never published
+	f.ingest("ord_late_2", "payment.succeeded", "pay_OL")    // committed, published below by hand
+	tx, err := f.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // committed below
+	for _, q := range []string{
+		`CREATE TEMP TABLE late ON COMMIT DROP AS SELECT * FROM inbox WHERE provider = $1 AND event_id = 'ord_late_tmpl'`,
+		`UPDATE late SET event_id = 'ord_late_1' WHERE provider = $1`,
+		`INSERT INTO inbox SELECT * FROM late WHERE provider = $1`,
+	} {
+		if _, err := tx.Exec(ctx, q, f.provider); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var recs []*kgo.Record
+	for _, id := range []string{"ord_late_1", "ord_late_2"} {
+		body, _ := json.Marshal(map[string]any{"id": id, "type": "payment.succeeded",
+			"created_at": time.Now().UTC().Format(time.RFC3339), "data": map[string]any{"payment_id": "pay_OL"}})
+		recs = append(recs, contractRecord(f.topic, f.provider, id, "payment.succeeded", "pay_OL", "1", body))
+	}
+	if err := f.prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	// the batch claimed ord_late_2's row (and missed ord_late_1's)
+	for deadline := time.Now().Add(10 * time.Second); f.inbox("ord_late_2").Attempts == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the records were not claimed")
+		}
+	}
+	time.Sleep(40 * time.Millisecond)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.waitState(schemas.StateSucceeded, 30*time.Second, "ord_late_1", "ord_late_2")
+	waitFor(t, 10*time.Second, "both delivered", func() bool { return len(svc.accepted()) >= 3 })
+	wantInOrder(t, svc.accepted(), []string{"ord_late_1", "ord_late_2"})
+	if got := testkit.Counter(t, reg, "gatehouse_consumer_records_rejected_total", map[string]string{"reason": "no_inbox_row"}); got != 0 {
+		t.Errorf("no_inbox_row rejections = %v, want 0 (the row became visible 40 ms after the poll)", got)
+	}
 }
