@@ -23,13 +23,14 @@ import (
 // keeps flowing. When the head succeeds on a retry, K is ready and the
 // runner's drain (parking_drain.go) delivers its parked events in order;
 // when the head is dead-lettered, on_dead decides (skip: ready; hold:
-// held until released). A record whose inbox row is not visible yet when
-// its batch claims it (late.go) is re-read before the batch is handled
-// rather than beside it (claimLate), so it is handled in its key's chain.
-// While the destination's circuit is open, an event
-// of a key not parked is parked itself (its key ready, with no head): the
-// drain sends it once the circuit lets deliveries through. Within a batch, the events of one key are handled
-// one after another in offset order when any destination is ordered.
+// held until released). While the destination's circuit is open, an
+// event of a key not parked is parked itself (its key ready, with no
+// head): the drain sends it once the circuit lets deliveries through.
+// Within a batch, the events of one key are handled one after another in
+// offset order when any destination is ordered (chains), and a record
+// whose inbox row is not visible yet when its batch claims it (late.go)
+// is re-read before the batch is handled rather than beside it
+// (claimLate), so it is handled in its key's chain.
 
 // orderedForwarder is a Forwarder that may ask for order per object
 // (consumers/forward's Forwarder is one).

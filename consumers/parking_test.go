@@ -303,6 +303,7 @@ func TestOrderedDestinationParkingSurvivesARebalance(t *testing.T) {
 // (replayable, nothing dropped); B's events still arrive in order.
 func TestOrderedDestinationBoundDeadLettersTheOldestKey(t *testing.T) {
 	f := newFixture(t)
+	f.delays = []time.Duration{3 * time.Second, 3 * time.Second, 3 * time.Second} // A's head is still failing when B parks
 	svc := newOrderService(t)
 	a, b := ids("ord_ba_", 5), ids("ord_bb_", 5)
 	svc.fail(a[1], 3)

@@ -28,11 +28,21 @@ const (
 )
 
 // park parks ev (with obj, the fetched object) behind k's head when k is
-// parked and ev is not its head. The key row is read FOR SHARE, so a
+// parked and ev is not its head. A key not parked costs one index probe
+// (the common case); a parked key's row is then read again FOR SHARE, so a
 // drain finishing the key (FOR UPDATE, then delete) either sees the new
 // event or is waited for, after which the key is gone and ev is
 // delivered at once. A repeat of a parked event is parked once.
 func (s store) park(ctx context.Context, k parkKey, ev *event.Event, obj []byte) (parkResult, error) {
+	var parked bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM parked_keys WHERE destination = $1 AND provider = $2 AND kafka_key = $3)`,
+		k.dest, k.provider, k.key).Scan(&parked)
+	if err != nil {
+		return parkNone, fmt.Errorf("park: %w", err)
+	}
+	if !parked {
+		return parkNone, nil
+	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return parkNone, fmt.Errorf("park: %w", err)
