@@ -25,7 +25,9 @@ import (
 // when the head is dead-lettered, on_dead decides (skip: ready; hold:
 // held until released). While the destination's circuit is open, an
 // event of a key not parked is parked itself (its key ready, with no
-// head): the drain sends it once the circuit lets deliveries through.
+// head), and a head's retry parks the head in front of its key's events:
+// the drain sends them once the circuit lets deliveries through, and no
+// delivery to an ordered destination waits on its circuit.
 // Within a batch, the events of one key are handled one after another in
 // offset order when any destination is ordered (chains), and a record
 // whose inbox row is not visible yet when its batch claims it (late.go)
@@ -75,11 +77,12 @@ func deliverOrdered(ctx context.Context, b *event.Batch, fw Forwarder, ev *event
 	if res == parkParked {
 		return event.Sent{}, nil
 	}
-	var sent event.Sent
-	if res == parkHead {
-		sent, err = fw.DeliverShaped(ctx, ev, obj) // the head's retry waits for the circuit, as any delivery
-	} else if sent, err = o.DeliverOrdered(ctx, ev, obj); errors.Is(err, event.ErrCircuitOpen) && ctx.Err() == nil {
-		return event.Sent{}, st.parkOpen(ctx, k, ev, obj, onDead) // the circuit is open: the key waits for it, the partition moves on
+	sent, err := o.DeliverOrdered(ctx, ev, obj)
+	if errors.Is(err, event.ErrCircuitOpen) && ctx.Err() == nil { // the circuit is open: the key waits for it, the partition moves on
+		if res == parkHead {
+			return event.Sent{}, st.parkHeadOpen(ctx, k, ev, obj) // the head goes first once the circuit lets it
+		}
+		return event.Sent{}, st.parkOpen(ctx, k, ev, obj, onDead)
 	}
 	switch {
 	case err == nil && res == parkHead:

@@ -340,11 +340,22 @@ func TestOrderedDestinationCircuitParksInsteadOfBlocking(t *testing.T) {
 		byKey[k] = ids(fmt.Sprintf("ord_c%d_", k), per)
 	}
 	svc.down.Store(true)
-	for round := range per {
-		for k := range byKey {
+	send := func(round int, keys []int) {
+		for _, k := range keys {
 			f.ingest(byKey[k][round], "payment.succeeded", fmt.Sprintf("pay_c_%d", k))
 		}
 		f.relay()
+	}
+	first := []int{0, 1, 2, 3, 4}
+	send(0, first) // their failures open the circuit
+	waitFor(t, 30*time.Second, "the circuit to open", func() bool { k, _ := f.parked(); return k >= 3 })
+	var rest []int
+	for k := len(first); k < keys; k++ {
+		rest = append(rest, k)
+	}
+	send(0, rest)
+	for round := 1; round < per; round++ {
+		send(round, append(slices.Clone(first), rest...))
 	}
 	var all []string
 	for _, evs := range byKey {
@@ -352,10 +363,16 @@ func TestOrderedDestinationCircuitParksInsteadOfBlocking(t *testing.T) {
 	}
 	// while the destination is down, the events finish: parked, or down
 	// the retry ladder for the ones that opened the circuit
-	waitFor(t, 30*time.Second, "the parked events to finish their batches", func() bool {
-		_, e := f.parked()
-		return e >= keys*per-3*per
+	waitFor(t, 30*time.Second, "every event parked or a parked key's head", func() bool {
+		var n int
+		err := f.pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM parked_events) +
+  (SELECT count(*) FROM parked_keys WHERE head_event_id <> '')`).Scan(&n)
+		return err == nil && n == keys*per
 	})
+	var circuit int
+	if err := f.pool.QueryRow(context.Background(), `SELECT count(*) FROM parked_keys WHERE head_event_id = ''`).Scan(&circuit); err != nil || circuit == 0 {
+		t.Fatalf("no key parked by the open circuit (%v)", err)
+	}
 	if got := svc.accepted(); len(got) != 0 {
 		t.Fatalf("accepted %v while down", got)
 	}

@@ -105,16 +105,46 @@ VALUES ($1, $2, $3, '', 'circuit open', 'ready', $4) ON CONFLICT DO NOTHING`, k.
 	return nil
 }
 
+// parkHeadOpen parks k's head ev, on a retry while its destination's
+// circuit is open, in front of the key's parked events: the key becomes
+// ready without a head, and the drain delivers ev first, then the rest, as
+// the circuit lets it. The retry then finishes (the event is parked, not
+// failed), so nothing waits on the circuit.
+func (s store) parkHeadOpen(ctx context.Context, k parkKey, ev *event.Event, obj []byte) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("park the head while the circuit is open: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if err := insertParkedAs(ctx, tx, k, ev, obj, true); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE parked_keys SET head_event_id = '', head_error = 'circuit open', state = 'ready', next_at = now()
+WHERE destination = $1 AND provider = $2 AND kafka_key = $3 AND head_event_id = $4`, k.dest, k.provider, k.key, ev.ID); err != nil {
+		return fmt.Errorf("park the head while the circuit is open: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("park the head while the circuit is open: %w", err)
+	}
+	return nil
+}
+
 // insertParked stores ev (with obj) as k's latest parked event; a repeat
 // is stored once.
 func insertParked(ctx context.Context, tx pgx.Tx, k parkKey, ev *event.Event, obj []byte) error {
+	return insertParkedAs(ctx, tx, k, ev, obj, false)
+}
+
+// insertParkedAs is insertParked; head puts ev in front of the key's
+// other parked events.
+func insertParkedAs(ctx context.Context, tx pgx.Tx, k parkKey, ev *event.Event, obj []byte, head bool) error {
 	var created *time.Time
 	if !ev.CreatedAt.IsZero() {
 		created = &ev.CreatedAt
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO parked_events (destination, provider, kafka_key, event_id, event_type, envelope, object, created_at, received_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
-		k.dest, k.provider, k.key, ev.ID, ev.Type, []byte(ev.StoredEnvelope()), obj, created, receivedAt(ev))
+	_, err := tx.Exec(ctx, `INSERT INTO parked_events (destination, provider, kafka_key, event_id, event_type, envelope, object, created_at, received_at, head)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
+		k.dest, k.provider, k.key, ev.ID, ev.Type, []byte(ev.StoredEnvelope()), obj, created, receivedAt(ev), head)
 	if err != nil {
 		return fmt.Errorf("park: %w", err)
 	}
@@ -215,10 +245,11 @@ WHERE state = 'ready' AND next_at <= now() ORDER BY next_at LIMIT $1`, limit)
 	})
 }
 
-// parkedOf reads k's parked events in order, in tx.
+// parkedOf reads k's parked events in order (a head parked while the
+// circuit was open first), in tx.
 func parkedOf(ctx context.Context, tx pgx.Tx, k parkKey) ([]parkedEvent, error) {
 	rows, err := tx.Query(ctx, `SELECT seq, event_id, event_type, envelope, object, created_at, received_at FROM parked_events
-WHERE destination = $1 AND provider = $2 AND kafka_key = $3 ORDER BY seq`, k.dest, k.provider, k.key)
+WHERE destination = $1 AND provider = $2 AND kafka_key = $3 ORDER BY head DESC, seq`, k.dest, k.provider, k.key)
 	if err != nil {
 		return nil, fmt.Errorf("read parked events: %w", err)
 	}

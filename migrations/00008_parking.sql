@@ -43,6 +43,7 @@ CREATE TABLE parked_events (
     object      bytea,
     created_at  timestamptz,
     received_at timestamptz,
+    head        boolean     NOT NULL DEFAULT false, -- the key's head, parked while the circuit is open: delivered first
     parked_at   timestamptz NOT NULL DEFAULT now(),
     UNIQUE (destination, provider, kafka_key, event_id),
     FOREIGN KEY (destination, provider, kafka_key) REFERENCES parked_keys ON DELETE CASCADE

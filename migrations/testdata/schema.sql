@@ -747,6 +747,7 @@ CREATE TABLE public.parked_events (
     object bytea,
     created_at timestamp with time zone,
     received_at timestamp with time zone,
+    head boolean DEFAULT false NOT NULL,
     parked_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
