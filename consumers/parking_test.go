@@ -310,6 +310,7 @@ func TestOrderedDestinationBoundDeadLettersTheOldestKey(t *testing.T) {
 	svc.fail(b[1], 3)
 	f.start(orderedConfig(t, f, svc, "        breaker_failures: 1000\n        max_parked_events: 3\n"))
 	f.sendKey("pay_BA", a...)
+	waitFor(t, 30*time.Second, "A3…A5 to be parked", func() bool { _, e := f.parked(); return e == 3 }) // A is the oldest key
 	f.sendKey("pay_BB", b...)
 	f.waitState(schemas.StateDead, 30*time.Second, a[2:]...)
 	for _, id := range a[2:] {
