@@ -6,10 +6,10 @@ import (
 	"math"
 	"time"
 
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/upkeep"
 )
 
-// The console's charts read pipeline_minutes (ingest.Rollup), never the
+// The console's charts read pipeline_minutes (upkeep.Rollup), never the
 // inbox: at most one row per provider and minute of the range.
 
 // ChartPoint is one step of a chart: the answers per minute by class, the
@@ -98,7 +98,7 @@ FROM pipeline_minutes WHERE minute >= $1 AND minute < $2 AND (provider = '' OR $
 	return c, nil
 }
 
-// quantile estimates the q-quantile (seconds) of counts per ingest.AckBuckets
+// quantile estimates the q-quantile (seconds) of counts per upkeep.AckBuckets
 // bucket (the last: past the last bound) by linear interpolation within
 // its bucket, as Prometheus's histogram_quantile does; NaN without counts.
 func quantile(counts []float64, q float64) float64 {
@@ -114,15 +114,15 @@ func quantile(counts []float64, q float64) float64 {
 		if cum+v >= rank && v > 0 {
 			lo, hi := 0.0, 0.0
 			if i > 0 {
-				lo = ingest.AckBuckets[min(i, len(ingest.AckBuckets))-1]
+				lo = upkeep.AckBuckets[min(i, len(upkeep.AckBuckets))-1]
 			}
-			if i >= len(ingest.AckBuckets) {
+			if i >= len(upkeep.AckBuckets) {
 				return lo // past the last bound: its lower edge, as Prometheus does
 			}
-			hi = ingest.AckBuckets[i]
+			hi = upkeep.AckBuckets[i]
 			return lo + (hi-lo)*(rank-cum)/v
 		}
 		cum += v
 	}
-	return ingest.AckBuckets[len(ingest.AckBuckets)-1]
+	return upkeep.AckBuckets[len(upkeep.AckBuckets)-1]
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/admin"
 )
 
 // ErasureRequest is the body of POST /erasures: the provider and exactly
@@ -25,40 +25,40 @@ type ErasureRequest struct {
 
 // ErasureResult is the answer to an erasure: the audit row's id and what
 // was erased.
-type ErasureResult = ingest.ErasureResult
+type ErasureResult = admin.ErasureResult
 
 // ErrBadErasure is returned (wrapped) by an Eraser for a request that
 // selects nothing well-defined; answered 400.
 var ErrBadErasure = errors.New("api: invalid erasure")
 
-// Eraser removes stored payloads and audits it (ingest.Erase, the same
+// Eraser removes stored payloads and audits it (admin.Erase, the same
 // function `gatehouse erase` runs).
 type Eraser interface {
 	Erase(ctx context.Context, req ErasureRequest, requestedBy string) (ErasureResult, error)
 }
 
-// IngestEraser is ingest.Erase for the API, with the object selector
+// IngestEraser is admin.Erase for the API, with the object selector
 // resolved through the provider's aggregate_id_path and key keying the
 // digest the audit keeps of an object id or a path's value
-// (ingest.AuditKey).
-func IngestEraser(pool *pgxpool.Pool, providers map[string]*ingest.Provider, key ingest.AuditKey) Eraser {
-	return ingestEraser{pool: pool, providers: providers, key: key}
+// (admin.AuditKey).
+func IngestEraser(pool *pgxpool.Pool, targets map[string]admin.ReplayTarget, key admin.AuditKey) Eraser {
+	return ingestEraser{pool: pool, targets: targets, key: key}
 }
 
 type ingestEraser struct {
-	pool      *pgxpool.Pool
-	providers map[string]*ingest.Provider
-	key       ingest.AuditKey
+	pool    *pgxpool.Pool
+	targets map[string]admin.ReplayTarget
+	key     admin.AuditKey
 }
 
 func (e ingestEraser) Erase(ctx context.Context, req ErasureRequest, by string) (ErasureResult, error) {
-	er := ingest.Erasure{Provider: req.Provider, EventID: req.EventID, ObjectID: req.ObjectID, Path: req.Path, Value: req.Value,
+	er := admin.Erasure{Provider: req.Provider, EventID: req.EventID, ObjectID: req.ObjectID, Path: req.Path, Value: req.Value,
 		RequestedBy: by, Reason: req.Reason, AuditKey: e.key}
-	if p := e.providers[req.Provider]; p != nil {
-		er.ObjectPaths, er.Topic = p.AggregateIDPath, p.Topic
+	if t, ok := e.targets[req.Provider]; ok {
+		er.ObjectPaths, er.Topic = t.AggregateIDPath, t.Topic
 	}
-	res, err := ingest.Erase(ctx, e.pool, er)
-	if errors.Is(err, ingest.ErrBadErasure) {
+	res, err := admin.Erase(ctx, e.pool, er)
+	if errors.Is(err, admin.ErrBadErasure) {
 		return res, errors.Join(ErrBadErasure, err)
 	}
 	return res, err
@@ -86,7 +86,7 @@ func (s *Server) erase(w http.ResponseWriter, r *http.Request) {
 	res, err := s.cfg.Eraser.Erase(r.Context(), req, "api:"+c.User.Issuer+" "+c.User.Subject)
 	if errors.Is(err, ErrBadErasure) {
 		var msg string
-		if errors.Is(err, ingest.ErrBadErasure) {
+		if errors.Is(err, admin.ErrBadErasure) {
 			msg = err.Error()
 		}
 		s.fail(w, r, badRequest("invalid erasure: "+msg))

@@ -24,7 +24,7 @@ import (
 	"github.com/gatehouse/gatehouse/auth"
 	"github.com/gatehouse/gatehouse/auth/bearer"
 	"github.com/gatehouse/gatehouse/auth/bearer/bearertest"
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/admin"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 	"github.com/gatehouse/gatehouse/wiring"
@@ -117,8 +117,8 @@ auth:
 		t.Fatal(err)
 	}
 	ac := api.Config{
-		Verifier: v, Sessions: api.AuthSessions(f.store), Replayer: api.IngestReplayer(pool, wiring.Providers(f.cfg)),
-		Eraser: api.IngestEraser(pool, wiring.Providers(f.cfg), ingest.NewAuditKey(f.cfg.Auth.EncryptionKeys[0].ID, f.cfg.Auth.EncryptionKeys[0].Key())), Pool: pool, Providers: wiring.APIProviders(f.cfg),
+		Verifier: v, Sessions: api.AuthSessions(f.store), Replayer: api.IngestReplayer(pool, wiring.ReplayTargets(f.cfg)),
+		Eraser: api.IngestEraser(pool, wiring.ReplayTargets(f.cfg), admin.NewAuditKey(f.cfg.Auth.EncryptionKeys[0].ID, f.cfg.Auth.EncryptionKeys[0].Key())), Pool: pool, Providers: wiring.APIProviders(f.cfg),
 		Logger: log, Registerer: prometheus.NewRegistry(),
 	}
 	if o.operator {

@@ -27,7 +27,7 @@ type ReplayResult struct {
 }
 
 // replayEvent re-enqueues a stored, verified event through the Replayer
-// (ingest.Replay, the same function `gatehouse replay` uses): in one transaction a new
+// (admin.Replay, the same function `gatehouse replay` uses): in one transaction a new
 // outbox row for the stored payload exactly as the receiver writes it, the
 // inbox row back to pending with attempts reset, and a row in replays naming
 // the operator. Events in a final state (succeeded, ignored_stale, skipped)

@@ -10,7 +10,7 @@ import (
 // TestReplayUnconfiguredProvider: an event of a provider that is no longer
 // configured is refused (409 naming the cause, nothing enqueued), exactly as `gatehouse
 // replay` refuses it (cmd/gatehouse's TestBinaryConsumeAndReplay): both go
-// through ingest.ReplayTargetFor.
+// through admin.ReplayTargetFor.
 func TestReplayUnconfiguredProvider(t *testing.T) {
 	f := newFixture(t, fixtureOpts{})
 	ctx := context.Background()

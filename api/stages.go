@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/auth"
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/admin"
 )
 
 // AuthSessions adapts the login stage's *auth.Store to SessionStore.
@@ -68,45 +68,45 @@ func (a sessionStore) RevokeSession(ctx context.Context, u User, id, reason stri
 	return err
 }
 
-// IngestReplayer is ingest.Replay for the API: the same target lookup
-// (ingest.ReplayTargetFor over providers) and transaction as `gatehouse
-// replay`.
-func IngestReplayer(pool *pgxpool.Pool, providers map[string]*ingest.Provider) Replayer {
-	return ingestReplayer{pool: pool, providers: providers}
+// IngestReplayer is admin.Replay for the API: the same target lookup
+// (admin.ReplayTargetFor over targets, the configured providers' own:
+// wiring.ReplayTargets) and transaction as `gatehouse replay`.
+func IngestReplayer(pool *pgxpool.Pool, targets map[string]admin.ReplayTarget) Replayer {
+	return ingestReplayer{pool: pool, targets: targets}
 }
 
 // TracedIngestReplayer is IngestReplayer with each replay traced by tp (a
 // new trace linked to the original delivery; internal/tracing).
-func TracedIngestReplayer(pool *pgxpool.Pool, providers map[string]*ingest.Provider, tp trace.TracerProvider) Replayer {
-	return ingestReplayer{pool: pool, providers: providers, tracer: tp}
+func TracedIngestReplayer(pool *pgxpool.Pool, targets map[string]admin.ReplayTarget, tp trace.TracerProvider) Replayer {
+	return ingestReplayer{pool: pool, targets: targets, tracer: tp}
 }
 
 type ingestReplayer struct {
-	pool      *pgxpool.Pool
-	providers map[string]*ingest.Provider
-	tracer    trace.TracerProvider
+	pool    *pgxpool.Pool
+	targets map[string]admin.ReplayTarget
+	tracer  trace.TracerProvider
 }
 
 func (r ingestReplayer) Replay(ctx context.Context, provider, eventID string, force bool, by string) (ReplayOutcome, error) {
-	return r.replay(ctx, ingest.ReplayRequest{Provider: provider, EventID: eventID, Force: force, RequestedBy: by, Tracer: r.tracer})
+	return r.replay(ctx, admin.ReplayRequest{Provider: provider, EventID: eventID, Force: force, RequestedBy: by, Tracer: r.tracer})
 }
 
 func (r ingestReplayer) ReplayDead(ctx context.Context, provider, eventID, by string) (ReplayOutcome, error) {
-	return r.replay(ctx, ingest.ReplayRequest{Provider: provider, EventID: eventID, OnlyDead: true, RequestedBy: by, Tracer: r.tracer})
+	return r.replay(ctx, admin.ReplayRequest{Provider: provider, EventID: eventID, OnlyDead: true, RequestedBy: by, Tracer: r.tracer})
 }
 
-func (r ingestReplayer) replay(ctx context.Context, req ingest.ReplayRequest) (ReplayOutcome, error) {
-	target, err := ingest.ReplayTargetFor(r.providers, req.Provider)
+func (r ingestReplayer) replay(ctx context.Context, req admin.ReplayRequest) (ReplayOutcome, error) {
+	target, err := admin.ReplayTargetFor(r.targets, req.Provider)
 	if err != nil {
 		return ReplayOutcome{}, errors.Join(ErrProviderNotConfigured, err)
 	}
-	res, err := ingest.Replay(ctx, r.pool, target, req)
+	res, err := admin.Replay(ctx, r.pool, target, req)
 	switch {
-	case errors.Is(err, ingest.ErrNotDead):
+	case errors.Is(err, admin.ErrNotDead):
 		return ReplayOutcome{}, errors.Join(ErrNotDead, err)
-	case errors.Is(err, ingest.ErrNotFound):
+	case errors.Is(err, admin.ErrNotFound):
 		return ReplayOutcome{}, errors.Join(ErrEventNotFound, err)
-	case errors.Is(err, ingest.ErrNotReplayable):
+	case errors.Is(err, admin.ErrNotReplayable):
 		return ReplayOutcome{}, errors.Join(ErrNotReplayable, err)
 	case err != nil:
 		return ReplayOutcome{}, err

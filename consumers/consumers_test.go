@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gatehouse/gatehouse/consumers/event"
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/admin"
 	"github.com/gatehouse/gatehouse/internal/kafka"
 	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
@@ -210,16 +210,16 @@ func TestPermanentFailureDeadLetterAndReplay(t *testing.T) {
 	}
 
 	// Bulk selection sees it; a replay re-enqueues it through the outbox.
-	dead, err := ingest.FindDead(context.Background(), f.pool, ingest.DeadFilter{Provider: f.provider, Type: "payment.succeeded"})
+	dead, err := admin.FindDead(context.Background(), f.pool, admin.DeadFilter{Provider: f.provider, Type: "payment.succeeded"})
 	if err != nil || len(dead) != 1 || dead[0].EventID != "evt_p" {
-		t.Fatalf("ingest.FindDead = %v, %v", dead, err)
+		t.Fatalf("admin.FindDead = %v, %v", dead, err)
 	}
-	if other, _ := ingest.FindDead(context.Background(), f.pool, ingest.DeadFilter{Type: "invoice.paid"}); len(other) != 0 {
+	if other, _ := admin.FindDead(context.Background(), f.pool, admin.DeadFilter{Type: "invoice.paid"}); len(other) != 0 {
 		t.Fatalf("type filter ignored: %v", other)
 	}
 	f.api.setPayment("pay_missing", 1, "succeeded")
-	target := ingest.ReplayTarget{Topic: f.topic, AggregateIDPath: []string{"data.payment_id"}}
-	res, err := ingest.Replay(context.Background(), f.pool, target, ingest.ReplayRequest{Provider: f.provider, EventID: "evt_p", RequestedBy: "test"})
+	target := admin.ReplayTarget{Topic: f.topic, AggregateIDPath: []string{"data.payment_id"}}
+	res, err := admin.Replay(context.Background(), f.pool, target, admin.ReplayRequest{Provider: f.provider, EventID: "evt_p", RequestedBy: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,11 +241,11 @@ func TestPermanentFailureDeadLetterAndReplay(t *testing.T) {
 		t.Errorf("effects = %v", eff)
 	}
 	// A finished event is not replayed without --force.
-	_, err = ingest.Replay(context.Background(), f.pool, target, ingest.ReplayRequest{Provider: f.provider, EventID: "evt_p", RequestedBy: "test"})
-	if !errors.Is(err, ingest.ErrNotReplayable) {
+	_, err = admin.Replay(context.Background(), f.pool, target, admin.ReplayRequest{Provider: f.provider, EventID: "evt_p", RequestedBy: "test"})
+	if !errors.Is(err, admin.ErrNotReplayable) {
 		t.Errorf("replay of a succeeded event: %v, want ErrNotReplayable", err)
 	}
-	if _, err := ingest.Replay(context.Background(), f.pool, target, ingest.ReplayRequest{Provider: f.provider, EventID: "nope"}); !errors.Is(err, ingest.ErrNotFound) {
+	if _, err := admin.Replay(context.Background(), f.pool, target, admin.ReplayRequest{Provider: f.provider, EventID: "nope"}); !errors.Is(err, admin.ErrNotFound) {
 		t.Errorf("replay of an unknown event: %v, want ErrNotFound", err)
 	}
 	var replays int

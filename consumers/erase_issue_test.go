@@ -16,7 +16,7 @@ import (
 	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/consumers/fetch"
 	"github.com/gatehouse/gatehouse/consumers/forward"
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/admin"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -89,7 +89,7 @@ func TestFailureIssuesKeepNoPayloadText(t *testing.T) {
 	if n != 1 || strings.Contains(text, email) || strings.Contains(text, "invalid contact") || !strings.Contains(text, "status 422") {
 		t.Fatalf("%d issue(s): %s; want one naming status 422 and holding none of the answer's text", n, text)
 	}
-	if _, err := ingest.Erase(ctx, pl.pool, ingest.Erasure{Provider: "ref", EventID: "iss_pii", RequestedBy: "test"}); err != nil {
+	if _, err := admin.Erase(ctx, pl.pool, admin.Erasure{Provider: "ref", EventID: "iss_pii", RequestedBy: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	var left int

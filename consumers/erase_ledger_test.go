@@ -8,7 +8,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/consumers/event"
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/admin"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
@@ -25,13 +26,13 @@ func TestErasedEventForwardBodyRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	w, err := ingest.NewWriter(pool, 1, 8)
+	w, err := inbox.NewWriter(pool, 1, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	for _, id := range []string{"led_1", "led_2", "led_3"} {
-		if _, err := w.Write(ctx, ingest.Record{Provider: "p", EventID: id, Type: "t", SecretID: "s", AggregateID: "obj", Topic: "t",
+		if _, err := w.Write(ctx, inbox.Record{Provider: "p", EventID: id, Type: "t", SecretID: "s", AggregateID: "obj", Topic: "t",
 			Payload: []byte(`{"id":"` + id + `","data":{"email":"` + email + `"}}`)}); err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +57,7 @@ FROM forward_deliveries WHERE event_id = $1`, id).Scan(&rows, &kept); err != nil
 	}
 
 	// Erased before the delivery is recorded.
-	if _, err := ingest.Erase(ctx, pool, ingest.Erasure{Provider: "p", EventID: "led_2", RequestedBy: "test"}); err != nil {
+	if _, err := admin.Erase(ctx, pool, admin.Erasure{Provider: "p", EventID: "led_2", RequestedBy: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.RecordForward(ctx, "p", "led_2", "d", sent); err != nil {

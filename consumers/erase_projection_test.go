@@ -11,7 +11,8 @@ import (
 
 	"github.com/gatehouse/gatehouse/consumers/event"
 	"github.com/gatehouse/gatehouse/consumers/fetch"
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/admin"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
@@ -27,7 +28,7 @@ func TestEraseRemovesProjectionsAppliedUnderTheRuleKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	w, err := ingest.NewWriter(pool, 1, 8)
+	w, err := inbox.NewWriter(pool, 1, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestEraseRemovesProjectionsAppliedUnderTheRuleKey(t *testing.T) {
 		t.Helper()
 		body, _ := json.Marshal(map[string]any{"id": id, "type": "contact.propertyChange",
 			"data": map[string]any{"objectId": objectID, "email": "ann@example.com"}})
-		if _, err := w.Write(ctx, ingest.Record{Provider: "hs", EventID: id, Type: "contact.propertyChange", Payload: body,
+		if _, err := w.Write(ctx, inbox.Record{Provider: "hs", EventID: id, Type: "contact.propertyChange", Payload: body,
 			SecretID: "s", AggregateID: objectID, Topic: "t"}); err != nil {
 			t.Fatal(err)
 		}
@@ -87,15 +88,15 @@ func TestEraseRemovesProjectionsAppliedUnderTheRuleKey(t *testing.T) {
 	paths := []string{"data.objectId"}
 	for _, tc := range []struct {
 		name string
-		e    ingest.Erasure
+		e    admin.Erasure
 		gone string
 	}{
-		{"by object", ingest.Erasure{ObjectID: "123", ObjectPaths: paths}, "contact/123"},
-		{"by event", ingest.Erasure{EventID: "e2"}, "contact/456"},
-		{"by path", ingest.Erasure{Path: "data.objectId", Value: "789"}, "contact/789"},
+		{"by object", admin.Erasure{ObjectID: "123", ObjectPaths: paths}, "contact/123"},
+		{"by event", admin.Erasure{EventID: "e2"}, "contact/456"},
+		{"by path", admin.Erasure{Path: "data.objectId", Value: "789"}, "contact/789"},
 	} {
 		tc.e.Provider, tc.e.RequestedBy = "hs", "op"
-		res, err := ingest.Erase(ctx, pool, tc.e)
+		res, err := admin.Erase(ctx, pool, tc.e)
 		if err != nil || res.Events != 1 || res.Objects != 1 {
 			t.Errorf("erase %s: %+v, %v; want 1 event and 1 projection", tc.name, res, err)
 		}
@@ -109,7 +110,7 @@ func TestEraseRemovesProjectionsAppliedUnderTheRuleKey(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE inbox SET payload = '{"erased": true, "erasure_id": 0}' WHERE event_id = 'e4'`); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := ingest.Erase(ctx, pool, ingest.Erasure{Provider: "hs", EventID: "e4", RequestedBy: "op"}); err != nil || res.Objects != 1 || projected("contact/999") {
+	if res, err := admin.Erase(ctx, pool, admin.Erasure{Provider: "hs", EventID: "e4", RequestedBy: "op"}); err != nil || res.Objects != 1 || projected("contact/999") {
 		t.Errorf("erase of an already erased event: %+v, %v; want its projection removed", res, err)
 	}
 }

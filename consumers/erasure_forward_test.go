@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/admin"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -35,7 +35,7 @@ func TestErasureNoticeReachesHTTPDestinations(t *testing.T) {
 		time.Now().UTC().Format(time.RFC3339), email)
 	pl.send("ntc_1", []byte(body), "", nil)
 	pl.waitState(schemas.StateSucceeded, 60*time.Second, "ntc_1")
-	res, err := ingest.Erase(context.Background(), pl.pool, ingest.Erasure{Provider: "ref", EventID: "ntc_1", Topic: pl.topic, RequestedBy: "test"})
+	res, err := admin.Erase(context.Background(), pl.pool, admin.Erasure{Provider: "ref", EventID: "ntc_1", Topic: pl.topic, RequestedBy: "test"})
 	if err != nil || res.Notices != 1 {
 		t.Fatalf("erase: %+v %v", res, err)
 	}

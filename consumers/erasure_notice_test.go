@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/admin"
 	"github.com/gatehouse/gatehouse/internal/testkit"
 	"github.com/gatehouse/gatehouse/schemas"
 )
@@ -37,7 +37,7 @@ func TestErasureNoticesAndErasedEventsAreSkipped(t *testing.T) {
 	// evt_rt's retry copy, published before the erasure, still holds the
 	// payload: the erasure made its row final (skipped), so the copy is a
 	// duplicate and the object is not fetched again.
-	res, err := ingest.Erase(context.Background(), f.pool, ingest.Erasure{Provider: f.provider, EventID: "evt_rt", Topic: f.topic, RequestedBy: "test"})
+	res, err := admin.Erase(context.Background(), f.pool, admin.Erasure{Provider: f.provider, EventID: "evt_rt", Topic: f.topic, RequestedBy: "test"})
 	if err != nil || res.Events != 1 || f.inbox("evt_rt").State != schemas.StateSkipped {
 		t.Fatalf("erase evt_rt: %+v %v, state %s", res, err, f.inbox("evt_rt").State)
 	}
@@ -49,7 +49,7 @@ func TestErasureNoticesAndErasedEventsAreSkipped(t *testing.T) {
 	}
 
 	f.ingest("evt_er_2", "payment.succeeded", "pay_er") // recorded, not yet published
-	res, err = ingest.Erase(context.Background(), f.pool, ingest.Erasure{Provider: f.provider, ObjectID: "pay_er",
+	res, err = admin.Erase(context.Background(), f.pool, admin.Erasure{Provider: f.provider, ObjectID: "pay_er",
 		ObjectPaths: []string{"data.payment_id"}, Topic: f.topic, RequestedBy: "test"})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/admin"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -57,8 +57,8 @@ func TestForwardRetryGoesOnlyToFailedDestinations(t *testing.T) {
 	}
 	// A forced replay forgets the deliveries: both destinations get the
 	// event again.
-	target := ingest.ReplayTarget{Topic: pl.topic, AggregateIDPath: []string{"data.payment_id"}}
-	if _, err := ingest.Replay(t.Context(), pl.pool, target, ingest.ReplayRequest{Provider: "ref", EventID: evs[0], Force: true, RequestedBy: "test"}); err != nil {
+	target := admin.ReplayTarget{Topic: pl.topic, AggregateIDPath: []string{"data.payment_id"}}
+	if _, err := admin.Replay(t.Context(), pl.pool, target, admin.ReplayRequest{Provider: "ref", EventID: evs[0], Force: true, RequestedBy: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	pl.relay()

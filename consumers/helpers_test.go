@@ -20,7 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/gatehouse/gatehouse/consumers/fetch"
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/kafka"
 	"github.com/gatehouse/gatehouse/internal/settings"
@@ -45,7 +45,7 @@ type fixture struct {
 	topic    string
 	group    string
 	prod     *kgo.Client
-	writer   *ingest.Writer
+	writer   *inbox.Writer
 	api      *refAPI
 	delays   []time.Duration
 	rl       *relay.Relay
@@ -77,7 +77,7 @@ func newFixtureFor(t *testing.T, provider string) *fixture {
 	if _, err := kafka.EnsureTopics(ctx, kadm.NewClient(f.prod), nil, kafka.TopicSpec{Partitions: 3}, l.all()...); err != nil {
 		t.Fatal(err)
 	}
-	if f.writer, err = ingest.NewWriter(f.pool, 2, 64); err != nil {
+	if f.writer, err = inbox.NewWriter(f.pool, 2, 64); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.writer.Close)
@@ -146,7 +146,7 @@ func (f *fixture) ingestData(id, typ, aggregateID string, data map[string]any) b
 		"data": data})
 	now := time.Now().UTC()
 	paymentID := aggregateID
-	out, err := f.writer.Write(context.Background(), ingest.Record{
+	out, err := f.writer.Write(context.Background(), inbox.Record{
 		Provider: f.provider, EventID: id, Type: typ, CreatedAt: &now, Payload: body,
 		SecretID: "test", AggregateID: paymentID, Topic: f.topic,
 	})

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/consumers/event"
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 	"github.com/gatehouse/gatehouse/schemas"
 )
@@ -39,7 +39,7 @@ func TestInboxUpdatesUseTheReceivedAtHint(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer wpool.Close()
-	w, err := ingest.NewWriter(wpool, 1, 8)
+	w, err := inbox.NewWriter(wpool, 1, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ VALUES ('ref', 'legacy', 't', '{}', '2001-01-01', true, 's')`)
 
 	add := func(id string) (*event.Event, time.Time) {
 		body, _ := json.Marshal(map[string]any{"id": id, "type": "payment.succeeded", "data": map[string]any{"payment_id": "p_" + id}})
-		if _, err := w.Write(ctx, ingest.Record{Provider: "ref", EventID: id, Type: "payment.succeeded", Payload: body,
+		if _, err := w.Write(ctx, inbox.Record{Provider: "ref", EventID: id, Type: "payment.succeeded", Payload: body,
 			SecretID: "s", AggregateID: "p_" + id, Topic: "t"}); err != nil {
 			t.Fatal(err)
 		}

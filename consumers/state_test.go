@@ -10,7 +10,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/consumers/event"
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/admin"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 	"github.com/gatehouse/gatehouse/schemas"
 )
@@ -25,7 +26,7 @@ func TestStateTransitions(t *testing.T) {
 	}
 	defer pool.Close()
 	s := store{pool: pool}
-	w, err := ingest.NewWriter(pool, 1, 8)
+	w, err := inbox.NewWriter(pool, 1, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestStateTransitions(t *testing.T) {
 	events := map[string]*event.Event{}
 	add := func(id string) *event.Event {
 		body, _ := json.Marshal(map[string]any{"id": id, "type": "payment.succeeded", "data": map[string]any{"payment_id": "p_" + id}})
-		if _, err := w.Write(ctx, ingest.Record{Provider: "ref", EventID: id, Type: "payment.succeeded", Payload: body,
+		if _, err := w.Write(ctx, inbox.Record{Provider: "ref", EventID: id, Type: "payment.succeeded", Payload: body,
 			SecretID: "s", AggregateID: "p_" + id, Topic: "t"}); err != nil {
 			t.Fatal(err)
 		}
@@ -105,8 +106,8 @@ func TestStateTransitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect("c", schemas.StateDead, 1)
-	target := ingest.ReplayTarget{Topic: "t", AggregateIDPath: []string{"data.payment_id"}}
-	if _, err := ingest.Replay(ctx, pool, target, ingest.ReplayRequest{Provider: "ref", EventID: "c", RequestedBy: "test"}); err != nil {
+	target := admin.ReplayTarget{Topic: "t", AggregateIDPath: []string{"data.payment_id"}}
+	if _, err := admin.Replay(ctx, pool, target, admin.ReplayRequest{Provider: "ref", EventID: "c", RequestedBy: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	expect("c", schemas.StatePending, 0)
@@ -122,10 +123,10 @@ func TestStateTransitions(t *testing.T) {
 
 	// succeeded → (replay --force) pending: the handler runs again, the
 	// version guard still decides.
-	if _, err := ingest.Replay(ctx, pool, target, ingest.ReplayRequest{Provider: "ref", EventID: "a"}); !errors.Is(err, ingest.ErrNotReplayable) {
+	if _, err := admin.Replay(ctx, pool, target, admin.ReplayRequest{Provider: "ref", EventID: "a"}); !errors.Is(err, admin.ErrNotReplayable) {
 		t.Fatalf("replay without force: %v", err)
 	}
-	if _, err := ingest.Replay(ctx, pool, target, ingest.ReplayRequest{Provider: "ref", EventID: "a", Force: true, RequestedBy: "test"}); err != nil {
+	if _, err := admin.Replay(ctx, pool, target, admin.ReplayRequest{Provider: "ref", EventID: "a", Force: true, RequestedBy: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	expect("a", schemas.StatePending, 0)

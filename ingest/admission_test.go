@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 )
 
 // rawRequest opens a connection to the harness and sends a POST's request
@@ -136,17 +137,17 @@ func TestSlowBodyIs408AndLoggedAtWarn(t *testing.T) {
 // the test ends: the delivery stays admitted and in flight.
 type heldStore struct {
 	inner interface {
-		Write(context.Context, ingest.Record) (ingest.Outcome, error)
+		Write(context.Context, inbox.Record) (inbox.Outcome, error)
 	}
 	release chan struct{}
 }
 
-func (s heldStore) Write(ctx context.Context, rec ingest.Record) (ingest.Outcome, error) {
+func (s heldStore) Write(ctx context.Context, rec inbox.Record) (inbox.Outcome, error) {
 	if strings.Contains(rec.EventID, "held-") {
 		select {
 		case <-s.release:
 		case <-ctx.Done():
-			return ingest.Outcome{}, ctx.Err()
+			return inbox.Outcome{}, ctx.Err()
 		}
 	}
 	return s.inner.Write(ctx, rec)
@@ -159,7 +160,7 @@ func holdWrites() (opt harnessOpt, release func()) {
 	ch := make(chan struct{})
 	var once sync.Once
 	return func(c *ingest.Config) {
-		w := c.Writer.(*ingest.Writer)
+		w := c.Writer.(*inbox.Writer)
 		c.Writer, c.WriteTimeout = heldStore{inner: w, release: ch}, time.Minute
 	}, func() { once.Do(func() { close(ch) }) }
 }

@@ -22,8 +22,8 @@ import (
 func TestUnverifiedBodiesAreBounded(t *testing.T) {
 	h := newHarness(t, func(c *ingest.Config) {
 		c.MaxUnverifiedBytes = 64 << 10
-		c.ReservedUnverifiedBytes, c.UnverifiedBytesPerClient = 0, 0 // the global bound alone
-		c.BodyGrace = time.Minute                                    // the slow clients are not cut during the test
+		c.ReservedUnverifiedBytes, c.MaxUnverifiedBytesPerClient = 0, c.MaxUnverifiedBytes // the global bound alone
+		c.BodyGrace = time.Minute                                                          // the slow clients are not cut during the test
 	})
 	u, _ := url.Parse(h.url)
 	var conns []net.Conn
@@ -77,7 +77,7 @@ func TestUnverifiedBodiesAreBounded(t *testing.T) {
 func TestUnverifiedBufferGrowsByWhatWasCharged(t *testing.T) {
 	h := newHarness(t, func(c *ingest.Config) {
 		c.MaxUnverifiedBytes = 1 << 20
-		c.ReservedUnverifiedBytes, c.UnverifiedBytesPerClient = 0, 0
+		c.ReservedUnverifiedBytes, c.MaxUnverifiedBytesPerClient = 0, c.MaxUnverifiedBytes
 		c.BodyGrace = time.Minute
 	})
 	u, _ := url.Parse(h.url)

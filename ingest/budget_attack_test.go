@@ -1,6 +1,7 @@
 package ingest_test
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net"
@@ -39,7 +40,7 @@ func TestBudgetFloodOfOneProviderSparesAnother(t *testing.T) {
 			h := newHarness(t, func(ic *ingest.Config) {
 				ic.MaxUnverifiedBytes = 8 << 20
 				ic.ReservedUnverifiedBytes = 512 << 10
-				ic.UnverifiedBytesPerClient = c.perClient
+				ic.MaxUnverifiedBytesPerClient = cmp.Or(c.perClient, ic.MaxUnverifiedBytes)
 				ic.BodyGrace = time.Minute // the attackers idle within their read deadline
 				ic.RefusalHold = 20 * time.Millisecond
 			})
@@ -96,7 +97,7 @@ func TestBudgetBoundsEachClientAddress(t *testing.T) {
 	h := newHarness(t, func(c *ingest.Config) {
 		c.MaxUnverifiedBytes = 8 << 20
 		c.ReservedUnverifiedBytes = 0
-		c.UnverifiedBytesPerClient = 256 << 10
+		c.MaxUnverifiedBytesPerClient = 256 << 10
 		c.BodyGrace = time.Minute
 		c.RefusalHold = 300 * time.Millisecond
 	})

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/admin"
 )
 
 // TestEventTimeIsExact: outbox.event_time (the record's ce_time) is the
@@ -66,7 +66,7 @@ func TestEventTimeIsExact(t *testing.T) {
 	// A replay's outbox row carries the same text (read from the stored
 	// envelope, not from inbox.event_created_at's microseconds).
 	for _, c := range cases {
-		res, err := ingest.Replay(context.Background(), h.pool, ingest.ReplayTarget{Topic: "t"}, ingest.ReplayRequest{Provider: c.provider, EventID: c.id})
+		res, err := admin.Replay(context.Background(), h.pool, admin.ReplayTarget{Topic: "t"}, admin.ReplayRequest{Provider: c.provider, EventID: c.id})
 		if err != nil {
 			t.Fatalf("replay %s: %v", c.id, err)
 		}

@@ -14,6 +14,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
+	"github.com/gatehouse/gatehouse/ingest/upkeep"
 	"github.com/gatehouse/gatehouse/wiring"
 )
 
@@ -100,8 +102,8 @@ func TestReplayGuardExpires(t *testing.T) {
 	if err := h.pool.QueryRow(context.Background(), `SELECT extract(epoch FROM expires_at - now())::float8 * 1e9 FROM ingest_replay_guard`).Scan(&left); err != nil {
 		t.Fatal(err)
 	}
-	if d := ingest.DefaultReplayGuardTTL - left; d < 0 || d > 5*time.Second {
-		t.Errorf("bitbucket (no signed timestamp): guard lifetime %v left, want %v", left, ingest.DefaultReplayGuardTTL)
+	if d := inbox.DefaultReplayGuardTTL - left; d < 0 || d > 5*time.Second {
+		t.Errorf("bitbucket (no signed timestamp): guard lifetime %v left, want %v", left, inbox.DefaultReplayGuardTTL)
 	}
 	if _, err := h.pool.Exec(context.Background(), `UPDATE ingest_replay_guard SET expires_at = now() - interval '1 second'`); err != nil {
 		t.Fatal(err)
@@ -118,7 +120,7 @@ func TestReplayGuardExpires(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ingest.SweepReplayGuard(ctx, h.pool, time.Hour, 1000, slog.New(slog.DiscardHandler)) }()
+	go func() { done <- upkeep.SweepReplayGuard(ctx, h.pool, time.Hour, 1000, slog.New(slog.DiscardHandler)) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for h.count("ingest_replay_guard", "expires_at < now()") > 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
@@ -194,18 +196,18 @@ func TestQueryStringDoesNotBypassGuard(t *testing.T) {
 // failFirst fails the first write of each event id (the database refused
 // it, say), and passes the rest to the Writer.
 type failFirst struct {
-	inner *ingest.Writer
+	inner *inbox.Writer
 	mu    sync.Mutex
 	seen  map[string]bool
 }
 
-func (s *failFirst) Write(ctx context.Context, rec ingest.Record) (ingest.Outcome, error) {
+func (s *failFirst) Write(ctx context.Context, rec inbox.Record) (inbox.Outcome, error) {
 	s.mu.Lock()
 	first := !s.seen[rec.EventID]
 	s.seen[rec.EventID] = true
 	s.mu.Unlock()
 	if first {
-		return ingest.Outcome{}, errors.New("database refused the write")
+		return inbox.Outcome{}, errors.New("database refused the write")
 	}
 	return s.inner.Write(ctx, rec)
 }
@@ -220,7 +222,7 @@ func TestGuardNeverAcknowledgesAnUnstoredEvent(t *testing.T) {
 	h2 := newHarnessDB(t, h.dbURL, func(c *ingest.Config) {
 		c.Providers = wiring.Providers(h.cat)
 		c.ReservedUnverifiedBytes = h.cat.Ingest.ReservedUnverifiedBytes
-		w := c.Writer.(*ingest.Writer)
+		w := c.Writer.(*inbox.Writer)
 		c.Writer = &failFirst{inner: w, seen: map[string]bool{}}
 	})
 	body := []byte(`{"repository":{"full_name":"team/repo"},"push":{"n":1}}`)

@@ -1,26 +1,29 @@
 // Package ingest is gatehouse's webhook edge: one POST route per provider
 // that reads the raw body, verifies its signature, parses the envelope and
-// writes the inbox row and its outbox job in one atomic statement before
-// answering 204.
+// has ingest/inbox write the inbox row and its outbox job in one atomic
+// statement before answering 204. The tables' maintenance is
+// ingest/upkeep's; replay and erasure are ingest/admin's.
 package ingest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"sort"
-	"strconv"
 	"sync/atomic"
 	"time"
 
+	"github.com/gatehouse/gatehouse/ingest/admission"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/ingest/upkeep"
+	"github.com/gatehouse/gatehouse/internal/settings"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -34,9 +37,9 @@ const VerificationFailed = "Webhook signature verification failed"
 const StatusVerificationFailed = http.StatusBadRequest
 
 // EventWriter is the atomic inbox+outbox write of a delivery's events:
-// *Writer (store.go) in production.
+// *inbox.Writer in production.
 type EventWriter interface {
-	Write(ctx context.Context, rec Record) (Outcome, error)
+	Write(ctx context.Context, rec inbox.Record) (inbox.Outcome, error)
 }
 
 // Config holds a Receiver's dependencies.
@@ -48,46 +51,23 @@ type Config struct {
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 	Now        func() time.Time // default time.Now
-	// WriteTimeout bounds the atomic write; past it the provider gets 503
-	// with Retry-After instead of waiting into its own timeout (the 504 of
-	// SPEC.md). Default 5s.
-	WriteTimeout time.Duration
-	// MaxInFlight bounds deliveries served at once over all providers;
-	// each provider's share is its Provider.MaxInFlight and
-	// ReservedInFlight (admission.go). Required (ingest.max_in_flight).
-	MaxInFlight int
-	// MinBodyRate (bytes/s) and BodyGrace: a body slower than the rate
-	// after the grace is cut with 408. Required.
-	MinBodyRate int64
-	BodyGrace   time.Duration
-	// MaxUnverifiedBytes bounds the bytes held for bodies being read whose
-	// signature is not checked yet, over all providers (bodyBudget).
-	// Required. ReservedUnverifiedBytes of it are each provider's own (0:
-	// none; together at most MaxUnverifiedBytes), and one client address
-	// holds at most UnverifiedBytesPerClient (0: no bound but
-	// MaxUnverifiedBytes).
-	MaxUnverifiedBytes       int64
-	ReservedUnverifiedBytes  int64
-	UnverifiedBytesPerClient int64
-	// QueueWait bounds how long a verified delivery within its provider's
-	// share waits for a slot when the shared ones are all taken (admission;
-	// 0: it does not wait).
-	QueueWait time.Duration
-	// RefusalHold is how long an over-share refusal is held before it is
-	// answered (0 or negative: at once), MaxHeldRefusals how many may be
-	// held at once (default 1024).
-	RefusalHold     time.Duration
+	// Ingest is the ingest section of the configuration (admission,
+	// unverified bytes, slow bodies, the write's timeout, Retry-After),
+	// declared with its defaults and validation in internal/settings; New
+	// applies the defaults of the settings left zero. ReservedUnverifiedBytes
+	// 0: no provider has bytes of its own.
+	settings.Ingest
+	// MaxHeldRefusals bounds the over-share refusals held at once
+	// (Ingest.RefusalHold; default 1024).
 	MaxHeldRefusals int
-	// RetryAfter is the Retry-After of every 503 and 429. Default 5s.
-	RetryAfter time.Duration
 	// Tracer records a span per delivery (internal/tracing); nil: none.
 	Tracer trace.TracerProvider
-	// Rollup receives every answer for the console's charts (rollup.go);
+	// Rollup receives every answer for the console's charts (ingest/upkeep);
 	// nil: none.
-	Rollup *Rollup
+	Rollup *upkeep.Rollup
 	// KeyLifetime is how long a provider's event ids are remembered as
 	// duplicates (the longer of its dedupe window and retention). Nil or
-	// 0: DefaultKeyLifetime.
+	// 0: inbox.DefaultKeyLifetime.
 	KeyLifetime func(provider string) time.Duration
 }
 
@@ -96,9 +76,9 @@ type Receiver struct {
 	cfg       Config
 	endpoints map[string]*endpoint
 	m         *metrics
-	adm       admission
+	adm       admission.Slots
 	refusals  refusalLog
-	bodies    bodyBudget
+	bodies    admission.Bytes
 	held      atomic.Int64 // over-share refusals being held
 	tracer    trace.Tracer
 	tracing   bool
@@ -109,9 +89,9 @@ type endpoint struct {
 	p        *Provider
 	kind     providers.Kind // p.Kind
 	verifier signature.Verifier
-	share    *share     // guarded by the Receiver's admission
-	bytes    *bodyShare // its part of the unverified-bytes budget
-	guard    string     // providers.GuardContent, GuardToken or ""
+	share    *admission.Share     // guarded by the Receiver's admission
+	bytes    *admission.ByteShare // its part of the unverified-bytes budget
+	guard    string               // providers.GuardContent, GuardToken or ""
 	guardTTL time.Duration
 	signsURL bool // the scheme signs the URL, query string included
 	keyLife  time.Duration
@@ -131,21 +111,16 @@ func New(cfg Config) (*Receiver, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.WriteTimeout <= 0 {
-		cfg.WriteTimeout = 5 * time.Second
+	cfg.Ingest.ApplyDefaults()
+	if err := cfg.Ingest.Validate(); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
 	}
-	if cfg.MaxInFlight <= 0 || cfg.MinBodyRate <= 0 || cfg.BodyGrace <= 0 || cfg.MaxUnverifiedBytes <= 0 || cfg.QueueWait < 0 {
-		return nil, errors.New("ingest: MaxInFlight, MinBodyRate, BodyGrace and MaxUnverifiedBytes must be positive, QueueWait not negative (wiring.Receiver fills them from the configuration's ingest section)")
-	}
-	if cfg.ReservedUnverifiedBytes < 0 || cfg.UnverifiedBytesPerClient < 0 || cfg.ReservedUnverifiedBytes*int64(len(cfg.Providers)) > cfg.MaxUnverifiedBytes {
-		return nil, fmt.Errorf("ingest: ReservedUnverifiedBytes and UnverifiedBytesPerClient must not be negative, and %d providers' reserves of %d bytes are more than MaxUnverifiedBytes (%d)",
+	if cfg.ReservedUnverifiedBytes < 0 || cfg.ReservedUnverifiedBytes*int64(len(cfg.Providers)) > cfg.MaxUnverifiedBytes {
+		return nil, fmt.Errorf("ingest.reserved_unverified_bytes: must not be negative, and %d providers' reserves of %d bytes are more than ingest.max_unverified_bytes (%d)",
 			len(cfg.Providers), cfg.ReservedUnverifiedBytes, cfg.MaxUnverifiedBytes)
 	}
 	if cfg.MaxHeldRefusals <= 0 {
 		cfg.MaxHeldRefusals = 1024
-	}
-	if cfg.RetryAfter < time.Second {
-		cfg.RetryAfter = 5 * time.Second
 	}
 	r := &Receiver{cfg: cfg, endpoints: map[string]*endpoint{}, m: newMetrics(cfg.Registerer),
 		tracer: tracing.Tracer(cfg.Tracer, "ingest"), tracing: tracing.Recording(cfg.Tracer)}
@@ -155,7 +130,7 @@ func New(cfg Config) (*Receiver, error) {
 			return nil, fmt.Errorf("providers.%s.secrets: %w", name, err)
 		}
 		ep := &endpoint{name: name, p: p, kind: p.Kind, verifier: v, share: newShare(p, cfg.MaxInFlight),
-			bytes: &bodyShare{reserved: cfg.ReservedUnverifiedBytes}}
+			bytes: admission.NewByteShare(cfg.ReservedUnverifiedBytes)}
 		ep.guard, ep.guardTTL = guardOf(p, ep.kind)
 		ep.signsURL = signature.NeedsPublicURL(ep.kind.Scheme, p.Signature.HMAC)
 		if cfg.KeyLifetime != nil {
@@ -163,23 +138,23 @@ func New(cfg Config) (*Receiver, error) {
 		}
 		r.endpoints[name] = ep
 	}
-	shares := make([]*share, 0, len(r.endpoints))
-	byteShares := make([]*bodyShare, 0, len(r.endpoints))
+	shares := make([]*admission.Share, 0, len(r.endpoints))
+	byteShares := make([]*admission.ByteShare, 0, len(r.endpoints))
 	for _, ep := range r.endpoints {
 		shares = append(shares, ep.share)
 		byteShares = append(byteShares, ep.bytes)
 	}
-	r.adm.setLimits(cfg.MaxInFlight, shares)
-	r.bodies.setLimits(cfg.MaxUnverifiedBytes, cfg.UnverifiedBytesPerClient, byteShares)
+	r.adm.SetLimits(cfg.MaxInFlight, shares)
+	r.bodies.SetLimits(cfg.MaxUnverifiedBytes, cfg.MaxUnverifiedBytesPerClient, byteShares)
 	if cfg.Registerer != nil {
 		cfg.Registerer.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "gatehouse_webhook_unverified_bytes", Help: "Bytes held by request bodies being read before their signature is checked (bounded by ingest.max_unverified_bytes).",
-		}, func() float64 { return float64(r.bodies.used.Load()) }))
+		}, func() float64 { return float64(r.bodies.Used()) }))
 		for name, ep := range r.endpoints {
 			cfg.Registerer.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name: "gatehouse_webhook_in_flight", Help: "Deliveries being served (admitted, not yet answered), by provider.",
 				ConstLabels: prometheus.Labels{"provider": name},
-			}, func() float64 { return float64(r.adm.inFlight(ep.share)) }))
+			}, func() float64 { return float64(r.adm.InFlight(ep.share)) }))
 		}
 	}
 	return r, nil
@@ -215,170 +190,4 @@ func (r *Receiver) Routes(mux chi.Router) {
 			}
 		})
 	}
-}
-
-func (r *Receiver) serve(w http.ResponseWriter, req *http.Request, ep *endpoint) {
-	// Cheap refusals first, before any of the body is read.
-	if req.ContentLength > ep.p.MaxBodyBytes {
-		r.refuse(w, req, ep, reasonTooLarge, http.StatusRequestEntityTooLarge, fmt.Sprintf("body exceeds %d bytes", ep.p.MaxBodyBytes))
-		return
-	}
-	if reason := r.adm.check(ep.share); reason != "" {
-		r.refuse(w, req, ep, reason, ep.share.status, "overloaded: retry later")
-		return
-	}
-	start := r.cfg.Now()
-	d := &delivery{requestID: requestID(req)}
-	w.Header().Set("X-Request-Id", d.requestID)
-	ctx, span := r.startDelivery(req, ep)
-	defer func() {
-		r.m.deliveries.WithLabelValues(ep.name, d.outcome).Inc()
-		lat := time.Since(start)
-		tracing.Observe(ctx, r.m.ackLatency.WithLabelValues(ep.name, strconv.Itoa(d.status)), lat.Seconds())
-		r.cfg.Rollup.observe(ep.name, d.outcome, d.status, lat)
-		r.logDelivery(ctx, ep.name, d)
-		endDelivery(span, d)
-	}()
-	fail := func(status int, outcome, msg string) {
-		d.status, d.outcome = status, outcome
-		if status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
-			w.Header().Set("Retry-After", strconv.Itoa(int(r.cfg.RetryAfter/time.Second)))
-		}
-		http.Error(w, msg, status)
-	}
-
-	// 1. Raw bytes first, bounded while streaming (chunked bodies included).
-	// A slow body is cut (408); a client that went away is its own
-	// failure, logged at WARN like any refusal, not an internal error.
-	// The unverified bytes it holds are given back once the signature is
-	// checked, and whatever happens (a panic in a verifier included).
-	hold := r.bodies.hold(ep.bytes, clientKey(req.RemoteAddr))
-	defer hold.release()
-	body, err := r.readBody(w, req, ep.p.MaxBodyBytes, hold)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooBig):
-			r.m.refused.WithLabelValues(ep.name, reasonTooLarge).Inc()
-			w.Header().Set("Connection", "close")
-			fail(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("body exceeds %d bytes", ep.p.MaxBodyBytes))
-		case errors.Is(err, errBodyBudget), errors.Is(err, errClientBytes):
-			d.reason = reasonBodyBudget
-			if errors.Is(err, errClientBytes) {
-				// The address holds its bound: its refusal is held, as an
-				// over-share one, so its connections wait on a timer
-				// instead of coming back at once.
-				d.reason = reasonClientBytes
-				_ = r.hold(ctx)
-			}
-			r.m.refused.WithLabelValues(ep.name, d.reason).Inc()
-			w.Header().Set("Connection", "close")
-			fail(http.StatusServiceUnavailable, "refused", "overloaded: retry later")
-		case errors.Is(err, errSlowBody):
-			r.m.refused.WithLabelValues(ep.name, reasonSlowBody).Inc()
-			d.reason = reasonSlowBody
-			w.Header().Set("Connection", "close")
-			fail(http.StatusRequestTimeout, reasonSlowBody, fmt.Sprintf("request body slower than %d bytes/s", r.cfg.MinBodyRate))
-		default:
-			d.reason = "could not read the body: " + err.Error()
-			fail(http.StatusBadRequest, "bad_request", "could not read request body")
-		}
-		return
-	}
-	// 2. Verify over the raw bytes.
-	res, err := ep.verifier.Verify(&signature.Request{Method: req.Method, RawQuery: req.URL.RawQuery, Header: req.Header, Body: body}, r.cfg.Now())
-	hold.release() // checked: past here a slot bounds it, or it is refused
-	if err != nil {
-		d.reason = signature.Reason(err)
-		r.m.verifyFails.WithLabelValues(ep.name, d.reason).Inc()
-		fail(StatusVerificationFailed, "rejected_signature", VerificationFailed)
-		return
-	}
-	d.verified, d.secretID = true, res.SecretID
-	r.m.secret.WithLabelValues(ep.name, res.SecretID).Inc()
-	// Only a verified delivery takes a slot of its provider's share: a
-	// client without the secret, however slow, cannot hold them.
-	if reason := r.adm.acquire(ctx, ep.share, r.cfg.QueueWait); reason != "" {
-		r.m.refused.WithLabelValues(ep.name, reason).Inc()
-		d.reason = reason
-		if reason == reasonOverShare && !r.hold(ctx) {
-			w.Header().Set("Connection", "close")
-		}
-		fail(ep.share.status, "refused", "overloaded: retry later")
-		return
-	}
-	var writeTime time.Duration // the admission's capacity estimate learns from it
-	defer func() { r.adm.release(ep.share, writeTime) }()
-	// 3. Parse only after verification.
-	if status, ok := answerHandshake(w, req.Header, ep, body, res); ok {
-		d.status, d.outcome = status, "challenge"
-		return
-	}
-	evs, err := parseEvents(ep.kind, req.Header, body, res, r.cfg.Now())
-	if err != nil {
-		d.reason = err.Error()
-		fail(http.StatusBadRequest, "bad_request", err.Error())
-		return
-	}
-	d.events, d.batch = len(evs), ep.kind.Batch
-	recs, err := r.records(ep, evs, res.SecretID, tracing.Traceparent(ctx))
-	if err != nil {
-		d.reason = err.Error()
-		fail(http.StatusBadRequest, "bad_request", err.Error())
-		return
-	}
-	if len(evs) > 0 {
-		d.eventID, d.typ = evs[0].ID, evs[0].Type
-	}
-	wctx, cancel := context.WithTimeout(ctx, r.cfg.WriteTimeout)
-	defer cancel()
-	if len(recs) == 1 { // a Batch kind keeps no guard
-		recs[0].Guard = guardKey(ep, req.URL.RawQuery, body, res)
-	}
-	// 4–6. One atomic write per event; the outbox job only when the inbox
-	// row is new. A batch's events are written together and acknowledged
-	// once all of them are committed.
-	wstart := time.Now()
-	outs, err := r.record(wctx, recs)
-	writeTime = time.Since(wstart)
-	if errors.Is(err, errBadEnvelope) { // PostgreSQL refused the content itself
-		d.reason = err.Error()
-		fail(http.StatusBadRequest, "bad_request", "event cannot be stored: its JSON is refused by the database")
-		return
-	}
-	if err != nil {
-		d.err = err
-		fail(http.StatusServiceUnavailable, "unavailable", "event not recorded; retry later")
-		return
-	}
-	if len(outs) == 1 && outs[0].Replayed {
-		d.reason, d.verified = "replayed", false
-		r.m.verifyFails.WithLabelValues(ep.name, d.reason).Inc()
-		fail(StatusVerificationFailed, "rejected_signature", VerificationFailed)
-		return
-	}
-	d.outcome = "duplicate"
-	for i, out := range outs {
-		if i == 0 {
-			d.state, d.attempt = out.State, out.Attempts
-		}
-		if out.WriteSpan.IsValid() && (i == 0 || out.WriteSpan.SpanID() != outs[i-1].WriteSpan.SpanID()) {
-			span.AddLink(trace.Link{SpanContext: out.WriteSpan}) // the statement(s) that wrote the delivery's events
-		}
-		if !out.New {
-			r.m.duplicates.WithLabelValues(ep.name).Inc()
-			if out.DuplicateOf != "" {
-				d.reason = "signed content already recorded under another id"
-			}
-			continue
-		}
-		if d.outcome != "accepted" {
-			d.outcome, d.queueID = "accepted", out.OutboxID.String()
-		}
-	}
-	if len(outs) == 0 { // an empty batch holds no event: nothing to record
-		d.outcome = "accepted"
-	}
-	// 7. Acknowledge at once, after the commit.
-	d.status = acknowledge(w, ep.kind, body)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/testenv"
@@ -117,7 +118,7 @@ func newHarnessDB(t *testing.T, dbURL string, opts ...harnessOpt) *harness {
 	}
 	t.Cleanup(pool.Close)
 	h := &harness{t: t, pool: pool, reg: prometheus.NewRegistry(), cfg: cfg, logs: &testkit.SyncBuffer{}, now: time.Now().Truncate(time.Second), dbURL: dbURL}
-	w, err := ingest.NewWriter(pool, 4, 64)
+	w, err := inbox.NewWriter(pool, 4, 64)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,10 @@
 package ingest
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gatehouse/gatehouse/ingest/upkeep"
+)
 
 type metrics struct {
 	deliveries  *prometheus.CounterVec
@@ -33,7 +37,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		ackLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gatehouse_webhook_ack_seconds",
 			Help:    "Time from request start to the response of a webhook delivery.",
-			Buckets: AckBuckets[:],
+			Buckets: upkeep.AckBuckets[:],
 		}, []string{"provider", "status"}),
 		noAggregate: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gatehouse_webhook_aggregate_id_missing_total",

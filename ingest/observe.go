@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"strconv"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -15,13 +17,43 @@ import (
 	"github.com/gatehouse/gatehouse/internal/tracing"
 )
 
-// delivery accumulates what the per-delivery log line reports.
+// delivery is one delivery being served: where it is answered, and what
+// its metrics, its log line and its span report once it is.
 type delivery struct {
-	requestID, eventID, typ, queueID, state, outcome, reason string
-	secretID                                                 string
-	verified, batch                                          bool
-	status, attempt, events                                  int
-	err                                                      error
+	ep    *endpoint
+	w     http.ResponseWriter
+	span  trace.Span
+	start time.Time
+
+	requestID, eventID, typ, queueID, state, reason string
+	outcome                                         DeliveryOutcome
+	secretID                                        string
+	verified, batch                                 bool
+	status, attempt, events                         int
+	writeTime                                       time.Duration // the atomic write's, for the admission's estimate
+	err                                             error
+}
+
+// begin starts observing a delivery admitted past the cheap refusals: its
+// request id (answered in X-Request-Id) and its span.
+func (r *Receiver) begin(w http.ResponseWriter, req *http.Request, ep *endpoint) (context.Context, *delivery) {
+	d := &delivery{ep: ep, w: w, start: r.cfg.Now(), requestID: requestID(req)}
+	w.Header().Set("X-Request-Id", d.requestID)
+	ctx, span := r.startDelivery(req, ep)
+	d.span = span
+	return ctx, d
+}
+
+// end observes the answered delivery, once: its counter and latency, the
+// console's rollup, its log line and its span.
+func (r *Receiver) end(ctx context.Context, d *delivery) {
+	name := d.ep.name
+	r.m.deliveries.WithLabelValues(name, string(d.outcome)).Inc()
+	lat := time.Since(d.start)
+	tracing.Observe(ctx, r.m.ackLatency.WithLabelValues(name, strconv.Itoa(d.status)), lat.Seconds())
+	r.cfg.Rollup.Observe(name, string(d.outcome), d.status, lat)
+	r.logDelivery(ctx, name, d)
+	endDelivery(d.span, d)
 }
 
 func (r *Receiver) logDelivery(ctx context.Context, provider string, d *delivery) {
@@ -29,7 +61,7 @@ func (r *Receiver) logDelivery(ctx context.Context, provider string, d *delivery
 		slog.String("provider", provider), slog.String("event_id", d.eventID), slog.String("type", d.typ),
 		slog.Bool("verified", d.verified), slog.Int("response_status", d.status), slog.String("queue_id", d.queueID),
 		slog.String("processing_state", d.state), slog.Int("attempt", d.attempt), slog.String("request_id", d.requestID),
-		slog.String("outcome", d.outcome),
+		slog.String("outcome", string(d.outcome)),
 	}
 	if d.reason != "" {
 		attrs = append(attrs, slog.String("reason", d.reason))
@@ -104,7 +136,7 @@ func endDelivery(span trace.Span, d *delivery) {
 	attrs = append(attrs,
 		attribute.Int("http.response.status_code", d.status),
 		attribute.Bool("gatehouse.verified", d.verified),
-		attribute.String("gatehouse.outcome", d.outcome),
+		attribute.String("gatehouse.outcome", string(d.outcome)),
 		attribute.String("gatehouse.event_id", d.eventID),
 		attribute.String("gatehouse.event_type", d.typ),
 		attribute.String("gatehouse.queue_id", d.queueID),
@@ -121,36 +153,7 @@ func endDelivery(span trace.Span, d *delivery) {
 	}
 	span.SetAttributes(attrs...)
 	if d.status >= 500 {
-		span.SetStatus(codes.Error, d.outcome)
+		span.SetStatus(codes.Error, string(d.outcome))
 	}
 	span.End()
-}
-
-// startWrite starts the span of one coalesced inbox+outbox statement: a
-// database client span of its own, linked to the span of each delivery it
-// carries (a statement serves many deliveries, each in its own trace).
-func (w *Writer) startWrite(rows []*pending) (context.Context, trace.Span) {
-	if !w.tracing {
-		return context.Background(), trace.SpanFromContext(context.Background())
-	}
-	links := make([]trace.Link, 0, len(rows))
-	for _, p := range rows {
-		if l, ok := tracing.LinkTo(p.rec.Traceparent, attribute.String("gatehouse.event_id", p.rec.EventID)); ok {
-			links = append(links, l)
-		}
-	}
-	return w.tracer.Start(context.Background(), "INSERT inbox outbox", trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithLinks(links...), trace.WithAttributes(
-			attribute.String("db.system.name", "postgresql"),
-			attribute.String("db.operation.name", "INSERT"),
-			attribute.String("db.collection.name", "inbox"),
-			attribute.String("db.query.summary", "INSERT inbox outbox"),
-			attribute.Int("db.operation.batch.size", len(rows)),
-		))
-}
-
-// SetTracer makes w record a span per statement (internal/tracing); call
-// it before the first Write. Default: no spans.
-func (w *Writer) SetTracer(tp trace.TracerProvider) {
-	w.tracer, w.tracing = tracing.Tracer(tp, "ingest"), tracing.Recording(tp)
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gatehouse/gatehouse/ingest"
+	envlimit "github.com/gatehouse/gatehouse/ingest/envelope"
 )
 
 func randomHex(n int) string {
@@ -64,9 +64,9 @@ func TestLengthCapsNameTheField(t *testing.T) {
 		body                  []byte
 		eventID               string
 	}{
-		{"body id", "demo", "event id", envelope(long(ingest.MaxEventIDBytes+1), "t", nil), ""},
-		{"body type", "demo", "event type", envelope("evt_t", long(ingest.MaxEventTypeBytes+1), nil), ""},
-		{"aggregate id", "demo", "aggregate id", envelope("evt_a", "t", map[string]any{"payment_id": long(ingest.MaxAggregateIDBytes + 1)}), ""},
+		{"body id", "demo", "event id", envelope(long(envlimit.MaxEventIDBytes+1), "t", nil), ""},
+		{"body type", "demo", "event type", envelope("evt_t", long(envlimit.MaxEventTypeBytes+1), nil), ""},
+		{"aggregate id", "demo", "aggregate id", envelope("evt_a", "t", map[string]any{"payment_id": long(envlimit.MaxAggregateIDBytes + 1)}), ""},
 		{"shopify topic", "shopify", "event type", []byte(`{"id":1}`), "shop-1"},
 	} {
 		hdr := h.sign(c.provider, map[string]string{"demo": demoSecret, "shopify": shopSecret}[c.provider], c.body, h.now, c.eventID)
@@ -79,7 +79,7 @@ func TestLengthCapsNameTheField(t *testing.T) {
 		}
 	}
 	// At the caps, everything is stored.
-	body := envelope(long(ingest.MaxEventIDBytes), long(ingest.MaxEventTypeBytes), map[string]any{"payment_id": long(ingest.MaxAggregateIDBytes)})
+	body := envelope(long(envlimit.MaxEventIDBytes), long(envlimit.MaxEventTypeBytes), map[string]any{"payment_id": long(envlimit.MaxAggregateIDBytes)})
 	expectStatus(t, h.post("demo", h.sign("demo", demoSecret, body, h.now, ""), body), http.StatusNoContent)
 	if n := h.count("inbox", ""); n != 1 {
 		t.Errorf("inbox rows = %d, want 1", n)

@@ -32,7 +32,7 @@ type Provider struct {
 	AggregateIDPath []string
 	Topic           string
 	// SearchIndexed keeps a GIN index of the provider's payloads on every
-	// inbox partition (search_index.go).
+	// inbox partition (ingest/upkeep's search indexes).
 	SearchIndexed bool
 }
 

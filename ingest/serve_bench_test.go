@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 	"github.com/gatehouse/gatehouse/wiring"
@@ -24,8 +25,8 @@ import (
 // acceptAll is a recorder that stores nothing and reports every event new.
 type acceptAll struct{}
 
-func (acceptAll) Write(context.Context, ingest.Record) (ingest.Outcome, error) {
-	return ingest.Outcome{New: true, OutboxID: uuid.New(), State: "pending"}, nil
+func (acceptAll) Write(context.Context, inbox.Record) (inbox.Outcome, error) {
+	return inbox.Outcome{New: true, OutboxID: uuid.New(), State: "pending"}, nil
 }
 
 // BenchmarkReceiverServe measures the receiver's own work per delivery

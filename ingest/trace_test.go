@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/internal/tracing"
 )
 
@@ -26,7 +27,7 @@ func TestDeliveryTrace(t *testing.T) {
 	tp := tracing.FromSDK(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr)))
 	h := newHarness(t, func(c *ingest.Config) {
 		c.Tracer = tp
-		c.Writer.(*ingest.Writer).SetTracer(tp)
+		c.Writer.(*inbox.Writer).SetTracer(tp)
 		c.Logger = slog.New(tracing.LogHandler(c.Logger.Handler()))
 	})
 	const providerTrace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"

@@ -3,18 +3,27 @@ package ingest
 import (
 	"strings"
 	"testing"
+
+	"github.com/gatehouse/gatehouse/internal/settings"
 )
 
-// New with only the required settings (no logger, no registerer, no
-// providers) does not panic: nil Logger means slog.Default(), nil
-// Registerer means unregistered metrics. A setting left zero is a clear
-// error, not a default of its own: the defaults live in the
-// configuration's schema (wiring.Receiver).
+// New with a zero Config (no logger, no registerer, no providers) does not
+// panic: nil Logger means slog.Default(), nil Registerer means
+// unregistered metrics. The ingest section's settings left zero take the
+// defaults declared once in internal/settings (the ones the
+// configuration's schema prints), and a setting out of range is an error
+// naming its key.
 func TestNewZeroConfig(t *testing.T) {
-	if _, err := New(Config{MaxInFlight: 1, MinBodyRate: 1, BodyGrace: 1, MaxUnverifiedBytes: 1}); err != nil {
+	r, err := New(Config{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(Config{}); err == nil || !strings.Contains(err.Error(), "MaxInFlight") {
-		t.Fatalf("a zero Config: %v, want an error naming what is missing", err)
+	var want settings.Ingest
+	want.ApplyDefaults()
+	if r.cfg.Ingest != want {
+		t.Errorf("zero settings became %+v, want the defaults %+v", r.cfg.Ingest, want)
+	}
+	if _, err := New(Config{Ingest: settings.Ingest{MaxUnverifiedBytes: 1}}); err == nil || !strings.Contains(err.Error(), "ingest.max_unverified_bytes") {
+		t.Fatalf("a 1-byte unverified budget: %v, want an error naming ingest.max_unverified_bytes", err)
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 // ErasureNoticeType is the ce_type (and the value's type) of an erasure
 // notice: the record an erasure publishes on the provider's topic, through
-// the outbox, for each event it erased (ingest.Erase). It is not an event
+// the outbox, for each event it erased (admin.Erase). It is not an event
 // to process: gatehouse's consumers skip it, and a data team's consumer
 // erases its own copies of the events it names. The type is reserved: no
 // provider event may use it.

@@ -19,8 +19,8 @@ import (
 //	headers = ce_id, ce_source, ce_type, ce_specversion, content-type,
 //	          ce_time (when known), gatehouse_outbox_id, gatehouse_provider,
 //	          gatehouse_received_at (when known), gatehouse_attempt on
-//	          retry topics, and traceparent and ce_traceparent when the
-//	          event is traced
+//	          retry topics, traceparent and ce_traceparent when the
+//	          event is traced, and ce_gatehousevia (webhook or reconcile)
 //
 // record-value.schema.json and record-headers.schema.json describe the same
 // contract for readers in other languages.
@@ -48,6 +48,9 @@ type Record struct {
 	// microseconds, PostgreSQL's precision); zero when unknown (no header,
 	// or one that is not RFC 3339).
 	ReceivedAt time.Time
+	// Via is how gatehouse obtained the event (HeaderVia: ViaWebhook or
+	// ViaReconcile); "" writes no header.
+	Via string
 }
 
 // Encode returns the Kafka record of r. ce_time is TimeText, else Time
@@ -55,11 +58,11 @@ type Record struct {
 // The key and every header value share one allocation (each value capped
 // at its own length, so appending to one never overwrites another).
 func (r Record) Encode() *kgo.Record {
-	var keys [12]string
-	var ends [12]int
+	var keys [13]string
+	var ends [13]int
 	n := 0
 	buf := make([]byte, 0, len(r.Key)+len(r.EventID)+len(sourcePrefix)+2*len(r.Provider)+len(r.Type)+len(SpecVersion)+
-		len(contentTypeJSON)+len(r.TimeText)+len(r.OutboxID)+2*len(r.Traceparent)+96)
+		len(contentTypeJSON)+len(r.TimeText)+len(r.OutboxID)+2*len(r.Traceparent)+len(r.Via)+96)
 	buf = append(buf, r.Key...)
 	keyEnd := len(buf)
 	end := func(k string) {
@@ -102,6 +105,10 @@ func (r Record) Encode() *kgo.Record {
 		buf = append(buf, r.Traceparent...)
 		end(HeaderCETraceparent)
 	}
+	if r.Via != "" {
+		buf = append(buf, r.Via...)
+		end(HeaderVia)
+	}
 	h := make([]kgo.RecordHeader, n)
 	from := keyEnd
 	for i := range n {
@@ -136,7 +143,7 @@ func Decode(rec *kgo.Record) (Record, error) {
 	h := Headers(rec)
 	r := Record{
 		Topic: rec.Topic, Key: string(rec.Key), Provider: h[HeaderProvider], EventID: h[HeaderID],
-		Type: h[HeaderType], OutboxID: h[HeaderOutboxID], Payload: rec.Value, Attempt: 1,
+		Type: h[HeaderType], OutboxID: h[HeaderOutboxID], Payload: rec.Value, Attempt: 1, Via: h[HeaderVia],
 	}
 	if v := h[HeaderAttempt]; v != "" {
 		n, err := strconv.Atoi(v)

@@ -22,6 +22,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/admin"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
@@ -202,7 +204,7 @@ func TestRelayedRecordsMatchSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	w, err := ingest.NewWriter(pool, 1, 16)
+	w, err := inbox.NewWriter(pool, 1, 16)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +337,7 @@ func TestRelayedRecordsMatchSchemas(t *testing.T) {
 	// of it matches the headers schema and erasure-notice.schema.json, is
 	// keyed like the erased event, and holds the audit's selector, not the
 	// erased value (the schema allows no other member).
-	res, err := ingest.Erase(ctx, pool, ingest.Erasure{Provider: "demo", Path: "data.amount", Value: "100",
+	res, err := admin.Erase(ctx, pool, admin.Erasure{Provider: "demo", Path: "data.amount", Value: "100",
 		ObjectPaths: cfg.Providers["demo"].AggregateIDPath, Topic: cfg.Providers["demo"].Topic, RequestedBy: "schema test"})
 	if err != nil || res.Notices != 1 {
 		t.Fatalf("erase: %+v %v", res, err)

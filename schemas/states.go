@@ -9,7 +9,7 @@ package schemas
 //	                       │      ──no handler for the type─▶ skipped
 //	                       ├──transient failure, retries left──▶ retrying ──claim──▶ processing
 //	                       └──permanent failure or retries exhausted──▶ dead
-//	pending | retrying ──erased (ingest.Erase)──▶ skipped
+//	pending | retrying ──erased (admin.Erase)──▶ skipped
 //	dead | retrying | pending | processing ──replay──▶ pending (attempts reset to 0)
 //	succeeded | ignored_stale | skipped ──replay --force──▶ pending
 //

@@ -30,6 +30,20 @@ const (
 	// extension. Both are absent when the event was recorded with tracing off.
 	HeaderTraceparent   = "traceparent"
 	HeaderCETraceparent = "ce_traceparent"
+	// HeaderVia is how gatehouse obtained the event, a CloudEvents
+	// extension attribute (gatehousevia: lowercase letters and digits, as
+	// the specification requires of extension names): ViaWebhook, a
+	// delivery the receiver verified, or ViaReconcile, read from the
+	// provider's event list by reconciliation (authenticated by the API
+	// call, not a signature). Absent on records of another relay and on
+	// records published before it existed: read absent as webhook.
+	HeaderVia = "ce_gatehousevia"
+)
+
+// Values of HeaderVia.
+const (
+	ViaWebhook   = "webhook"
+	ViaReconcile = "reconcile"
 )
 
 // Retry and dead-letter headers written by consumers when they forward a record.

@@ -2,7 +2,9 @@ package wiring
 
 import (
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/admin"
 	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/ingest/upkeep"
 	"github.com/gatehouse/gatehouse/internal/config"
 )
 
@@ -10,19 +12,10 @@ import (
 // section. The caller adds the Store and the observability (Logger,
 // Registerer, Tracer, Rollup).
 func Receiver(c *config.Config) ingest.Config {
-	in := c.Ingest
-	return ingest.Config{
-		Providers:   Providers(c),
-		MaxInFlight: in.MaxInFlight, MaxUnverifiedBytes: in.MaxUnverifiedBytes,
-		ReservedUnverifiedBytes: in.ReservedUnverifiedBytes, UnverifiedBytesPerClient: in.MaxUnverifiedBytesPerClient,
-		QueueWait: in.QueueWait, RefusalHold: in.RefusalHold, MinBodyRate: in.MinBodyRate, BodyGrace: in.BodyGrace,
-		WriteTimeout: in.WriteTimeout, RetryAfter: in.RetryAfter,
-		KeyLifetime: c.KeyLifetime,
-	}
+	return ingest.Config{Providers: Providers(c), Ingest: c.Ingest, KeyLifetime: c.KeyLifetime}
 }
 
-// Providers are c's providers as the receiver, replay and erasure read
-// them.
+// Providers are c's providers as the receiver reads them.
 func Providers(c *config.Config) map[string]*ingest.Provider {
 	out := make(map[string]*ingest.Provider, len(c.Providers))
 	for name, p := range c.Providers {
@@ -47,14 +40,34 @@ func Provider(p *config.Provider) *ingest.Provider {
 		SearchIndexed: p.Search == config.SearchIndexed}
 }
 
+// ReplayTargets are c's providers as replay and erasure (ingest/admin)
+// read them: each one's topic and aggregate id paths.
+func ReplayTargets(c *config.Config) map[string]admin.ReplayTarget {
+	out := make(map[string]admin.ReplayTarget, len(c.Providers))
+	for name, p := range c.Providers {
+		if p != nil {
+			out[name] = admin.ReplayTarget{Topic: p.Topic, AggregateIDPath: p.AggregateIDPath}
+		}
+	}
+	return out
+}
+
+// IngestUpkeep is ingest's maintenance (ingest/upkeep) under c's storage
+// section and providers. The caller adds the Pool, the observability and
+// the relay's backlog.
+func IngestUpkeep(c *config.Config) upkeep.Config {
+	return upkeep.Config{Maintenance: IngestMaintenance(c),
+		KeyFilterFalsePositives: c.Storage.KeyFilterRate(), KeyFilterEvery: c.Storage.CheckInterval}
+}
+
 // IngestMaintenance is the maintenance of ingest's tables under c's
 // storage section and providers. The caller adds the Pool and the
 // observability.
-func IngestMaintenance(c *config.Config) ingest.MaintenanceConfig {
+func IngestMaintenance(c *config.Config) upkeep.MaintenanceConfig {
 	s := c.Storage
-	m := ingest.MaintenanceConfig{
-		Providers:         map[string]ingest.Kept{},
-		Default:           ingest.Kept{Retention: s.Retention, KeyLifetime: max(s.Retention, s.DedupeWindow)},
+	m := upkeep.MaintenanceConfig{
+		Providers:         map[string]upkeep.Kept{},
+		Default:           upkeep.Kept{Retention: s.Retention, KeyLifetime: max(s.Retention, s.DedupeWindow)},
 		PartitionInterval: s.PartitionInterval, KeyPartitionInterval: s.KeyPartitionInterval,
 		OutboxPartitionInterval: s.OutboxPartitionInterval, Ahead: s.Ahead, CheckInterval: s.CheckInterval,
 		AuditRetention: s.AuditRetention, OutboxRetention: s.OutboxRetention,
@@ -65,7 +78,7 @@ func IngestMaintenance(c *config.Config) ingest.MaintenanceConfig {
 			continue
 		}
 		payload, _ := c.Retention(name)
-		m.Providers[name] = ingest.Kept{Retention: payload, KeyLifetime: c.KeyLifetime(name), SearchIndexed: p.Search == config.SearchIndexed}
+		m.Providers[name] = upkeep.Kept{Retention: payload, KeyLifetime: c.KeyLifetime(name), SearchIndexed: p.Search == config.SearchIndexed}
 	}
 	return m
 }

@@ -105,3 +105,31 @@ WHERE processing_state IN ('pending', 'processing', 'retrying', 'dead') GROUP BY
 	slices.SortFunc(out, func(a, b ProviderStats) int { return strings.Compare(a.Provider, b.Provider) })
 	return out, nil
 }
+
+// Reconciliation is a provider's last reconciliation pass
+// (reconcile_passes): when it ran, how it ended, what it found.
+type Reconciliation struct {
+	Provider, Way, Result   string // Result: running, ok or failed
+	StartedAt               time.Time
+	FinishedAt, LastSuccess *time.Time
+	Listed, Missing, Closed int64
+	Error                   string
+}
+
+// reconcileStats reads every provider's last reconciliation pass.
+func (c *Console) reconcileStats(ctx context.Context) ([]Reconciliation, error) {
+	rows, err := c.cfg.Pool.Query(ctx, `SELECT provider, way, result, started_at, finished_at, last_success_at, listed, missing, closed, coalesce(error, '')
+FROM reconcile_passes ORDER BY provider`)
+	if err != nil {
+		return nil, fmt.Errorf("overview: reconciliation: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Reconciliation, error) {
+		var x Reconciliation
+		err := r.Scan(&x.Provider, &x.Way, &x.Result, &x.StartedAt, &x.FinishedAt, &x.LastSuccess, &x.Listed, &x.Missing, &x.Closed, &x.Error)
+		return x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("overview: reconciliation: %w", err)
+	}
+	return out, nil
+}

@@ -34,6 +34,7 @@ type Overview struct {
 	OutboxUnsent int64
 	OutboxOldest *time.Time
 	Slots        []Slot
+	Reconcile    []Reconciliation // each reconciled provider's last pass
 	At           time.Time
 }
 
@@ -52,6 +53,9 @@ func (c *Console) loadOverview(r *http.Request) (*Overview, error) {
 		return nil, err
 	}
 	if o.OutboxUnsent, o.OutboxOldest, err = relay.Backlog(ctx, c.cfg.Pool); err != nil {
+		return nil, err
+	}
+	if o.Reconcile, err = c.reconcileStats(ctx); err != nil {
 		return nil, err
 	}
 	srows, err := c.cfg.Pool.Query(ctx, `SELECT slot_name, active, coalesce((pg_current_wal_lsn() - confirmed_flush_lsn)::bigint, 0)

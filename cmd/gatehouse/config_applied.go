@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/schemas/providers"
@@ -66,7 +67,7 @@ func appliedValues(cfg *config.Config) map[string]config.Applied {
 // scheme hmac, a content guard when an event id comes from a header the
 // definition does not sign as {id}); replay_guard_ttl, else twice the
 // tolerance of a scheme with a signed timestamp, else
-// ingest.DefaultReplayGuardTTL.
+// inbox.DefaultReplayGuardTTL.
 func replayGuard(p *ingest.Provider, timestamped bool) (guard string, ttl time.Duration, why string) {
 	guard = p.Kind.Guard
 	if h := p.Signature.HMAC; h != nil && unsignedIDHeader(p.Kind.EventID, h) {
@@ -80,7 +81,7 @@ func replayGuard(p *ingest.Provider, timestamped bool) (guard string, ttl time.D
 	case timestamped:
 		return guard, 2 * p.Signature.Tolerance, "twice the tolerance"
 	}
-	return guard, ingest.DefaultReplayGuardTTL, "72h for a scheme without a signed timestamp"
+	return guard, inbox.DefaultReplayGuardTTL, "72h for a scheme without a signed timestamp"
 }
 
 func unsignedIDHeader(fs providers.Fields, h *providers.HMAC) bool {

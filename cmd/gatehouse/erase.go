@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os/user"
 
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/admin"
 	"github.com/gatehouse/gatehouse/internal/config"
 )
 
@@ -29,12 +29,12 @@ func runErase(ctx context.Context, e env, args []string) error {
 	if u, err := user.Current(); err == nil {
 		who += " by " + u.Username
 	}
-	req := ingest.Erasure{Provider: *provider, EventID: *eventID, ObjectID: *object, Path: *path, Value: *value,
+	req := admin.Erasure{Provider: *provider, EventID: *eventID, ObjectID: *object, Path: *path, Value: *value,
 		RequestedBy: who, Reason: *reason, AuditKey: erasureAuditKey(b.cfg)}
 	if p := b.cfg.Providers[*provider]; p != nil {
 		req.ObjectPaths, req.Topic = p.AggregateIDPath, p.Topic
 	}
-	res, err := ingest.Erase(ctx, b.pool, req)
+	res, err := admin.Erase(ctx, b.pool, req)
 	if err != nil {
 		return fmt.Errorf("erase: %w", err)
 	}
@@ -48,13 +48,13 @@ func runErase(ctx context.Context, e env, args []string) error {
 
 // erasureAuditKey is the key of the digest an erasure's audit keeps of an
 // object id or a path's value: derived from the newest token-encryption
-// key (auth.encryption_keys[0], ingest.NewAuditKey), the one secret every
+// key (auth.encryption_keys[0], admin.NewAuditKey), the one secret every
 // deployment with the API already holds outside the database. Without
 // one the audit keeps no digest (docs/SECURITY.md "Erasure").
-func erasureAuditKey(cfg *config.Config) ingest.AuditKey {
+func erasureAuditKey(cfg *config.Config) admin.AuditKey {
 	if len(cfg.Auth.EncryptionKeys) == 0 {
-		return ingest.AuditKey{}
+		return admin.AuditKey{}
 	}
 	k := cfg.Auth.EncryptionKeys[0]
-	return ingest.NewAuditKey(k.ID, k.Key())
+	return admin.NewAuditKey(k.ID, k.Key())
 }

@@ -51,6 +51,7 @@ func runProviders(_ context.Context, e env, args []string) error {
 			row("dedupe", "(provider, event id) in the inbox, and when the event id comes from a header the content does not sign ({id}), "+
 				"the SHA-256 of the signed content for replay_guard_ttl, as for github")
 			row("redelivery", redeliveryText(name))
+			row("reconcile", k.Reconcile.Describe())
 			continue
 		}
 		d, _ := signature.Describe(k.Scheme, nil)
@@ -69,6 +70,7 @@ func runProviders(_ context.Context, e env, args []string) error {
 		row("verified", k.Vector)
 		row("note", k.Note)
 		row("redelivery", redeliveryText(name))
+		row("reconcile", k.Reconcile.Describe())
 		handlerRows(e, k.API)
 	}
 	return nil

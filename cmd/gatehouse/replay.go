@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/admin"
 	"github.com/gatehouse/gatehouse/wiring"
 )
 
@@ -39,7 +39,7 @@ func runReplay(ctx context.Context, e env, args []string) error {
 		if *provider == "" {
 			return errors.New("replay: --event-id needs --provider")
 		}
-		target, err := replayTarget(wiring.Providers(b.cfg), *provider)
+		target, err := replayTarget(wiring.ReplayTargets(b.cfg), *provider)
 		if err != nil {
 			return err
 		}
@@ -47,7 +47,7 @@ func runReplay(ctx context.Context, e env, args []string) error {
 			fmt.Fprintf(e.stdout, "dry run: would replay %s/%s to %s\n", *provider, *eventID, target.Topic)
 			return nil
 		}
-		res, err := ingest.Replay(ctx, b.pool, target, ingest.ReplayRequest{
+		res, err := admin.Replay(ctx, b.pool, target, admin.ReplayRequest{
 			Provider: *provider, EventID: *eventID, Force: *force, RequestedBy: who, Tracer: b.tp})
 		if err != nil {
 			return err
@@ -64,7 +64,7 @@ func runReplay(ctx context.Context, e env, args []string) error {
 		b.log.Info("event replayed", attrs...)
 		return nil
 	}
-	f := ingest.DeadFilter{Provider: *provider, Type: *typ, Limit: *limit}
+	f := admin.DeadFilter{Provider: *provider, Type: *typ, Limit: *limit}
 	if *since != "" {
 		if f.Since, err = parseSince(*since, time.Now()); err != nil {
 			return err
@@ -75,7 +75,7 @@ func runReplay(ctx context.Context, e env, args []string) error {
 			return fmt.Errorf("replay: provider %q is not configured", *provider)
 		}
 	}
-	evs, err := ingest.FindDead(ctx, b.pool, f)
+	evs, err := admin.FindDead(ctx, b.pool, f)
 	if err != nil {
 		return err
 	}
@@ -89,14 +89,14 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	}
 	bar := newProgress(e.stderr, len(evs))
 	replayed, failed := 0, 0
-	providers := wiring.Providers(b.cfg) // once, not per event
+	targets := wiring.ReplayTargets(b.cfg) // once, not per event
 	for _, d := range evs {
 		if ctx.Err() != nil {
 			break
 		}
-		target, err := replayTarget(providers, d.Provider)
+		target, err := replayTarget(targets, d.Provider)
 		if err == nil {
-			_, err = ingest.Replay(ctx, b.pool, target, ingest.ReplayRequest{
+			_, err = admin.Replay(ctx, b.pool, target, admin.ReplayRequest{
 				Provider: d.Provider, EventID: d.EventID, RequestedBy: who, Tracer: b.tp})
 		}
 		if err != nil {
@@ -115,8 +115,8 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	return ctx.Err()
 }
 
-func replayTarget(providers map[string]*ingest.Provider, provider string) (ingest.ReplayTarget, error) {
-	t, err := ingest.ReplayTargetFor(providers, provider)
+func replayTarget(targets map[string]admin.ReplayTarget, provider string) (admin.ReplayTarget, error) {
+	t, err := admin.ReplayTargetFor(targets, provider)
 	if err != nil {
 		return t, fmt.Errorf("replay: %w", err)
 	}

@@ -13,7 +13,9 @@ import (
 	"github.com/gatehouse/gatehouse/auth"
 	"github.com/gatehouse/gatehouse/auth/bearer"
 	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/ingest/relay"
+	"github.com/gatehouse/gatehouse/ingest/upkeep"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/httpx"
 	"github.com/gatehouse/gatehouse/wiring"
@@ -73,7 +75,7 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	// takes 0.4 ms, PostgreSQL's CPU per statement, not the flush, is the
 	// cost, and one worker acked 1.9 × the events at 4 connections and
 	// 1.3–1.7 × at 16 (3 025 against 1 570/s, 5 883 against 4 387/s).
-	w, err := ingest.NewWriter(b.pool, 1, 64)
+	w, err := inbox.NewWriter(b.pool, 1, 64)
 	if err != nil {
 		return nil, err
 	}
@@ -83,45 +85,43 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	b.reg.MustRegister(api.NewIssuesOpenCollector(b.pool))
 	fail := func(err error) (*surface, error) { w.Close(); return nil, err }
 	w.SetTracer(b.tp)
-	rollup := ingest.NewRollup(b.pool, 0, b.log)
-	rollup.RelayOldest = func(ctx context.Context) (*time.Time, error) {
+	// Ingest's upkeep (docs/STORAGE.md): the console's charts
+	// (pipeline_minutes), the replay guard's sweeper, the storage passes and
+	// the key filters of sealed key partitions, one Run in the background.
+	uc := wiring.IngestUpkeep(b.cfg)
+	uc.Pool, uc.Logger, uc.Registerer = b.pool, b.log, b.reg
+	uc.RelayOldest = func(ctx context.Context) (*time.Time, error) {
 		_, oldest, err := relay.Backlog(ctx, b.pool)
 		return oldest, err
 	}
+	up, err := upkeep.New(uc)
+	if err != nil {
+		return fail(err)
+	}
 	ic := wiring.Receiver(b.cfg)
-	ic.Writer, ic.Logger, ic.Registerer, ic.Tracer, ic.Rollup = w, b.log, b.reg, b.tp, rollup
+	ic.Writer, ic.Logger, ic.Registerer, ic.Tracer, ic.Rollup = w, b.log, b.reg, b.tp, up.Rollup()
 	rcv, err := ingest.New(ic)
 	if err != nil {
 		return fail(err)
 	}
-	s.background = append(s.background, rollup.Run) // the console's charts (pipeline_minutes)
 	rcv.Routes(r)
-	// Expired replay-guard records go in batches of 1000, every minute.
-	s.background = append(s.background, func(ctx context.Context) error {
-		return ingest.SweepReplayGuard(ctx, b.pool, time.Minute, 1000, b.log)
-	})
-	// Ingest's storage maintenance (docs/STORAGE.md): one pass before
-	// serving, so the current partitions exist after a long stop, then
-	// one pass a minute in the background.
-	mc := wiring.IngestMaintenance(b.cfg)
-	mc.Pool, mc.Logger, mc.Registerer = b.pool, b.log, b.reg
-	mt, err := ingest.NewMaintenance(mc)
-	if err != nil {
-		return fail(err)
-	}
-	// Bounded: a drop's detach waits for older transactions, and serving
-	// must not wait for it (an interrupted detach is finished later).
+	// One storage pass before serving, so the current partitions exist
+	// after a long stop. Bounded: a drop's detach waits for older
+	// transactions, and serving must not wait for it (an interrupted
+	// detach is finished later).
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	if _, err := mt.Pass(pctx); err != nil {
+	if err := up.Pass(pctx); err != nil {
 		b.log.Warn("storage maintenance", "stage", "ingest", "err", err)
 	}
 	cancel()
-	s.background = append(s.background, mt.Run)
-	// The key filters of sealed key partitions, beside the passes (a
-	// first build after an upgrade may take minutes).
-	kf := &ingest.KeyFilterBuilder{Pool: b.pool, FalsePositives: b.cfg.Storage.KeyFilterRate(),
-		Every: b.cfg.Storage.CheckInterval, Logger: b.log, Registerer: b.reg}
-	s.background = append(s.background, kf.Run)
+	s.background = append(s.background, up.Run)
+	// Reconciliation of the providers with reconcile.enabled (docs/PROVIDERS.md
+	// "Reconciliation"), each pass under the provider's advisory lock.
+	runs, err := scheduledReconcile(b, w)
+	if err != nil {
+		return fail(err)
+	}
+	s.background = append(s.background, runs...)
 	var store *auth.Store
 	if b.cfg.Auth.Enabled() {
 		if store, err = auth.NewStore(auth.StoreConfig{Pool: b.pool, Auth: wiring.Auth(b.cfg), Logger: b.log}); err != nil {
@@ -152,11 +152,11 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 // and api.issuers) or browser login is (store not nil); otherwise it does
 // nothing.
 func mountAPI(b *base, r chi.Router, store *auth.Store) error {
-	ac, providers := b.cfg.API, wiring.Providers(b.cfg)
+	ac, targets := b.cfg.API, wiring.ReplayTargets(b.cfg)
 	cfg := api.Config{
 		Pool: b.pool, Providers: wiring.APIProviders(b.cfg), Operators: wiring.Operators(b.cfg), OperatorRole: ac.OperatorRole,
-		Replayer: api.TracedIngestReplayer(b.pool, providers, b.tp),
-		Eraser:   api.IngestEraser(b.pool, providers, erasureAuditKey(b.cfg)),
+		Replayer: api.TracedIngestReplayer(b.pool, targets, b.tp),
+		Eraser:   api.IngestEraser(b.pool, targets, erasureAuditKey(b.cfg)),
 		Logger:   b.log.With("component", "api"), Registerer: b.reg,
 	}
 	cfg.ReadTimeout, cfg.SearchSpan = ac.ReadTimeout, ac.SearchSpan

@@ -102,7 +102,7 @@ api:
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	tp, err := tracing.Setup(t.Context(), cfg.Tracing.Settings(), "gatehouse-test", func(string) string { return "" })
+	tp, err := tracing.Setup(t.Context(), cfg.Tracing, "gatehouse-test", func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ WHERE slot = $1 AND pg_snapshot_xmax(snap) <= pg_snapshot_xmax($2::pg_snapshot)`
 // order (per-key order within a delivery batch) and, across transactions,
 // the order they began in. $3, $4: the last (txid, seq) read.
 const (
-	windowColumns = `SELECT id::text, aggregatetype, aggregateid, type, payload::text, event_id, topic, created_at, seq, event_time, traceparent, txid::text AS txid_text
+	windowColumns = `SELECT id::text, aggregatetype, aggregateid, type, payload::text, event_id, topic, created_at, seq, event_time, traceparent, txid::text AS txid_text, via
 FROM outbox`
 	windowInProgressSQL = windowColumns + `
 WHERE txid = ANY(ARRAY(SELECT pg_snapshot_xip($1::pg_snapshot)))
@@ -234,9 +234,9 @@ func scanRows(q pgx.Rows) ([]*Row, error) {
 	for q.Next() {
 		row := &Row{}
 		var payload string
-		var at, tp *string
+		var at, tp, via *string
 		if err := q.Scan(&row.ID, &row.AggregateType, &row.AggregateID, &row.Type, &payload, &row.EventID,
-			&row.Topic, &row.CreatedAt, &row.Seq, &at, &tp, &row.txid); err != nil {
+			&row.Topic, &row.CreatedAt, &row.Seq, &at, &tp, &row.txid, &via); err != nil {
 			return nil, fmt.Errorf("scan outbox row: %w", err)
 		}
 		row.Payload = []byte(payload)
@@ -245,6 +245,9 @@ func scanRows(q pgx.Rows) ([]*Row, error) {
 		}
 		if tp != nil {
 			row.Traceparent = *tp
+		}
+		if via != nil {
+			row.Via = *via
 		}
 		out = append(out, row)
 	}

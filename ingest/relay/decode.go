@@ -22,11 +22,12 @@ const (
 	colEventTime
 	colTraceparent
 	colSeq
+	colVia
 	numCols
 )
 
 var colNames = [numCols]string{"id", "aggregatetype", "aggregateid", "type", "payload", "event_id", "topic",
-	"created_at", "event_time", "traceparent", "seq"}
+	"created_at", "event_time", "traceparent", "seq", "via"}
 
 // relation maps the tuple columns of a relation message to the outbox
 // columns the relay reads.
@@ -127,6 +128,7 @@ func (s *streamer) decode(relID uint32, tuple []byte) (*Row, error) {
 		ID: col(colID), AggregateType: col(colAggregateType), AggregateID: col(colAggregateID),
 		Type: col(colType), EventID: col(colEventID), Topic: col(colTopic),
 		CreatedAt: pgTimestamp(col(colCreatedAt)), EventTime: col(colEventTime), Traceparent: col(colTraceparent),
+		Via: col(colVia),
 	}
 	if at[colPayload][1] >= 0 {
 		row.Payload = []byte(col(colPayload))

@@ -7,7 +7,7 @@ import (
 )
 
 // erasedSQL finds which of a transaction's rows an erasure reached after
-// their insert (the baseline migration: ingest.Erase lists every outbox row whose
+// their insert (the baseline migration: admin.Erase lists every outbox row whose
 // payload it replaced).
 const erasedSQL = `SELECT outbox_id::text, erasure_id FROM outbox_erasures WHERE outbox_id = ANY($1::uuid[])`
 

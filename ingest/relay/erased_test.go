@@ -10,7 +10,7 @@ import (
 
 // testErasedBeforePublication: a row whose payload was erased (the
 // outbox row's payload replaced by the marker and the row listed in
-// outbox_erasures, as ingest.Erase does) after its insert committed but
+// outbox_erasures, as admin.Erase does) after its insert committed but
 // before the relay published it reaches Kafka with the marker, never with
 // the erased payload. In replication mode the WAL still holds the insert's
 // image, so the relay must check before producing.

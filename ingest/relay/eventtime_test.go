@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
 // testExactEventTime writes events through the receiver's own atomic write
-// (ingest.Writer: inbox + outbox in one statement) with creation times of
+// (inbox.Writer: inbox + outbox in one statement) with creation times of
 // every precision a provider gives, and checks that ce_time on Kafka is the
 // text the receiver was given, byte for byte: nanoseconds are not cut to
 // PostgreSQL's microseconds, seconds get no invented fraction, an offset
@@ -19,7 +19,7 @@ import (
 // created_at, exactly too.
 func testExactEventTime(t *testing.T, e *env) {
 	e.start()
-	w, err := ingest.NewWriter(e.pool, 1, 8)
+	w, err := inbox.NewWriter(e.pool, 1, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func testExactEventTime(t *testing.T, e *env) {
 			t.Fatal(err)
 		}
 		body := fmt.Sprintf(`{"id":%q,"type":"test.changed","created_at":%q,"data":{"object_id":%q}}`, ev.EventID, text, ev.Key)
-		out, err := w.Write(context.Background(), ingest.Record{Provider: "prov", EventID: ev.EventID, Type: "test.changed",
+		out, err := w.Write(context.Background(), inbox.Record{Provider: "prov", EventID: ev.EventID, Type: "test.changed",
 			CreatedAt: &at, EventTime: text, Payload: []byte(body), SecretID: "s1", AggregateID: ev.Key, Topic: e.topic})
 		if err != nil || !out.New {
 			t.Fatalf("write %s: %v (new=%v)", ev.EventID, err, out.New)

@@ -23,6 +23,9 @@ type Row struct {
 	// Traceparent is the delivery's trace context (outbox.traceparent; ""
 	// when it was recorded with tracing off).
 	Traceparent string
+	// Via is how the event was obtained (outbox.via: webhook or
+	// reconcile), published as ce_gatehousevia; "" when the row has none.
+	Via string
 
 	txid string // the writing transaction (outbox.txid) of a row read from the log; "" from the stream
 }
@@ -43,7 +46,7 @@ func (r *Row) Record(traceparent string) *kgo.Record {
 	return schemas.Record{
 		Topic: r.Topic, Key: r.AggregateID, Provider: r.AggregateType, EventID: r.EventID,
 		Type: r.Type, TimeText: t, OutboxID: r.ID, Payload: r.Payload, Traceparent: traceparent,
-		ReceivedAt: r.CreatedAt,
+		ReceivedAt: r.CreatedAt, Via: r.Via,
 	}.Encode()
 }
 

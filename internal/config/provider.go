@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse/gatehouse/internal/settings"
 	"github.com/gatehouse/gatehouse/schemas"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
@@ -116,6 +117,10 @@ type Provider struct {
 	// ObjectRetention overrides storage.object_retention for this
 	// provider's projections (provider_objects).
 	ObjectRetention time.Duration `yaml:"object_retention"`
+	// Reconcile compares the provider's own record of what it sent with
+	// the inbox and closes the difference (docs/PROVIDERS.md
+	// "Reconciliation"); off by default.
+	Reconcile settings.Reconcile `yaml:"reconcile"`
 
 	apiKey      []byte
 	verifyToken []byte
@@ -163,6 +168,7 @@ func (p *Provider) applyDefaults(name string) {
 		p.AggregateIDPath = kind.AggregateIDPath
 	}
 	p.applyHandlerDefaults()
+	p.Reconcile.ApplyDefaults()
 }
 
 // Search modes of Provider.Search.
@@ -211,6 +217,15 @@ func (p *Provider) validate() error {
 			return fmt.Errorf("api_url: %q is not an absolute URL", p.APIURL)
 		}
 	}
+	if err := p.Reconcile.Validate("reconcile", p.Kind().Reconcile.Way, providers.ReconcileRedeliver); err != nil {
+		return err
+	}
+	if p.Reconcile.List != nil && p.Kind().Envelope == providers.EnvelopeFields && !bodyOnly(p.Kind().EventID) {
+		return errors.New("reconcile.list: a backfilled event has no headers: event_id must be read from the body (path, value or join of them)")
+	}
+	if p.Reconcile.Enabled && (p.APIURL == "" || p.APIKey == "") {
+		return errors.New("reconcile.enabled: reconciliation reads the provider's API: set api_url and api_key")
+	}
 	return p.validateHandlers()
 }
 
@@ -255,6 +270,17 @@ func (p *Provider) validateSigning() error {
 		return fmt.Errorf("event_id: scheme %q finds the event's fields itself", p.Scheme)
 	}
 	return nil
+}
+
+// bodyOnly: every alternative of fs reads the body (a path, a constant or
+// a join of them), never a header, a signed id or the body's digest.
+func bodyOnly(fs providers.Fields) bool {
+	for _, f := range fs {
+		if f.Header != "" || f.Signed || f.Digest || !bodyOnly(f.Join) {
+			return false
+		}
+	}
+	return true
 }
 
 // Kind returns the catalogue entry of the provider's scheme, with the

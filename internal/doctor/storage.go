@@ -46,7 +46,7 @@ func PendingMigrations(ctx context.Context, dbURL string) (string, error) {
 }
 
 // partitioned are the time-partitioned tables of ingest's maintenance
-// (ingest.NewMaintenance), each with the retention after which its
+// (upkeep.NewMaintenance), each with the retention after which its
 // partitions are dropped and its partition width.
 func partitioned(c *config.Config) []struct {
 	table               string

@@ -3,7 +3,6 @@ package layout
 import (
 	"go/scanner"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -180,44 +179,8 @@ func checkDocRef(root, goFile string, r docReference, read func(string) (string,
 	return rel + " has no heading beginning with this title"
 }
 
-// docRefsElsewhere are the references known broken in files whose code
-// other changes are moving (the merger fixes each and deletes its line
-// here; a line that no longer matches a broken reference fails the test).
-var docRefsElsewhere = map[string]bool{
-	`ingest/keyfilter.go: README "Retention"`:   true,
-	`ingest/retention.go: README "Retention"`:   true,
-	`ingest/store_batch.go: README "Retention"`: true,
-	`ingest/store_sql.go: README "Retention"`:   true,
-}
-
 // goFiles lists the repository's Go files, relative to root.
-func goFiles(t *testing.T, root string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != root && (skipDirs[d.Name()] || d.Name() == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if strings.HasSuffix(p, ".go") {
-			rel, err := filepath.Rel(root, p)
-			if err != nil {
-				return err
-			}
-			out = append(out, rel)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+func goFiles(t *testing.T, root string) []string { return repoFiles(t, root, ".go") }
 
 // TestGoDocReferencesResolve holds every reference to a document from a
 // Go comment or string to the repository's documents and their headings
@@ -240,7 +203,6 @@ func TestGoDocReferencesResolve(t *testing.T) {
 		texts[rel] = string(b)
 		return string(b), true
 	}
-	seen := map[string]bool{}
 	n := 0
 	for _, f := range goFiles(t, root) {
 		if filepath.Dir(f) == "internal/layout" {
@@ -256,21 +218,11 @@ func TestGoDocReferencesResolve(t *testing.T) {
 			if problem == "" {
 				continue
 			}
-			key := f + ": " + r.String()
-			if docRefsElsewhere[key] {
-				seen[key] = true
-				continue
-			}
 			t.Errorf("%s:%d: %s: %s", f, r.line, r, problem)
 		}
 	}
 	if n < 20 {
 		t.Errorf("only %d references to documents found in Go files: is the pattern broken?", n)
-	}
-	for key := range docRefsElsewhere {
-		if !seen[key] {
-			t.Errorf("docRefsElsewhere lists %q, which is no longer a broken reference: delete the line", key)
-		}
 	}
 }
 

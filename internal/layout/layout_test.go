@@ -29,6 +29,11 @@ func room(pkg string) string {
 // throttle consumers/throttle).
 var runnerParts = []string{"consumers/fetch", "consumers/forward"}
 
+// ingestRooms are the receiver's rooms below its edge (package ingest):
+// none imports the edge, and among them each imports only ingest/inbox,
+// the atomic write, which imports none of them.
+var ingestRooms = []string{"ingest/inbox", "ingest/envelope", "ingest/admission", "ingest/upkeep", "ingest/admin"}
+
 // configFree are the rooms that never depend on internal/config, not even
 // through another package: each stage and the API take a small Config of
 // their own, which package wiring (or cmd/gatehouse) builds from the
@@ -77,6 +82,27 @@ func violations(pkg string, deps []string) []string {
 			}
 		}
 	}
+	for _, r := range ingestRooms {
+		if !under(pkg, r) {
+			continue
+		}
+		for _, d := range deps {
+			if d == module+"ingest" {
+				out = append(out, pkg+" imports "+d+": ingest's rooms never import its edge")
+			}
+			for _, other := range ingestRooms {
+				if other != r && (other != "ingest/inbox" || r == "ingest/inbox") && under(d, other) {
+					out = append(out, pkg+" imports "+d+": among ingest's rooms, each imports only ingest/inbox")
+				}
+			}
+		}
+	}
+	if under(pkg, "ingest/reconcile") && slices.Contains(deps, module+"ingest") {
+		out = append(out, pkg+" imports "+module+"ingest: reconciliation writes through ingest/inbox, never the edge")
+	}
+	if from == "api" && slices.Contains(deps, module+"ingest") {
+		out = append(out, pkg+" imports "+module+"ingest: the API reaches replay and erasure through ingest/admin, never the edge")
+	}
 	for _, d := range deps {
 		to := room(d)
 		if to == "" || to == from {
@@ -116,6 +142,12 @@ func TestRulesCatchAViolation(t *testing.T) {
 		module + "api/console":        {module + "wiring"},
 		module + "consumers/forward":  {module + "consumers/fetch"},
 		module + "internal/settings":  {module + "internal/redact"},
+		module + "ingest/admin":       {module + "ingest/inbox", module + "ingest"},
+		module + "ingest/upkeep":      {module + "ingest/admin"},
+		module + "ingest/inbox":       {module + "ingest/upkeep"},
+		module + "ingest/admission":   {module + "ingest/envelope"},
+		module + "ingest/reconcile":   {module + "ingest"},
+		module + "api":                {module + "ingest/admin", module + "ingest"},
 	}
 	for pkg, deps := range bad {
 		if len(violations(pkg, deps)) == 0 {
@@ -124,7 +156,9 @@ func TestRulesCatchAViolation(t *testing.T) {
 	}
 	ok := map[string][]string{
 		module + "ingest/relay":      {module + "ingest", module + "internal/kafka", module + "schemas"},
-		module + "api":               {module + "auth", module + "ingest", module + "schemas/providers"},
+		module + "api":               {module + "auth", module + "ingest/admin", module + "ingest/inbox", module + "schemas/providers"},
+		module + "ingest/admin":      {module + "ingest/inbox", module + "schemas"},
+		module + "ingest":            {module + "ingest/inbox", module + "ingest/upkeep", module + "ingest/signature"},
 		module + "consumers":         {module + "schemas/providers", module + "internal/redact"},
 		module + "wiring":            {module + "ingest", module + "consumers/fetch", module + "internal/config"},
 		module + "deploy/bench/x":    {module + "wiring", module + "internal/config"},

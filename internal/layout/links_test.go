@@ -24,7 +24,11 @@ var skipDirs = map[string]bool{".git": true, "node_modules": true, ".data": true
 var mdLink = regexp.MustCompile(`!?\[[^\]]*\]\(<?([^)\s>]+)>?(?:\s+"[^"]*")?\)`)
 
 // markdownFiles lists every *.md of the repository, relative to root.
-func markdownFiles(t *testing.T, root string) []string {
+func markdownFiles(t *testing.T, root string) []string { return repoFiles(t, root, ".md") }
+
+// repoFiles lists the repository's files whose names end in ext,
+// relative to root, leaving out skipDirs and, for Go files, testdata.
+func repoFiles(t *testing.T, root, ext string) []string {
 	t.Helper()
 	var out []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -32,12 +36,12 @@ func markdownFiles(t *testing.T, root string) []string {
 			return err
 		}
 		if d.IsDir() {
-			if p != root && skipDirs[d.Name()] {
+			if p != root && (skipDirs[d.Name()] || ext == ".go" && d.Name() == "testdata") {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if strings.HasSuffix(d.Name(), ".md") {
+		if strings.HasSuffix(d.Name(), ext) {
 			rel, err := filepath.Rel(root, p)
 			if err != nil {
 				return err

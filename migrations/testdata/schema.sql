@@ -524,7 +524,9 @@ CREATE TABLE public.inbox (
     last_error_class text,
     replays integer DEFAULT 0 NOT NULL,
     traceparent text,
-    CONSTRAINT inbox_processing_state_check CHECK ((processing_state = ANY (ARRAY['pending'::text, 'processing'::text, 'succeeded'::text, 'ignored_stale'::text, 'skipped'::text, 'retrying'::text, 'dead'::text])))
+    via text DEFAULT 'webhook'::text NOT NULL,
+    CONSTRAINT inbox_processing_state_check CHECK ((processing_state = ANY (ARRAY['pending'::text, 'processing'::text, 'succeeded'::text, 'ignored_stale'::text, 'skipped'::text, 'retrying'::text, 'dead'::text]))),
+    CONSTRAINT inbox_via_check CHECK ((via = ANY (ARRAY['webhook'::text, 'reconcile'::text])))
 )
 PARTITION BY RANGE (received_at);
 
@@ -551,7 +553,9 @@ CREATE TABLE public.inbox_legacy (
     last_error_class text,
     replays integer DEFAULT 0 NOT NULL,
     traceparent text,
-    CONSTRAINT inbox_processing_state_check CHECK ((processing_state = ANY (ARRAY['pending'::text, 'processing'::text, 'succeeded'::text, 'ignored_stale'::text, 'skipped'::text, 'retrying'::text, 'dead'::text])))
+    via text DEFAULT 'webhook'::text NOT NULL,
+    CONSTRAINT inbox_processing_state_check CHECK ((processing_state = ANY (ARRAY['pending'::text, 'processing'::text, 'succeeded'::text, 'ignored_stale'::text, 'skipped'::text, 'retrying'::text, 'dead'::text]))),
+    CONSTRAINT inbox_via_check CHECK ((via = ANY (ARRAY['webhook'::text, 'reconcile'::text])))
 );
 
 --
@@ -577,7 +581,9 @@ CREATE TABLE public.inbox_p<time> (
     last_error_class text,
     replays integer DEFAULT 0 NOT NULL,
     traceparent text,
-    CONSTRAINT inbox_processing_state_check CHECK ((processing_state = ANY (ARRAY['pending'::text, 'processing'::text, 'succeeded'::text, 'ignored_stale'::text, 'skipped'::text, 'retrying'::text, 'dead'::text])))
+    via text DEFAULT 'webhook'::text NOT NULL,
+    CONSTRAINT inbox_processing_state_check CHECK ((processing_state = ANY (ARRAY['pending'::text, 'processing'::text, 'succeeded'::text, 'ignored_stale'::text, 'skipped'::text, 'retrying'::text, 'dead'::text]))),
+    CONSTRAINT inbox_via_check CHECK ((via = ANY (ARRAY['webhook'::text, 'reconcile'::text])))
 );
 
 --
@@ -603,7 +609,9 @@ CREATE TABLE public.inbox_p<time> (
     last_error_class text,
     replays integer DEFAULT 0 NOT NULL,
     traceparent text,
-    CONSTRAINT inbox_processing_state_check CHECK ((processing_state = ANY (ARRAY['pending'::text, 'processing'::text, 'succeeded'::text, 'ignored_stale'::text, 'skipped'::text, 'retrying'::text, 'dead'::text])))
+    via text DEFAULT 'webhook'::text NOT NULL,
+    CONSTRAINT inbox_processing_state_check CHECK ((processing_state = ANY (ARRAY['pending'::text, 'processing'::text, 'succeeded'::text, 'ignored_stale'::text, 'skipped'::text, 'retrying'::text, 'dead'::text]))),
+    CONSTRAINT inbox_via_check CHECK ((via = ANY (ARRAY['webhook'::text, 'reconcile'::text])))
 );
 
 --
@@ -632,7 +640,9 @@ CREATE TABLE public.outbox (
     seq bigint NOT NULL,
     event_time text,
     traceparent text,
-    txid xid8 DEFAULT pg_current_xact_id() NOT NULL
+    txid xid8 DEFAULT pg_current_xact_id() NOT NULL,
+    via text DEFAULT 'webhook'::text NOT NULL,
+    CONSTRAINT outbox_via_check CHECK ((via = ANY (ARRAY['webhook'::text, 'reconcile'::text])))
 )
 PARTITION BY RANGE (created_at);
 
@@ -674,7 +684,9 @@ CREATE TABLE public.outbox_legacy (
     seq bigint DEFAULT NULL NOT NULL,
     event_time text,
     traceparent text,
-    txid xid8 DEFAULT NULL NOT NULL
+    txid xid8 DEFAULT NULL NOT NULL,
+    via text DEFAULT 'webhook'::text NOT NULL,
+    CONSTRAINT outbox_via_check CHECK ((via = ANY (ARRAY['webhook'::text, 'reconcile'::text])))
 );
 
 --
@@ -710,7 +722,9 @@ CREATE TABLE public.outbox_p<time> (
     seq bigint DEFAULT nextval('public.outbox_seq'::regclass) NOT NULL,
     event_time text,
     traceparent text,
-    txid xid8 DEFAULT pg_current_xact_id() NOT NULL
+    txid xid8 DEFAULT pg_current_xact_id() NOT NULL,
+    via text DEFAULT 'webhook'::text NOT NULL,
+    CONSTRAINT outbox_via_check CHECK ((via = ANY (ARRAY['webhook'::text, 'reconcile'::text])))
 );
 
 --
@@ -729,7 +743,9 @@ CREATE TABLE public.outbox_p<time> (
     seq bigint DEFAULT nextval('public.outbox_seq'::regclass) NOT NULL,
     event_time text,
     traceparent text,
-    txid xid8 DEFAULT pg_current_xact_id() NOT NULL
+    txid xid8 DEFAULT pg_current_xact_id() NOT NULL,
+    via text DEFAULT 'webhook'::text NOT NULL,
+    CONSTRAINT outbox_via_check CHECK ((via = ANY (ARRAY['webhook'::text, 'reconcile'::text])))
 );
 
 --
@@ -852,6 +868,29 @@ CREATE TABLE public.provider_objects (
     data jsonb NOT NULL,
     last_event_id text NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: reconcile_passes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.reconcile_passes (
+    provider text NOT NULL,
+    way text NOT NULL,
+    covered_until timestamp with time zone,
+    partial_from timestamp with time zone,
+    partial_before timestamp with time zone,
+    partial_to timestamp with time zone,
+    started_at timestamp with time zone NOT NULL,
+    finished_at timestamp with time zone,
+    result text NOT NULL,
+    listed integer DEFAULT 0 NOT NULL,
+    missing integer DEFAULT 0 NOT NULL,
+    closed integer DEFAULT 0 NOT NULL,
+    error text,
+    last_success_at timestamp with time zone,
+    CONSTRAINT reconcile_passes_result_check CHECK ((result = ANY (ARRAY['running'::text, 'ok'::text, 'failed'::text]))),
+    CONSTRAINT reconcile_passes_way_check CHECK ((way = ANY (ARRAY['backfill'::text, 'redeliver'::text])))
 );
 
 --
@@ -1195,6 +1234,13 @@ ALTER TABLE ONLY public.provider_object_changes
 
 ALTER TABLE ONLY public.provider_objects
     ADD CONSTRAINT provider_objects_pkey PRIMARY KEY (provider, object_id);
+
+--
+-- Name: reconcile_passes reconcile_passes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.reconcile_passes
+    ADD CONSTRAINT reconcile_passes_pkey PRIMARY KEY (provider);
 
 --
 -- Name: relay_slot relay_slot_pkey; Type: CONSTRAINT; Schema: public; Owner: -

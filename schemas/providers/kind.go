@@ -79,6 +79,9 @@ type Kind struct {
 	// it documents it, with the source (redelivery.go): the least dedupe
 	// window (storage.dedupe_window) an endpoint of this scheme accepts.
 	Redelivery Redelivery
+	// Reconcile is how the provider's own record of what it sent can be
+	// compared with the inbox (reconcile.go).
+	Reconcile Reconcile
 }
 
 // Replay guards of Kind.Guard.
@@ -171,6 +174,11 @@ func Lookup(scheme string) (Kind, bool) {
 	}
 	k.AggregateIDPath = slices.Clone(k.AggregateIDPath)
 	k.Redelivery = redeliveries[scheme]
+	k.Reconcile = reconciles[scheme]
+	if e := k.Reconcile.Events; e != nil {
+		c := *e
+		k.Reconcile.Events = &c
+	}
 	k.EventID, k.EventType, k.CreatedAt = k.EventID.clone(), k.EventType.clone(), k.CreatedAt.clone()
 	k.API.Fetch = cloneFetch(k.API.Fetch)
 	return k, true

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/schemas"
 )
 
@@ -195,7 +195,7 @@ func body(id, object string, now time.Time) []byte {
 // backlog writes n events of prov, perObject about each object, through
 // the Writer 64 at a time, waits for the relay to publish them and drains them.
 func (b *bench) backlog(ctx context.Context, prov string, n, perObject int) (float64, error) {
-	w, err := ingest.NewWriter(b.Pool, 4, 64)
+	w, err := inbox.NewWriter(b.Pool, 4, 64)
 	if err != nil {
 		return 0, err
 	}
@@ -204,7 +204,7 @@ func (b *bench) backlog(ctx context.Context, prov string, n, perObject int) (flo
 	for i := range n {
 		g.Go(func() error {
 			id, now, obj := prov+"_"+strconv.Itoa(i), time.Now(), "pay_"+prov+"_"+strconv.Itoa(i/perObject)
-			_, err := w.Write(gctx, ingest.Record{Provider: prov, EventID: id, Type: "payment.succeeded", CreatedAt: &now,
+			_, err := w.Write(gctx, inbox.Record{Provider: prov, EventID: id, Type: "payment.succeeded", CreatedAt: &now,
 				Payload: body(id, obj, now), SecretID: "bench", AggregateID: obj, Topic: topic(prov)})
 			return err
 		})

@@ -271,7 +271,7 @@ func (r *rollResult) print(w io.Writer, b *bench, err error) {
 		tb.Rowf("%s | %s [%s, %s) | %s | %s | %s [%s, %s) | %s | %s", p.parent, p.name, p.starts.UTC().Format(time.TimeOnly), p.ends.UTC().Format(time.TimeOnly), benchenv.Thousands(float64(p.rows)), r.since(p.analyzed),
 			q.name, q.starts.UTC().Format(time.TimeOnly), q.ends.UTC().Format(time.TimeOnly), benchenv.Thousands(float64(q.rows)), r.since(q.analyzed))
 	}
-	fmt.Fprintf(w, "\nA key is written into every key partition within ingest's key overlap of a boundary (`keyOverlap`, ingest/store_sql.go): %.1f dedupe_keys rows per event in this run.\n\n", float64(r.keys)/float64(max(r.s.n, 1)))
+	fmt.Fprintf(w, "\nA key is written into every key partition within ingest's key overlap of a boundary (`keyOverlap`, ingest/inbox/store_sql.go): %.1f dedupe_keys rows per event in this run.\n\n", float64(r.keys)/float64(max(r.s.n, 1)))
 	tb = benchenv.NewTable(w, "window (from the change)>", "events/s>", "p50 ack>", "p99 ack>", "PostgreSQL CPU per event>")
 	for i, win := range r.win {
 		note := ""

@@ -8,11 +8,10 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/gatehouse/gatehouse/ingest"
 )
 
 // provider is the benchmark's provider: the reference scheme of SPEC.md,
@@ -53,7 +52,7 @@ func setup(ctx context.Context, st *benchenv.Stack, o *options) (*bench, error) 
 		return nil, err
 	}
 	now := time.Now()
-	stmt, args, err := captureStatement(ctx, b.DBURL, ingest.Record{
+	stmt, args, err := captureStatement(ctx, b.DBURL, inbox.Record{
 		Provider: provider, EventID: captureEventID, Type: benchenv.EventType, CreatedAt: &now,
 		Payload: b.gen.Body(1_000_000_000_000, now), SecretID: "bench",
 		AggregateID: "pay_1000000000000", Topic: "gatehouse.webhooks." + provider,
@@ -135,9 +134,9 @@ func (t *stmtTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Tra
 
 func (t *stmtTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// captureStatement writes rec through an ingest.Writer (a batch of one)
+// captureStatement writes rec through an inbox.Writer (a batch of one)
 // and returns the SQL and arguments it sent: pgbench runs exactly those.
-func captureStatement(ctx context.Context, dbURL string, rec ingest.Record) (string, []any, error) {
+func captureStatement(ctx context.Context, dbURL string, rec inbox.Record) (string, []any, error) {
 	cfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
 		return "", nil, err
@@ -150,7 +149,7 @@ func captureStatement(ctx context.Context, dbURL string, rec ingest.Record) (str
 		return "", nil, fmt.Errorf("capture pool: %w", err)
 	}
 	defer pool.Close()
-	w, err := ingest.NewWriter(pool, 1, 1)
+	w, err := inbox.NewWriter(pool, 1, 1)
 	if err != nil {
 		return "", nil, err
 	}

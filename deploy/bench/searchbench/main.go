@@ -13,7 +13,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/api"
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/upkeep"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/wiring"
 )
@@ -73,7 +73,7 @@ FROM generate_series(1, $1::int) i`, o.events, o.customers); err != nil {
 	t0 = time.Now()
 	mc := wiring.IngestMaintenance(cfg)
 	mc.Pool = st.Pool
-	mt, err := ingest.NewMaintenance(mc)
+	mt, err := upkeep.NewMaintenance(mc)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,5 @@
 // Command storagebench measures what history and retention cost the
-// receiver's write (ingest.Writer, closed loop: an empty store against one
+// receiver's write (inbox.Writer, closed loop: an empty store against one
 // with -history events), retention passes amid runs, and the API's pages.
 package main
 
@@ -15,7 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
-	"github.com/gatehouse/gatehouse/ingest"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
+	"github.com/gatehouse/gatehouse/ingest/upkeep"
 	"github.com/gatehouse/gatehouse/internal/config"
 	"github.com/gatehouse/gatehouse/internal/storage"
 	"github.com/gatehouse/gatehouse/internal/testenv"
@@ -68,7 +69,7 @@ func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) e
 	// differ by their history only.
 	for _, pool := range []*pgxpool.Pool{st.Pool, hist} {
 		if err := pool.AcquireFunc(ctx, func(c *pgxpool.Conn) error {
-			built, err := ingest.BuildKeyFilters(ctx, c.Conn(), o.keyFilterFP)
+			built, err := upkeep.BuildKeyFilters(ctx, c.Conn(), o.keyFilterFP)
 			filtered = len(built)
 			return err
 		}); err != nil {
@@ -143,7 +144,7 @@ func closedLoop(ctx context.Context, st *benchenv.Stack, pool *pgxpool.Pool, o o
 	if err := st.Settle(ctx, pool); err != nil {
 		return result{}, err
 	}
-	w, err := ingest.NewWriter(pool, 1, 64)
+	w, err := inbox.NewWriter(pool, 1, 64)
 	if err != nil {
 		return result{}, err
 	}
@@ -173,7 +174,7 @@ func closedLoop(ctx context.Context, st *benchenv.Stack, pool *pgxpool.Pool, o o
 	lr := benchenv.Loop(ctx, o.conns, o.duration, func(int) error {
 		id := fmt.Sprintf("evt_%016x%016x", rand.Uint64(), rand.Uint64())
 		now := time.Now()
-		_, err := w.Write(ctx, ingest.Record{Provider: "stripe", EventID: id, Type: "payment_intent.succeeded", CreatedAt: &now,
+		_, err := w.Write(ctx, inbox.Record{Provider: "stripe", EventID: id, Type: "payment_intent.succeeded", CreatedAt: &now,
 			Payload: payload, SecretID: "live", AggregateID: "pi_1", Topic: "gatehouse.webhooks.stripe"})
 		return err
 	})

@@ -1,0 +1,176 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/gatehouse/gatehouse/ingest/envelope"
+	"github.com/gatehouse/gatehouse/ingest/inbox"
+	"github.com/gatehouse/gatehouse/ingest/signature"
+)
+
+// pageSize is the items asked for per page: the most Stripe and GitHub
+// give.
+const pageSize = 100
+
+// backfill reads the provider's event list (settings.EventList: Stripe's
+// GET /v1/events with created bounds and starting_after as the cursor, or
+// an hmac definition's), page by page, newest first, over the window, and
+// stores each event the receiver does not remember through the Writer, as
+// its webhook would have been stored.
+func (r *Reconciler) backfill(ctx context.Context, c *client, w window, opt Options, res *Result) (time.Time, error) {
+	l := r.list
+	seen := map[string]bool{}
+	after := ""
+	var prev time.Time
+	for {
+		q := url.Values{}
+		if l.Limit != "" {
+			q.Set(l.Limit, strconv.Itoa(pageSize))
+		}
+		if l.From != "" {
+			q.Set(l.From, strconv.FormatInt(w.from.Unix(), 10))
+		}
+		if l.To != "" {
+			q.Set(l.To, strconv.FormatInt(w.before.Unix(), 10))
+		}
+		if after != "" {
+			q.Set(l.Cursor, after)
+		}
+		var raw json.RawMessage
+		if _, err := c.call(ctx, http.MethodGet, l.Path, q, &raw); err != nil {
+			return time.Time{}, err
+		}
+		answer := gjson.ParseBytes(raw)
+		items, more := answer.Get(l.Items), answer.Get(l.More)
+		if !items.IsArray() || !more.IsBool() || (more.Bool() && len(items.Array()) == 0) {
+			return time.Time{}, fmt.Errorf("GET %s: %w: no %s array or %s boolean, or %s without events", l.Path, ErrMalformedPage, l.Items, l.More, l.More)
+		}
+		page := items.Array()
+		var ids []string
+		var raws [][]byte
+		var ats []time.Time
+		done := !more.Bool()
+		for i, item := range page {
+			id := item.Get(l.ID).String()
+			at, ok := itemTime(item.Get(l.Time))
+			if id == "" || !ok {
+				return time.Time{}, fmt.Errorf("GET %s: %w: an event without %s or %s", l.Path, ErrMalformedPage, l.ID, l.Time)
+			}
+			if seen[id] || (!prev.IsZero() && at.After(prev)) {
+				return time.Time{}, fmt.Errorf("GET %s: %w: the cursor went backwards at %s", l.Path, ErrMalformedPage, id)
+			}
+			seen[id], prev, after = true, at, id
+			if at.Before(w.from) { // older than the window: the list is done
+				done = true
+				break
+			}
+			if at.After(w.before) {
+				continue
+			}
+			ids, raws, ats = append(ids, id), append(raws, []byte(item.Raw)), append(ats, at)
+			res.Listed++
+			if res.Listed >= r.cfg.Settings.MaxEvents {
+				res.Truncated = i < len(page)-1 || more.Bool()
+				done = true
+				break
+			}
+		}
+		if err := r.closeEvents(ctx, ids, raws, ats, opt, res); err != nil {
+			return time.Time{}, err
+		}
+		if opt.Progress != nil {
+			opt.Progress(*res)
+		}
+		if done {
+			if res.Truncated {
+				return prev, nil
+			}
+			return time.Time{}, nil
+		}
+	}
+}
+
+// itemTime reads an event's creation time: Unix seconds, or RFC 3339.
+func itemTime(v gjson.Result) (time.Time, bool) {
+	switch v.Type {
+	case gjson.Number:
+		if n := v.Int(); n > 0 {
+			return time.Unix(n, 0), true
+		}
+	case gjson.String:
+		if t, err := time.Parse(time.RFC3339Nano, v.Str); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// closeEvents stores the events of ids the receiver does not remember.
+func (r *Reconciler) closeEvents(ctx context.Context, ids []string, raws [][]byte, ats []time.Time, opt Options, res *Result) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	have, err := stored(ctx, r.cfg.Pool, r.cfg.Provider, ids)
+	if err != nil {
+		return err
+	}
+	for i, id := range ids {
+		if have[id] {
+			continue
+		}
+		r.missing(res, id, ats[i], opt)
+		if opt.DryRun {
+			continue
+		}
+		rec, err := r.record(raws[i])
+		if err != nil {
+			return fmt.Errorf("event %s: %w", id, err)
+		}
+		if rec.EventID != id {
+			return fmt.Errorf("event %s: the receiver reads the event id %q from its body: the list's id path does not name the webhook's event id", id, rec.EventID)
+		}
+		out, err := r.cfg.Writer.Write(ctx, rec)
+		if err != nil {
+			return fmt.Errorf("store event %s: %w", id, err)
+		}
+		if out.New {
+			res.Closed++
+		} else {
+			res.Raced++
+		}
+	}
+	return nil
+}
+
+// record is the inbox record of an event read from the provider's list:
+// the id, type, times, payload and key the receiver gives its webhook
+// (ingest/envelope reads both), with no signing secret and via
+// reconcile.
+func (r *Reconciler) record(raw []byte) (inbox.Record, error) {
+	evs, err := envelope.Parse(r.cfg.Kind, http.Header{}, raw, signature.Result{}, r.cfg.Now())
+	if err != nil {
+		return inbox.Record{}, err
+	}
+	if len(evs) != 1 {
+		return inbox.Record{}, fmt.Errorf("%w: %d events in one list item", ErrMalformedPage, len(evs))
+	}
+	ev := evs[0]
+	agg, found := inbox.AggregateID(ev.Root, r.cfg.AggregateIDPath)
+	if !found {
+		agg = ev.ID
+	}
+	rec := inbox.Record{Provider: r.cfg.Provider, EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt, EventTime: ev.Time,
+		Payload: ev.Payload, AggregateID: agg, Topic: r.cfg.Topic, KeyLifetime: r.cfg.KeyLifetime, Via: inbox.ViaReconcile}
+	if err := envelope.CheckLengths(rec); err != nil {
+		return inbox.Record{}, err
+	}
+	return rec, nil
+}
