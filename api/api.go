@@ -206,6 +206,8 @@ func (s *Server) Routes(r chi.Router) {
 			r.With(s.require(ScopeEventsRead), s.operatorOnly).Get("/issues/{id}", s.getIssue)
 			r.With(s.require(ScopeEventsReplay), s.operatorOnly).Post("/issues/{id}/status", s.setIssueStatus)
 			r.With(s.require(ScopeEventsReplay), s.operatorOnly).Post("/issues/{id}/replay", s.replayIssue)
+			r.With(s.require(ScopeEventsRead), s.operatorOnly).Get("/parked", s.listParked)
+			r.With(s.require(ScopeEventsReplay), s.operatorOnly).Post("/parked/release", s.releaseParked)
 			r.With(s.require(ScopeEventsErase), s.operatorOnly).Post("/erasures", s.erase)
 			r.With(s.require(ScopeObjectsRead)).Get("/objects", s.listObjects)
 			r.With(s.require(ScopeObjectsRead)).Get("/objects/{provider}/{object_id}", s.getObject)

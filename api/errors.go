@@ -18,6 +18,8 @@ var (
 	errNotFound = errors.New("not found")
 	errNoRoute  = errors.New("no such route")
 	errMethod   = errors.New("method not allowed")
+	// errParkedNotHeld: a release of a parked key that is not held.
+	errParkedNotHeld = errors.New("parked key not held")
 )
 
 // badRequest is a 400 invalid_request with a description for the caller.
@@ -36,6 +38,7 @@ func (b badRequest) Error() string { return string(b) }
 //	errNotFound, errNoRoute      → 404 not_found
 //	errConflict                  → 409 conflict
 //	errUnconfigured              → 409 conflict (the event's provider is not configured)
+//	errParkedNotHeld             → 409 conflict (the parked key is not held)
 //	errMethod                    → 405 method_not_allowed
 //	errNoReplayer                → 503 temporarily_unavailable
 //	a read past its ReadTimeout  → 503 temporarily_unavailable with Retry-After
@@ -58,6 +61,8 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		writeJSONError(w, http.StatusNotFound, "not_found", "no such resource")
 	case errors.Is(err, errUnconfigured):
 		writeJSONError(w, http.StatusConflict, "conflict", "the event's provider is not configured: nothing would consume its topic")
+	case errors.Is(err, errParkedNotHeld):
+		writeJSONError(w, http.StatusConflict, "conflict", "the parked key is not held: its head event is still being retried, or its events are going out")
 	case errors.Is(err, errConflict):
 		writeJSONError(w, http.StatusConflict, "conflict", "the event is final, in processing or unverified; replay with force=true to process it again")
 	case errors.Is(err, errNoReplayer):

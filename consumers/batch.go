@@ -137,8 +137,10 @@ func (b *batch) decode() {
 // claim claims the inbox rows of the decoded first records; a record
 // whose row is missing, also after noInboxPause, gets errNoInbox. Then the
 // records that failed leave the stages: a fresh one whose row is missing
-// is read again beside them (late), any other is forwarded down the retry
-// ladder beside them; every forward is acknowledged before settle ends.
+// is read again beside them (late; before them, claimLate, when a
+// destination is ordered per object), any other is forwarded down the
+// retry ladder beside them; every forward is acknowledged before settle
+// ends.
 func (b *batch) claim(ctx context.Context) {
 	b.claimRows(ctx)
 	r := b.m.r
@@ -154,6 +156,17 @@ func (b *batch) claim(ctx context.Context) {
 			}
 			b.forward(w)
 		}
+	}
+	if len(late) > 0 && r.cfg.Handlers.Ordered() {
+		// a destination is ordered per object: the batch waits for its
+		// late rows, so a key's records keep their order (parking.go)
+		for _, w := range b.claimLate(ctx, late) {
+			if errors.Is(w.err, errNoInbox) {
+				r.m.rejected.WithLabelValues(r.cfg.Group, w.rec.Topic, "no_inbox_row").Inc()
+			}
+			b.forward(w)
+		}
+		return
 	}
 	if len(late) > 0 {
 		rows := make([]lateRow, len(late))
@@ -243,15 +256,17 @@ func (b *batch) handle(ctx context.Context) {
 	}
 	res := make([]called, len(todo))
 	var wg sync.WaitGroup
-	for i, w := range todo {
-		hctx, ev := ctx, w.ev
-		if r.tracing {
-			hctx = trace.ContextWithSpan(ctx, w.span)
-		}
+	for _, chain := range chains(todo, r.cfg.Handlers.Ordered()) { // one key's records in order when a destination is ordered (parking.go)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res[i].eff, res[i].err = r.handleEvent(hctx, ev, b.calls)
+			for _, i := range chain {
+				hctx, ev := ctx, todo[i].ev
+				if r.tracing {
+					hctx = trace.ContextWithSpan(ctx, todo[i].span)
+				}
+				res[i].eff, res[i].err = r.handleEvent(hctx, ev, b.calls)
+			}
 		}()
 	}
 	wg.Wait()

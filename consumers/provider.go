@@ -55,11 +55,17 @@ func RegisterProvider[F Forwarder](r *Registry, provider string, fetch event.Han
 	if h := NewProviderHandler(fetch, fws...); h != nil {
 		r.Register(provider, "*", h)
 	}
+	for _, fw := range fws {
+		if o, ok := ordering(fw); ok {
+			r.registerOrdered(provider, o)
+		}
+	}
 }
 
 // Handle fetches (through b's memo), then delivers to every matching
 // destination at once (one delivery per destination: of two entries naming
-// one destination the first matching wins). When several destinations
+// one destination the first matching wins); a destination ordered per
+// object keeps the order of ev's key (deliverOrdered, parking.go). When several destinations
 // match, or a transform shapes the delivery, each that answers 2xx is
 // recorded in b's ledger, and a retry of the event goes only to the others;
 // with one destination a retry delivers again (the webhook-id is the same,
@@ -104,7 +110,7 @@ func (h *providerHandler) Handle(ctx context.Context, ev *event.Event, b *event.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sent, err := fw.DeliverShaped(ctx, ev, obj)
+			sent, err := deliverOrdered(ctx, b, fw, ev, obj)
 			if errs[i] = err; err == nil && ledger != nil {
 				errs[i] = ledger.RecordForward(ctx, ev.Provider, ev.ID, fw.Destination(), sent)
 			} else {

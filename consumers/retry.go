@@ -66,6 +66,11 @@ func (m *membership) fail(ctx context.Context, rec *kgo.Record, role topicRole, 
 		state, next, outcome = schemas.StateDead, nil, OutcomeDeadLettered
 	}
 	provider, id := peekIdentity(rec)
+	if f.dead && r.cfg.Handlers.Ordered() && provider == role.provider && id != "" {
+		if herr := r.store.headDead(ctx, provider, id, FailureSummary(err)); herr != nil { // on_dead of the keys parked behind it (parking.go)
+			r.log.ErrorContext(ctx, "parked keys behind a dead-lettered event", "provider", provider, "event_id", id, "err", herr)
+		}
+	}
 	if provider == role.provider && id != "" {
 		var at *time.Time
 		if ev != nil && ev.Provider == provider && ev.ID == id {

@@ -62,6 +62,7 @@ type Runner struct {
 	store   store
 	parts   *partitions
 	m       *metrics
+	pm      *parkMetrics // parking.go's gauges
 	log     *slog.Logger
 	tracer  trace.Tracer
 	tracing bool // Tracer records spans
@@ -102,6 +103,7 @@ func New(cfg Config) (*Runner, error) {
 		tracer: tracing.Tracer(cfg.Tracer, "consumers"), tracing: tracing.Recording(cfg.Tracer),
 	}
 	r.m = newMetrics(cfg.Registerer, r.parts)
+	r.pm = newParkMetrics(cfg.Registerer)
 	return r, nil
 }
 
@@ -127,6 +129,11 @@ func (r *Runner) Run(ctx context.Context) error {
 			return nil
 		case <-time.After(wait):
 		}
+	}
+	if r.cfg.Handlers.Ordered() {
+		drained := make(chan struct{})
+		go func() { defer close(drained); r.drainParked(ctx) }()
+		defer func() { <-drained }()
 	}
 	for {
 		err := r.join(ctx)

@@ -88,7 +88,8 @@ func consumerParts(name string, p *config.Provider, apiTimeout time.Duration, no
 			When: f.When, Transform: f.TransformSource(), TransformTimeout: f.TransformTimeout, NoErasureNotices: !f.ErasureNoticesEnabled(),
 			Include: f.Include == config.IncludeObject, Timeout: f.Timeout, Concurrency: f.Concurrency,
 			RateLimit: f.RateLimit, RateBurst: f.RateBurst, BreakerFailures: f.BreakerFailures,
-			BreakerProbe: f.BreakerProbe, Shared: shared, Metrics: wm, Now: now})
+			BreakerProbe: f.BreakerProbe, PerObject: f.Ordered(), OnDead: f.OnDead, MaxParkedKeys: f.MaxParkedKeys,
+			MaxParkedEvents: f.MaxParkedEvents, Shared: shared, Metrics: wm, Now: now})
 		if err != nil {
 			return out, fmt.Errorf("forward[%d]: %w", i, err)
 		}

@@ -89,7 +89,7 @@ func New(cfg Config) (*Console, error) {
 	}
 	funcs := template.FuncMap{"ago": func(t time.Time) string { return ago(cfg.Now().Sub(t)) }, "pathEscape": url.PathEscape,
 		"scanBudget": func() int { return api.ScanBudget }}
-	for _, page := range []string{"overview", "events", "event", "dead", "issues", "issue", "charts", "error"} {
+	for _, page := range []string{"overview", "events", "event", "dead", "parked", "issues", "issue", "charts", "error"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+page+".html")
 		if err != nil {
 			return nil, err
@@ -112,6 +112,7 @@ func (c *Console) Routes(r chi.Router) {
 			r.Post("/events", c.events) // the events form: a payload search never in a URL
 			r.Get("/events/{provider}/{event_id}", c.event)
 			r.Get("/dead", c.dead)
+			r.Get("/parked", c.parked)
 			r.Get("/issues", c.issues)
 			r.Get("/issues/{id}", c.issue)
 			r.Get("/charts", c.charts)

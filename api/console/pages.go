@@ -310,3 +310,15 @@ func (c *Console) dead(w http.ResponseWriter, r *http.Request) {
 	}
 	c.render(w, r, http.StatusOK, "dead", "Dead letters", groups)
 }
+
+// parked lists the keys parked for forward destinations ordered per
+// object, each held one with its replay and release buttons (through the
+// API: POST /api/v1/events/{provider}/{event_id}/replay, /parked/release).
+func (c *Console) parked(w http.ResponseWriter, r *http.Request) {
+	keys, err := c.inbox.ListParked(r.Context())
+	if err != nil {
+		c.dbError(w, r, err)
+		return
+	}
+	c.render(w, r, http.StatusOK, "parked", "Parked keys", keys)
+}

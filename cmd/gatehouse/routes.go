@@ -39,11 +39,12 @@ import (
 //	POST /api/v1/events/search  /api/v1/events/{provider}/{event_id}/replay
 //	GET  /api/v1/issues  /api/v1/issues/{id}
 //	POST /api/v1/issues/{id}/status  /api/v1/issues/{id}/replay
+//	GET  /api/v1/parked  POST /api/v1/parked/release
 //	POST /api/v1/erasures
 //	GET  /api/v1/objects  /api/v1/objects/{provider}/{object_id}
 //	                                             api: bearer tokens or the session cookie
 //	GET  /console/  /console/overview.json  /console/events  /console/events/{provider}/{event_id}
-//	GET  /console/dead  /console/issues  /console/issues/{id}  /console/charts  /console/static/*
+//	GET  /console/dead  /console/parked  /console/issues  /console/issues/{id}  /console/charts  /console/static/*
 //	POST /console/events                         console: operators' pages (session cookie, auth.issuer set;
 //	                                             the events form posts its search)
 //

@@ -35,6 +35,11 @@ func Permanentf(format string, args ...any) error {
 	return &PermanentError{Err: fmt.Errorf(format, args...)}
 }
 
+// ErrCircuitOpen is a delivery not sent because its destination's circuit
+// is open (consumers/forward's DeliverOrdered, which does not wait for
+// the circuit): the consumers park the event instead (transient).
+var ErrCircuitOpen = errors.New("circuit open")
+
 // Classify returns ClassPermanent for a PermanentError anywhere in err's
 // chain and ClassTransient for everything else (timeouts, network errors,
 // 5xx and 429 answers, database errors, an inbox row not visible yet).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
 )
 
 // breaker is one destination's circuit: after threshold consecutive
@@ -59,6 +61,22 @@ func (b *breaker) admit(ctx context.Context) (probe bool, err error) {
 		}
 		t.Stop()
 	}
+}
+
+// tryAdmit is admit that does not wait: while the circuit is open it
+// admits the caller only as the next probe, and fails with
+// event.ErrCircuitOpen otherwise.
+func (b *breaker) tryAdmit(context.Context) (probe bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.open {
+		return false, nil
+	}
+	if !b.probing && !b.now().Before(b.probeAt) {
+		b.probing = true
+		return true, nil
+	}
+	return false, event.ErrCircuitOpen
 }
 
 // reached records that the destination answered (any status it owns:

@@ -54,6 +54,15 @@ type Config struct {
 	// while open one probe per BreakerProbe (default 5s) is sent.
 	BreakerFailures int
 	BreakerProbe    time.Duration
+	// PerObject delivers the events of one Kafka key in topic order
+	// (config.Forward's order: per_object): the consumers park a key's
+	// later events behind a failed one. OnDead ("skip", the default, or
+	// "hold") and the bounds MaxParkedKeys (default 10000) and
+	// MaxParkedEvents (default 100000) are the parking's.
+	PerObject       bool
+	OnDead          string
+	MaxParkedKeys   int
+	MaxParkedEvents int
 	// Shared, when set, holds the destinations of every forwarder built
 	// with it: forwarders whose URLs have one DestinationKey share one
 	// circuit breaker, concurrency bound, rate limit and connection pool
@@ -117,6 +126,7 @@ func NewForwarder(cfg Config) (*Forwarder, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	cfg.orderDefaults()
 	l := destLimits{Timeout: cfg.Timeout, Concurrency: cfg.Concurrency, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
 		BreakerFailures: cfg.BreakerFailures, BreakerProbe: cfg.BreakerProbe}
 	var d *destination
@@ -157,40 +167,6 @@ func (f *Forwarder) Accepts(ev *event.Event) bool {
 	return f.Matches(ev.Type) && (len(f.cfg.When) == 0 || f.cfg.When.Holds(gjson.ParseBytes(ev.Envelope)))
 }
 
-// Error is a delivery the destination answered with a non-2xx status.
-type Error struct {
-	Status int
-	Dest   string
-	Body   string // the first 256 bytes
-}
-
-func (e *Error) Error() string {
-	return fmt.Sprintf("forward to %s: status %d: %s", e.Dest, e.Status, e.Body)
-}
-
-// FailureSummary is what a failure issue keeps of the answer: the
-// destination and the status, never the body the service answered
-// ("forward to https://team.example/hook: status 503").
-func (e *Error) FailureSummary() string {
-	return fmt.Sprintf("forward to %s: status %d", e.Dest, e.Status)
-}
-
-// TransformError is a delivery its entry's transform failed on (an
-// exception, a timeout, an answer that is not a delivery): permanent.
-type TransformError struct {
-	Dest string
-	Err  error
-}
-
-func (e *TransformError) Error() string { return fmt.Sprintf("forward to %s: %v", e.Dest, e.Err) }
-func (e *TransformError) Unwrap() error { return e.Err }
-
-// FailureSummary is what a failure issue keeps: that the transform failed,
-// never the exception's text (it may quote the payload).
-func (e *TransformError) FailureSummary() string {
-	return fmt.Sprintf("forward to %s: transform failed", e.Dest)
-}
-
 // ErasureNotices reports whether the destination receives erasure notices
 // (Config.NoErasureNotices unset).
 func (f *Forwarder) ErasureNotices() bool { return !f.cfg.NoErasureNotices }
@@ -227,6 +203,12 @@ func (f *Forwarder) Transforms() bool { return f.tf != nil }
 
 // DeliverShaped is Deliver that also answers what was sent.
 func (f *Forwarder) DeliverShaped(ctx context.Context, ev *event.Event, obj json.RawMessage) (event.Sent, error) {
+	return f.shaped(ctx, ev, obj, true)
+}
+
+// shaped is DeliverShaped, waiting while the circuit is open or (wait
+// false: DeliverOrdered) failing with event.ErrCircuitOpen.
+func (f *Forwarder) shaped(ctx context.Context, ev *event.Event, obj json.RawMessage, wait bool) (event.Sent, error) {
 	body, err := f.body(ev, obj)
 	if err != nil {
 		return event.Sent{}, event.Permanent(err)
@@ -247,15 +229,25 @@ func (f *Forwarder) DeliverShaped(ctx context.Context, ev *event.Event, obj json
 		}
 		body, extra = tr.body, tr.headers
 	}
-	return event.Sent{Body: body, Headers: extra, Transformed: f.tf != nil}, f.deliver(ctx, ev, body, extra)
+	return event.Sent{Body: body, Headers: extra, Transformed: f.tf != nil}, f.deliverWaiting(ctx, ev, body, extra, wait)
 }
 
 // deliver sends body until the destination answers, through the
 // destination's circuit breaker.
 func (f *Forwarder) deliver(ctx context.Context, ev *event.Event, body []byte, extra http.Header) error {
+	return f.deliverWaiting(ctx, ev, body, extra, true)
+}
+
+// deliverWaiting is deliver; without wait, an open circuit (or a failed
+// probe) fails with event.ErrCircuitOpen instead of waiting.
+func (f *Forwarder) deliverWaiting(ctx context.Context, ev *event.Event, body []byte, extra http.Header, wait bool) error {
 	id := ev.Provider + ":" + ev.ID
+	admit := f.d.br.admit
+	if !wait {
+		admit = f.d.br.tryAdmit
+	}
 	for {
-		probe, err := f.d.br.admit(ctx)
+		probe, err := admit(ctx)
 		if err != nil {
 			return fmt.Errorf("forward to %s: %w", f.redacted, err)
 		}
@@ -276,6 +268,9 @@ func (f *Forwarder) deliver(ctx context.Context, ev *event.Event, body []byte, e
 		}
 		f.m.result("failed")
 		if open := f.d.br.failed(probe); probe && open {
+			if !wait {
+				return fmt.Errorf("forward to %s: %w: %w", f.redacted, event.ErrCircuitOpen, err)
+			}
 			continue // a failed probe: wait for the next, the event does not fail while paused
 		}
 		return err

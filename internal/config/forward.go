@@ -66,6 +66,26 @@ type Forward struct {
 	// its own copies (docs/SECURITY.md). Default true; false opts the
 	// destination out.
 	ErasureNotices *bool `yaml:"erasure_notices"`
+	// Order "per_object" delivers the events of one Kafka key (one object)
+	// to this destination in topic order, each once: when one fails with a
+	// retryable error, the key's later events are parked in PostgreSQL
+	// behind it while every other key keeps flowing (docs/CONSUMERS.md).
+	// Default "" (unordered): a failed event goes down the retry ladder and
+	// the key's later events are delivered before it.
+	Order string `yaml:"order"`
+	// OnDead is what an ordered destination does with a parked key whose
+	// head event is dead-lettered: "skip" delivers the key's parked events,
+	// "hold" keeps them parked until an operator releases the key through
+	// the API. Default skip.
+	OnDead string `yaml:"on_dead"`
+	// MaxParkedKeys bounds the keys parked at once for an ordered
+	// destination; at the bound its oldest parked key is dead-lettered with
+	// the reason (never dropped). Default 10000.
+	MaxParkedKeys int `yaml:"max_parked_keys"`
+	// MaxParkedEvents bounds the events parked at once for an ordered
+	// destination, every key together; at the bound its oldest parked key
+	// is dead-lettered with the reason. Default 100000.
+	MaxParkedEvents int `yaml:"max_parked_events"`
 
 	secret    []byte
 	transform string
@@ -83,6 +103,16 @@ func (f *Forward) SecretValue() []byte { return f.secret }
 
 // Include values of Forward.
 const IncludeObject = "object"
+
+// Order and OnDead values of Forward.
+const (
+	OrderPerObject = "per_object"
+	OnDeadSkip     = "skip"
+	OnDeadHold     = "hold"
+)
+
+// Ordered reports whether the destination asks for order per object.
+func (f *Forward) Ordered() bool { return f.Order == OrderPerObject }
 
 // APIRules is the provider's API description for the consumers: the
 // catalogue's (providers.Kind.API) with the provider's own settings: its
@@ -118,6 +148,15 @@ func (p *Provider) applyHandlerDefaults() {
 		}
 		if f.BreakerProbe == 0 {
 			f.BreakerProbe = 5 * time.Second
+		}
+		if f.OnDead == "" {
+			f.OnDead = OnDeadSkip
+		}
+		if f.MaxParkedKeys == 0 {
+			f.MaxParkedKeys = 10000
+		}
+		if f.MaxParkedEvents == 0 {
+			f.MaxParkedEvents = 100000
 		}
 	}
 }
@@ -162,6 +201,15 @@ func (f *Forward) validate() error {
 	}
 	if f.TransformTimeout < 0 || f.TransformTimeout > 30*time.Second {
 		return errors.New("transform_timeout: between 0 (the default, 1s) and 30s")
+	}
+	if f.Order != "" && f.Order != OrderPerObject {
+		return fmt.Errorf("order: %q is not per_object (leave it empty for unordered delivery)", f.Order)
+	}
+	if f.OnDead != "" && f.OnDead != OnDeadSkip && f.OnDead != OnDeadHold {
+		return fmt.Errorf("on_dead: %q is not skip or hold", f.OnDead)
+	}
+	if f.MaxParkedKeys < 0 || f.MaxParkedEvents < 0 {
+		return errors.New("max_parked_keys and max_parked_events: must not be negative")
 	}
 	if f.Timeout < 0 || f.Concurrency < 0 || f.RateLimit < 0 || f.RateBurst < 0 || f.BreakerFailures < 0 || f.BreakerProbe < 0 {
 		return errors.New("timeout, concurrency, rate_limit, rate_burst, breaker_failures and breaker_probe: must not be negative")

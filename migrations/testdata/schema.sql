@@ -123,6 +123,9 @@ CREATE FUNCTION public.consumers_erase_events(p_provider text, p_event_ids text[
     AS $$
     UPDATE forward_deliveries SET body = NULL, headers = NULL
     WHERE provider = p_provider AND event_id = ANY (p_event_ids) AND (body IS NOT NULL OR headers IS NOT NULL);
+    DELETE FROM parked_events WHERE provider = p_provider AND event_id = ANY (p_event_ids);
+    UPDATE parked_keys SET state = 'ready', head_error = 'the head event was erased', next_at = now()
+    WHERE provider = p_provider AND head_event_id = ANY (p_event_ids) AND state = 'waiting';
     WITH d AS (
         DELETE FROM provider_objects o
         WHERE o.provider = p_provider AND o.object_id IN (
@@ -746,6 +749,57 @@ CREATE TABLE public.outbox_p<time> (
 );
 
 --
+-- Name: parked_events; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.parked_events (
+    seq bigint NOT NULL,
+    destination text NOT NULL,
+    provider text NOT NULL,
+    kafka_key text NOT NULL,
+    event_id text NOT NULL,
+    event_type text NOT NULL,
+    envelope bytea NOT NULL,
+    object bytea,
+    created_at timestamp with time zone,
+    received_at timestamp with time zone,
+    head boolean DEFAULT false NOT NULL,
+    parked_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: parked_events_seq_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.parked_events ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.parked_events_seq_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: parked_keys; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.parked_keys (
+    destination text NOT NULL,
+    provider text NOT NULL,
+    kafka_key text NOT NULL,
+    head_event_id text NOT NULL,
+    head_error text DEFAULT ''::text NOT NULL,
+    state text DEFAULT 'waiting'::text NOT NULL,
+    on_dead text DEFAULT 'skip'::text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    next_at timestamp with time zone DEFAULT now() NOT NULL,
+    parked_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT parked_keys_on_dead_check CHECK ((on_dead = ANY (ARRAY['skip'::text, 'hold'::text]))),
+    CONSTRAINT parked_keys_state_check CHECK ((state = ANY (ARRAY['waiting'::text, 'ready'::text, 'held'::text])))
+);
+
+--
 -- Name: pipeline_minutes; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1133,6 +1187,27 @@ ALTER TABLE ONLY public.outbox_legacy
     ADD CONSTRAINT outbox_legacy_pkey PRIMARY KEY (id);
 
 --
+-- Name: parked_events parked_events_destination_provider_kafka_key_event_id_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.parked_events
+    ADD CONSTRAINT parked_events_destination_provider_kafka_key_event_id_key UNIQUE (destination, provider, kafka_key, event_id);
+
+--
+-- Name: parked_events parked_events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.parked_events
+    ADD CONSTRAINT parked_events_pkey PRIMARY KEY (seq);
+
+--
+-- Name: parked_keys parked_keys_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.parked_keys
+    ADD CONSTRAINT parked_keys_pkey PRIMARY KEY (destination, provider, kafka_key);
+
+--
 -- Name: pipeline_minutes pipeline_minutes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1384,6 +1459,24 @@ CREATE INDEX outbox_p<time>_event_id_idx ON public.outbox_p<time> USING btree (e
 CREATE INDEX outbox_p<time>_txid_seq_idx ON public.outbox_p<time> USING btree (txid, seq);
 
 --
+-- Name: parked_events_key; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX parked_events_key ON public.parked_events USING btree (destination, provider, kafka_key, seq);
+
+--
+-- Name: parked_keys_head; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX parked_keys_head ON public.parked_keys USING btree (provider, head_event_id);
+
+--
+-- Name: parked_keys_ready; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX parked_keys_ready ON public.parked_keys USING btree (next_at) WHERE (state = 'ready'::text);
+
+--
 -- Name: pipeline_minutes_minute_idx; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1484,6 +1577,13 @@ ALTER TABLE ONLY public.dedupe_key_filters
 
 ALTER TABLE ONLY public.failure_issue_events
     ADD CONSTRAINT failure_issue_events_issue_id_fkey FOREIGN KEY (issue_id) REFERENCES public.failure_issues(id) ON DELETE CASCADE;
+
+--
+-- Name: parked_events parked_events_destination_provider_kafka_key_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.parked_events
+    ADD CONSTRAINT parked_events_destination_provider_kafka_key_fkey FOREIGN KEY (destination, provider, kafka_key) REFERENCES public.parked_keys(destination, provider, kafka_key) ON DELETE CASCADE;
 
 --
 -- Name: storage_purges storage_purges_name_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

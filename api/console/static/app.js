@@ -52,6 +52,17 @@ function setup() {
       if (r.ok) { window.location.reload(); } else { out.textContent = "refused (" + r.status + ")"; }
     });
   }
+  for (const b of document.querySelectorAll("button.parked-release")) {
+    b.addEventListener("click", async () => {
+      const out = b.parentElement.querySelector(".progress");
+      const r = await fetch("/api/v1/parked/release", {
+        method: "POST", credentials: "same-origin", headers: { "X-CSRF": "1", "Content-Type": "application/json" },
+        body: JSON.stringify({ destination: b.dataset.destination, provider: b.dataset.provider, key: b.dataset.key }),
+      });
+      out.textContent = r.ok ? "released: its events go out in order" : "refused (" + r.status + ")";
+      if (r.ok) { b.disabled = true; }
+    });
+  }
   for (const b of document.querySelectorAll("button.issue-replay")) {
     b.addEventListener("click", async () => {
       const out = b.parentElement.querySelector(".progress");

@@ -130,6 +130,7 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	if rate, err = b.backlog(ctx, "fwdfast", o.events, 1); err != nil {
 		return err
 	}
+	fast := rate
 	res.row("7 | forward (Standard Webhooks, concurrency %d) of %d events to a local destination answering at once | %.0f events/s = **%.2f × the receiver** | ≥ 1.0 ×",
 		o.apiConcurrency, o.events, rate, rate/res.receiverRate)
 	b.Logf("case 8: %d events forwarded to a destination answering after %v", o.events, o.apiLatency)
@@ -142,7 +143,7 @@ func (b *bench) runCases(ctx context.Context, res *results) error {
 	if got := b.api.delivered.Load(); got < int64(2*o.events) {
 		return fmt.Errorf("forward cases: %d deliveries, want %d", got, 2*o.events)
 	}
-	return nil
+	return b.orderedCases(ctx, res, fast)
 }
 
 // drain consumes prov's pre-loaded topic until n events are final and

@@ -1,4 +1,4 @@
-// Command consumerbench measures the consumers: the nine cases of
+// Command consumerbench measures the consumers: the twelve cases of
 // docs/BENCHMARKS.md beside the receiver's max rate and pgbench running the
 // consumer's statements, with `gatehouse serve`, `relay` and `consume`.
 package main
@@ -63,7 +63,7 @@ type options struct {
 	partitions     int           `flag:"partitions" default:"6" help:"partitions of each topic"`
 	maxPoll        int           `flag:"max-poll" default:"1000" help:"consumers.max_poll_records (the batch size)"`
 	apiConcurrency int           `flag:"api-concurrency" default:"256" help:"providers.<name>.api_concurrency"`
-	events         int           `flag:"n" default:"20000" help:"events of cases 2, 3, 7 and 8 (pre-loaded backlogs)"`
+	events         int           `flag:"n" default:"20000" help:"events of cases 2, 3, 7, 8, 11 and 12 (pre-loaded backlogs)"`
 	apiLatency     time.Duration `flag:"api-latency" default:"50ms" help:"cases 2, 3 and 8: the provider API's (and the destination's) latency"`
 	rateLimit      int           `flag:"rate-limit" default:"100" help:"case 4: api_rate_limit, and the limit above which the fake API answers 429"`
 	limitedEvents  int           `flag:"limited-n" default:"1500" help:"case 4: events"`
@@ -100,8 +100,10 @@ const secret = "whsec_consumerbench_test_mode"
 const fwdSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 // providers are the run's, one per case and topic ("warmup" fills the
-// tables first); "limited" has api_rate_limit 100, "fwd…" ones forward.
-var providers = []string{"warmup", "maxrate", "slow", "grouped", "limited", "steady", "alone", "mixed", "fwdfast", "fwdslow"}
+// tables first); "limited" has api_rate_limit 100, "fwd…" ones forward
+// ("fwdord…" with order: per_object).
+var providers = []string{"warmup", "maxrate", "slow", "grouped", "limited", "steady", "alone", "mixed", "fwdfast", "fwdslow",
+	"fwdordered", "fwdordfail"}
 
 // topic is the topic of provider p's events.
 func topic(p string) string { return "bench." + p }
@@ -131,6 +133,9 @@ func setup(st *benchenv.Stack, o *options) (*bench, error) {
 		switch {
 		case strings.HasPrefix(p, "fwd"):
 			fmt.Fprintf(&yaml, "    forward:\n      - url: %s/hooks\n        secret: %s\n        concurrency: %d\n", b.api.url, fwdSecret, o.apiConcurrency)
+			if strings.HasPrefix(p, "fwdord") {
+				yaml.WriteString("        order: per_object\n")
+			}
 		case p == "limited":
 			fmt.Fprintf(&yaml, "    api_rate_limit: %d\n", o.rateLimit)
 			fallthrough
@@ -175,6 +180,7 @@ type fakeAPI struct {
 	limit     atomic.Int64 // requests per second before 429s; 0: none
 	tooMany   atomic.Int64
 	delivered atomic.Int64 // forward deliveries
+	failed    sync.Map     // webhook-ids answered 500 once (failsFirst, ordered.go)
 
 	mu    sync.Mutex
 	times []time.Time // request times since the last reset
@@ -183,6 +189,12 @@ type fakeAPI struct {
 
 func (a *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/hooks" {
+		if id := r.Header.Get("webhook-id"); failsFirst(id) {
+			if _, again := a.failed.LoadOrStore(id, true); !again {
+				http.Error(w, "first attempt", http.StatusInternalServerError)
+				return
+			}
+		}
 		time.Sleep(time.Duration(a.latency.Load()))
 		a.delivered.Add(1)
 		w.WriteHeader(http.StatusNoContent)

@@ -1,0 +1,270 @@
+package consumers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/gatehouse/gatehouse/consumers/event"
+	"github.com/gatehouse/gatehouse/schemas"
+)
+
+// The store's parking of ordered destinations (parking.go): tables
+// parked_keys and parked_events (migrations/00008_parking.sql).
+
+// parkKey names one parked key: a destination, a provider, a Kafka key.
+type parkKey struct{ dest, provider, key string }
+
+// parkResult is what park found for an event of a key.
+type parkResult int
+
+const (
+	parkNone   parkResult = iota // the key is not parked: deliver
+	parkHead                     // the event is the key's head: deliver (its retry)
+	parkParked                   // parked behind the head: not delivered now
+)
+
+// park parks ev (with obj, the fetched object) behind k's head when k is
+// parked and ev is not its head. A key not parked costs one index probe
+// (the common case); a parked key's row is then read again FOR SHARE, so a
+// drain finishing the key (FOR UPDATE, then delete) either sees the new
+// event or is waited for, after which the key is gone and ev is
+// delivered at once. A repeat of a parked event is parked once.
+func (s store) park(ctx context.Context, k parkKey, ev *event.Event, obj []byte) (parkResult, error) {
+	var parked bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM parked_keys WHERE destination = $1 AND provider = $2 AND kafka_key = $3)`,
+		k.dest, k.provider, k.key).Scan(&parked)
+	if err != nil {
+		return parkNone, fmt.Errorf("park: %w", err)
+	}
+	if !parked {
+		return parkNone, nil
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return parkNone, fmt.Errorf("park: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	var head string
+	err = tx.QueryRow(ctx, `SELECT head_event_id FROM parked_keys WHERE destination = $1 AND provider = $2 AND kafka_key = $3 FOR SHARE`,
+		k.dest, k.provider, k.key).Scan(&head)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return parkNone, nil
+	}
+	if err != nil {
+		return parkNone, fmt.Errorf("park: %w", err)
+	}
+	if head == ev.ID {
+		return parkHead, nil
+	}
+	if err := insertParked(ctx, tx, k, ev, obj); err != nil {
+		return parkNone, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return parkNone, fmt.Errorf("park: %w", err)
+	}
+	return parkParked, nil
+}
+
+// parkBehind parks k behind its head event headID, which failed with
+// msg (a retryable error): the key's later events wait for it. A key
+// already parked behind headID records the new error.
+func (s store) parkBehind(ctx context.Context, k parkKey, headID, msg, onDead string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO parked_keys (destination, provider, kafka_key, head_event_id, head_error, on_dead)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (destination, provider, kafka_key) DO UPDATE SET head_error = EXCLUDED.head_error
+WHERE parked_keys.head_event_id = EXCLUDED.head_event_id`, k.dest, k.provider, k.key, headID, msg, onDead)
+	if err != nil {
+		return fmt.Errorf("park key: %w", err)
+	}
+	return nil
+}
+
+// parkOpen parks ev, of key k that is not parked, while its destination's
+// circuit is open: k is parked ready, with no head, and ev is its first
+// parked event; the drain delivers it when the circuit lets it.
+func (s store) parkOpen(ctx context.Context, k parkKey, ev *event.Event, obj []byte, onDead string) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("park while the circuit is open: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `INSERT INTO parked_keys (destination, provider, kafka_key, head_event_id, head_error, state, on_dead)
+VALUES ($1, $2, $3, '', 'circuit open', 'ready', $4) ON CONFLICT DO NOTHING`, k.dest, k.provider, k.key, onDead); err != nil {
+		return fmt.Errorf("park while the circuit is open: %w", err)
+	}
+	if err := insertParked(ctx, tx, k, ev, obj); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("park while the circuit is open: %w", err)
+	}
+	return nil
+}
+
+// parkHeadOpen parks k's head ev, on a retry while its destination's
+// circuit is open, in front of the key's parked events: the key becomes
+// ready without a head, and the drain delivers ev first, then the rest, as
+// the circuit lets it. The retry then finishes (the event is parked, not
+// failed), so nothing waits on the circuit.
+func (s store) parkHeadOpen(ctx context.Context, k parkKey, ev *event.Event, obj []byte) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("park the head while the circuit is open: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if err := insertParkedAs(ctx, tx, k, ev, obj, true); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE parked_keys SET head_event_id = '', head_error = 'circuit open', state = 'ready', next_at = now()
+WHERE destination = $1 AND provider = $2 AND kafka_key = $3 AND head_event_id = $4`, k.dest, k.provider, k.key, ev.ID); err != nil {
+		return fmt.Errorf("park the head while the circuit is open: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("park the head while the circuit is open: %w", err)
+	}
+	return nil
+}
+
+// insertParked stores ev (with obj) as k's latest parked event; a repeat
+// is stored once.
+func insertParked(ctx context.Context, tx pgx.Tx, k parkKey, ev *event.Event, obj []byte) error {
+	return insertParkedAs(ctx, tx, k, ev, obj, false)
+}
+
+// insertParkedAs is insertParked; head puts ev in front of the key's
+// other parked events.
+func insertParkedAs(ctx context.Context, tx pgx.Tx, k parkKey, ev *event.Event, obj []byte, head bool) error {
+	var created *time.Time
+	if !ev.CreatedAt.IsZero() {
+		created = &ev.CreatedAt
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO parked_events (destination, provider, kafka_key, event_id, event_type, envelope, object, created_at, received_at, head)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
+		k.dest, k.provider, k.key, ev.ID, ev.Type, []byte(ev.StoredEnvelope()), obj, created, receivedAt(ev), head)
+	if err != nil {
+		return fmt.Errorf("park: %w", err)
+	}
+	return nil
+}
+
+// headDelivered marks k ready once its head headID was delivered: its
+// parked events go out in order (drain).
+func (s store) headDelivered(ctx context.Context, k parkKey, headID string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE parked_keys SET state = 'ready', head_error = '', next_at = now()
+WHERE destination = $1 AND provider = $2 AND kafka_key = $3 AND head_event_id = $4`, k.dest, k.provider, k.key, headID)
+	if err != nil {
+		return fmt.Errorf("unpark key: %w", err)
+	}
+	return nil
+}
+
+// headDead applies on_dead to every key whose head is the event
+// (provider, eventID), dead-lettered with msg: skip makes it ready, hold
+// holds it.
+func (s store) headDead(ctx context.Context, provider, eventID, msg string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE parked_keys SET state = CASE on_dead WHEN 'hold' THEN 'held' ELSE 'ready' END,
+  head_error = $3, next_at = now()
+WHERE provider = $1 AND head_event_id = $2 AND state = 'waiting'`, provider, eventID, msg)
+	if err != nil {
+		return fmt.Errorf("dead head of parked keys: %w", err)
+	}
+	return nil
+}
+
+// parkedCounts counts destination dest's parked keys and events of
+// provider.
+func (s store) parkedCounts(ctx context.Context, dest, provider string) (keys, events int, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM parked_keys WHERE destination = $1 AND provider = $2),
+  (SELECT count(*) FROM parked_events WHERE destination = $1 AND provider = $2)`, dest, provider).Scan(&keys, &events)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count parked: %w", err)
+	}
+	return keys, events, nil
+}
+
+// deadLetterOldest dead-letters destination dest's oldest parked key of
+// provider with reason: every parked event of it is recorded dead on its
+// inbox row (replayable), and the key is removed. Only a key whose parked
+// events' batches have applied (their inbox rows final) is taken, so no
+// apply finishing later records one of them succeeded. It returns the
+// key, "" when none was taken.
+func (s store) deadLetterOldest(ctx context.Context, dest, provider, reason string) (string, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return "", fmt.Errorf("dead-letter parked key: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	var key string
+	err = tx.QueryRow(ctx, `SELECT k.kafka_key FROM parked_keys k WHERE k.destination = $1 AND k.provider = $2
+  AND NOT EXISTS (SELECT 1 FROM parked_events e JOIN inbox i ON i.provider = e.provider AND i.event_id = e.event_id
+    WHERE e.destination = k.destination AND e.provider = k.provider AND e.kafka_key = k.kafka_key AND i.processing_state <> ALL($3))
+ORDER BY k.parked_at, k.kafka_key LIMIT 1 FOR UPDATE SKIP LOCKED`, dest, provider, schemas.FinalStates()).Scan(&key)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("dead-letter parked key: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE inbox i SET processing_state = $4, last_error = $5, last_error_class = $6, next_attempt_at = NULL, updated_at = now()
+FROM parked_events p WHERE p.destination = $1 AND p.provider = $2 AND p.kafka_key = $3
+  AND i.provider = p.provider AND i.event_id = p.event_id`,
+		dest, provider, key, schemas.StateDead, reason, event.ClassPermanent); err != nil {
+		return "", fmt.Errorf("dead-letter parked key: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM parked_keys WHERE destination = $1 AND provider = $2 AND kafka_key = $3`, dest, provider, key); err != nil {
+		return "", fmt.Errorf("dead-letter parked key: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return "", fmt.Errorf("dead-letter parked key: %w", err)
+	}
+	return key, nil
+}
+
+// parkedEvent is one parked event as the drain reads it.
+type parkedEvent struct {
+	seq int64
+	ev  event.Event
+	obj []byte
+}
+
+// readyKeys lists up to limit keys whose parked events may go out now.
+func (s store) readyKeys(ctx context.Context, limit int) ([]parkKey, error) {
+	rows, err := s.pool.Query(ctx, `SELECT destination, provider, kafka_key FROM parked_keys
+WHERE state = 'ready' AND next_at <= now() ORDER BY next_at LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("ready parked keys: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (parkKey, error) {
+		var k parkKey
+		err := r.Scan(&k.dest, &k.provider, &k.key)
+		return k, err
+	})
+}
+
+// parkedOf reads k's parked events in order (a head parked while the
+// circuit was open first), in tx.
+func parkedOf(ctx context.Context, tx pgx.Tx, k parkKey) ([]parkedEvent, error) {
+	rows, err := tx.Query(ctx, `SELECT seq, event_id, event_type, envelope, object, created_at, received_at FROM parked_events
+WHERE destination = $1 AND provider = $2 AND kafka_key = $3 ORDER BY head DESC, seq`, k.dest, k.provider, k.key)
+	if err != nil {
+		return nil, fmt.Errorf("read parked events: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (parkedEvent, error) {
+		var p parkedEvent
+		var env []byte
+		var created, received *time.Time
+		err := r.Scan(&p.seq, &p.ev.ID, &p.ev.Type, &env, &p.obj, &created, &received)
+		p.ev.Provider, p.ev.ObjectKey, p.ev.Envelope, p.ev.Attempt = k.provider, k.key, env, 1
+		if created != nil {
+			p.ev.CreatedAt = *created
+		}
+		if received != nil {
+			p.ev.ReceivedAt = *received
+		}
+		return p, err
+	})
+}
