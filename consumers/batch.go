@@ -196,17 +196,7 @@ func (b *batch) claimRows(ctx context.Context) {
 			case <-time.After(noInboxPause):
 			}
 		}
-		slices.SortFunc(todo, func(a, b *work) int {
-			if c := strings.Compare(a.ev.Provider, b.ev.Provider); c != 0 {
-				return c
-			}
-			return strings.Compare(a.ev.ID, b.ev.ID)
-		})
-		keys := make([]eventKey, len(todo))
-		for i, w := range todo {
-			keys[i] = eventKey{w.ev.Provider, w.ev.ID, w.ev.ReceivedAt}
-		}
-		claims, err := b.m.r.store.claimMany(ctx, keys)
+		claims, err := b.claimSorted(ctx, todo)
 		if err != nil {
 			for _, w := range todo {
 				w.err = err
@@ -297,4 +287,21 @@ func (b *batch) notify() {
 			w.done = true
 		}
 	}
+}
+
+// claimSorted sorts todo by provider and event id (the order every claim
+// takes its row locks in, so two claims never deadlock) and claims their
+// inbox rows in one statement: claims[i] is todo[i]'s.
+func (b *batch) claimSorted(ctx context.Context, todo []*work) ([]claim, error) {
+	slices.SortFunc(todo, func(a, b *work) int {
+		if c := strings.Compare(a.ev.Provider, b.ev.Provider); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ev.ID, b.ev.ID)
+	})
+	keys := make([]eventKey, len(todo))
+	for i, w := range todo {
+		keys[i] = eventKey{w.ev.Provider, w.ev.ID, w.ev.ReceivedAt}
+	}
+	return b.m.r.store.claimMany(ctx, keys)
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/gatehouse/gatehouse/consumers/event"
@@ -159,17 +157,7 @@ func (b *batch) claimLate(ctx context.Context, late []*work) []*work {
 			return nil
 		case <-time.After(noInboxPause << n):
 		}
-		slices.SortFunc(todo, func(a, b *work) int {
-			if c := strings.Compare(a.ev.Provider, b.ev.Provider); c != 0 {
-				return c
-			}
-			return strings.Compare(a.ev.ID, b.ev.ID)
-		})
-		keys := make([]eventKey, len(todo))
-		for i, w := range todo {
-			keys[i] = eventKey{w.ev.Provider, w.ev.ID, w.ev.ReceivedAt}
-		}
-		claims, err := b.m.r.store.claimMany(ctx, keys)
+		claims, err := b.claimSorted(ctx, todo)
 		if err != nil {
 			for _, w := range todo {
 				w.err = err

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,30 +22,7 @@ import (
 // consumers process it once. The webhook arriving afterwards is a
 // duplicate, and the passes after it find nothing missing.
 func TestReconcileEndToEnd(t *testing.T) {
-	sm, err := testenv.StartStripeMock(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sm.Stop)
-	req, _ := http.NewRequest(http.MethodGet, sm.URL+"/v1/events", nil)
-	req.Header.Set("Authorization", "Bearer sk_test_123")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var list struct {
-		Data []struct {
-			ID      string `json:"id"`
-			Type    string `json:"type"`
-			Created int64  `json:"created"`
-		} `json:"data"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&list)
-	resp.Body.Close()
-	if err != nil || len(list.Data) != 1 {
-		t.Fatalf("stripe-mock's events: %v", err)
-	}
-	ev := list.Data[0]
+	sm, ev := stripeMockEvent(t)
 	age := time.Since(time.Unix(ev.Created, 0)).Round(time.Hour) + 48*time.Hour // the fixture is years old
 
 	dbURL := testenv.PostgresUnmigrated(t)

@@ -20,31 +20,10 @@ import (
 // progress line and the counts, and stores the event via reconcile; the
 // next pass finds nothing missing.
 func TestReconcileCommandBackfillsStripe(t *testing.T) {
-	sm, err := testenv.StartStripeMock(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sm.Stop)
-	req, _ := http.NewRequest(http.MethodGet, sm.URL+"/v1/events", nil)
-	req.Header.Set("Authorization", "Bearer sk_test_123")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var list struct {
-		Data []struct {
-			ID      string `json:"id"`
-			Created int64  `json:"created"`
-		} `json:"data"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&list)
-	resp.Body.Close()
-	if err != nil || len(list.Data) != 1 {
-		t.Fatalf("stripe-mock's events: %v", err)
-	}
-	id := list.Data[0].ID
+	sm, ev := stripeMockEvent(t)
+	id := ev.ID
 	// stripe-mock's fixture event is years old: a dedupe window reaching it
-	age := time.Since(time.Unix(list.Data[0].Created, 0)).Round(time.Hour) + 48*time.Hour
+	age := time.Since(time.Unix(ev.Created, 0)).Round(time.Hour) + 48*time.Hour
 	dbURL := testenv.Postgres(t)
 	cfgPath := writeConfigYAML(t, fmt.Sprintf(`providers:
   stripe:
@@ -119,4 +98,37 @@ func TestProvidersPrintReconciliation(t *testing.T) {
 			t.Errorf("%s: no %q in\n%s", scheme, want, out.String())
 		}
 	}
+}
+
+// stripeMockEvent starts stripe-mock and returns it with the one event its
+// fixture lists (GET /v1/events).
+func stripeMockEvent(t *testing.T) (*testenv.StripeMock, stripeEvent) {
+	t.Helper()
+	sm, err := testenv.StartStripeMock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sm.Stop)
+	req, _ := http.NewRequest(http.MethodGet, sm.URL+"/v1/events", nil)
+	req.Header.Set("Authorization", "Bearer sk_test_123")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Data []stripeEvent `json:"data"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&list)
+	resp.Body.Close()
+	if err != nil || len(list.Data) != 1 {
+		t.Fatalf("stripe-mock's events: %v", err)
+	}
+	return sm, list.Data[0]
+}
+
+// stripeEvent is what the reconcile tests read of a listed Stripe event.
+type stripeEvent struct {
+	ID      string `json:"id"`
+	Type    string `json:"type"`
+	Created int64  `json:"created"`
 }
