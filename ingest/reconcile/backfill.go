@@ -20,7 +20,7 @@ import (
 // give.
 const pageSize = 100
 
-// backfill reads the provider's event list (settings.EventList: Stripe's
+// backfill reads the provider's event list (providers.EventList: Stripe's
 // GET /v1/events with created bounds and starting_after as the cursor, or
 // an hmac definition's), page by page, newest first, over the window, and
 // stores each event the receiver does not remember through the Writer, as

@@ -68,7 +68,7 @@ type Config struct {
 type Reconciler struct {
 	cfg  Config
 	way  string
-	list settings.EventList // the event list a backfill reads
+	list providers.EventList // the event list a backfill reads
 }
 
 // margin keeps a pass this far inside the dedupe window: a key written at
@@ -80,7 +80,7 @@ const margin = 10 * time.Minute
 // cannot be reconciled or a required setting is missing.
 func New(cfg Config) (*Reconciler, error) {
 	way := cfg.Kind.Reconcile.Way
-	var list settings.EventList
+	var list providers.EventList
 	switch {
 	case cfg.Settings.List != nil && way != providers.ReconcileRedeliver:
 		way, list = providers.ReconcileBackfill, *cfg.Settings.List

@@ -184,9 +184,9 @@ func TestHMACDefinitionBackfillsFromADeclaredList(t *testing.T) {
 	kind.EventID = providers.Fields{{Path: "id"}}
 	kind.EventType = providers.Fields{{Path: "type"}}
 	kind.CreatedAt = providers.Fields{{Path: "created"}}
-	list := settings.EventList{Path: "/v1/events", Items: "data", ID: "id", Time: "created", Limit: "limit",
+	list := providers.EventList{Path: "/v1/events", Items: "data", ID: "id", Time: "created", Limit: "limit",
 		Cursor: "starting_after", More: "has_more"}
-	build := func(name string, l settings.EventList) *reconcile.Reconciler {
+	build := func(name string, l providers.EventList) *reconcile.Reconciler {
 		r, err := reconcile.New(reconcile.Config{Provider: name, Kind: kind, Settings: settings.Reconcile{Enabled: true, List: &l},
 			APIURL: sm.URL, APIKey: []byte("sk_test_123"), DedupeWindow: 72 * time.Hour, Topic: "t", Pool: pool, Writer: w,
 			Now: func() time.Time { return created.Add(time.Hour) }})

@@ -8,8 +8,8 @@
 // section unchanged (relay.Settings, consumers.Config's embedded
 // Consumers, tracing.Settings) and applies the same defaults when it is
 // built without a file (tests, benchmarks). A default is written once,
-// here. The package imports no other package of the module, so every
-// stage and internal/config may import it.
+// here. The package imports only the shared vocabulary (schemas/*), so
+// every stage and internal/config may import it.
 package settings
 
 import "fmt"

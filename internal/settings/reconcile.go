@@ -3,6 +3,8 @@ package settings
 import (
 	"strconv"
 	"time"
+
+	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
 // GitHub hook kinds of Reconcile.Hook.
@@ -44,7 +46,7 @@ type Reconcile struct {
 	// List declares the provider's event list, so a scheme the catalogue
 	// cannot reconcile (hmac) is backfilled from it; it replaces the
 	// catalogue's list of a backfilled scheme. Optional.
-	List *EventList `yaml:"list"`
+	List *providers.EventList `yaml:"list"`
 }
 
 // ApplyDefaults fills the zero settings with their defaults.
@@ -109,49 +111,4 @@ func (r *Reconcile) DeliveriesPath() string {
 		return "/app/hook/deliveries"
 	}
 	return ""
-}
-
-// EventList declares a provider's list of the events it sent, for
-// backfill: the catalogue's (Stripe's GET /v1/events), or one a scheme
-// hmac provider declares (providers.<name>.reconcile.list). Each item of
-// the list must be the event exactly as its webhook's body carries it, so
-// the receiver's fields (event_id, event_type, created_at) read the same
-// id from both; paths are dotted paths into the answer and its items.
-type EventList struct {
-	// Path is the list's path below api_url, called with GET ("/v1/events").
-	Path string `yaml:"path"`
-	// Items is the path of the array of events in the answer ("data").
-	Items string `yaml:"items"`
-	// ID is the path of an item's event id ("id").
-	ID string `yaml:"id"`
-	// Time is the path of an item's creation time, Unix seconds or RFC
-	// 3339 ("created"); the list must give the newest first.
-	Time string `yaml:"time"`
-	// From and To name the query parameters bounding the creation time, in
-	// Unix seconds, inclusive ("created[gte]", "created[lte]"); optional:
-	// without them the pass stops at the first item older than its window.
-	From string `yaml:"from"`
-	To   string `yaml:"to"`
-	// Limit names the page size parameter, given 100 ("limit"); optional.
-	Limit string `yaml:"limit"`
-	// Cursor names the parameter that takes the last item's id to ask for
-	// the next page ("starting_after"); More is the path of the answer's
-	// boolean saying that a next page exists ("has_more").
-	Cursor string `yaml:"cursor"`
-	More   string `yaml:"more"`
-}
-
-// Validate names the first required field of l that is missing, under
-// prefix.
-func (l *EventList) Validate(prefix string) error {
-	for _, f := range []struct{ key, v string }{{"path", l.Path}, {"items", l.Items}, {"id", l.ID}, {"time", l.Time},
-		{"cursor", l.Cursor}, {"more", l.More}} {
-		if f.v == "" {
-			return errorf("%s.%s: required", prefix, f.key)
-		}
-	}
-	if l.Path[0] != '/' {
-		return errorf("%s.path: %q must start with /", prefix, l.Path)
-	}
-	return nil
 }

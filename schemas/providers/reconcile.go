@@ -1,6 +1,6 @@
 package providers
 
-import "github.com/gatehouse/gatehouse/internal/settings"
+import "fmt"
 
 // Reconcile is how gatehouse can compare a provider's own record of what it
 // sent with what the inbox stored, and close the difference
@@ -17,7 +17,7 @@ type Reconcile struct {
 	// Events is the event list a backfill reads (ReconcileBackfill), in
 	// the declarative form an hmac definition may give too
 	// (providers.<name>.reconcile.list).
-	Events *settings.EventList
+	Events *EventList
 	// Reason says why the provider is not reconciled (Way "").
 	Reason string
 	// Source is the provider's documentation of its record.
@@ -56,7 +56,7 @@ const (
 var reconciles = map[string]Reconcile{
 	"stripe": {Way: ReconcileBackfill,
 		List: "GET /v1/events?created[gte]=&created[lte]=&starting_after= (has_more)",
-		Events: &settings.EventList{Path: "/v1/events", Items: "data", ID: "id", Time: "created",
+		Events: &EventList{Path: "/v1/events", Items: "data", ID: "id", Time: "created",
 			From: "created[gte]", To: "created[lte]", Limit: "limit", Cursor: "starting_after", More: "has_more"},
 		Source: "https://docs.stripe.com/api/events/list"},
 	"github": {Way: ReconcileRedeliver,
@@ -89,4 +89,49 @@ var reconciles = map[string]Reconcile{
 	"hubspot":           {Reason: noRecord},
 	"typeform":          {Reason: noRecord},
 	"calendly":          {Reason: noRecord},
+}
+
+// EventList declares a provider's list of the events it sent, for
+// backfill: the catalogue's (Stripe's GET /v1/events), or one a scheme
+// hmac provider declares (providers.<name>.reconcile.list). Each item of
+// the list must be the event exactly as its webhook's body carries it, so
+// the receiver's fields (event_id, event_type, created_at) read the same
+// id from both; paths are dotted paths into the answer and its items.
+type EventList struct {
+	// Path is the list's path below api_url, called with GET ("/v1/events").
+	Path string `yaml:"path"`
+	// Items is the path of the array of events in the answer ("data").
+	Items string `yaml:"items"`
+	// ID is the path of an item's event id ("id").
+	ID string `yaml:"id"`
+	// Time is the path of an item's creation time, Unix seconds or RFC
+	// 3339 ("created"); the list must give the newest first.
+	Time string `yaml:"time"`
+	// From and To name the query parameters bounding the creation time, in
+	// Unix seconds, inclusive ("created[gte]", "created[lte]"); optional:
+	// without them the pass stops at the first item older than its window.
+	From string `yaml:"from"`
+	To   string `yaml:"to"`
+	// Limit names the page size parameter, given 100 ("limit"); optional.
+	Limit string `yaml:"limit"`
+	// Cursor names the parameter that takes the last item's id to ask for
+	// the next page ("starting_after"); More is the path of the answer's
+	// boolean saying that a next page exists ("has_more").
+	Cursor string `yaml:"cursor"`
+	More   string `yaml:"more"`
+}
+
+// Validate names the first required field of l that is missing, under
+// prefix.
+func (l *EventList) Validate(prefix string) error {
+	for _, f := range []struct{ key, v string }{{"path", l.Path}, {"items", l.Items}, {"id", l.ID}, {"time", l.Time},
+		{"cursor", l.Cursor}, {"more", l.More}} {
+		if f.v == "" {
+			return fmt.Errorf("%s.%s: required", prefix, f.key)
+		}
+	}
+	if l.Path[0] != '/' {
+		return fmt.Errorf("%s.path: %q must start with /", prefix, l.Path)
+	}
+	return nil
 }
