@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/gatehouse/gatehouse/internal/testenv"
+	"github.com/gatehouse/gatehouse/internal/testkit"
 )
 
 // End to end through the real binary, with Stripe's API on stripe-mock:
@@ -122,8 +123,8 @@ providers:
 
 	// the record carries ce_gatehousevia=reconcile
 	tail := gatehouse(t, dbURL, "tail", "--config", cfgPath, "--topic", topic, "--from-beginning")
-	var tailOut bytes.Buffer
-	tail.Stdout = &tailOut
+	tailOut := &testkit.SyncBuffer{} // written by the process's copying goroutine while the test reads it
+	tail.Stdout = tailOut
 	if err := tail.Start(); err != nil {
 		t.Fatal(err)
 	}
