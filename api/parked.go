@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -114,6 +115,10 @@ func (s *Server) releaseParked(w http.ResponseWriter, r *http.Request) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil || body.Destination == "" || body.Provider == "" || body.Key == "" {
 		s.fail(w, r, badRequest(`the body must be {"destination": …, "provider": …, "key": …}`))
+		return
+	}
+	if strings.ContainsRune(body.Destination+body.Provider+body.Key, 0) {
+		s.fail(w, r, errNotFound) // no parked key holds a NUL: PostgreSQL's text cannot
 		return
 	}
 	p, err := s.inbox.ReleaseParked(r.Context(), body.Destination, body.Provider, body.Key)
