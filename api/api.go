@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse/gatehouse/auth/bearer"
+	"github.com/gatehouse/gatehouse/internal/settings"
 )
 
 // Prefix is where the API is mounted.
@@ -55,10 +56,7 @@ type Provider struct {
 }
 
 // User is a person: the pair (issuer, subject).
-type User struct {
-	Issuer  string
-	Subject string
-}
+type User = settings.APIOperator
 
 // Session is a browser session as the session store describes it. ID is a
 // public handle, never the cookie value.
@@ -123,6 +121,13 @@ type Replayer interface {
 
 // Config configures the API.
 type Config struct {
+	// API is the api section (docs/CONFIG.md, api.*) as the configuration
+	// declares it: the operators (issuer, subject pairs allowed to read
+	// and replay events), the operator role a bearer token may carry, the
+	// read timeout (a read request's query is cancelled when it runs out,
+	// the answer is 503 with Retry-After: readbound.go) and the span of an
+	// indexed search page (Inbox.SearchSpan). New applies its defaults.
+	settings.API
 	// Verifier checks bearer tokens; nil means bearer tokens are not accepted
 	// (every Authorization header is then answered 401 invalid_token).
 	Verifier TokenVerifier
@@ -138,18 +143,6 @@ type Config struct {
 	// Providers are the configured webhook providers, by name: the owner
 	// mapping of their objects and how their payloads are searched.
 	Providers map[string]Provider
-	// Operators are (issuer, subject) pairs allowed to read and replay events.
-	Operators []User
-	// OperatorRole in a bearer token's roles also makes an operator.
-	// Default "gatehouse:operator".
-	OperatorRole string
-	// ReadTimeout bounds a read request (GET, HEAD): when it runs out its
-	// query is cancelled on the server and the answer is 503 with
-	// Retry-After (readbound.go). Default DefaultReadTimeout.
-	ReadTimeout time.Duration
-	// SearchSpan is the most received_at time one page of an indexed
-	// payload search reads (Inbox.SearchSpan). Default DefaultSearchSpan.
-	SearchSpan time.Duration
 	// Logger nil: slog.Default(). Registerer nil: metrics are not registered
 	// (the rule of every stage's Config). Now defaults to time.Now.
 	Logger     *slog.Logger
@@ -170,13 +163,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Pool == nil {
 		return nil, errors.New("api: nil pool")
 	}
+	cfg.API.ApplyDefaults()
 	inbox := Inbox{Pool: cfg.Pool, SearchIndexed: SearchIndexed(cfg.Providers), SearchSpan: cfg.SearchSpan}
-	if cfg.ReadTimeout <= 0 {
-		cfg.ReadTimeout = DefaultReadTimeout
-	}
-	if cfg.OperatorRole == "" {
-		cfg.OperatorRole = "gatehouse:operator"
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}

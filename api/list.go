@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/gatehouse/gatehouse/internal/settings"
 )
 
 // How ListEvents stays fast on any history (docs/AUTH.md "The API"): every page
@@ -36,8 +38,9 @@ const (
 	// ScanBudget is the most inbox rows one page with a scan filter reads.
 	ScanBudget = 10_000
 	// DefaultSearchSpan is the most received_at time one page of an
-	// indexed search reads, unless Inbox.SearchSpan says otherwise.
-	DefaultSearchSpan = 7 * 24 * time.Hour
+	// indexed search reads, unless Inbox.SearchSpan says otherwise: the
+	// api section's default (api.search_span).
+	DefaultSearchSpan = settings.DefaultSearchSpan
 )
 
 // EventCursor is the keyset position after the last row of a page (or the

@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/gatehouse/gatehouse/internal/settings"
 )
 
 // DefaultReadTimeout bounds an API read request unless Config.ReadTimeout
-// says otherwise.
-const DefaultReadTimeout = 5 * time.Second
+// says otherwise: the api section's default (api.read_timeout).
+const DefaultReadTimeout = settings.DefaultReadTimeout
 
 // errReadTimeout is the cause of a read request's context when its
 // ReadTimeout runs out.

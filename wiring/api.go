@@ -15,13 +15,3 @@ func APIProviders(c *config.Config) map[string]api.Provider {
 	}
 	return out
 }
-
-// Operators are api.operators, the (issuer, subject) pairs that operate
-// gatehouse.
-func Operators(c *config.Config) []api.User {
-	out := make([]api.User, 0, len(c.API.Operators))
-	for _, op := range c.API.Operators {
-		out = append(out, api.User{Issuer: op.Issuer, Subject: op.Subject})
-	}
-	return out
-}

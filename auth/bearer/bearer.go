@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/internal/jws"
+	"github.com/gatehouse/gatehouse/internal/settings"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -61,7 +62,8 @@ type Config struct {
 	Issuers []Issuer
 	// Audience is this API's identifier; a token's aud must contain it. Required.
 	Audience string
-	// Skew is the clock skew allowed on exp, nbf and iat. Default 60s;
+	// Skew is the clock skew allowed on exp, nbf and iat. Default 60s
+	// (settings.DefaultSkew, the api section's);
 	// a negative value means no skew.
 	Skew time.Duration
 	// Compat accepts JWT access tokens without typ "at+jwt" (RFC 9068) for
@@ -74,11 +76,11 @@ type Config struct {
 	// access token for this API.
 	IDTokenAudiences []string
 	// JWKSMaxAge is how long a fetched key set is used before it is fetched
-	// again. Default 1h.
+	// again. Default 1h (settings.DefaultJWKSMaxAge).
 	JWKSMaxAge time.Duration
 	// JWKSMinRefetch is the least time between two fetches of one key set
 	// triggered by an unknown kid (a rate limit against floods of forged
-	// kids). Default 30s.
+	// kids). Default 30s (settings.DefaultJWKSMinRefetch).
 	JWKSMinRefetch time.Duration
 	// HTTPClient fetches discovery, JWKS and introspection. Default: a client
 	// with a 10s timeout.
@@ -138,15 +140,15 @@ func New(cfg Config) (*Verifier, error) {
 		return nil, errors.New("bearer: at least one issuer is required")
 	}
 	if cfg.Skew == 0 {
-		cfg.Skew = 60 * time.Second
+		cfg.Skew = settings.DefaultSkew
 	} else if cfg.Skew < 0 {
 		cfg.Skew = 0
 	}
 	if cfg.JWKSMaxAge <= 0 {
-		cfg.JWKSMaxAge = time.Hour
+		cfg.JWKSMaxAge = settings.DefaultJWKSMaxAge
 	}
 	if cfg.JWKSMinRefetch <= 0 {
-		cfg.JWKSMinRefetch = 30 * time.Second
+		cfg.JWKSMinRefetch = settings.DefaultJWKSMinRefetch
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}

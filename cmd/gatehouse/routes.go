@@ -138,7 +138,7 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 		return fail(err)
 	}
 	if store != nil {
-		con, err := console.New(console.Config{Pool: b.pool, Sessions: api.AuthSessions(store), Operators: wiring.Operators(b.cfg),
+		con, err := console.New(console.Config{Pool: b.pool, Sessions: api.AuthSessions(store), Operators: b.cfg.API.Operators,
 			Logger: b.log.With("component", "console"), TraceURL: b.cfg.Tracing.UIURL, SearchIndexed: api.SearchIndexed(wiring.APIProviders(b.cfg))})
 		if err != nil {
 			return fail(err)
@@ -152,33 +152,18 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 // and api.issuers) or browser login is (store not nil); otherwise it does
 // nothing.
 func mountAPI(b *base, r chi.Router, store *auth.Store) error {
-	ac, targets := b.cfg.API, wiring.ReplayTargets(b.cfg)
+	ac, targets := &b.cfg.API, wiring.ReplayTargets(b.cfg)
 	cfg := api.Config{
-		Pool: b.pool, Providers: wiring.APIProviders(b.cfg), Operators: wiring.Operators(b.cfg), OperatorRole: ac.OperatorRole,
+		API: *ac, Pool: b.pool, Providers: wiring.APIProviders(b.cfg),
 		Replayer: api.TracedIngestReplayer(b.pool, targets, b.tp),
 		Eraser:   api.IngestEraser(b.pool, targets, erasureAuditKey(b.cfg)),
 		Logger:   b.log.With("component", "api"), Registerer: b.reg,
 	}
-	cfg.ReadTimeout, cfg.SearchSpan = ac.ReadTimeout, ac.SearchSpan
 	if ac.BearerEnabled() {
-		bc := bearer.Config{
-			Audience: ac.Audience, Skew: ac.Skew, Compat: ac.TokenType == "compat",
-			IDTokenAudiences: append([]string(nil), ac.IDTokenAudiences...),
-			JWKSMaxAge:       ac.JWKSMaxAge, JWKSMinRefetch: ac.JWKSMinRefetch,
-			Logger: b.log.With("component", "bearer"), Registerer: b.reg,
-		}
+		bc := bearer.ConfigOf(ac)
+		bc.Logger, bc.Registerer = b.log.With("component", "bearer"), b.reg
 		if b.cfg.Auth.ClientID != "" {
 			bc.IDTokenAudiences = append(bc.IDTokenAudiences, b.cfg.Auth.ClientID)
-		}
-		for _, is := range ac.Issuers {
-			bc.Issuers = append(bc.Issuers, bearer.Issuer{
-				Issuer: is.Issuer, JWKSURL: is.JWKSURL, Algorithms: is.Algorithms,
-				RolesClaim: is.RolesClaim, ScopeAliases: is.ScopeAliases,
-				Introspection: bearer.Introspection{
-					URL: is.Introspection.URL, ClientID: is.Introspection.ClientID,
-					ClientSecret: is.Introspection.Secret(),
-				},
-			})
 		}
 		v, err := bearer.New(bc)
 		if err != nil {

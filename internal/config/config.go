@@ -45,7 +45,7 @@ type Config struct {
 	// Auth configures browser login, sessions and the bearer-protected API.
 	Auth Auth `yaml:"auth"`
 	// API configures the /api/v1 resource server (bearer tokens, operators).
-	API API `yaml:"api"`
+	API settings.API `yaml:"api"`
 	// Storage configures retention, the dedupe window and partitions.
 	Storage Storage `yaml:"storage"`
 	// Tracing configures OpenTelemetry tracing (off by default).

@@ -10,7 +10,7 @@ func (c *Config) applySectionDefaults() {
 	c.Relay.ApplyDefaults()
 	c.Consumers.ApplyDefaults()
 	c.Auth.applyDefaults()
-	c.API.applyDefaults()
+	c.API.ApplyDefaults()
 	c.Storage.applyDefaults()
 	c.Tracing.ApplyDefaults()
 }
@@ -41,8 +41,8 @@ func (c *Config) resolveSections(getenv func(string) string) error {
 	if err := c.Kafka.resolve(getenv); err != nil {
 		return err
 	}
-	if err := c.API.resolve(getenv); err != nil {
-		return err
+	if err := c.API.ResolveSecrets(secretResolver(getenv)); err != nil {
+		return errorf("%w", err)
 	}
 	return c.Auth.resolve(getenv)
 }
@@ -66,8 +66,8 @@ func (c *Config) validateSections() error {
 	if err := c.Consumers.Validate(); err != nil {
 		return errorf("%w", err)
 	}
-	if err := c.API.validate(); err != nil {
-		return err
+	if err := c.API.Validate(); err != nil {
+		return errorf("%w", err)
 	}
 	if err := c.Storage.validate(); err != nil {
 		return err
@@ -79,4 +79,10 @@ func (c *Config) validateSections() error {
 		return errorf("%w", err)
 	}
 	return c.Auth.validate()
+}
+
+// secretResolver is ResolveSecret under getenv, as a section's
+// ResolveSecrets takes it.
+func secretResolver(getenv func(string) string) func(ref string) ([]byte, error) {
+	return func(ref string) ([]byte, error) { return ResolveSecret(ref, getenv) }
 }

@@ -11,8 +11,8 @@ import (
 // TestSchemaDefaultsAreTheStagesDefaults: a default is written once. The
 // defaults the generated reference and JSON Schema print (Keys, from
 // Parse) are the ones each stage applies when it is built without a file
-// (relay.New, consumers.New and tracing.Setup call the same
-// ApplyDefaults): for each section, every key's printed default equals the
+// (relay.New, consumers.New, tracing.Setup and api.New call the same
+// ApplyDefaults; auth/bearer's New applies the same constants): for each section, every key's printed default equals the
 // zero section after ApplyDefaults, and no key of the section has a
 // default of its own elsewhere (a default note).
 func TestSchemaDefaultsAreTheStagesDefaults(t *testing.T) {
@@ -22,7 +22,9 @@ func TestSchemaDefaultsAreTheStagesDefaults(t *testing.T) {
 	cons.ApplyDefaults()
 	var tr settings.Tracing
 	tr.ApplyDefaults()
-	sections := map[string]any{"relay": relay, "consumers": cons, "tracing": tr}
+	var api settings.API
+	api.ApplyDefaults()
+	sections := map[string]any{"relay": relay, "consumers": cons, "tracing": tr, "api": api}
 
 	keys := map[string]Key{}
 	for _, k := range Keys() {

@@ -1,4 +1,4 @@
-package config
+package settings
 
 import (
 	"net/url"
@@ -6,6 +6,18 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/internal/jws"
+)
+
+// The api section's defaults, which the bearer verifier (auth/bearer) and
+// the API (api.New) apply too when built without a file.
+const (
+	DefaultSkew           = 60 * time.Second
+	DefaultTokenType      = "at+jwt"
+	DefaultOperatorRole   = "gatehouse:operator"
+	DefaultJWKSMaxAge     = time.Hour
+	DefaultJWKSMinRefetch = 30 * time.Second
+	DefaultReadTimeout    = 5 * time.Second
+	DefaultSearchSpan     = 7 * 24 * time.Hour
 )
 
 // API configures gatehouse's own API under /api/v1 as an OAuth resource
@@ -31,7 +43,7 @@ type API struct {
 	// pairs, and bearer tokens carrying OperatorRole in their roles claim.
 	Operators []APIOperator `yaml:"operators"`
 	// OperatorRole is the role that makes a bearer caller an operator.
-	// Default "gatehouse:operator".
+	// Default "gatehouse:operator" (DefaultOperatorRole).
 	OperatorRole string `yaml:"operator_role"`
 	// JWKSMaxAge bounds how long a key set is cached. Default 1h.
 	JWKSMaxAge time.Duration `yaml:"jwks_max_age"`
@@ -79,7 +91,7 @@ type APIIntrospection struct {
 	secret []byte
 }
 
-// Secret returns the resolved client secret.
+// Secret returns the resolved client secret (API.ResolveSecrets).
 func (i APIIntrospection) Secret() []byte { return i.secret }
 
 // APIOperator names one operator by identity.
@@ -91,37 +103,27 @@ type APIOperator struct {
 // BearerEnabled reports whether bearer tokens are accepted.
 func (a *API) BearerEnabled() bool { return a.Audience != "" && len(a.Issuers) > 0 }
 
-func (a *API) applyDefaults() {
-	if a.Skew == 0 {
-		a.Skew = 60 * time.Second
-	}
-	if a.TokenType == "" {
-		a.TokenType = "at+jwt"
-	}
-	if a.OperatorRole == "" {
-		a.OperatorRole = "gatehouse:operator"
-	}
-	if a.JWKSMaxAge == 0 {
-		a.JWKSMaxAge = time.Hour
-	}
-	if a.JWKSMinRefetch == 0 {
-		a.JWKSMinRefetch = 30 * time.Second
-	}
-	if a.ReadTimeout == 0 {
-		a.ReadTimeout = 5 * time.Second
-	}
-	if a.SearchSpan == 0 {
-		a.SearchSpan = 7 * 24 * time.Hour
-	}
+// ApplyDefaults fills the zero settings with their defaults.
+func (a *API) ApplyDefaults() {
+	setDefault(&a.Skew, DefaultSkew)
+	setDefault(&a.TokenType, DefaultTokenType)
+	setDefault(&a.OperatorRole, DefaultOperatorRole)
+	setDefault(&a.JWKSMaxAge, DefaultJWKSMaxAge)
+	setDefault(&a.JWKSMinRefetch, DefaultJWKSMinRefetch)
+	setDefault(&a.ReadTimeout, DefaultReadTimeout)
+	setDefault(&a.SearchSpan, DefaultSearchSpan)
 }
 
-func (a *API) resolve(getenv func(string) string) error {
+// ResolveSecrets sets each issuer's introspection client secret from its
+// reference through resolve (internal/config's env:/file:/literal
+// resolution); an error names its key.
+func (a *API) ResolveSecrets(resolve func(ref string) ([]byte, error)) error {
 	for i := range a.Issuers {
 		in := &a.Issuers[i].Introspection
 		if in.ClientSecret == "" {
 			continue
 		}
-		v, err := ResolveSecret(in.ClientSecret, getenv)
+		v, err := resolve(in.ClientSecret)
 		if err != nil {
 			return errorf("api.issuers[%d].introspection.client_secret: %w", i, err)
 		}
@@ -130,7 +132,8 @@ func (a *API) resolve(getenv func(string) string) error {
 	return nil
 }
 
-func (a *API) validate() error {
+// Validate returns the first setting that is out of range, naming its key.
+func (a *API) Validate() error {
 	if len(a.Issuers) > 0 && a.Audience == "" {
 		return errorf("api.audience: required when api.issuers is set (the identifier tokens must carry in aud)")
 	}
