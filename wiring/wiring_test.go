@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse/gatehouse/internal/config"
+	"github.com/gatehouse/gatehouse/internal/kafka"
 )
 
 // full is a configuration that sets, or defaults, every setting the
@@ -87,12 +88,8 @@ func TestEverySettingReachesItsStage(t *testing.T) {
 	if !IngestMaintenance(c).Providers["shop"].SearchIndexed {
 		t.Error("the indexed provider's search did not reach the maintenance")
 	}
-	k := RelayKafka(c)
-	if z := zeroFields(k); len(z) > 0 {
-		t.Errorf("wiring.RelayKafka leaves %v zero", z)
-	}
-	if k.Security.Mechanism != "SCRAM-SHA-256" || k.Security.TLS == nil || string(k.Security.Password) != "p" {
-		t.Errorf("kafka security %+v", k.Security)
+	if ks := kafka.SecurityOf(&c.Kafka); ks.Mechanism != "SCRAM-SHA-256" || ks.TLS == nil || string(ks.Password) != "p" {
+		t.Errorf("kafka security %+v", ks)
 	}
 	if z := zeroFields(Auth(c)); len(z) > 0 {
 		t.Errorf("wiring.Auth leaves %v zero", z)

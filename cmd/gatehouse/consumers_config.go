@@ -37,7 +37,7 @@ func consumersConfig(c *config.Config, deps consumers.Config) (consumers.Config,
 	out.Brokers = c.Kafka.Brokers
 	out.Consumers = c.Consumers
 	out.ClientID = c.Kafka.ClientID
-	out.KafkaOpts = append(kafka.SecurityOpts(c.Kafka.Security()), out.KafkaOpts...)
+	out.KafkaOpts = append(kafka.SecurityOpts(kafka.SecurityOf(&c.Kafka)), out.KafkaOpts...)
 	out.TopicSpec = kafka.TopicSpec{Partitions: c.Kafka.Partitions, ReplicationFactor: c.Kafka.ReplicationFactor,
 		Configs: c.Kafka.TopicConfigs}
 	if out.Logger == nil {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/gatehouse/gatehouse/ingest/relay"
 	"github.com/gatehouse/gatehouse/internal/config"
-	"github.com/gatehouse/gatehouse/wiring"
 )
 
 func runRelay(ctx context.Context, e env, args []string) error {
@@ -57,7 +56,7 @@ func newRelay(b *base) (*relay.Relay, error) {
 	}
 	sort.Strings(topics)
 	return relay.New(relay.Config{
-		Pool: b.pool, DatabaseURL: b.cfg.DatabaseURL, Relay: b.cfg.Relay, Kafka: wiring.RelayKafka(b.cfg),
+		Pool: b.pool, DatabaseURL: b.cfg.DatabaseURL, Relay: b.cfg.Relay, Kafka: b.cfg.Kafka,
 		Topics: topics, Logger: b.log, Registerer: b.reg, Tracer: b.tp,
 	})
 }

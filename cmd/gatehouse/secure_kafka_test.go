@@ -76,7 +76,7 @@ func TestSecureKafka(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := kgo.NewClient(append(kafka.SecurityOpts(cfg.Kafka.Security()), kgo.SeedBrokers(sk.Addr), kgo.RequestRetries(0))...)
+	cl, err := kgo.NewClient(append(kafka.SecurityOpts(kafka.SecurityOf(&cfg.Kafka)), kgo.SeedBrokers(sk.Addr), kgo.RequestRetries(0))...)
 	if err != nil {
 		t.Fatal(err)
 	}

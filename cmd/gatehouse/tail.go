@@ -61,7 +61,7 @@ func runTail(ctx context.Context, e env, args []string) error {
 		offset = kgo.NewOffset().AtStart()
 	}
 	opts = append(opts, kgo.ConsumeTopics(*topic), kgo.ConsumeResetOffset(offset))
-	opts = append(opts, kafka.SecurityOpts(cfg.Kafka.Security())...)
+	opts = append(opts, kafka.SecurityOpts(kafka.SecurityOf(&cfg.Kafka))...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fmt.Errorf("kafka client: %w", err)

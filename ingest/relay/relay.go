@@ -73,15 +73,11 @@ type Config struct {
 // internal/settings and taken unchanged (docs/CONFIG.md, relay.*).
 type Settings = settings.Relay
 
-// Kafka is the cluster the relay publishes to and how new topics are made.
-type Kafka struct {
-	Brokers           []string
-	ClientID          string
-	Partitions        int32
-	ReplicationFactor int16
-	TopicConfigs      map[string]string
-	Security          kafka.Security
-}
+// Kafka is the cluster the relay publishes to and how new topics are
+// made: the kafka section (docs/CONFIG.md, kafka.*) as the configuration
+// declares it, its TLS files and SASL password resolved. New applies its
+// defaults.
+type Kafka = settings.Kafka
 
 // Relay moves outbox rows to Kafka. Build it with New, run it with Run.
 type Relay struct {
@@ -120,6 +116,7 @@ func New(cfg Config) (*Relay, error) {
 		return nil, errors.New("relay: pool and database url are required")
 	}
 	cfg.Relay.ApplyDefaults()
+	cfg.Kafka.ApplyDefaults()
 	if err := cfg.Relay.Validate(); err != nil {
 		return nil, fmt.Errorf("relay: %w", err)
 	}
@@ -154,12 +151,12 @@ func New(cfg Config) (*Relay, error) {
 		kgo.UnknownTopicRetries(-1),
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
 	)
-	opts = append(opts, kafka.SecurityOpts(cfg.Kafka.Security)...)
+	opts = append(opts, kafka.SecurityOpts(kafka.SecurityOf(&cfg.Kafka))...)
 	if r.cl, err = kgo.NewClient(opts...); err != nil {
 		return nil, fmt.Errorf("kafka producer: %w", err)
 	}
 	admOpts, _ := kafka.Options(kafka.ClientConfig{Brokers: cfg.Kafka.Brokers, ClientID: cfg.Kafka.ClientID, Name: "relay-admin"})
-	admCl, err := kgo.NewClient(append(admOpts, kafka.SecurityOpts(cfg.Kafka.Security)...)...)
+	admCl, err := kgo.NewClient(append(admOpts, kafka.SecurityOpts(kafka.SecurityOf(&cfg.Kafka))...)...)
 	if err != nil {
 		r.cl.Close()
 		return nil, fmt.Errorf("kafka admin: %w", err)

@@ -37,7 +37,7 @@ type Config struct {
 	// Ingest bounds the webhook edge (admission control, slow clients).
 	Ingest settings.Ingest `yaml:"ingest"`
 	// Kafka configures the brokers used by relay and consumers.
-	Kafka Kafka `yaml:"kafka"`
+	Kafka settings.Kafka `yaml:"kafka"`
 	// Relay configures the outbox relay.
 	Relay settings.Relay `yaml:"relay"`
 	// Consumers configures the Kafka consumers.

@@ -6,7 +6,7 @@ package config
 func (c *Config) applySectionDefaults() {
 	c.Ingest.ApplyDefaults()
 	c.applyAdmissionDefaults()
-	c.Kafka.applyDefaults()
+	c.Kafka.ApplyDefaults()
 	c.Relay.ApplyDefaults()
 	c.Consumers.ApplyDefaults()
 	c.Auth.applyDefaults()
@@ -38,8 +38,8 @@ func (c *Config) resolveSections(getenv func(string) string) error {
 			return err
 		}
 	}
-	if err := c.Kafka.resolve(getenv); err != nil {
-		return err
+	if err := c.Kafka.ResolveSecrets(secretResolver(getenv)); err != nil {
+		return errorf("%w", err)
 	}
 	if err := c.API.ResolveSecrets(secretResolver(getenv)); err != nil {
 		return errorf("%w", err)
@@ -57,8 +57,8 @@ func (c *Config) validateSections() error {
 	if err := c.validateForwardDestinations(); err != nil {
 		return err
 	}
-	if err := c.Kafka.validate(); err != nil {
-		return err
+	if err := c.Kafka.Validate(); err != nil {
+		return errorf("%w", err)
 	}
 	if err := c.Relay.Validate(); err != nil {
 		return errorf("%w", err)

@@ -12,9 +12,10 @@ import (
 // defaults the generated reference and JSON Schema print (Keys, from
 // Parse) are the ones each stage applies when it is built without a file
 // (relay.New, consumers.New, tracing.Setup and api.New call the same
-// ApplyDefaults; auth/bearer's New applies the same constants): for each section, every key's printed default equals the
-// zero section after ApplyDefaults, and no key of the section has a
-// default of its own elsewhere (a default note).
+// ApplyDefaults, relay.New the kafka section's too; auth/bearer's New
+// applies the api section's constants): for each section, every key's
+// printed default equals the zero section after ApplyDefaults, and no key
+// of the section has a default of its own elsewhere (a default note).
 func TestSchemaDefaultsAreTheStagesDefaults(t *testing.T) {
 	var relay settings.Relay
 	relay.ApplyDefaults()
@@ -24,7 +25,9 @@ func TestSchemaDefaultsAreTheStagesDefaults(t *testing.T) {
 	tr.ApplyDefaults()
 	var api settings.API
 	api.ApplyDefaults()
-	sections := map[string]any{"relay": relay, "consumers": cons, "tracing": tr, "api": api}
+	var kafka settings.Kafka
+	kafka.ApplyDefaults()
+	sections := map[string]any{"relay": relay, "consumers": cons, "tracing": tr, "api": api, "kafka": kafka}
 
 	keys := map[string]Key{}
 	for _, k := range Keys() {

@@ -31,7 +31,7 @@ func kafkaChecks(ctx context.Context, o Options, cfg *config.Config) []Check {
 		reach.Detail = err.Error()
 		return []Check{reach, topicsSkipped}
 	}
-	opts = append(opts, kafka.SecurityOpts(cfg.Kafka.Security())...)
+	opts = append(opts, kafka.SecurityOpts(kafka.SecurityOf(&cfg.Kafka))...)
 	opts = append(opts, kgo.DialTimeout(o.Timeout), kgo.RequestRetries(1))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {

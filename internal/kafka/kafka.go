@@ -22,6 +22,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 	"github.com/twmb/franz-go/plugin/kprom"
 	"github.com/twmb/franz-go/plugin/kslog"
+
+	"github.com/gatehouse/gatehouse/internal/settings"
 )
 
 // ClientConfig is what Options needs to build a client's base options.
@@ -195,11 +197,17 @@ func (e *Embedded) Close() { e.c.Close() }
 
 // Security is how a client reaches the brokers: TLS (nil: plaintext) and
 // SASL (Mechanism PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; "" for none).
-// cmd/gatehouse builds it from kafka.tls and kafka.sasl.
+// SecurityOf builds it from the kafka section's tls and sasl.
 type Security struct {
 	TLS                 *tls.Config
 	Mechanism, Username string
 	Password            []byte
+}
+
+// SecurityOf is the kafka section's kafka.tls and kafka.sasl, resolved
+// (settings.Kafka.ResolveSecrets), as a client takes them.
+func SecurityOf(k *settings.Kafka) Security {
+	return Security{TLS: k.TLSConfig(), Mechanism: k.SASL.Mechanism, Username: k.SASL.Username, Password: k.SASLPassword()}
 }
 
 // SecurityOpts returns the client options of s: a TLS dialer and a SASL

@@ -1,13 +1,60 @@
-package config
+package settings
 
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"fmt"
 	"os"
-
-	"github.com/gatehouse/gatehouse/internal/kafka"
 )
+
+// Kafka is the kafka: block, the Kafka client shared by the relay
+// (ingest/relay) and the consumers.
+type Kafka struct {
+	// Brokers are seed brokers; empty means `gatehouse dev` embeds a kfake
+	// broker. Env GATEHOUSE_KAFKA_BROKERS (comma-separated) overrides.
+	Brokers []string `yaml:"brokers"`
+	// ClientID is sent to the brokers. Default "gatehouse" (DefaultKafkaClientID).
+	ClientID string `yaml:"client_id"`
+	// Partitions and ReplicationFactor are used when gatehouse creates a topic.
+	// Defaults 6 and 1. An existing topic's partition count is never changed.
+	Partitions        int32 `yaml:"partitions"`
+	ReplicationFactor int16 `yaml:"replication_factor"`
+	// TopicConfigs are applied to topics gatehouse creates, e.g.
+	// retention.ms. Default: retention.ms=604800000 (7 days).
+	// A cluster of three or more brokers wants replication_factor 3 and
+	// topic_configs {min.insync.replicas: "2"}: with the relay's acks=all,
+	// an acknowledged record is then on two brokers before it counts.
+	TopicConfigs map[string]string `yaml:"topic_configs"`
+	// TLS and SASL secure the connection to managed clusters (TLS to the
+	// brokers, SASL authentication). Default: plaintext, no authentication.
+	TLS  KafkaTLS  `yaml:"tls"`
+	SASL KafkaSASL `yaml:"sasl"`
+}
+
+// DefaultKafkaClientID is kafka.client_id's default.
+const DefaultKafkaClientID = "gatehouse"
+
+// ApplyDefaults fills the zero settings with their defaults.
+func (k *Kafka) ApplyDefaults() {
+	setDefault(&k.ClientID, DefaultKafkaClientID)
+	setDefault(&k.Partitions, 6)
+	setDefault(&k.ReplicationFactor, 1)
+	if k.TopicConfigs == nil {
+		k.TopicConfigs = map[string]string{"retention.ms": "604800000"}
+	}
+}
+
+// Validate returns the first setting that is out of range, naming its key
+// (the TLS files and the SASL password are resolved first:
+// ResolveSecrets).
+func (k *Kafka) Validate() error {
+	if k.Partitions < 1 {
+		return errorf("kafka.partitions: must be at least 1")
+	}
+	if k.ReplicationFactor < 1 {
+		return errorf("kafka.replication_factor: must be at least 1")
+	}
+	return k.validateSecurity()
+}
 
 // KafkaTLS configures TLS to the brokers (managed clusters: MSK, Confluent
 // Cloud, Aiven, Redpanda Cloud…). The system's roots verify the brokers
@@ -43,7 +90,7 @@ type KafkaSASL struct {
 var SASLMechanisms = []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
 
 // TLSConfig returns the client TLS configuration built from kafka.tls, or
-// nil when TLS is off. Config.Parse has already read and checked the files.
+// nil when TLS is off. ResolveSecrets has read and checked the files.
 func (k *Kafka) TLSConfig() *tls.Config {
 	if k.TLS.config == nil {
 		return nil
@@ -54,20 +101,16 @@ func (k *Kafka) TLSConfig() *tls.Config {
 // SASLPassword returns the resolved kafka.sasl.password.
 func (k *Kafka) SASLPassword() []byte { return k.SASL.password }
 
-// Security is kafka.tls and kafka.sasl as a client takes them
-// (kafka.SecurityOpts).
-func (k *Kafka) Security() kafka.Security {
-	return kafka.Security{TLS: k.TLSConfig(), Mechanism: k.SASL.Mechanism, Username: k.SASL.Username, Password: k.SASL.password}
-}
-
 func (t *KafkaTLS) on() bool {
 	return t.Enabled || t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" || t.ServerName != ""
 }
 
-// resolve reads the TLS files and the SASL password; every error names its key.
-func (k *Kafka) resolve(getenv func(string) string) error {
+// ResolveSecrets reads the TLS files and sets the SASL password from its
+// reference through resolve (internal/config's env:/file:/literal
+// resolution); every error names its key.
+func (k *Kafka) ResolveSecrets(resolve func(ref string) ([]byte, error)) error {
 	if k.SASL.Password != "" {
-		v, err := ResolveSecret(k.SASL.Password, getenv)
+		v, err := resolve(k.SASL.Password)
 		if err != nil {
 			return errorf("kafka.sasl.password: %w", err)
 		}
@@ -121,7 +164,7 @@ func (k *Kafka) validateSecurity() error {
 		return errorf("kafka.sasl.password: required with kafka.sasl.mechanism %s", s.Mechanism)
 	}
 	if s.Mechanism == "PLAIN" && k.TLS.config == nil {
-		return fmt.Errorf("config: kafka.sasl.mechanism: PLAIN sends the password in clear text; enable kafka.tls")
+		return errorf("kafka.sasl.mechanism: PLAIN sends the password in clear text; enable kafka.tls")
 	}
 	return nil
 }
