@@ -229,7 +229,7 @@ func TestRelayedRecordsMatchSchemas(t *testing.T) {
 	for _, p := range cfg.Providers {
 		topics = append(topics, p.Topic)
 	}
-	rl, err := relay.New(relay.Config{Pool: pool, DatabaseURL: dbURL, Relay: cfg.Relay, Kafka: wiring.RelayKafka(cfg), Topics: topics,
+	rl, err := relay.New(relay.Config{Pool: pool, DatabaseURL: dbURL, Relay: cfg.Relay, Kafka: cfg.Kafka, Topics: topics,
 		RetryInterval: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

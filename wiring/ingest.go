@@ -56,8 +56,7 @@ func ReplayTargets(c *config.Config) map[string]admin.ReplayTarget {
 // section and providers. The caller adds the Pool, the observability and
 // the relay's backlog.
 func IngestUpkeep(c *config.Config) upkeep.Config {
-	return upkeep.Config{Maintenance: IngestMaintenance(c),
-		KeyFilterFalsePositives: c.Storage.KeyFilterRate(), KeyFilterEvery: c.Storage.CheckInterval}
+	return upkeep.Config{Maintenance: IngestMaintenance(c)}
 }
 
 // IngestMaintenance is the maintenance of ingest's tables under c's
@@ -66,11 +65,9 @@ func IngestUpkeep(c *config.Config) upkeep.Config {
 func IngestMaintenance(c *config.Config) upkeep.MaintenanceConfig {
 	s := c.Storage
 	m := upkeep.MaintenanceConfig{
-		Providers:         map[string]upkeep.Kept{},
-		Default:           upkeep.Kept{Retention: s.Retention, KeyLifetime: max(s.Retention, s.DedupeWindow)},
-		PartitionInterval: s.PartitionInterval, KeyPartitionInterval: s.KeyPartitionInterval,
-		OutboxPartitionInterval: s.OutboxPartitionInterval, Ahead: s.Ahead, CheckInterval: s.CheckInterval,
-		AuditRetention: s.AuditRetention, OutboxRetention: s.OutboxRetention,
+		Storage:        s,
+		Providers:      map[string]upkeep.Kept{},
+		Default:        upkeep.Kept{Retention: s.Retention, KeyLifetime: max(s.Retention, s.DedupeWindow)},
 		OutboxExternal: c.Relay.Mode == config.RelayExternal,
 	}
 	for name, p := range c.Providers {

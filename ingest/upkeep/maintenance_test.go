@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gatehouse/gatehouse/ingest/inbox"
+	"github.com/gatehouse/gatehouse/internal/settings"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
 
@@ -70,8 +71,8 @@ func retentionConfig(t *testing.T, interval, retention, dedupe string, opts ...f
 	kept := Kept{Retention: d(retention), KeyLifetime: max(d(retention), d(dedupe))}
 	c := MaintenanceConfig{
 		Providers: map[string]Kept{"p": kept}, Default: kept,
-		PartitionInterval: d(interval), KeyPartitionInterval: d(interval), OutboxPartitionInterval: time.Hour,
-		Ahead: 3, CheckInterval: time.Minute, AuditRetention: 365 * 24 * time.Hour, OutboxRetention: 24 * time.Hour,
+		Storage: settings.Storage{PartitionInterval: d(interval), KeyPartitionInterval: d(interval), OutboxPartitionInterval: time.Hour,
+			Ahead: 3, CheckInterval: time.Minute, AuditRetention: 365 * 24 * time.Hour, OutboxRetention: 24 * time.Hour},
 	}
 	for _, o := range opts {
 		o(&c)

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gatehouse/gatehouse/internal/settings"
 	"github.com/gatehouse/gatehouse/internal/storage"
 )
 
@@ -18,9 +19,9 @@ import (
 // rollup.go) keeps a minute: the longest chart shows a day.
 const ChartRetention = 48 * time.Hour
 
-// MaintenanceConfig configures ingest's storage maintenance; package
-// wiring builds it from the storage section and each provider's own
-// retention.
+// MaintenanceConfig configures ingest's storage maintenance: the storage
+// section and each provider's own retention (a provider's entry, which
+// package wiring turns into Kept).
 type MaintenanceConfig struct {
 	Pool *pgxpool.Pool
 	// Providers are the configured providers and what is kept of each.
@@ -28,20 +29,18 @@ type MaintenanceConfig struct {
 	// Default is what is kept of the events of a provider no longer
 	// configured (storage.retention and storage.dedupe_window).
 	Default Kept
-	// PartitionInterval, KeyPartitionInterval and OutboxPartitionInterval
-	// are the widths of new inbox, dedupe_keys and outbox partitions;
-	// Ahead how many exist beyond the current one; CheckInterval the time
-	// between passes.
-	PartitionInterval, KeyPartitionInterval, OutboxPartitionInterval time.Duration
-	Ahead                                                            int
-	CheckInterval                                                    time.Duration
-	// AuditRetention keeps replays, erasures and outbox_erasures;
-	// OutboxRetention the outbox log's partitions (at least: a partition
-	// is dropped only once every relay's cursor passed it, unless
-	// OutboxExternal: relay.mode external, Debezium reads the outbox and
-	// age alone decides).
-	AuditRetention, OutboxRetention time.Duration
-	OutboxExternal                  bool
+	// Storage is the storage section (docs/CONFIG.md, storage.*) as the
+	// configuration declares it: the widths of new inbox, dedupe_keys and
+	// outbox partitions, how many exist ahead of the current one, the time
+	// between passes, how long audit rows (replays, erasures and
+	// outbox_erasures) and the outbox log's partitions are kept, and the
+	// key filters' false positive rate (Config). NewMaintenance applies
+	// its defaults. Its retention and dedupe window are Default's.
+	settings.Storage
+	// OutboxExternal: relay.mode external, Debezium reads the outbox, and
+	// age alone decides when an outbox partition is dropped (otherwise
+	// only once every relay's cursor passed it).
+	OutboxExternal bool
 	// Logger nil: slog.Default(). Registerer nil: metrics are not registered.
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
@@ -81,6 +80,7 @@ type Kept struct {
 //     all of its rows (with relay.mode external, Debezium reads the
 //     outbox and age alone decides).
 func NewMaintenance(cfg MaintenanceConfig) (*storage.Maintainer, error) {
+	cfg.Storage.ApplyDefaults()
 	payloadMax, keyMax := cfg.Default.Retention, max(cfg.Default.Retention, cfg.Default.KeyLifetime)
 	for _, k := range cfg.Providers {
 		payloadMax, keyMax = max(payloadMax, k.Retention), max(keyMax, k.KeyLifetime)

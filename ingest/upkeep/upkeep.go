@@ -25,11 +25,6 @@ type Config struct {
 	// Maintenance is the partitions' and retention's; its Pool, Logger and
 	// Registerer, left nil, are this Config's.
 	Maintenance MaintenanceConfig
-	// KeyFilterFalsePositives is storage.key_filter_false_positives (0:
-	// off, the filters are deleted); KeyFilterEvery the time between
-	// builds (default 1m).
-	KeyFilterFalsePositives float64
-	KeyFilterEvery          time.Duration
 	// GuardSweepEvery and GuardSweepBatch: expired replay-guard records go
 	// in batches of GuardSweepBatch (default 1000), every GuardSweepEvery
 	// (default 1m).
@@ -65,6 +60,7 @@ func New(cfg Config) (*Upkeep, error) {
 		cfg.GuardSweepBatch = 1000
 	}
 	mc := cfg.Maintenance
+	mc.Storage.ApplyDefaults()
 	if mc.Pool == nil {
 		mc.Pool = cfg.Pool
 	}
@@ -81,8 +77,10 @@ func New(cfg Config) (*Upkeep, error) {
 	rollup := NewRollup(cfg.Pool, 0, cfg.Logger)
 	rollup.RelayOldest = cfg.RelayOldest
 	return &Upkeep{cfg: cfg, rollup: rollup, maint: mt,
-		filters: &KeyFilterBuilder{Pool: cfg.Pool, FalsePositives: cfg.KeyFilterFalsePositives,
-			Every: cfg.KeyFilterEvery, Logger: cfg.Logger, Registerer: cfg.Registerer}}, nil
+		// storage.key_filter_false_positives (0: off, the filters are
+		// deleted), built every check interval
+		filters: &KeyFilterBuilder{Pool: cfg.Pool, FalsePositives: mc.KeyFilterRate(),
+			Every: mc.CheckInterval, Logger: cfg.Logger, Registerer: cfg.Registerer}}, nil
 }
 
 // Rollup is the console's rollup that the receiver answers into

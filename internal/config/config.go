@@ -47,7 +47,7 @@ type Config struct {
 	// API configures the /api/v1 resource server (bearer tokens, operators).
 	API settings.API `yaml:"api"`
 	// Storage configures retention, the dedupe window and partitions.
-	Storage Storage `yaml:"storage"`
+	Storage settings.Storage `yaml:"storage"`
 	// Tracing configures OpenTelemetry tracing (off by default).
 	Tracing settings.Tracing `yaml:"tracing"`
 }

@@ -11,7 +11,7 @@ func (c *Config) applySectionDefaults() {
 	c.Consumers.ApplyDefaults()
 	c.Auth.applyDefaults()
 	c.API.ApplyDefaults()
-	c.Storage.applyDefaults()
+	c.Storage.ApplyDefaults()
 	c.Tracing.ApplyDefaults()
 }
 
@@ -69,8 +69,8 @@ func (c *Config) validateSections() error {
 	if err := c.API.Validate(); err != nil {
 		return errorf("%w", err)
 	}
-	if err := c.Storage.validate(); err != nil {
-		return err
+	if err := c.Storage.Validate(); err != nil {
+		return errorf("%w", err)
 	}
 	if err := c.validateRetention(); err != nil {
 		return err

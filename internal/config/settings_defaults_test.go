@@ -12,7 +12,8 @@ import (
 // defaults the generated reference and JSON Schema print (Keys, from
 // Parse) are the ones each stage applies when it is built without a file
 // (relay.New, consumers.New, tracing.Setup and api.New call the same
-// ApplyDefaults, relay.New the kafka section's too; auth/bearer's New
+// ApplyDefaults, relay.New the kafka section's too, ingest's maintenance
+// the storage section's; auth/bearer's New
 // applies the api section's constants): for each section, every key's
 // printed default equals the zero section after ApplyDefaults, and no key
 // of the section has a default of its own elsewhere (a default note).
@@ -27,7 +28,9 @@ func TestSchemaDefaultsAreTheStagesDefaults(t *testing.T) {
 	api.ApplyDefaults()
 	var kafka settings.Kafka
 	kafka.ApplyDefaults()
-	sections := map[string]any{"relay": relay, "consumers": cons, "tracing": tr, "api": api, "kafka": kafka}
+	var storage settings.Storage
+	storage.ApplyDefaults()
+	sections := map[string]any{"relay": relay, "consumers": cons, "tracing": tr, "api": api, "kafka": kafka, "storage": storage}
 
 	keys := map[string]Key{}
 	for _, k := range Keys() {
@@ -50,14 +53,18 @@ func TestSchemaDefaultsAreTheStagesDefaults(t *testing.T) {
 			if k.DefaultNote != "" {
 				continue
 			}
-			want := defaultText(v.Field(i))
+			fv := v.Field(i)
+			if fv.Kind() == reflect.Pointer && !fv.IsNil() { // a default that 0 cannot mean
+				fv = fv.Elem()
+			}
+			want := defaultText(fv)
 			if k.Default != want {
 				t.Errorf("%s: the schema prints default %q, the stage applies %q", k.Path, k.Default, want)
 			}
 			checked++
 		}
 	}
-	if checked < 15 {
+	if checked < 40 {
 		t.Fatalf("only %d keys compared", checked)
 	}
 }
