@@ -98,7 +98,7 @@ auth:
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	f.store, err = auth.NewStore(auth.StoreConfig{Pool: pool, Auth: wiring.Auth(f.cfg), Logger: log})
+	f.store, err = auth.NewStore(auth.StoreConfig{Pool: pool, Auth: auth.SettingsOf(&f.cfg.Auth), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,14 @@
 package auth
 
-import "time"
+import (
+	"time"
+
+	"github.com/gatehouse/gatehouse/internal/settings"
+)
 
 // Settings are the login and session settings (docs/CONFIG.md, auth.*)
-// with every secret resolved; cmd/gatehouse fills them from the
-// configuration (wiring.Auth), where their defaults live.
+// with every secret resolved: SettingsOf the auth section, where their
+// defaults live (settings.Auth.ApplyDefaults).
 type Settings struct {
 	// Issuer is the OpenID Provider's issuer URL, exactly as its discovery
 	// document states it; "" turns login off.
@@ -56,3 +60,24 @@ type Key struct {
 
 // Enabled reports whether login is configured.
 func (s *Settings) Enabled() bool { return s.Issuer != "" }
+
+// SettingsOf is the auth section (settings.Auth, its secrets resolved by
+// ResolveSecrets) as login and the session store run with it: the secret
+// references replaced by their values, refresh: false and userinfo: false
+// as NoRefresh and SkipUserInfo. A key added to the section and read by
+// this stage is added here (TestSettingsOfCarriesEverySetting).
+func SettingsOf(a *settings.Auth) Settings {
+	s := Settings{
+		Issuer: a.Issuer, ClientID: a.ClientID, ClientSecret: a.ClientSecretValue(),
+		RedirectURL: a.RedirectURL, PostLogoutRedirectURL: a.PostLogoutRedirectURL,
+		Scopes: a.Scopes, OfflineAccess: a.OfflineAccess, TokenEndpointAuthMethod: a.TokenEndpointAuthMethod,
+		RefreshBefore: a.RefreshBefore, NoRefresh: !a.RefreshEnabled(), SkipUserInfo: !a.UserInfoEnabled(), IDTokenAlgs: a.IDTokenAlgs,
+		CookieName: a.CookieName, SessionIdleTimeout: a.SessionIdleTimeout, SessionLifetime: a.SessionLifetime,
+		SessionRetention: a.SessionRetention, LoginTimeout: a.LoginTimeout, OPRevokeInterval: a.OPRevokeInterval,
+		NextAllowlist: a.NextAllowlist, OperatorToken: a.OperatorTokenValue(),
+	}
+	for _, k := range a.EncryptionKeys {
+		s.EncryptionKeys = append(s.EncryptionKeys, Key{ID: k.ID, Value: k.Key()})
+	}
+	return s
+}

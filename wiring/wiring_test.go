@@ -91,9 +91,6 @@ func TestEverySettingReachesItsStage(t *testing.T) {
 	if ks := kafka.SecurityOf(&c.Kafka); ks.Mechanism != "SCRAM-SHA-256" || ks.TLS == nil || string(ks.Password) != "p" {
 		t.Errorf("kafka security %+v", ks)
 	}
-	if z := zeroFields(Auth(c)); len(z) > 0 {
-		t.Errorf("wiring.Auth leaves %v zero", z)
-	}
 	if z := zeroFields(APIProviders(c)["shop"]); len(z) > 0 {
 		t.Errorf("wiring.APIProviders leaves %v zero", z)
 	}

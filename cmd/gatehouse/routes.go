@@ -124,10 +124,10 @@ func publicSurface(ctx context.Context, b *base) (*surface, error) {
 	s.background = append(s.background, runs...)
 	var store *auth.Store
 	if b.cfg.Auth.Enabled() {
-		if store, err = auth.NewStore(auth.StoreConfig{Pool: b.pool, Auth: wiring.Auth(b.cfg), Logger: b.log}); err != nil {
+		if store, err = auth.NewStore(auth.StoreConfig{Pool: b.pool, Auth: auth.SettingsOf(&b.cfg.Auth), Logger: b.log}); err != nil {
 			return fail(err)
 		}
-		svc, err := auth.New(ctx, auth.Config{Auth: wiring.Auth(b.cfg), Store: store, Logger: b.log, Registerer: b.reg, Home: operatorHome(b.cfg)})
+		svc, err := auth.New(ctx, auth.Config{Auth: auth.SettingsOf(&b.cfg.Auth), Store: store, Logger: b.log, Registerer: b.reg, Home: operatorHome(b.cfg)})
 		if err != nil {
 			return fail(err)
 		}

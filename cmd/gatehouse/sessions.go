@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/gatehouse/gatehouse/auth"
-	"github.com/gatehouse/gatehouse/wiring"
 )
 
 // runSessions is `gatehouse sessions list|revoke --user <issuer>,<subject>`
@@ -33,7 +32,7 @@ func runSessions(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer b.close()
-	store, err := auth.NewStore(auth.StoreConfig{Pool: b.pool, Auth: wiring.Auth(b.cfg), Logger: b.log})
+	store, err := auth.NewStore(auth.StoreConfig{Pool: b.pool, Auth: auth.SettingsOf(&b.cfg.Auth), Logger: b.log})
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ type Config struct {
 	// Consumers configures the Kafka consumers.
 	Consumers settings.Consumers `yaml:"consumers"`
 	// Auth configures browser login, sessions and the bearer-protected API.
-	Auth Auth `yaml:"auth"`
+	Auth settings.Auth `yaml:"auth"`
 	// API configures the /api/v1 resource server (bearer tokens, operators).
 	API settings.API `yaml:"api"`
 	// Storage configures retention, the dedupe window and partitions.

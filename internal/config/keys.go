@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gatehouse/gatehouse/internal/settings"
 	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
@@ -145,7 +146,7 @@ func (c *Config) applyEnv(getenv func(string) string) {
 		case path == "kafka.brokers":
 			c.Kafka.Brokers = splitList(v)
 		case path == "auth.encryption_keys":
-			c.Auth.EncryptionKeys = append([]AuthKey{{ID: "env", Value: v}}, c.Auth.EncryptionKeys...)
+			c.Auth.EncryptionKeys = append([]settings.AuthKey{{ID: "env", Value: v}}, c.Auth.EncryptionKeys...)
 		default:
 			stringAt(reflect.ValueOf(c).Elem(), path).SetString(v)
 		}

@@ -9,7 +9,7 @@ func (c *Config) applySectionDefaults() {
 	c.Kafka.ApplyDefaults()
 	c.Relay.ApplyDefaults()
 	c.Consumers.ApplyDefaults()
-	c.Auth.applyDefaults()
+	c.Auth.ApplyDefaults()
 	c.API.ApplyDefaults()
 	c.Storage.ApplyDefaults()
 	c.Tracing.ApplyDefaults()
@@ -44,7 +44,10 @@ func (c *Config) resolveSections(getenv func(string) string) error {
 	if err := c.API.ResolveSecrets(secretResolver(getenv)); err != nil {
 		return errorf("%w", err)
 	}
-	return c.Auth.resolve(getenv)
+	if err := c.Auth.ResolveSecrets(secretResolver(getenv)); err != nil {
+		return errorf("%w", err)
+	}
+	return nil
 }
 
 func (c *Config) validateSections() error {
@@ -78,7 +81,10 @@ func (c *Config) validateSections() error {
 	if err := c.Tracing.Validate(); err != nil {
 		return errorf("%w", err)
 	}
-	return c.Auth.validate()
+	if err := c.Auth.Validate(); err != nil {
+		return errorf("%w", err)
+	}
+	return nil
 }
 
 // secretResolver is ResolveSecret under getenv, as a section's

@@ -1,4 +1,4 @@
-package config
+package settings
 
 import (
 	"encoding/base64"
@@ -125,7 +125,8 @@ func (a *Auth) UserInfoEnabled() bool { return a.UserInfo == nil || *a.UserInfo 
 // TLSEnabled reports whether the public listener serves HTTPS.
 func (a *Auth) TLSEnabled() bool { return a.TLSCertFile != "" }
 
-func (a *Auth) applyDefaults() {
+// ApplyDefaults fills the zero settings with their defaults.
+func (a *Auth) ApplyDefaults() {
 	if len(a.Scopes) == 0 {
 		a.Scopes = []string{"profile", "email"}
 	}
@@ -160,23 +161,27 @@ func (a *Auth) applyDefaults() {
 	}
 }
 
-func (a *Auth) resolve(getenv func(string) string) error {
+// ResolveSecrets sets the client secret, the operator token and the
+// encryption keys from their references through resolve (internal/config's
+// env:/file:/literal resolution), each key decoded from base64 and checked
+// to be 32 bytes; every error names its key.
+func (a *Auth) ResolveSecrets(resolve func(ref string) ([]byte, error)) error {
 	if a.ClientSecret != "" {
-		v, err := ResolveSecret(a.ClientSecret, getenv)
+		v, err := resolve(a.ClientSecret)
 		if err != nil {
 			return errorf("auth.client_secret: %w", err)
 		}
 		a.clientSecret = v
 	}
 	if a.OperatorToken != "" {
-		v, err := ResolveSecret(a.OperatorToken, getenv)
+		v, err := resolve(a.OperatorToken)
 		if err != nil {
 			return errorf("auth.operator_token: %w", err)
 		}
 		a.operatorToken = v
 	}
 	for i := range a.EncryptionKeys {
-		v, err := ResolveSecret(a.EncryptionKeys[i].Value, getenv)
+		v, err := resolve(a.EncryptionKeys[i].Value)
 		if err != nil {
 			return errorf("auth.encryption_keys[%d].value: %w", i, err)
 		}
@@ -195,7 +200,9 @@ func (a *Auth) resolve(getenv func(string) string) error {
 	return nil
 }
 
-func (a *Auth) validate() error {
+// Validate returns the first setting that is out of range, naming its key
+// (the secrets are resolved first: ResolveSecrets).
+func (a *Auth) Validate() error {
 	switch a.TokenEndpointAuthMethod {
 	case "", "client_secret_basic", "client_secret_post":
 	default:
