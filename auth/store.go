@@ -57,7 +57,7 @@ type StoreConfig struct {
 	// Pool is the database holding migrations/00001_baseline.sql. Required.
 	Pool *pgxpool.Pool
 	// Auth supplies CookieName, SessionIdleTimeout, SessionLifetime and the
-	// resolved EncryptionKeys (wiring.Auth fills them from the configuration).
+	// resolved EncryptionKeys (SettingsOf fills them from the auth section).
 	Auth Settings
 	// Logger nil: slog.Default() (the rule of every stage's Config); Now
 	// defaults to time.Now.
