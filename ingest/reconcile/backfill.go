@@ -21,8 +21,9 @@ import (
 const pageSize = 100
 
 // backfill reads the provider's event list (providers.EventList: Stripe's
-// GET /v1/events with created bounds and starting_after as the cursor, or
-// an hmac definition's), page by page, newest first, over the window, and
+// GET /v1/events with created bounds and starting_after as the cursor,
+// Paddle's GET /events by id descending with after, or an hmac
+// definition's), page by page, newest first, over the window, and
 // stores each event the receiver does not remember through the Writer, as
 // its webhook would have been stored.
 func (r *Reconciler) backfill(ctx context.Context, c *client, w window, opt Options, res *Result) (time.Time, error) {
@@ -32,6 +33,9 @@ func (r *Reconciler) backfill(ctx context.Context, c *client, w window, opt Opti
 	var prev time.Time
 	for {
 		q := url.Values{}
+		for k, v := range l.Query {
+			q.Set(k, v)
+		}
 		if l.Limit != "" {
 			q.Set(l.Limit, strconv.Itoa(pageSize))
 		}

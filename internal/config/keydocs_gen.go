@@ -146,6 +146,7 @@ var fieldDocs = map[string]string{
 	"providers.EventList.Limit":                   "`limit` names the page size parameter, given 100 (\"limit\"); optional.",
 	"providers.EventList.More":                    "`cursor` names the parameter that takes the last item's id to ask for the next page (\"starting_after\"); More is the path of the answer's boolean saying that a next page exists (\"has_more\").",
 	"providers.EventList.Path":                    "`path` is the list's path below api_url, called with GET (\"/v1/events\").",
+	"providers.EventList.Query":                   "`query` holds parameters sent as they are with every page, such as the order that puts the newest first ({\"order_by\": \"id[DESC]\"}, Paddle's); optional.",
 	"providers.EventList.Time":                    "`time` is the path of an item's creation time, Unix seconds or RFC 3339 (\"created\"); the list must give the newest first.",
 	"providers.EventList.To":                      "`from` and `to` name the query parameters bounding the creation time, in Unix seconds, inclusive (\"created[gte]\", \"created[lte]\"); optional: without them the pass stops at the first item older than its window.",
 	"providers.Fetch.Answer":                      "`answer` is the path of the object in the answer (Square's \"payment\", Shopify's \"order\"); \"\" is the whole answer.",

@@ -46,13 +46,14 @@ const (
 	noRecord    = "the provider documents no API listing the webhook events or deliveries it sent"
 	svixSender  = "deliveries are listed and recovered by Svix's API with the sending application's key, which a receiving endpoint does not hold"
 	notYetLog   = "not implemented yet: the provider's API documents "
-	userDefined = "not implemented yet: an hmac definition declares no event list"
+	userDefined = "an hmac definition is backfilled only from the event list it declares (providers.<name>.reconcile.list)"
 )
 
 // reconciles holds each catalogue scheme's reconciliation (Kind.Reconcile;
-// `gatehouse providers` prints it). Stripe and GitHub are implemented by
-// ingest/reconcile; a scheme whose provider documents a record gatehouse
-// does not read yet says so.
+// `gatehouse providers` prints it). Stripe and Paddle (backfill) and
+// GitHub (redelivery) are implemented by ingest/reconcile; a scheme whose
+// provider documents a record gatehouse does not read yet says so and
+// why.
 var reconciles = map[string]Reconcile{
 	"stripe": {Way: ReconcileBackfill,
 		List: "GET /v1/events?created[gte]=&created[lte]=&starting_after= (has_more)",
@@ -70,25 +71,33 @@ var reconciles = map[string]Reconcile{
 	"clerk":             {Reason: svixSender},
 	"shopify":           {Reason: noRecord + " (failed deliveries are visible only in the Partner Dashboard)"},
 	"resend":            {Reason: noRecord},
-	"gitlab":            {Reason: notYetLog + "a hook's events (GET /projects/:id/hooks/:hook_id/events) and their resend"},
-	"bitbucket":         {Reason: noRecord + " (the request history is in the repository's settings only)"},
-	"discord":           {Reason: "interactions must be answered within 3 seconds; a late one cannot be answered"},
-	"twilio":            {Reason: "status callbacks are not events of a log; the resources' own state is fetched instead"},
-	"sendgrid":          {Reason: noRecord},
-	"mailgun":           {Reason: notYetLog + "an event list (GET /v3/{domain}/events, kept for days)"},
-	"postmark":          {Reason: notYetLog + "message and bounce lists, not a webhook event log"},
-	"square":            {Reason: notYetLog + "an event list (POST /v2/events, kept 28 days)"},
-	"paddle":            {Reason: notYetLog + "an event list and notification replays (GET /events, POST /notifications/{id}/replay)"},
-	"lemonsqueezy":      {Reason: noRecord},
-	"zoom":              {Reason: noRecord},
-	"twitch":            {Reason: noRecord + " (EventSub lists subscriptions, not messages)"},
-	"meta":              {Reason: noRecord},
-	"dropbox":           {Reason: "notifications carry no event id; the app reads changes with its own list_folder cursor"},
-	"linear":            {Reason: noRecord},
-	"intercom":          {Reason: noRecord},
-	"hubspot":           {Reason: noRecord},
-	"typeform":          {Reason: noRecord},
-	"calendly":          {Reason: noRecord},
+	"gitlab": {Reason: notYetLog + "a hook's events (GET /projects/:id/hooks/:hook_id/events) and their resend " +
+		"(POST …/events/:hook_log_id/resend), with page numbers, not GitHub's delivery list and cursor"},
+	"bitbucket": {Reason: noRecord + " (the request history is in the repository's settings only)"},
+	"discord":   {Reason: "interactions must be answered within 3 seconds; a late one cannot be answered"},
+	"twilio":    {Reason: "status callbacks are not events of a log; the resources' own state is fetched instead"},
+	"sendgrid":  {Reason: noRecord},
+	"mailgun": {Reason: notYetLog + "an event list (GET /v3/{domain}/events, kept for days) read with HTTP Basic auth, paged by URLs, " +
+		"each item the webhook's event-data: the pass sends a bearer credential and reads a cursor parameter"},
+	"postmark": {Reason: "the API lists messages (GET /messages/outbound) and bounces (GET /bounces), not the webhook events it sent: " +
+		"no item is a webhook's body with its id, and the webhook deliveries themselves are not listed"},
+	"square": {Reason: notYetLog + "an event search (POST /v2/events, kept 28 days) whose query and cursor are in a JSON body: " +
+		"the pass reads event lists with GET"},
+	"paddle": {Way: ReconcileBackfill,
+		List: "GET /events?order_by=id[DESC]&per_page=&after= (meta.pagination.has_more)",
+		Events: &EventList{Path: "/events", Items: "data", ID: "event_id", Time: "occurred_at", Limit: "per_page",
+			Cursor: "after", More: "meta.pagination.has_more", Query: map[string]string{"order_by": "id[DESC]"}},
+		Source: "https://developer.paddle.com/api-reference/events/list-events"},
+	"lemonsqueezy": {Reason: noRecord},
+	"zoom":         {Reason: noRecord},
+	"twitch":       {Reason: noRecord + " (EventSub lists subscriptions, not messages)"},
+	"meta":         {Reason: noRecord},
+	"dropbox":      {Reason: "notifications carry no event id; the app reads changes with its own list_folder cursor"},
+	"linear":       {Reason: noRecord},
+	"intercom":     {Reason: noRecord},
+	"hubspot":      {Reason: noRecord},
+	"typeform":     {Reason: noRecord},
+	"calendly":     {Reason: noRecord},
 }
 
 // EventList declares a provider's list of the events it sent, for
@@ -119,6 +128,10 @@ type EventList struct {
 	// boolean saying that a next page exists ("has_more").
 	Cursor string `yaml:"cursor"`
 	More   string `yaml:"more"`
+	// Query holds parameters sent as they are with every page, such as
+	// the order that puts the newest first ({"order_by": "id[DESC]"},
+	// Paddle's); optional.
+	Query map[string]string `yaml:"query"`
 }
 
 // Validate names the first required field of l that is missing, under
