@@ -29,30 +29,19 @@ const pageSize = 100
 func (r *Reconciler) backfill(ctx context.Context, c *client, w window, opt Options, res *Result) (time.Time, error) {
 	l := r.list
 	seen := map[string]bool{}
-	after := ""
 	var prev time.Time
+	// the next page is asked for as soon as this one is read (its cursor
+	// is this page's last id), so its call overlaps this page's lookups
+	// and writes: a pass takes about its calls' time, not their sum with
+	// the database's
+	next := r.fetchPage(ctx, c, w, "")
 	for {
-		q := url.Values{}
-		for k, v := range l.Query {
-			q.Set(k, v)
+		pg := <-next
+		next = nil
+		if pg.err != nil {
+			return time.Time{}, pg.err
 		}
-		if l.Limit != "" {
-			q.Set(l.Limit, strconv.Itoa(pageSize))
-		}
-		if l.From != "" {
-			q.Set(l.From, strconv.FormatInt(w.from.Unix(), 10))
-		}
-		if l.To != "" {
-			q.Set(l.To, strconv.FormatInt(w.before.Unix(), 10))
-		}
-		if after != "" {
-			q.Set(l.Cursor, after)
-		}
-		var raw json.RawMessage
-		if _, err := c.call(ctx, http.MethodGet, l.Path, q, &raw); err != nil {
-			return time.Time{}, err
-		}
-		answer := gjson.ParseBytes(raw)
+		answer := gjson.ParseBytes(pg.raw)
 		items, more := answer.Get(l.Items), answer.Get(l.More)
 		if !items.IsArray() || !more.IsBool() || (more.Bool() && len(items.Array()) == 0) {
 			return time.Time{}, fmt.Errorf("GET %s: %w: no %s array or %s boolean, or %s without events", l.Path, ErrMalformedPage, l.Items, l.More, l.More)
@@ -62,6 +51,7 @@ func (r *Reconciler) backfill(ctx context.Context, c *client, w window, opt Opti
 		var raws [][]byte
 		var ats []time.Time
 		done := !more.Bool()
+		after := ""
 		for i, item := range page {
 			id := item.Get(l.ID).String()
 			at, ok := itemTime(item.Get(l.Time))
@@ -87,7 +77,13 @@ func (r *Reconciler) backfill(ctx context.Context, c *client, w window, opt Opti
 				break
 			}
 		}
+		if !done {
+			next = r.fetchPage(ctx, c, w, after)
+		}
 		if err := r.closeEvents(ctx, ids, raws, ats, opt, res); err != nil {
+			if next != nil {
+				<-next // the call in flight ends before the pass reports its calls
+			}
 			return time.Time{}, err
 		}
 		if opt.Progress != nil {
@@ -100,6 +96,41 @@ func (r *Reconciler) backfill(ctx context.Context, c *client, w window, opt Opti
 			return time.Time{}, nil
 		}
 	}
+}
+
+// page is one answer of the event list, or the call's error.
+type page struct {
+	raw json.RawMessage
+	err error
+}
+
+// fetchPage calls the event list for the page after the id given ("":
+// the first) in the background; its answer arrives on the channel.
+func (r *Reconciler) fetchPage(ctx context.Context, c *client, w window, after string) <-chan page {
+	l := r.list
+	q := url.Values{}
+	for k, v := range l.Query {
+		q.Set(k, v)
+	}
+	if l.Limit != "" {
+		q.Set(l.Limit, strconv.Itoa(pageSize))
+	}
+	if l.From != "" {
+		q.Set(l.From, strconv.FormatInt(w.from.Unix(), 10))
+	}
+	if l.To != "" {
+		q.Set(l.To, strconv.FormatInt(w.before.Unix(), 10))
+	}
+	if after != "" {
+		q.Set(l.Cursor, after)
+	}
+	out := make(chan page, 1)
+	go func() {
+		var raw json.RawMessage
+		_, err := c.call(ctx, http.MethodGet, l.Path, q, &raw)
+		out <- page{raw: raw, err: err}
+	}()
+	return out
 }
 
 // itemTime reads an event's creation time: Unix seconds, or RFC 3339.
