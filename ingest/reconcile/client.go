@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,6 +75,11 @@ func newClient(base string, key []byte, version, versionHeader string, limit flo
 // call sends method to path (with query) and decodes a 2xx JSON answer
 // into out (nil: the body is discarded). It returns the answer's headers.
 func (c *client) call(ctx context.Context, method, path string, query url.Values, out any) (http.Header, error) {
+	return c.send(ctx, method, path, query, nil, out)
+}
+
+// send is call with a JSON body (nil: none).
+func (c *client) send(ctx context.Context, method, path string, query url.Values, body []byte, out any) (http.Header, error) {
 	if c.limiter != nil {
 		if err := c.limiter.Wait(ctx); err != nil {
 			return nil, fmt.Errorf("rate limit: %w", err)
@@ -82,9 +88,16 @@ func (c *client) call(ctx context.Context, method, path string, query url.Values
 	u := *c.base
 	u.Path = strings.TrimSuffix(u.Path, "/") + path
 	u.RawQuery = query.Encode()
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
 		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.key != "" {
 		req.Header.Set("Authorization", "Bearer "+c.key)
@@ -100,7 +113,7 @@ func (c *client) call(ctx context.Context, method, path string, query url.Values
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
 		c.onError()
 		return nil, fmt.Errorf("%s %s: read answer: %w", method, path, err)
@@ -109,12 +122,12 @@ func (c *client) call(ctx context.Context, method, path string, query url.Values
 		c.onError()
 		return nil, &APIError{Method: method, Path: path, Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
 	}
-	if len(body) > maxAnswer {
+	if len(answer) > maxAnswer {
 		c.onError()
 		return nil, fmt.Errorf("%s %s: answer larger than %d bytes", method, path, maxAnswer)
 	}
 	if out != nil {
-		if err := json.Unmarshal(body, out); err != nil {
+		if err := json.Unmarshal(answer, out); err != nil {
 			c.onError()
 			return nil, fmt.Errorf("%s %s: %w: %w", method, path, ErrMalformedPage, err)
 		}

@@ -81,8 +81,13 @@ var reconciles = map[string]Reconcile{
 		"each item the webhook's event-data: the pass sends a bearer credential and reads a cursor parameter"},
 	"postmark": {Reason: "the API lists messages (GET /messages/outbound) and bounces (GET /bounces), not the webhook events it sent: " +
 		"no item is a webhook's body with its id, and the webhook deliveries themselves are not listed"},
-	"square": {Reason: notYetLog + "an event search (POST /v2/events, kept 28 days) whose query and cursor are in a JSON body: " +
-		"the pass reads event lists with GET"},
+	"square": {Way: ReconcileBackfill,
+		List: "POST /v2/events {query: {filter: {created_at: {start_at, end_at}}, sort: {field: DEFAULT, order: DESC}}, limit, cursor} (cursor)",
+		Events: &EventList{Method: "POST", Path: "/v2/events", Items: "events", ID: "event_id", Time: "created_at",
+			From: "query.filter.created_at.start_at", To: "query.filter.created_at.end_at", TimeFormat: "rfc3339",
+			Limit: "limit", Cursor: "cursor", Next: "cursor",
+			Query: map[string]string{"query.sort.field": "DEFAULT", "query.sort.order": "DESC"}},
+		Source: "https://developer.squareup.com/reference/square/events-api/search-events"},
 	"paddle": {Way: ReconcileBackfill,
 		List: "GET /events?order_by=id[DESC]&per_page=&after= (meta.pagination.has_more)",
 		Events: &EventList{Path: "/events", Items: "data", ID: "event_id", Time: "occurred_at", Limit: "per_page",
@@ -107,7 +112,8 @@ var reconciles = map[string]Reconcile{
 // the receiver's fields (event_id, event_type, created_at) read the same
 // id from both; paths are dotted paths into the answer and its items.
 type EventList struct {
-	// Path is the list's path below api_url, called with GET ("/v1/events").
+	// Path is the list's path below api_url, called with Method
+	// ("/v1/events").
 	Path string `yaml:"path"`
 	// Items is the path of the array of events in the answer ("data").
 	Items string `yaml:"items"`
@@ -132,19 +138,41 @@ type EventList struct {
 	// the order that puts the newest first ({"order_by": "id[DESC]"},
 	// Paddle's); optional.
 	Query map[string]string `yaml:"query"`
+	// Method is GET (the default) or POST: a POST list (a search, such as
+	// Square's POST /v2/events) takes every parameter above in a JSON
+	// body instead of the query string, each name a dotted path into it
+	// ("query.filter.created_at.start_at"), the page size a number.
+	Method string `yaml:"method"`
+	// Next, when set, is the path of the answer's cursor for the next page
+	// (Square's "cursor"), sent in Cursor; the last page has none, and
+	// More is then not read. Without it the cursor is the last item's id.
+	Next string `yaml:"next"`
+	// TimeFormat is how From and To are given: unix (seconds, the
+	// default) or rfc3339.
+	TimeFormat string `yaml:"time_format"`
 }
 
 // Validate names the first required field of l that is missing, under
 // prefix.
 func (l *EventList) Validate(prefix string) error {
+	more := l.More
+	if l.Next != "" {
+		more = l.Next // the cursor in the answer says whether a page follows
+	}
 	for _, f := range []struct{ key, v string }{{"path", l.Path}, {"items", l.Items}, {"id", l.ID}, {"time", l.Time},
-		{"cursor", l.Cursor}, {"more", l.More}} {
+		{"cursor", l.Cursor}, {"more", more}} {
 		if f.v == "" {
 			return fmt.Errorf("%s.%s: required", prefix, f.key)
 		}
 	}
 	if l.Path[0] != '/' {
 		return fmt.Errorf("%s.path: %q must start with /", prefix, l.Path)
+	}
+	if l.Method != "" && l.Method != "GET" && l.Method != "POST" {
+		return fmt.Errorf("%s.method: %q is not GET or POST", prefix, l.Method)
+	}
+	if l.TimeFormat != "" && l.TimeFormat != "unix" && l.TimeFormat != "rfc3339" {
+		return fmt.Errorf("%s.time_format: %q is not unix or rfc3339", prefix, l.TimeFormat)
 	}
 	return nil
 }
