@@ -46,7 +46,7 @@ func (r *Reconciler) backfill(ctx context.Context, c *client, w window, opt Opti
 		}
 		answer := gjson.ParseBytes(pg.raw)
 		items := answer.Get(l.Items)
-		more, nextCursor, err := r.morePages(answer, cursor)
+		more, nextCursor, err := r.morePages(answer, cursor, len(items.Array()) == 0)
 		if err == nil && (!items.IsArray() || (more && l.Next == "" && len(items.Array()) == 0)) {
 			err = fmt.Errorf("%s %s: %w: no %s array, or %s without events", method, l.Path, ErrMalformedPage, l.Items, l.More)
 		}
@@ -137,6 +137,15 @@ func (r *Reconciler) fetchPage(ctx context.Context, c *client, w window, cursor 
 		params[l.Cursor] = cursor
 	}
 	method := listMethod(l)
+	out := make(chan page, 1)
+	if cursor != "" && l.Cursor == "" { // the answer gave the next page's URL
+		go func() {
+			var raw json.RawMessage
+			_, err := c.follow(ctx, cursor, &raw)
+			out <- page{raw: raw, err: err}
+		}()
+		return out
+	}
 	var q url.Values
 	var body []byte
 	if method == http.MethodPost {
@@ -147,7 +156,6 @@ func (r *Reconciler) fetchPage(ctx context.Context, c *client, w window, cursor 
 			q.Set(k, fmt.Sprint(v))
 		}
 	}
-	out := make(chan page, 1)
 	go func() {
 		var raw json.RawMessage
 		_, err := c.send(ctx, method, l.Path, q, body, &raw)
@@ -157,14 +165,18 @@ func (r *Reconciler) fetchPage(ctx context.Context, c *client, w window, cursor 
 }
 
 // morePages reads whether a page follows the answer, and its cursor when
-// the answer gives it (EventList.Next); cursor is the one this page was
-// asked with: an answer giving it again would list the same page for ever.
-func (r *Reconciler) morePages(answer gjson.Result, cursor string) (bool, string, error) {
+// the answer gives it (EventList.Next: an empty page is the last); cursor
+// is the one this page was asked with: an answer giving it again would
+// list the same page for ever.
+func (r *Reconciler) morePages(answer gjson.Result, cursor string, empty bool) (bool, string, error) {
 	l := r.list
 	if l.Next != "" {
 		next := answer.Get(l.Next)
 		if next.Exists() && next.Type != gjson.String {
 			return false, "", fmt.Errorf("%s %s: %w: %s is not a string", listMethod(l), l.Path, ErrMalformedPage, l.Next)
+		}
+		if empty { // an empty page ends the list, whatever link it gives
+			return false, "", nil
 		}
 		if next.Str != "" && next.Str == cursor {
 			return false, "", fmt.Errorf("%s %s: %w: the cursor did not move", listMethod(l), l.Path, ErrMalformedPage)
@@ -273,6 +285,13 @@ func (r *Reconciler) closeEvents(ctx context.Context, ids []string, raws [][]byt
 // (ingest/envelope reads both), with no signing secret and via
 // reconcile.
 func (r *Reconciler) record(raw []byte) (inbox.Record, error) {
+	if r.list.Wrap != "" { // the webhook carries the item under this key
+		w, err := json.Marshal(map[string]json.RawMessage{r.list.Wrap: raw})
+		if err != nil {
+			return inbox.Record{}, fmt.Errorf("%w: %w", ErrMalformedPage, err)
+		}
+		raw = w
+	}
 	evs, err := envelope.Parse(r.cfg.Kind, http.Header{}, raw, signature.Result{}, r.cfg.Now())
 	if err != nil {
 		return inbox.Record{}, err

@@ -28,6 +28,7 @@ type client struct {
 	versionHeader string
 	http          *http.Client
 	limiter       *rate.Limiter // nil: unlimited
+	basic         bool          // send key "user:password" with HTTP Basic
 	calls         int           // calls made (one pass uses one client at a time)
 	onError       func()
 }
@@ -80,14 +81,39 @@ func (c *client) call(ctx context.Context, method, path string, query url.Values
 
 // send is call with a JSON body (nil: none).
 func (c *client) send(ctx context.Context, method, path string, query url.Values, body []byte, out any) (http.Header, error) {
+	u := *c.base
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	u.RawQuery = query.Encode()
+	return c.do(ctx, method, &u, path, body, out)
+}
+
+// follow calls GET on a paging URL the provider gave (Mailgun's
+// paging.next): it must be on api_url's scheme and host, or the
+// credential would go elsewhere.
+func (c *client) follow(ctx context.Context, next string, out any) (http.Header, error) {
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != c.base.Scheme || u.Host != c.base.Host {
+		return nil, fmt.Errorf("GET %s: %w: the next page's URL is not on the API's host", redactURL(next), ErrMalformedPage)
+	}
+	return c.do(ctx, http.MethodGet, u, u.Path, nil, out)
+}
+
+// redactURL is a URL for an error: its scheme, host and path.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Scheme + "://" + u.Host + u.Path
+}
+
+// do sends the request to u; path names it in errors.
+func (c *client) do(ctx context.Context, method string, u *url.URL, path string, body []byte, out any) (http.Header, error) {
 	if c.limiter != nil {
 		if err := c.limiter.Wait(ctx); err != nil {
 			return nil, fmt.Errorf("rate limit: %w", err)
 		}
 	}
-	u := *c.base
-	u.Path = strings.TrimSuffix(u.Path, "/") + path
-	u.RawQuery = query.Encode()
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -100,7 +126,11 @@ func (c *client) send(ctx context.Context, method, path string, query url.Values
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.key != "" {
-		req.Header.Set("Authorization", "Bearer "+c.key)
+		if user, pass, ok := strings.Cut(c.key, ":"); ok && c.basic {
+			req.SetBasicAuth(user, pass)
+		} else {
+			req.Header.Set("Authorization", "Bearer "+c.key)
+		}
 	}
 	req.Header.Set("Accept", "application/json")
 	if c.version != "" && c.versionHeader != "" {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,5 +78,37 @@ func TestEventListValidatesMethodAndTimeFormat(t *testing.T) {
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%+v: err = %v, want %q", l, err, tc.want)
 		}
+	}
+}
+
+// A paging URL on another host than api_url is not followed: the
+// credential would go there. The pass fails; the page before stays stored.
+func TestPagingURLOnAnotherHostIsNotFollowed(t *testing.T) {
+	now := time.Now().Truncate(time.Second)
+	item := fmt.Sprintf(`{"id":"mg_a","event":"delivered","timestamp":%d.5}`, now.Add(-time.Minute).Unix())
+	var hits atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		_, _ = w.Write([]byte(`{"items":[],"paging":{}}`))
+	}))
+	t.Cleanup(other.Close)
+	api, _ := eventList(t, answer(200, `{"items":[`+item+`],"paging":{"next":"`+other.URL+`/v3/d/events/x"}}`))
+	pool, w := inboxtest.NewWriter(t, 0)
+	kind, _ := providers.Lookup("mailgun")
+	r, err := reconcile.New(reconcile.Config{Provider: "mailgun", Kind: kind, Settings: settings.Reconcile{Enabled: true},
+		APIURL: api.URL + "/v3/d", APIKey: []byte("api:key-test"), DedupeWindow: 72 * time.Hour, Topic: "t", Pool: pool, Writer: w,
+		Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Pass(context.Background(), reconcile.Options{})
+	if !errors.Is(err, reconcile.ErrMalformedPage) || !strings.Contains(err.Error(), "not on the API's host") {
+		t.Fatalf("err = %v, want the paging URL refused", err)
+	}
+	if hits.Load() != 0 {
+		t.Fatal("the other host was called")
+	}
+	if res.Closed != 1 {
+		t.Fatalf("pass %+v: the first page's event must stay stored", res)
 	}
 }

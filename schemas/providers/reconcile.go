@@ -77,8 +77,11 @@ var reconciles = map[string]Reconcile{
 	"discord":   {Reason: "interactions must be answered within 3 seconds; a late one cannot be answered"},
 	"twilio":    {Reason: "status callbacks are not events of a log; the resources' own state is fetched instead"},
 	"sendgrid":  {Reason: noRecord},
-	"mailgun": {Reason: notYetLog + "an event list (GET /v3/{domain}/events, kept for days) read with HTTP Basic auth, paged by URLs, " +
-		"each item the webhook's event-data: the pass sends a bearer credential and reads a cursor parameter"},
+	"mailgun": {Way: ReconcileBackfill,
+		List: "GET /v3/{domain}/events?begin=&end=&ascending=no&limit= (paging.next), api_url ending in /v3/{domain}, api_key api:<key>",
+		Events: &EventList{Path: "/events", Items: "items", ID: "id", Time: "timestamp", From: "end", To: "begin",
+			Limit: "limit", Next: "paging.next", Wrap: "event-data", Auth: AuthBasic, Query: map[string]string{"ascending": "no"}},
+		Source: "https://documentation.mailgun.com/docs/mailgun/api-reference/openapi-final/tag/Events/"},
 	"postmark": {Reason: "the API lists messages (GET /messages/outbound) and bounces (GET /bounces), not the webhook events it sent: " +
 		"no item is a webhook's body with its id, and the webhook deliveries themselves are not listed"},
 	"square": {Way: ReconcileBackfill,
@@ -150,17 +153,31 @@ type EventList struct {
 	// TimeFormat is how From and To are given: unix (seconds, the
 	// default) or rfc3339.
 	TimeFormat string `yaml:"time_format"`
+	// Without Cursor, the value at Next is the next page's URL (Mailgun's
+	// paging.next), called as it is; it must be on api_url's host. With
+	// Next, an empty page ends the list too.
+	//
+	// Wrap, when set, is the key under which each item is put to make its
+	// webhook's body (Mailgun's event-data: the list's items are what the
+	// webhook carries under it); optional.
+	Wrap string `yaml:"wrap"`
+	// Auth is how api_key is sent: bearer (the default) or basic (the key
+	// is "user:password", Mailgun's "api:<key>").
+	Auth string `yaml:"auth"`
 }
 
 // Validate names the first required field of l that is missing, under
 // prefix.
 func (l *EventList) Validate(prefix string) error {
-	more := l.More
+	more, cursor := l.More, l.Cursor
 	if l.Next != "" {
 		more = l.Next // the cursor in the answer says whether a page follows
+		if cursor == "" {
+			cursor = l.Next // the answer gives the next page's URL
+		}
 	}
 	for _, f := range []struct{ key, v string }{{"path", l.Path}, {"items", l.Items}, {"id", l.ID}, {"time", l.Time},
-		{"cursor", l.Cursor}, {"more", more}} {
+		{"cursor", cursor}, {"more", more}} {
 		if f.v == "" {
 			return fmt.Errorf("%s.%s: required", prefix, f.key)
 		}
@@ -173,6 +190,9 @@ func (l *EventList) Validate(prefix string) error {
 	}
 	if l.TimeFormat != "" && l.TimeFormat != "unix" && l.TimeFormat != "rfc3339" {
 		return fmt.Errorf("%s.time_format: %q is not unix or rfc3339", prefix, l.TimeFormat)
+	}
+	if l.Auth != "" && l.Auth != AuthBearer && l.Auth != AuthBasic {
+		return fmt.Errorf("%s.auth: %q is not bearer or basic", prefix, l.Auth)
 	}
 	return nil
 }
