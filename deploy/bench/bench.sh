@@ -16,6 +16,7 @@
 #   50-storage.sh    history and retention                (deploy/bench/storagebench)
 #   60-pipeline.sh   serve + relay + consume sustained    (deploy/bench/pipelinebench)
 #   70-search.sh     payload search, scanned and indexed  (deploy/bench/searchbench)
+#   80-reconcile.sh  a reconciliation pass (Stripe backfill) (deploy/bench/reconcilebench)
 #
 # Every section's output starts with a line naming the commit, the date and
 # the load average at its start and end; a section started with a load

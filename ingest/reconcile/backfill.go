@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -14,6 +14,7 @@ import (
 	"github.com/gatehouse/gatehouse/ingest/envelope"
 	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/ingest/signature"
+	"github.com/gatehouse/gatehouse/schemas/providers"
 )
 
 // pageSize is the items asked for per page: the most Stripe and GitHub
@@ -21,51 +22,51 @@ import (
 const pageSize = 100
 
 // backfill reads the provider's event list (providers.EventList: Stripe's
-// GET /v1/events with created bounds and starting_after as the cursor, or
-// an hmac definition's), page by page, newest first, over the window, and
+// GET /v1/events with created bounds and starting_after as the cursor,
+// Paddle's GET /events by id descending with after, or an hmac
+// definition's), page by page, newest first, over the window, and
 // stores each event the receiver does not remember through the Writer, as
 // its webhook would have been stored.
 func (r *Reconciler) backfill(ctx context.Context, c *client, w window, opt Options, res *Result) (time.Time, error) {
 	l := r.list
+	method := listMethod(l)
 	seen := map[string]bool{}
-	after := ""
 	var prev time.Time
+	cursor := "" // the cursor the page read was asked with
+	// the next page is asked for as soon as this one is read (its cursor
+	// is this page's last id), so its call overlaps this page's lookups
+	// and writes: a pass takes about its calls' time, not their sum with
+	// the database's
+	next := r.fetchPage(ctx, c, w, "")
 	for {
-		q := url.Values{}
-		if l.Limit != "" {
-			q.Set(l.Limit, strconv.Itoa(pageSize))
+		pg := <-next
+		next = nil
+		if pg.err != nil {
+			return time.Time{}, pg.err
 		}
-		if l.From != "" {
-			q.Set(l.From, strconv.FormatInt(w.from.Unix(), 10))
+		answer := gjson.ParseBytes(pg.raw)
+		items := answer.Get(l.Items)
+		more, nextCursor, err := r.morePages(answer, cursor, len(items.Array()) == 0)
+		if err == nil && (!items.IsArray() || (more && l.Next == "" && len(items.Array()) == 0)) {
+			err = fmt.Errorf("%s %s: %w: no %s array, or %s without events", method, l.Path, ErrMalformedPage, l.Items, l.More)
 		}
-		if l.To != "" {
-			q.Set(l.To, strconv.FormatInt(w.before.Unix(), 10))
-		}
-		if after != "" {
-			q.Set(l.Cursor, after)
-		}
-		var raw json.RawMessage
-		if _, err := c.call(ctx, http.MethodGet, l.Path, q, &raw); err != nil {
+		if err != nil {
 			return time.Time{}, err
-		}
-		answer := gjson.ParseBytes(raw)
-		items, more := answer.Get(l.Items), answer.Get(l.More)
-		if !items.IsArray() || !more.IsBool() || (more.Bool() && len(items.Array()) == 0) {
-			return time.Time{}, fmt.Errorf("GET %s: %w: no %s array or %s boolean, or %s without events", l.Path, ErrMalformedPage, l.Items, l.More, l.More)
 		}
 		page := items.Array()
 		var ids []string
 		var raws [][]byte
 		var ats []time.Time
-		done := !more.Bool()
+		done := !more
+		after := ""
 		for i, item := range page {
 			id := item.Get(l.ID).String()
 			at, ok := itemTime(item.Get(l.Time))
 			if id == "" || !ok {
-				return time.Time{}, fmt.Errorf("GET %s: %w: an event without %s or %s", l.Path, ErrMalformedPage, l.ID, l.Time)
+				return time.Time{}, fmt.Errorf("%s %s: %w: an event without %s or %s", method, l.Path, ErrMalformedPage, l.ID, l.Time)
 			}
 			if seen[id] || (!prev.IsZero() && at.After(prev)) {
-				return time.Time{}, fmt.Errorf("GET %s: %w: the cursor went backwards at %s", l.Path, ErrMalformedPage, id)
+				return time.Time{}, fmt.Errorf("%s %s: %w: the cursor went backwards at %s", method, l.Path, ErrMalformedPage, id)
 			}
 			seen[id], prev, after = true, at, id
 			if at.Before(w.from) { // older than the window: the list is done
@@ -78,12 +79,22 @@ func (r *Reconciler) backfill(ctx context.Context, c *client, w window, opt Opti
 			ids, raws, ats = append(ids, id), append(raws, []byte(item.Raw)), append(ats, at)
 			res.Listed++
 			if res.Listed >= r.cfg.Settings.MaxEvents {
-				res.Truncated = i < len(page)-1 || more.Bool()
+				res.Truncated = i < len(page)-1 || more
 				done = true
 				break
 			}
 		}
+		if l.Next != "" {
+			after = nextCursor
+		}
+		if !done {
+			cursor = after
+			next = r.fetchPage(ctx, c, w, after)
+		}
 		if err := r.closeEvents(ctx, ids, raws, ats, opt, res); err != nil {
+			if next != nil {
+				<-next // the call in flight ends before the pass reports its calls
+			}
 			return time.Time{}, err
 		}
 		if opt.Progress != nil {
@@ -96,6 +107,125 @@ func (r *Reconciler) backfill(ctx context.Context, c *client, w window, opt Opti
 			return time.Time{}, nil
 		}
 	}
+}
+
+// page is one answer of the event list, or the call's error.
+type page struct {
+	raw json.RawMessage
+	err error
+}
+
+// fetchPage calls the event list for the page at cursor ("": the first)
+// in the background; its answer arrives on the channel. A GET list takes
+// its parameters in the query string, a POST list in a JSON body.
+func (r *Reconciler) fetchPage(ctx context.Context, c *client, w window, cursor string) <-chan page {
+	l := r.list
+	params := map[string]any{}
+	for k, v := range l.Query {
+		params[k] = v
+	}
+	if l.Limit != "" {
+		params[l.Limit] = pageSize
+	}
+	if l.From != "" {
+		params[l.From] = boundTime(l, w.from)
+	}
+	if l.To != "" {
+		params[l.To] = boundTime(l, w.before)
+	}
+	if cursor != "" {
+		params[l.Cursor] = cursor
+	}
+	method := listMethod(l)
+	out := make(chan page, 1)
+	if cursor != "" && l.Cursor == "" { // the answer gave the next page's URL
+		go func() {
+			var raw json.RawMessage
+			_, err := c.follow(ctx, cursor, &raw)
+			out <- page{raw: raw, err: err}
+		}()
+		return out
+	}
+	var q url.Values
+	var body []byte
+	if method == http.MethodPost {
+		body = jsonBody(params)
+	} else {
+		q = url.Values{}
+		for k, v := range params {
+			q.Set(k, fmt.Sprint(v))
+		}
+	}
+	go func() {
+		var raw json.RawMessage
+		_, err := c.send(ctx, method, l.Path, q, body, &raw)
+		out <- page{raw: raw, err: err}
+	}()
+	return out
+}
+
+// morePages reads whether a page follows the answer, and its cursor when
+// the answer gives it (EventList.Next: an empty page is the last); cursor
+// is the one this page was asked with: an answer giving it again would
+// list the same page for ever.
+func (r *Reconciler) morePages(answer gjson.Result, cursor string, empty bool) (bool, string, error) {
+	l := r.list
+	if l.Next != "" {
+		next := answer.Get(l.Next)
+		if next.Exists() && next.Type != gjson.String {
+			return false, "", fmt.Errorf("%s %s: %w: %s is not a string", listMethod(l), l.Path, ErrMalformedPage, l.Next)
+		}
+		if empty { // an empty page ends the list, whatever link it gives
+			return false, "", nil
+		}
+		if next.Str != "" && next.Str == cursor {
+			return false, "", fmt.Errorf("%s %s: %w: the cursor did not move", listMethod(l), l.Path, ErrMalformedPage)
+		}
+		return next.Str != "", next.Str, nil
+	}
+	more := answer.Get(l.More)
+	if !more.IsBool() {
+		return false, "", fmt.Errorf("%s %s: %w: no %s boolean", listMethod(l), l.Path, ErrMalformedPage, l.More)
+	}
+	return more.Bool(), "", nil
+}
+
+// listMethod is the list's HTTP method: GET unless POST is declared.
+func listMethod(l providers.EventList) string {
+	if l.Method == http.MethodPost {
+		return http.MethodPost
+	}
+	return http.MethodGet
+}
+
+// boundTime is a window bound as the list takes it: Unix seconds, or
+// RFC 3339 in UTC.
+func boundTime(l providers.EventList, t time.Time) any {
+	if l.TimeFormat == "rfc3339" {
+		return t.UTC().Format(time.RFC3339)
+	}
+	return t.Unix()
+}
+
+// jsonBody is params as a JSON object, each name a dotted path into it
+// ("query.sort.order": {"query": {"sort": {"order": …}}}).
+func jsonBody(params map[string]any) []byte {
+	root := map[string]any{}
+	for k, v := range params {
+		m := root
+		parts := strings.Split(k, ".")
+		for _, p := range parts[:len(parts)-1] {
+			sub, ok := m[p].(map[string]any)
+			if !ok {
+				sub = map[string]any{}
+				m[p] = sub
+			}
+			m = sub
+		}
+		m[parts[len(parts)-1]] = v
+	}
+	b, _ := json.Marshal(root) // maps of strings and numbers always encode
+	return b
 }
 
 // itemTime reads an event's creation time: Unix seconds, or RFC 3339.
@@ -155,6 +285,13 @@ func (r *Reconciler) closeEvents(ctx context.Context, ids []string, raws [][]byt
 // (ingest/envelope reads both), with no signing secret and via
 // reconcile.
 func (r *Reconciler) record(raw []byte) (inbox.Record, error) {
+	if r.list.Wrap != "" { // the webhook carries the item under this key
+		w, err := json.Marshal(map[string]json.RawMessage{r.list.Wrap: raw})
+		if err != nil {
+			return inbox.Record{}, fmt.Errorf("%w: %w", ErrMalformedPage, err)
+		}
+		raw = w
+	}
 	evs, err := envelope.Parse(r.cfg.Kind, http.Header{}, raw, signature.Result{}, r.cfg.Now())
 	if err != nil {
 		return inbox.Record{}, err

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,6 +28,7 @@ type client struct {
 	versionHeader string
 	http          *http.Client
 	limiter       *rate.Limiter // nil: unlimited
+	basic         bool          // send key "user:password" with HTTP Basic
 	calls         int           // calls made (one pass uses one client at a time)
 	onError       func()
 }
@@ -74,20 +76,61 @@ func newClient(base string, key []byte, version, versionHeader string, limit flo
 // call sends method to path (with query) and decodes a 2xx JSON answer
 // into out (nil: the body is discarded). It returns the answer's headers.
 func (c *client) call(ctx context.Context, method, path string, query url.Values, out any) (http.Header, error) {
+	return c.send(ctx, method, path, query, nil, out)
+}
+
+// send is call with a JSON body (nil: none).
+func (c *client) send(ctx context.Context, method, path string, query url.Values, body []byte, out any) (http.Header, error) {
+	u := *c.base
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	u.RawQuery = query.Encode()
+	return c.do(ctx, method, &u, path, body, out)
+}
+
+// follow calls GET on a paging URL the provider gave (Mailgun's
+// paging.next): it must be on api_url's scheme and host, or the
+// credential would go elsewhere.
+func (c *client) follow(ctx context.Context, next string, out any) (http.Header, error) {
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != c.base.Scheme || u.Host != c.base.Host {
+		return nil, fmt.Errorf("GET %s: %w: the next page's URL is not on the API's host", redactURL(next), ErrMalformedPage)
+	}
+	return c.do(ctx, http.MethodGet, u, u.Path, nil, out)
+}
+
+// redactURL is a URL for an error: its scheme, host and path.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Scheme + "://" + u.Host + u.Path
+}
+
+// do sends the request to u; path names it in errors.
+func (c *client) do(ctx context.Context, method string, u *url.URL, path string, body []byte, out any) (http.Header, error) {
 	if c.limiter != nil {
 		if err := c.limiter.Wait(ctx); err != nil {
 			return nil, fmt.Errorf("rate limit: %w", err)
 		}
 	}
-	u := *c.base
-	u.Path = strings.TrimSuffix(u.Path, "/") + path
-	u.RawQuery = query.Encode()
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
 		return nil, err
 	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if c.key != "" {
-		req.Header.Set("Authorization", "Bearer "+c.key)
+		if user, pass, ok := strings.Cut(c.key, ":"); ok && c.basic {
+			req.SetBasicAuth(user, pass)
+		} else {
+			req.Header.Set("Authorization", "Bearer "+c.key)
+		}
 	}
 	req.Header.Set("Accept", "application/json")
 	if c.version != "" && c.versionHeader != "" {
@@ -100,7 +143,7 @@ func (c *client) call(ctx context.Context, method, path string, query url.Values
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
 		c.onError()
 		return nil, fmt.Errorf("%s %s: read answer: %w", method, path, err)
@@ -109,12 +152,12 @@ func (c *client) call(ctx context.Context, method, path string, query url.Values
 		c.onError()
 		return nil, &APIError{Method: method, Path: path, Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
 	}
-	if len(body) > maxAnswer {
+	if len(answer) > maxAnswer {
 		c.onError()
 		return nil, fmt.Errorf("%s %s: answer larger than %d bytes", method, path, maxAnswer)
 	}
 	if out != nil {
-		if err := json.Unmarshal(body, out); err != nil {
+		if err := json.Unmarshal(answer, out); err != nil {
 			c.onError()
 			return nil, fmt.Errorf("%s %s: %w: %w", method, path, ErrMalformedPage, err)
 		}

@@ -243,6 +243,7 @@ func (r *Reconciler) run(ctx context.Context, w window, opt Options, res *Result
 	if err != nil {
 		return time.Time{}, err
 	}
+	c.basic = r.list.Auth == providers.AuthBasic
 	defer func() { res.Calls = c.calls }()
 	if !w.before.After(w.from) {
 		return time.Time{}, nil

@@ -136,6 +136,12 @@ func unwrapExampleRefs(v any) {
 // StartPrism runs Prism's mock server (static examples) for the OpenAPI
 // document spec on a free loopback port and returns once it answers.
 func StartPrism(ctx context.Context, spec string) (*Prism, error) {
+	return startPrism(ctx, "mock", spec)
+}
+
+// startPrism runs Prism's command (mock or proxy) with args after the
+// host and port flags.
+func startPrism(ctx context.Context, command string, args ...string) (*Prism, error) {
 	dir, err := prismDir()
 	if err != nil {
 		return nil, err
@@ -145,8 +151,9 @@ func StartPrism(ctx context.Context, spec string) (*Prism, error) {
 		return nil, err
 	}
 	p := &Prism{URL: "http://127.0.0.1:" + strconv.Itoa(port)}
-	p.cmd = exec.Command("node", filepath.Join(dir, "node_modules", "@stoplight", "prism-cli", "dist", "index.js"),
-		"mock", "-h", "127.0.0.1", "-p", strconv.Itoa(port), spec)
+	argv := append([]string{filepath.Join(dir, "node_modules", "@stoplight", "prism-cli", "dist", "index.js"),
+		command, "-h", "127.0.0.1", "-p", strconv.Itoa(port)}, args...)
+	p.cmd = exec.Command("node", argv...)
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	p.cmd.Stdout, p.cmd.Stderr = &p.log, &p.log
 	if err := p.cmd.Start(); err != nil {

@@ -20,6 +20,17 @@ const StripeMockModule = "github.com/stripe/stripe-mock@v0.203.0"
 // stripeMockBinary downloads the pinned module through the Go proxy and
 // builds it into the user cache on first use (goTool).
 func stripeMockBinary(ctx context.Context) (string, error) {
+	dir, err := stripeMockDir(ctx)
+	if err != nil {
+		return "", err
+	}
+	return goTool{name: "stripe-mock", key: "v0.203.0", dir: dir, pkg: ".",
+		env: []string{"GOWORK=off", "GOFLAGS=-mod=mod"}}.build(ctx)
+}
+
+// stripeMockDir downloads the pinned module through the Go proxy (once)
+// and returns its directory.
+func stripeMockDir(ctx context.Context) (string, error) {
 	dl := exec.CommandContext(ctx, "go", "mod", "download", "-json", StripeMockModule)
 	dl.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
 	dl.Dir = os.TempDir()
@@ -36,8 +47,7 @@ func stripeMockBinary(ctx context.Context) (string, error) {
 	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
 		return "", fmt.Errorf("go mod download %s: %s", StripeMockModule, mod.Error)
 	}
-	return goTool{name: "stripe-mock", key: "v0.203.0", dir: mod.Dir, pkg: ".",
-		env: []string{"GOWORK=off", "GOFLAGS=-mod=mod"}}.build(ctx)
+	return mod.Dir, nil
 }
 
 // StripeMock is a running stripe-mock.

@@ -46,13 +46,14 @@ const (
 	noRecord    = "the provider documents no API listing the webhook events or deliveries it sent"
 	svixSender  = "deliveries are listed and recovered by Svix's API with the sending application's key, which a receiving endpoint does not hold"
 	notYetLog   = "not implemented yet: the provider's API documents "
-	userDefined = "not implemented yet: an hmac definition declares no event list"
+	userDefined = "an hmac definition is backfilled only from the event list it declares (providers.<name>.reconcile.list)"
 )
 
 // reconciles holds each catalogue scheme's reconciliation (Kind.Reconcile;
-// `gatehouse providers` prints it). Stripe and GitHub are implemented by
-// ingest/reconcile; a scheme whose provider documents a record gatehouse
-// does not read yet says so.
+// `gatehouse providers` prints it). Stripe and Paddle (backfill) and
+// GitHub (redelivery) are implemented by ingest/reconcile; a scheme whose
+// provider documents a record gatehouse does not read yet says so and
+// why.
 var reconciles = map[string]Reconcile{
 	"stripe": {Way: ReconcileBackfill,
 		List: "GET /v1/events?created[gte]=&created[lte]=&starting_after= (has_more)",
@@ -70,25 +71,41 @@ var reconciles = map[string]Reconcile{
 	"clerk":             {Reason: svixSender},
 	"shopify":           {Reason: noRecord + " (failed deliveries are visible only in the Partner Dashboard)"},
 	"resend":            {Reason: noRecord},
-	"gitlab":            {Reason: notYetLog + "a hook's events (GET /projects/:id/hooks/:hook_id/events) and their resend"},
-	"bitbucket":         {Reason: noRecord + " (the request history is in the repository's settings only)"},
-	"discord":           {Reason: "interactions must be answered within 3 seconds; a late one cannot be answered"},
-	"twilio":            {Reason: "status callbacks are not events of a log; the resources' own state is fetched instead"},
-	"sendgrid":          {Reason: noRecord},
-	"mailgun":           {Reason: notYetLog + "an event list (GET /v3/{domain}/events, kept for days)"},
-	"postmark":          {Reason: notYetLog + "message and bounce lists, not a webhook event log"},
-	"square":            {Reason: notYetLog + "an event list (POST /v2/events, kept 28 days)"},
-	"paddle":            {Reason: notYetLog + "an event list and notification replays (GET /events, POST /notifications/{id}/replay)"},
-	"lemonsqueezy":      {Reason: noRecord},
-	"zoom":              {Reason: noRecord},
-	"twitch":            {Reason: noRecord + " (EventSub lists subscriptions, not messages)"},
-	"meta":              {Reason: noRecord},
-	"dropbox":           {Reason: "notifications carry no event id; the app reads changes with its own list_folder cursor"},
-	"linear":            {Reason: noRecord},
-	"intercom":          {Reason: noRecord},
-	"hubspot":           {Reason: noRecord},
-	"typeform":          {Reason: noRecord},
-	"calendly":          {Reason: noRecord},
+	"gitlab": {Reason: notYetLog + "a hook's events (GET /projects/:id/hooks/:hook_id/events) and their resend " +
+		"(POST …/events/:hook_log_id/resend), with page numbers, not GitHub's delivery list and cursor"},
+	"bitbucket": {Reason: noRecord + " (the request history is in the repository's settings only)"},
+	"discord":   {Reason: "interactions must be answered within 3 seconds; a late one cannot be answered"},
+	"twilio":    {Reason: "status callbacks are not events of a log; the resources' own state is fetched instead"},
+	"sendgrid":  {Reason: noRecord},
+	"mailgun": {Way: ReconcileBackfill,
+		List: "GET /v3/{domain}/events?begin=&end=&ascending=no&limit= (paging.next), api_url ending in /v3/{domain}, api_key api:<key>",
+		Events: &EventList{Path: "/events", Items: "items", ID: "id", Time: "timestamp", From: "end", To: "begin",
+			Limit: "limit", Next: "paging.next", Wrap: "event-data", Auth: AuthBasic, Query: map[string]string{"ascending": "no"}},
+		Source: "https://documentation.mailgun.com/docs/mailgun/api-reference/openapi-final/tag/Events/"},
+	"postmark": {Reason: "the API lists messages (GET /messages/outbound) and bounces (GET /bounces), not the webhook events it sent: " +
+		"no item is a webhook's body with its id, and the webhook deliveries themselves are not listed"},
+	"square": {Way: ReconcileBackfill,
+		List: "POST /v2/events {query: {filter: {created_at: {start_at, end_at}}, sort: {field: DEFAULT, order: DESC}}, limit, cursor} (cursor)",
+		Events: &EventList{Method: "POST", Path: "/v2/events", Items: "events", ID: "event_id", Time: "created_at",
+			From: "query.filter.created_at.start_at", To: "query.filter.created_at.end_at", TimeFormat: "rfc3339",
+			Limit: "limit", Cursor: "cursor", Next: "cursor",
+			Query: map[string]string{"query.sort.field": "DEFAULT", "query.sort.order": "DESC"}},
+		Source: "https://developer.squareup.com/reference/square/events-api/search-events"},
+	"paddle": {Way: ReconcileBackfill,
+		List: "GET /events?order_by=id[DESC]&per_page=&after= (meta.pagination.has_more)",
+		Events: &EventList{Path: "/events", Items: "data", ID: "event_id", Time: "occurred_at", Limit: "per_page",
+			Cursor: "after", More: "meta.pagination.has_more", Query: map[string]string{"order_by": "id[DESC]"}},
+		Source: "https://developer.paddle.com/api-reference/events/list-events"},
+	"lemonsqueezy": {Reason: noRecord},
+	"zoom":         {Reason: noRecord},
+	"twitch":       {Reason: noRecord + " (EventSub lists subscriptions, not messages)"},
+	"meta":         {Reason: noRecord},
+	"dropbox":      {Reason: "notifications carry no event id; the app reads changes with its own list_folder cursor"},
+	"linear":       {Reason: noRecord},
+	"intercom":     {Reason: noRecord},
+	"hubspot":      {Reason: noRecord},
+	"typeform":     {Reason: noRecord},
+	"calendly":     {Reason: noRecord},
 }
 
 // EventList declares a provider's list of the events it sent, for
@@ -98,7 +115,8 @@ var reconciles = map[string]Reconcile{
 // the receiver's fields (event_id, event_type, created_at) read the same
 // id from both; paths are dotted paths into the answer and its items.
 type EventList struct {
-	// Path is the list's path below api_url, called with GET ("/v1/events").
+	// Path is the list's path below api_url, called with Method
+	// ("/v1/events").
 	Path string `yaml:"path"`
 	// Items is the path of the array of events in the answer ("data").
 	Items string `yaml:"items"`
@@ -119,19 +137,62 @@ type EventList struct {
 	// boolean saying that a next page exists ("has_more").
 	Cursor string `yaml:"cursor"`
 	More   string `yaml:"more"`
+	// Query holds parameters sent as they are with every page, such as
+	// the order that puts the newest first ({"order_by": "id[DESC]"},
+	// Paddle's); optional.
+	Query map[string]string `yaml:"query"`
+	// Method is GET (the default) or POST: a POST list (a search, such as
+	// Square's POST /v2/events) takes every parameter above in a JSON
+	// body instead of the query string, each name a dotted path into it
+	// ("query.filter.created_at.start_at"), the page size a number.
+	Method string `yaml:"method"`
+	// Next, when set, is the path of the answer's cursor for the next page
+	// (Square's "cursor"), sent in Cursor; the last page has none, and
+	// More is then not read. Without it the cursor is the last item's id.
+	Next string `yaml:"next"`
+	// TimeFormat is how From and To are given: unix (seconds, the
+	// default) or rfc3339.
+	TimeFormat string `yaml:"time_format"`
+	// Without Cursor, the value at Next is the next page's URL (Mailgun's
+	// paging.next), called as it is; it must be on api_url's host. With
+	// Next, an empty page ends the list too.
+	//
+	// Wrap, when set, is the key under which each item is put to make its
+	// webhook's body (Mailgun's event-data: the list's items are what the
+	// webhook carries under it); optional.
+	Wrap string `yaml:"wrap"`
+	// Auth is how api_key is sent: bearer (the default) or basic (the key
+	// is "user:password", Mailgun's "api:<key>").
+	Auth string `yaml:"auth"`
 }
 
 // Validate names the first required field of l that is missing, under
 // prefix.
 func (l *EventList) Validate(prefix string) error {
+	more, cursor := l.More, l.Cursor
+	if l.Next != "" {
+		more = l.Next // the cursor in the answer says whether a page follows
+		if cursor == "" {
+			cursor = l.Next // the answer gives the next page's URL
+		}
+	}
 	for _, f := range []struct{ key, v string }{{"path", l.Path}, {"items", l.Items}, {"id", l.ID}, {"time", l.Time},
-		{"cursor", l.Cursor}, {"more", l.More}} {
+		{"cursor", cursor}, {"more", more}} {
 		if f.v == "" {
 			return fmt.Errorf("%s.%s: required", prefix, f.key)
 		}
 	}
 	if l.Path[0] != '/' {
 		return fmt.Errorf("%s.path: %q must start with /", prefix, l.Path)
+	}
+	if l.Method != "" && l.Method != "GET" && l.Method != "POST" {
+		return fmt.Errorf("%s.method: %q is not GET or POST", prefix, l.Method)
+	}
+	if l.TimeFormat != "" && l.TimeFormat != "unix" && l.TimeFormat != "rfc3339" {
+		return fmt.Errorf("%s.time_format: %q is not unix or rfc3339", prefix, l.TimeFormat)
+	}
+	if l.Auth != "" && l.Auth != AuthBearer && l.Auth != AuthBasic {
+		return fmt.Errorf("%s.auth: %q is not bearer or basic", prefix, l.Auth)
 	}
 	return nil
 }
