@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -153,24 +152,17 @@ func wrap(id, typ string, at eventTime, data []byte, compact bool) (Event, error
 	if err := reservedType(typ); err != nil {
 		return Event{}, err
 	}
-	var b []byte
+	b := make([]byte, 0, len(data)+len(id)+len(typ)+len(at.text)+48)
+	b = gjson.AppendJSONString(append(b, `{"id":`...), id)
+	b = gjson.AppendJSONString(append(b, `,"type":`...), typ)
+	b = gjson.AppendJSONString(append(b, `,"created_at":`...), at.text)
+	b = append(b, `,"data":`...)
 	if compact {
-		b = make([]byte, 0, len(data)+len(id)+len(typ)+len(at.text)+48)
-		b = gjson.AppendJSONString(append(b, `{"id":`...), id)
-		b = gjson.AppendJSONString(append(b, `,"type":`...), typ)
-		b = gjson.AppendJSONString(append(b, `,"created_at":`...), at.text)
-		b = append(append(append(b, `,"data":`...), data...), '}')
+		b = append(b, data...)
 	} else {
-		var err error
-		if b, err = json.Marshal(struct {
-			ID        string          `json:"id"`
-			Type      string          `json:"type"`
-			CreatedAt string          `json:"created_at"`
-			Data      json.RawMessage `json:"data"`
-		}{id, typ, at.text, data}); err != nil {
-			return Event{}, fmt.Errorf("wrap envelope: %w", err)
-		}
+		b = appendCompact(b, data)
 	}
+	b = append(b, '}')
 	return Event{ID: id, Type: typ, CreatedAt: &at.at, Time: at.text, Payload: b, Root: gjson.ParseBytes(b)}, nil
 }
 
