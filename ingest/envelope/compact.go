@@ -16,6 +16,9 @@ func appendCompact(dst, src []byte) []byte {
 	start := 0 // src[start:i] is still to copy
 	for i := 0; i < len(src); i++ {
 		c := src[i]
+		if !compactActs[c] { // most bytes: copied as they are
+			continue
+		}
 		switch {
 		case inString && c == '\\':
 			i++ // the escaped byte is copied as it is
@@ -37,3 +40,11 @@ func appendCompact(dst, src []byte) []byte {
 	}
 	return append(dst, src[start:]...)
 }
+
+// compactActs are the bytes appendCompact looks at: the others are copied.
+var compactActs = func() (t [256]bool) {
+	for _, c := range []byte("\"\\ \t\n\r<>&\xE2") {
+		t[c] = true
+	}
+	return t
+}()

@@ -235,7 +235,7 @@ func parseFields(k providers.Kind, h http.Header, body []byte, res signature.Res
 	data, form := body, k.Form && !gjson.ValidBytes(body)
 	if form {
 		var err error
-		if data, err = formJSON(body); err != nil {
+		if data, err = formJSON(body, res.Form); err != nil {
 			return Event{}, err
 		}
 	}
@@ -332,10 +332,13 @@ func (s source) raw1(f providers.Field) string {
 // fields in byte order of their names, strings escaped as encoding/json
 // escapes them (<, > and & too), so the bytes are those json.Marshal of
 // the fields would give.
-func formJSON(body []byte) ([]byte, error) {
-	vals, err := url.ParseQuery(string(body))
-	if err != nil {
-		return nil, fmt.Errorf("%w: body is neither JSON nor a form", errBadEnvelope)
+func formJSON(body []byte, parsed url.Values) ([]byte, error) {
+	vals := parsed // the verifier's, when it parsed the body (Twilio)
+	if vals == nil {
+		var err error
+		if vals, err = url.ParseQuery(string(body)); err != nil {
+			return nil, fmt.Errorf("%w: body is neither JSON nor a form", errBadEnvelope)
+		}
 	}
 	names := make([]string, 0, len(vals))
 	for k := range vals {
