@@ -246,7 +246,7 @@ func parseFields(k providers.Kind, h http.Header, body []byte, res signature.Res
 	if !root.IsObject() && !root.IsArray() {
 		return Event{}, fmt.Errorf("%w: body is not a JSON object or array", errBadEnvelope)
 	}
-	src := source{h: h, root: root, raw: body, signedID: res.EventID}
+	src := &source{h: h, root: root, raw: body, signedID: res.EventID}
 	id := src.value(k.EventID)
 	if id == "" {
 		id = res.EventID
@@ -265,10 +265,17 @@ type source struct {
 	root     gjson.Result
 	raw      []byte
 	signedID string
+	tops     []topMember // the root's members looked up so far
+}
+
+// topMember is a member of the root object, by name.
+type topMember struct {
+	name string
+	v    gjson.Result
 }
 
 // value is the value of the first of fs that is present, "" if none.
-func (s source) value(fs providers.Fields) string {
+func (s *source) value(fs providers.Fields) string {
 	for _, f := range fs {
 		if v := s.one(f); v != "" {
 			return v
@@ -278,7 +285,7 @@ func (s source) value(fs providers.Fields) string {
 }
 
 // one is f's value with its replacements applied.
-func (s source) one(f providers.Field) string {
+func (s *source) one(f providers.Field) string {
 	v := s.raw1(f)
 	if len(f.Replace) > 0 && v != "" {
 		v = strings.NewReplacer(f.Replace...).Replace(v)
@@ -286,16 +293,15 @@ func (s source) one(f providers.Field) string {
 	return v
 }
 
-func (s source) raw1(f providers.Field) string {
-	h, root, raw := s.h, s.root, s.raw
+func (s *source) raw1(f providers.Field) string {
+	h, raw := s.h, s.raw
 	switch {
 	case f.Signed:
 		return s.signedID
 	case f.Header != "":
 		return strings.TrimSpace(h.Get(f.Header))
 	case f.Path != "":
-		v, _ := schemas.LookupPath(root, f.Path)
-		return v
+		return s.path(f.Path)
 	case f.Value != "":
 		return f.Value
 	case f.Digest:
