@@ -265,7 +265,8 @@ type source struct {
 	root     gjson.Result
 	raw      []byte
 	signedID string
-	tops     []topMember // the root's members looked up so far
+	tops     [4]topMember // the root's members looked up so far: the first nTops
+	nTops    int
 }
 
 // topMember is a member of the root object, by name.

@@ -42,14 +42,18 @@ func leafText(v gjson.Result) string {
 	return ""
 }
 
-// top is schemas.Member(s.root, name), remembered.
+// top is schemas.Member(s.root, name), remembered (the first few names:
+// a kind reads its fields under one or two).
 func (s *source) top(name string) gjson.Result {
-	for _, m := range s.tops {
+	for _, m := range s.tops[:s.nTops] {
 		if m.name == name {
 			return m.v
 		}
 	}
 	v := schemas.Member(s.root, name)
-	s.tops = append(s.tops, topMember{name, v})
+	if s.nTops < len(s.tops) {
+		s.tops[s.nTops] = topMember{name, v}
+		s.nTops++
+	}
 	return v
 }
