@@ -95,6 +95,7 @@ type endpoint struct {
 	guardTTL time.Duration
 	signsURL bool // the scheme signs the URL, query string included
 	keyLife  time.Duration
+	span     spanOf // its delivery spans' name and provider attributes
 }
 
 // secret returns the value of the provider's secret id.
@@ -130,7 +131,7 @@ func New(cfg Config) (*Receiver, error) {
 			return nil, fmt.Errorf("providers.%s.secrets: %w", name, err)
 		}
 		ep := &endpoint{name: name, p: p, kind: p.Kind, verifier: v, share: newShare(p, cfg.MaxInFlight),
-			bytes: admission.NewByteShare(cfg.ReservedUnverifiedBytes)}
+			bytes: admission.NewByteShare(cfg.ReservedUnverifiedBytes), span: newSpanOf(name)}
 		ep.guard, ep.guardTTL = guardOf(p, ep.kind)
 		ep.signsURL = signature.NeedsPublicURL(ep.kind.Scheme, p.Signature.HMAC)
 		if cfg.KeyLifetime != nil {

@@ -31,6 +31,9 @@ providers:
   github:
     scheme: github
     secrets: [{id: s1, value: "bench-secret-0123456789"}]
+  shopify:
+    scheme: shopify
+    secrets: [{id: s1, value: "bench-secret-0123456789"}]
   twilio:
     scheme: twilio
     public_url: https://hooks.example.com/webhooks/twilio
@@ -57,6 +60,9 @@ func BenchmarkReceiverServeSchemes(b *testing.B) {
 		"github": func(n int) (string, string) {
 			return `{"action":"opened","issue":{"id":` + strconv.Itoa(n) + `,"title":"` + pad + `"},"repository":{"full_name":"octo/repo"}}`, "application/json"
 		},
+		"shopify": func(n int) (string, string) {
+			return `{"id":` + strconv.Itoa(n) + `,"email":"buyer@example.com","total_price":"19.99","note":"` + pad + `"}`, "application/json"
+		},
 		"twilio": func(n int) (string, string) {
 			return "MessageSid=SM" + strconv.Itoa(n) + "&MessageStatus=delivered&AccountSid=AC1&To=%2B15558675310&Body=" + url.QueryEscape(pad),
 				"application/x-www-form-urlencoded"
@@ -66,7 +72,7 @@ func BenchmarkReceiverServeSchemes(b *testing.B) {
 				`,"message":{"headers":{"message-id":"m@example.com","subject":"` + pad + `"}}}}`, "application/json"
 		},
 	}
-	for _, name := range []string{"reference", "github", "twilio", "mailgun"} {
+	for _, name := range []string{"reference", "github", "shopify", "twilio", "mailgun"} {
 		b.Run(name, func(b *testing.B) {
 			ic := wiring.Receiver(cfg)
 			ic.Writer, ic.Registerer = acceptAll{}, prometheus.NewRegistry()
@@ -87,6 +93,9 @@ func BenchmarkReceiverServeSchemes(b *testing.B) {
 				sr.Header.Set("Content-Type", ctype)
 				if name == "github" {
 					sr.Header.Set("X-GitHub-Event", "issues")
+				}
+				if name == "shopify" {
+					sr.Header.Set("X-Shopify-Topic", "orders/create")
 				}
 				if name == "twilio" {
 					sr.Header.Set("I-Twilio-Idempotency-Token", "idem-"+strconv.Itoa(n))

@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -153,24 +152,17 @@ func wrap(id, typ string, at eventTime, data []byte, compact bool) (Event, error
 	if err := reservedType(typ); err != nil {
 		return Event{}, err
 	}
-	var b []byte
+	b := make([]byte, 0, len(data)+len(id)+len(typ)+len(at.text)+48)
+	b = gjson.AppendJSONString(append(b, `{"id":`...), id)
+	b = gjson.AppendJSONString(append(b, `,"type":`...), typ)
+	b = gjson.AppendJSONString(append(b, `,"created_at":`...), at.text)
+	b = append(b, `,"data":`...)
 	if compact {
-		b = make([]byte, 0, len(data)+len(id)+len(typ)+len(at.text)+48)
-		b = gjson.AppendJSONString(append(b, `{"id":`...), id)
-		b = gjson.AppendJSONString(append(b, `,"type":`...), typ)
-		b = gjson.AppendJSONString(append(b, `,"created_at":`...), at.text)
-		b = append(append(append(b, `,"data":`...), data...), '}')
+		b = append(b, data...)
 	} else {
-		var err error
-		if b, err = json.Marshal(struct {
-			ID        string          `json:"id"`
-			Type      string          `json:"type"`
-			CreatedAt string          `json:"created_at"`
-			Data      json.RawMessage `json:"data"`
-		}{id, typ, at.text, data}); err != nil {
-			return Event{}, fmt.Errorf("wrap envelope: %w", err)
-		}
+		b = appendCompact(b, data)
 	}
+	b = append(b, '}')
 	return Event{ID: id, Type: typ, CreatedAt: &at.at, Time: at.text, Payload: b, Root: gjson.ParseBytes(b)}, nil
 }
 
@@ -243,7 +235,7 @@ func parseFields(k providers.Kind, h http.Header, body []byte, res signature.Res
 	data, form := body, k.Form && !gjson.ValidBytes(body)
 	if form {
 		var err error
-		if data, err = formJSON(body); err != nil {
+		if data, err = formJSON(body, res.Form); err != nil {
 			return Event{}, err
 		}
 	}
@@ -254,7 +246,7 @@ func parseFields(k providers.Kind, h http.Header, body []byte, res signature.Res
 	if !root.IsObject() && !root.IsArray() {
 		return Event{}, fmt.Errorf("%w: body is not a JSON object or array", errBadEnvelope)
 	}
-	src := source{h: h, root: root, raw: body, signedID: res.EventID}
+	src := &source{h: h, root: root, raw: body, signedID: res.EventID}
 	id := src.value(k.EventID)
 	if id == "" {
 		id = res.EventID
@@ -273,10 +265,18 @@ type source struct {
 	root     gjson.Result
 	raw      []byte
 	signedID string
+	tops     [4]topMember // the root's members looked up so far: the first nTops
+	nTops    int
+}
+
+// topMember is a member of the root object, by name.
+type topMember struct {
+	name string
+	v    gjson.Result
 }
 
 // value is the value of the first of fs that is present, "" if none.
-func (s source) value(fs providers.Fields) string {
+func (s *source) value(fs providers.Fields) string {
 	for _, f := range fs {
 		if v := s.one(f); v != "" {
 			return v
@@ -286,7 +286,7 @@ func (s source) value(fs providers.Fields) string {
 }
 
 // one is f's value with its replacements applied.
-func (s source) one(f providers.Field) string {
+func (s *source) one(f providers.Field) string {
 	v := s.raw1(f)
 	if len(f.Replace) > 0 && v != "" {
 		v = strings.NewReplacer(f.Replace...).Replace(v)
@@ -294,16 +294,15 @@ func (s source) one(f providers.Field) string {
 	return v
 }
 
-func (s source) raw1(f providers.Field) string {
-	h, root, raw := s.h, s.root, s.raw
+func (s *source) raw1(f providers.Field) string {
+	h, raw := s.h, s.raw
 	switch {
 	case f.Signed:
 		return s.signedID
 	case f.Header != "":
 		return strings.TrimSpace(h.Get(f.Header))
 	case f.Path != "":
-		v, _ := schemas.LookupPath(root, f.Path)
-		return v
+		return s.path(f.Path)
 	case f.Value != "":
 		return f.Value
 	case f.Digest:
@@ -340,10 +339,13 @@ func (s source) raw1(f providers.Field) string {
 // fields in byte order of their names, strings escaped as encoding/json
 // escapes them (<, > and & too), so the bytes are those json.Marshal of
 // the fields would give.
-func formJSON(body []byte) ([]byte, error) {
-	vals, err := url.ParseQuery(string(body))
-	if err != nil {
-		return nil, fmt.Errorf("%w: body is neither JSON nor a form", errBadEnvelope)
+func formJSON(body []byte, parsed url.Values) ([]byte, error) {
+	vals := parsed // the verifier's, when it parsed the body (Twilio)
+	if vals == nil {
+		var err error
+		if vals, err = url.ParseQuery(string(body)); err != nil {
+			return nil, fmt.Errorf("%w: body is neither JSON nor a form", errBadEnvelope)
+		}
 	}
 	names := make([]string, 0, len(vals))
 	for k := range vals {

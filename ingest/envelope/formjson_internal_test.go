@@ -63,13 +63,14 @@ func TestFormJSONIsWhatJSONMarshalGives(t *testing.T) {
 		v.Add("rep", s)
 		v.Add("rep", strs[(i+1)%len(strs)])
 		body := []byte(v.Encode())
-		got, err := formJSON(body)
+		got, err := formJSON(body, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := formJSONByMarshal(t, body); !bytes.Equal(got, want) {
 			t.Fatalf("formJSON(%q)\n got %s\nwant %s", body, got, want)
 		}
+		checkParsedForm(t, body, got)
 		fast, err := wrap("id"+s, "type"+s, at, got, true)
 		if err != nil {
 			t.Fatal(err)
@@ -91,12 +92,30 @@ func FuzzFormJSON(f *testing.F) {
 		if _, err := url.ParseQuery(string(body)); err != nil {
 			return
 		}
-		got, err := formJSON(body)
+		got, err := formJSON(body, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := formJSONByMarshal(t, body); !bytes.Equal(got, want) {
 			t.Fatalf("formJSON(%q)\n got %s\nwant %s", body, got, want)
 		}
+		checkParsedForm(t, body, got)
 	})
+}
+
+// checkParsedForm: formJSON of the parameters a verifier parsed (Twilio's,
+// signature.Result.Form) writes what formJSON of the body does.
+func checkParsedForm(t *testing.T, body, want []byte) {
+	t.Helper()
+	vals, err := url.ParseQuery(string(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := formJSON(body, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("formJSON(%q) of the parsed form\n got %s\nwant %s", body, got, want)
+	}
 }

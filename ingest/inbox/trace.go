@@ -18,7 +18,10 @@ func (w *Writer) startWrite(rows []*pending) (context.Context, trace.Span) {
 	}
 	links := make([]trace.Link, 0, len(rows))
 	for _, p := range rows {
-		if l, ok := tracing.LinkTo(p.rec.Traceparent, attribute.String("gatehouse.event_id", p.rec.EventID)); ok {
+		// No attribute on the link: the delivery's span it points to
+		// carries the event id (each would cost the span an attribute per
+		// event in the SDK and in the export).
+		if l, ok := tracing.LinkTo(p.rec.Traceparent); ok {
 			links = append(links, l)
 		}
 	}

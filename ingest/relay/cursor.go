@@ -202,20 +202,31 @@ func (r *Relay) readWindow(ctx context.Context, path, from, to string, pages cha
 }
 
 // page reads one page of a part of the window (from, to] after (txid, seq).
-func (r *Relay) page(ctx context.Context, part, from, to, txid string, seq int64) (out []*Row, err error) {
-	err = pgx.BeginTxFunc(ctx, r.cfg.Pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+func (r *Relay) page(ctx context.Context, part, from, to, txid string, seq int64) ([]*Row, error) {
+	return readPage(ctx, r.cfg.Pool, part, from, to, txid, seq, r.cfg.Relay.BatchSize)
+}
+
+// txBeginner begins a transaction: the relay's pool, or a test's connection.
+type txBeginner interface {
+	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
+}
+
+// readPage reads up to limit rows of a part of the window (from, to]
+// after (txid, seq), in one read-only transaction on db.
+func readPage(ctx context.Context, db txBeginner, part, from, to, txid string, seq int64, limit int) (out []*Row, err error) {
+	err = pgx.BeginTxFunc(ctx, db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		// A partition's statistics trail its rows (a new partition has none
 		// until autovacuum analyzes it): planned on estimates, a page over
 		// a large window became a bitmap scan of the whole window and a
 		// sort, every page. Walking the (txid, seq) indexes in order keeps a
-		// page's cost the page's.
+		// page's cost the page's (TestWindowReadsDoNotDependOnStatistics).
 		if _, err := tx.Exec(ctx, `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
 			set_config('enable_sort', 'off', true)`); err != nil {
 			return err
 		}
 		// Unnamed statement: planned for these values every time, never a
 		// cached generic plan.
-		q, err := tx.Query(ctx, part, pgx.QueryExecModeExec, from, to, txid, seq, r.cfg.Relay.BatchSize)
+		q, err := tx.Query(ctx, part, pgx.QueryExecModeExec, from, to, txid, seq, limit)
 		if err != nil {
 			return err
 		}

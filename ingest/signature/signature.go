@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"hash"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -134,6 +135,10 @@ type Result struct {
 	// does not cover the event (Mailgun's signature.token): the receiver
 	// records it for the replay window and refuses it when seen again.
 	Nonce string
+	// Form is the form body's parameters when the scheme parsed them to
+	// verify it (Twilio), so the envelope does not parse them again; nil
+	// otherwise. Read only.
+	Form url.Values
 }
 
 // Verifier verifies one provider endpoint's requests. Verifiers returned by

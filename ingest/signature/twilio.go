@@ -80,13 +80,16 @@ func (v *twilioVerifier) Verify(r *Request, _ time.Time) (Result, error) {
 	if err != nil {
 		return Result{}, malformed("query", "not a valid query string")
 	}
-	var params []byte
+	var (
+		params []byte
+		form   url.Values
+	)
 	bodyOK := true
 	if want, isJSON := q["bodySHA256"]; isJSON {
 		d := sha256.Sum256(r.Body)
 		got := []byte(hex.EncodeToString(d[:]))
 		bodyOK = len(want) == 1 && hmac.Equal(got, []byte(strings.ToLower(want[0])))
-	} else if params, err = twilioParams(r.Body); err != nil {
+	} else if params, form, err = twilioParams(r.Body); err != nil {
 		return Result{}, malformed("body", "not a form body, and no bodySHA256 in the URL")
 	}
 	var found string
@@ -101,21 +104,22 @@ func (v *twilioVerifier) Verify(r *Request, _ time.Time) (Result, error) {
 	if !ok || !bodyOK {
 		return Result{}, badSignature()
 	}
-	return Result{SecretID: found}, nil
+	return Result{SecretID: found, Form: form}, nil
 }
 
 // twilioParams returns a form body's parameters as Twilio signs them,
 // concatenated: by name in byte order (not the joined texts: "Reason"
 // comes before "ReasonConferenceEnded" whatever their values), each name
 // followed by its value; a repeated name once per value, values sorted (as
-// twilio-node; twilio-go keeps one value per name).
-func twilioParams(body []byte) ([]byte, error) {
+// twilio-node; twilio-go keeps one value per name). It returns the
+// parameters parsed too.
+func twilioParams(body []byte) ([]byte, url.Values, error) {
 	if len(body) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	vals, err := url.ParseQuery(string(body))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	names := make([]string, 0, len(vals))
 	for k := range vals {
@@ -133,7 +137,7 @@ func twilioParams(body []byte) ([]byte, error) {
 			out = append(append(out, k...), v...)
 		}
 	}
-	return out, nil
+	return out, vals, nil
 }
 
 // withDefaultPort adds :443 (https) or :80 (http) where the URL has no
@@ -173,7 +177,7 @@ func twilioScheme(cfg Config) (scheme, error) {
 		sign: func(secret []byte, r *Request, _ time.Time, _ string) error {
 			var params []byte
 			if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
-				p, err := twilioParams(r.Body)
+				p, _, err := twilioParams(r.Body)
 				if err != nil {
 					return err
 				}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -173,7 +174,7 @@ func TestVerifySchemes(t *testing.T) {
 					if !errors.Is(err, c.wantErr) {
 						t.Fatalf("Verify error %v, want %v", err, c.wantErr)
 					}
-					if res != (signature.Result{}) {
+					if !reflect.DeepEqual(res, signature.Result{}) {
 						t.Errorf("failed Verify returned non-zero Result %+v", res)
 					}
 					assertExactlyOne(t, err)

@@ -86,17 +86,28 @@ func exemplarDue(v float64) bool {
 // exporter.
 var allowedHeaders = []string{"Content-Type", "X-Request-Id"}
 
+// headerKeys are the attribute keys of allowedHeaders, built once.
+var headerKeys = func() []attribute.Key {
+	out := make([]attribute.Key, len(allowedHeaders))
+	for i, name := range allowedHeaders {
+		out[i] = attribute.Key("http.request.header." + strings.ToLower(name))
+	}
+	return out
+}()
+
 // RequestHeaders returns the allow-listed headers of h as
 // http.request.header.<name> attributes, each value cut by Truncate (a
 // User-Agent or X-Request-Id may be 64 KiB of the sender's choosing).
-func RequestHeaders(h http.Header) []attribute.KeyValue {
-	var out []attribute.KeyValue
-	for _, name := range allowedHeaders {
+func RequestHeaders(h http.Header) []attribute.KeyValue { return AppendRequestHeaders(nil, h) }
+
+// AppendRequestHeaders is RequestHeaders appending to dst.
+func AppendRequestHeaders(dst []attribute.KeyValue, h http.Header) []attribute.KeyValue {
+	for i, name := range allowedHeaders {
 		if v := h.Get(name); v != "" {
-			out = append(out, attribute.String("http.request.header."+strings.ToLower(name), Truncate(v)))
+			dst = append(dst, headerKeys[i].String(Truncate(v)))
 		}
 	}
-	return out
+	return dst
 }
 
 // AttributeValueLimit bounds every string attribute value a span records:

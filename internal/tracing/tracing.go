@@ -196,15 +196,35 @@ func resourceAttributes(v string) []attribute.KeyValue {
 
 var tc = propagation.TraceContext{}
 
+// traceparentCarrier carries the traceparent text alone: what Traceparent
+// and Parse hand the W3C propagator, without a map per call (they run for
+// every delivery and every event written).
+type traceparentCarrier struct{ tp string }
+
+func (c *traceparentCarrier) Get(key string) string {
+	if key == "traceparent" {
+		return c.tp
+	}
+	return ""
+}
+
+func (c *traceparentCarrier) Set(key, value string) {
+	if key == "traceparent" {
+		c.tp = value
+	}
+}
+
+func (c *traceparentCarrier) Keys() []string { return []string{"traceparent"} }
+
 // Traceparent returns the W3C traceparent of the span in ctx, or "" when
 // ctx holds no valid span context.
 func Traceparent(ctx context.Context) string {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		return ""
 	}
-	c := propagation.MapCarrier{}
-	tc.Inject(ctx, c)
-	return c["traceparent"]
+	var c traceparentCarrier
+	tc.Inject(ctx, &c)
+	return c.tp
 }
 
 // ErrBadTraceparent is returned by Parse for text that is not a valid W3C
@@ -217,7 +237,7 @@ func Parse(traceparent string) (trace.SpanContext, error) {
 	if traceparent == "" {
 		return trace.SpanContext{}, ErrBadTraceparent
 	}
-	sc := trace.SpanContextFromContext(tc.Extract(context.Background(), propagation.MapCarrier{"traceparent": traceparent}))
+	sc := trace.SpanContextFromContext(tc.Extract(context.Background(), &traceparentCarrier{tp: traceparent}))
 	if !sc.IsValid() {
 		return trace.SpanContext{}, ErrBadTraceparent
 	}
