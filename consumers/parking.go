@@ -94,17 +94,11 @@ func deliverOrdered(ctx context.Context, b *event.Batch, fw Forwarder, ev *event
 }
 
 // bound dead-letters destination dest's oldest parked keys of provider
-// while it parks more than maxKeys keys or maxEvents events. The drain
-// runs it (parking_drain.go).
+// while it parks more than maxKeys keys or maxEvents events, one key per
+// transaction (deadLetterOldest). The drain runs it (parking_drain.go).
 func (s store) bound(ctx context.Context, dest, provider string, maxKeys, maxEvents int) error {
 	for {
-		keys, events, err := s.parkedCounts(ctx, dest, provider)
-		if err != nil || (keys <= maxKeys && events <= maxEvents) {
-			return err
-		}
-		reason := fmt.Sprintf("forward to %s: parked bound reached (%d keys, %d events; max_parked_keys %d, max_parked_events %d): "+
-			"the oldest parked key was dead-lettered", dest, keys, events, maxKeys, maxEvents)
-		key, err := s.deadLetterOldest(ctx, dest, provider, reason)
+		key, err := s.deadLetterOldest(ctx, dest, provider, maxKeys, maxEvents)
 		if err != nil || key == "" {
 			return err
 		}

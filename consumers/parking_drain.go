@@ -32,7 +32,29 @@ const (
 	parkDrainAtOnce = 16 // keys drained at once
 	parkGaugesEvery = 5 * time.Second
 	parkOpenWait    = time.Second // a key whose destination's circuit is open is tried again after this
+	// parkUnappliedWait: a key whose next parked event's batch has not
+	// applied yet is tried again after this (see below).
+	parkUnappliedWait = 100 * time.Millisecond
 )
+
+// Parking and the batch's apply. A batch's handle stage
+// parks an event (its own transaction, under the key's row lock, so a drain
+// finishing the key either sees it or is waited for), and the batch's
+// apply commits the event's inbox state later. The drain delivers a parked
+// event only once its inbox row is terminal (the batch applied it; or a
+// retry, or the dead-letter topic, ended it), and nothing of its key after
+// it. So the parking takes effect when the batch's processed state
+// commits, as if in its transaction:
+//   - a crash after the parking, before the apply: the event stays parked,
+//     undelivered; the records are delivered again (their offsets were not
+//     marked), the handler parks the event again (a no-op: one row per
+//     event), and the apply that then commits releases it to the drain; had
+//     the drain sent it meanwhile, the redelivered record would find its
+//     key gone and be sent a second time, after its key's later events;
+//   - a crash after the apply: the parking committed before it;
+//   - the bound dead-letters only keys whose events all applied
+//     (deadLetterOldest), so no apply finishing later records one of them
+//     succeeded.
 
 // drainParked drains ready keys until ctx ends, and keeps the parking
 // gauges current.
@@ -127,6 +149,13 @@ func (r *Runner) drainKey(ctx context.Context, k parkKey) error {
 		return nil
 	}
 	for _, p := range evs {
+		if !p.applied { // its batch has not committed yet: it and the rest wait (see the top of the file)
+			if _, err := tx.Exec(ctx, `UPDATE parked_keys SET next_at = now() + $4::interval
+WHERE destination = $1 AND provider = $2 AND kafka_key = $3`, k.dest, k.provider, k.key, parkUnappliedWait.String()); err != nil {
+				return fmt.Errorf("drain: %w", err)
+			}
+			return commit()
+		}
 		p.ev.Attempt = attempts + 1
 		_, derr := fw.DeliverOrdered(ctx, &p.ev, p.obj)
 		if derr != nil && ctx.Err() != nil {

@@ -176,9 +176,9 @@ WHERE provider = $1 AND head_event_id = $2 AND state = 'waiting'`, provider, eve
 }
 
 // parkedCounts counts destination dest's parked keys and events of
-// provider.
-func (s store) parkedCounts(ctx context.Context, dest, provider string) (keys, events int, err error) {
-	err = s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM parked_keys WHERE destination = $1 AND provider = $2),
+// provider, in tx.
+func parkedCounts(ctx context.Context, tx pgx.Tx, dest, provider string) (keys, events int, err error) {
+	err = tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM parked_keys WHERE destination = $1 AND provider = $2),
   (SELECT count(*) FROM parked_events WHERE destination = $1 AND provider = $2)`, dest, provider).Scan(&keys, &events)
 	if err != nil {
 		return 0, 0, fmt.Errorf("count parked: %w", err)
@@ -186,18 +186,38 @@ func (s store) parkedCounts(ctx context.Context, dest, provider string) (keys, e
 	return keys, events, nil
 }
 
+// parkBoundLock is the seed of the advisory lock a bound's eviction takes
+// per (destination, provider): hashtextextended(destination chr(1) provider,
+// parkBoundLock). Two keys hashing alike only wait for each other.
+const parkBoundLock = 0x67617465_70617262
+
 // deadLetterOldest dead-letters destination dest's oldest parked key of
-// provider with reason: every parked event of it is recorded dead on its
-// inbox row (replayable), and the key is removed. Only a key whose parked
-// events' batches have applied (their inbox rows final) is taken, so no
-// apply finishing later records one of them succeeded. It returns the
-// key, "" when none was taken.
-func (s store) deadLetterOldest(ctx context.Context, dest, provider, reason string) (string, error) {
+// provider when it parks more than maxKeys keys or maxEvents events: every
+// parked event of it is recorded dead on its inbox row (replayable), with
+// the bound in the reason, and the key is removed. The count and the
+// eviction are one transaction under the destination's advisory lock, so
+// two members bounding it at once (a rebalance) evict one key between
+// them, never one each. Only a key whose parked events' batches have
+// applied (their inbox rows final) is taken, so no apply finishing later
+// records one of them succeeded; a key a drain holds is passed over. It
+// returns the key, "" when none was taken (within the bounds, or none
+// eligible).
+func (s store) deadLetterOldest(ctx context.Context, dest, provider string, maxKeys, maxEvents int) (string, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return "", fmt.Errorf("dead-letter parked key: %w", err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(1) || $2, $3))`,
+		dest, provider, int64(parkBoundLock)); err != nil {
+		return "", fmt.Errorf("dead-letter parked key: %w", err)
+	}
+	keys, events, err := parkedCounts(ctx, tx, dest, provider)
+	if err != nil || (keys <= maxKeys && events <= maxEvents) {
+		return "", err
+	}
+	reason := fmt.Sprintf("forward to %s: parked bound reached (%d keys, %d events; max_parked_keys %d, max_parked_events %d): "+
+		"the oldest parked key was dead-lettered", dest, keys, events, maxKeys, maxEvents)
 	var key string
 	err = tx.QueryRow(ctx, `SELECT k.kafka_key FROM parked_keys k WHERE k.destination = $1 AND k.provider = $2
   AND NOT EXISTS (SELECT 1 FROM parked_events e JOIN inbox i ON i.provider = e.provider AND i.event_id = e.event_id
@@ -229,6 +249,10 @@ type parkedEvent struct {
 	seq int64
 	ev  event.Event
 	obj []byte
+	// applied: the batch that parked the event has committed its inbox
+	// row's state (terminal, or no row): until then the drain leaves it
+	// parked (parking_drain.go).
+	applied bool
 }
 
 // readyKeys lists up to limit keys whose parked events may go out now.
@@ -246,10 +270,14 @@ WHERE state = 'ready' AND next_at <= now() ORDER BY next_at LIMIT $1`, limit)
 }
 
 // parkedOf reads k's parked events in order (a head parked while the
-// circuit was open first), in tx.
+// circuit was open first), in tx, each with whether its inbox row is
+// terminal (its batch applied).
 func parkedOf(ctx context.Context, tx pgx.Tx, k parkKey) ([]parkedEvent, error) {
-	rows, err := tx.Query(ctx, `SELECT seq, event_id, event_type, envelope, object, created_at, received_at FROM parked_events
-WHERE destination = $1 AND provider = $2 AND kafka_key = $3 ORDER BY head DESC, seq`, k.dest, k.provider, k.key)
+	rows, err := tx.Query(ctx, `SELECT e.seq, e.event_id, e.event_type, e.envelope, e.object, e.created_at, e.received_at,
+  coalesce(i.processing_state = ANY($4), true)
+FROM parked_events e LEFT JOIN inbox i ON i.provider = e.provider AND i.event_id = e.event_id
+WHERE e.destination = $1 AND e.provider = $2 AND e.kafka_key = $3 ORDER BY e.head DESC, e.seq`,
+		k.dest, k.provider, k.key, schemas.TerminalStates())
 	if err != nil {
 		return nil, fmt.Errorf("read parked events: %w", err)
 	}
@@ -257,7 +285,7 @@ WHERE destination = $1 AND provider = $2 AND kafka_key = $3 ORDER BY head DESC, 
 		var p parkedEvent
 		var env []byte
 		var created, received *time.Time
-		err := r.Scan(&p.seq, &p.ev.ID, &p.ev.Type, &env, &p.obj, &created, &received)
+		err := r.Scan(&p.seq, &p.ev.ID, &p.ev.Type, &env, &p.obj, &created, &received, &p.applied)
 		p.ev.Provider, p.ev.ObjectKey, p.ev.Envelope, p.ev.Attempt = k.provider, k.key, env, 1
 		if created != nil {
 			p.ev.CreatedAt = *created
