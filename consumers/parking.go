@@ -95,10 +95,11 @@ func deliverOrdered(ctx context.Context, b *event.Batch, fw Forwarder, ev *event
 
 // bound dead-letters destination dest's oldest parked keys of provider
 // while it parks more than maxKeys keys or maxEvents events, one key per
-// transaction (deadLetterOldest). The drain runs it (parking_drain.go).
-func (s store) bound(ctx context.Context, dest, provider string, maxKeys, maxEvents int) error {
+// transaction (deadLetterOldest), each key's events handed to dead first
+// (the dead-letter topic). The drain runs it (parking_drain.go).
+func (s store) bound(ctx context.Context, dest, provider string, maxKeys, maxEvents int, dead deadParked) error {
 	for {
-		key, err := s.deadLetterOldest(ctx, dest, provider, maxKeys, maxEvents)
+		key, err := s.deadLetterOldest(ctx, dest, provider, maxKeys, maxEvents, dead)
 		if err != nil || key == "" {
 			return err
 		}

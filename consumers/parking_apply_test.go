@@ -81,7 +81,7 @@ func TestOrderedDestinationParkedEventWaitsForItsBatchApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		r.drainRound(ctx)
+		r.drainRound(ctx, deadLetters{}) // nothing dies here
 		time.Sleep(parkUnappliedWait)
 	}
 	if got := svc.accepted(); len(got) != 0 {
@@ -97,7 +97,7 @@ func TestOrderedDestinationParkedEventWaitsForItsBatchApply(t *testing.T) {
 		}
 	}
 	waitFor(t, 10*time.Second, "A2 and A3 to be delivered", func() bool {
-		r.drainRound(ctx)
+		r.drainRound(ctx, deadLetters{}) // nothing dies here
 		return len(svc.accepted()) >= 2
 	})
 	if got := svc.accepted(); !slices.Equal(got, a[1:]) {
@@ -140,13 +140,23 @@ VALUES ($1, $2, $3, $4, 'payment.succeeded', '{}')`, fw.Destination(), f.provide
 		}
 		start := make(chan struct{})
 		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var deadLettered []string
+		dead := func(_ context.Context, reason string, evs []parkedEvent) error {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, p := range evs {
+				deadLettered = append(deadLettered, p.ev.ID)
+			}
+			return nil
+		}
 		errs := make([]error, 8)
 		for m := range errs {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				<-start
-				errs[m] = st.bound(ctx, fw.Destination(), f.provider, 4, 1000)
+				errs[m] = st.bound(ctx, fw.Destination(), f.provider, 4, 1000, dead)
 			}()
 		}
 		close(start)
@@ -164,6 +174,9 @@ VALUES ($1, $2, $3, $4, 'payment.succeeded', '{}')`, fw.Destination(), f.provide
 		}
 		if !slices.Equal(left, keys[1:]) {
 			t.Fatalf("round %d: parked keys left %v, want %v (the oldest alone dead-lettered)", round, left, keys[1:])
+		}
+		if want := []string{fmt.Sprintf("ord_bc_%d_0", round)}; !slices.Equal(deadLettered, want) {
+			t.Errorf("round %d: written to the dead-letter topic %v, want %v once", round, deadLettered, want)
 		}
 		if state := f.inbox(fmt.Sprintf("ord_bc_%d_0", round)).State; state != schemas.StateDead {
 			t.Errorf("round %d: the oldest key's event is %s, want dead", round, state)

@@ -316,6 +316,16 @@ func TestOrderedDestinationBoundDeadLettersTheOldestKey(t *testing.T) {
 			t.Errorf("%s: last_error %q, want the bound named", id, e)
 		}
 	}
+	var dead []string // written to the dead-letter topic, with the reason
+	for _, d := range f.readTopic(schemas.DeadLetterTopic(f.topic), 3, 10*time.Second) {
+		dead = append(dead, header(d, schemas.HeaderID))
+		if !strings.Contains(header(d, schemas.HeaderErrorMessage), "parked bound reached") || header(d, schemas.HeaderOriginTopic) != f.topic {
+			t.Errorf("dead letter %s: headers %v, want the bound named and the main topic as origin", header(d, schemas.HeaderID), d.Headers)
+		}
+	}
+	if slices.Sort(dead); !slices.Equal(dead, a[2:]) {
+		t.Errorf("dead letters %v, want %v", dead, a[2:])
+	}
 	f.waitState(schemas.StateSucceeded, 60*time.Second, a[0], a[1], b[0], b[1])
 	waitFor(t, 30*time.Second, "B's parked events to be delivered", func() bool {
 		return slices.Contains(svc.accepted(), b[4])

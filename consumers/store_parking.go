@@ -13,7 +13,12 @@ import (
 )
 
 // The store's parking of ordered destinations (parking.go): tables
-// parked_keys and parked_events (migrations/00008_parking.sql).
+// parked_keys and parked_events (migrations/00008_parking.sql, the
+// parked origin 00009_parked_origin.sql).
+
+// deadParked writes the parked events evs, dead-lettered with reason, to
+// the dead-letter topic (deadLetters).
+type deadParked func(ctx context.Context, reason string, evs []parkedEvent) error
 
 // parkKey names one parked key: a destination, a provider, a Kafka key.
 type parkKey struct{ dest, provider, key string }
@@ -142,9 +147,21 @@ func insertParkedAs(ctx context.Context, tx pgx.Tx, k parkKey, ev *event.Event, 
 	if !ev.CreatedAt.IsZero() {
 		created = &ev.CreatedAt
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO parked_events (destination, provider, kafka_key, event_id, event_type, envelope, object, created_at, received_at, head)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
-		k.dest, k.provider, k.key, ev.ID, ev.Type, []byte(ev.StoredEnvelope()), obj, created, receivedAt(ev), head)
+	var otopic, outbox *string
+	var opart *int32
+	var ooff *int64
+	var ots *time.Time
+	if o := ev.Origin; o.Topic != "" {
+		otopic, opart, ooff, ots = &o.Topic, &o.Partition, &o.Offset, &o.Timestamp
+	}
+	if ev.OutboxID != "" {
+		outbox = &ev.OutboxID
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO parked_events (destination, provider, kafka_key, event_id, event_type, envelope, object, created_at, received_at, head,
+  origin_topic, origin_partition, origin_offset, origin_timestamp, outbox_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT DO NOTHING`,
+		k.dest, k.provider, k.key, ev.ID, ev.Type, []byte(ev.StoredEnvelope()), obj, created, receivedAt(ev), head,
+		otopic, opart, ooff, ots, outbox)
 	if err != nil {
 		return fmt.Errorf("park: %w", err)
 	}
@@ -201,8 +218,9 @@ const parkBoundLock = 0x67617465_70617262
 // applied (their inbox rows final) is taken, so no apply finishing later
 // records one of them succeeded; a key a drain holds is passed over. It
 // returns the key, "" when none was taken (within the bounds, or none
-// eligible).
-func (s store) deadLetterOldest(ctx context.Context, dest, provider string, maxKeys, maxEvents int) (string, error) {
+// eligible). The key's parked events are handed to dead (the dead-letter
+// topic) before anything is changed: when it fails, nothing is.
+func (s store) deadLetterOldest(ctx context.Context, dest, provider string, maxKeys, maxEvents int, dead deadParked) (string, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return "", fmt.Errorf("dead-letter parked key: %w", err)
@@ -228,6 +246,13 @@ ORDER BY k.parked_at, k.kafka_key LIMIT 1 FOR UPDATE SKIP LOCKED`, dest, provide
 	}
 	if err != nil {
 		return "", fmt.Errorf("dead-letter parked key: %w", err)
+	}
+	evs, err := parkedOf(ctx, tx, parkKey{dest: dest, provider: provider, key: key})
+	if err != nil {
+		return "", err
+	}
+	if err := dead(ctx, reason, evs); err != nil {
+		return "", err
 	}
 	if _, err := tx.Exec(ctx, `UPDATE inbox i SET processing_state = $4, last_error = $5, last_error_class = $6, next_attempt_at = NULL, updated_at = now()
 FROM parked_events p WHERE p.destination = $1 AND p.provider = $2 AND p.kafka_key = $3
@@ -274,7 +299,8 @@ WHERE state = 'ready' AND next_at <= now() ORDER BY next_at LIMIT $1`, limit)
 // terminal (its batch applied).
 func parkedOf(ctx context.Context, tx pgx.Tx, k parkKey) ([]parkedEvent, error) {
 	rows, err := tx.Query(ctx, `SELECT e.seq, e.event_id, e.event_type, e.envelope, e.object, e.created_at, e.received_at,
-  coalesce(i.processing_state = ANY($4), true)
+  coalesce(i.processing_state = ANY($4), true), coalesce(e.origin_topic, ''), coalesce(e.origin_partition, 0),
+  coalesce(e.origin_offset, -1), e.origin_timestamp, coalesce(e.outbox_id, '')
 FROM parked_events e LEFT JOIN inbox i ON i.provider = e.provider AND i.event_id = e.event_id
 WHERE e.destination = $1 AND e.provider = $2 AND e.kafka_key = $3 ORDER BY e.head DESC, e.seq`,
 		k.dest, k.provider, k.key, schemas.TerminalStates())
@@ -284,8 +310,12 @@ WHERE e.destination = $1 AND e.provider = $2 AND e.kafka_key = $3 ORDER BY e.hea
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (parkedEvent, error) {
 		var p parkedEvent
 		var env []byte
-		var created, received *time.Time
-		err := r.Scan(&p.seq, &p.ev.ID, &p.ev.Type, &env, &p.obj, &created, &received, &p.applied)
+		var created, received, ots *time.Time
+		err := r.Scan(&p.seq, &p.ev.ID, &p.ev.Type, &env, &p.obj, &created, &received, &p.applied,
+			&p.ev.Origin.Topic, &p.ev.Origin.Partition, &p.ev.Origin.Offset, &ots, &p.ev.OutboxID)
+		if ots != nil {
+			p.ev.Origin.Timestamp = *ots
+		}
 		p.ev.Provider, p.ev.ObjectKey, p.ev.Envelope, p.ev.Attempt = k.provider, k.key, env, 1
 		if created != nil {
 			p.ev.CreatedAt = *created

@@ -764,7 +764,12 @@ CREATE TABLE public.parked_events (
     created_at timestamp with time zone,
     received_at timestamp with time zone,
     head boolean DEFAULT false NOT NULL,
-    parked_at timestamp with time zone DEFAULT now() NOT NULL
+    parked_at timestamp with time zone DEFAULT now() NOT NULL,
+    origin_topic text,
+    origin_partition integer,
+    origin_offset bigint,
+    origin_timestamp timestamp with time zone,
+    outbox_id text
 );
 
 --

@@ -1,0 +1,22 @@
+-- Ordered delivery per object (issue 49): a parked event keeps where its
+-- record was first delivered (its main topic, partition, offset and
+-- timestamp) and its outbox id, so a parked event that is dead-lettered
+-- (by the drain, or by the bound) is written to the dead-letter topic as
+-- the retry ladder writes one: the same key, value and event headers, and
+-- gatehouse_original_* naming its first delivery. NULL: parked before this
+-- migration (the position is unknown).
+-- +goose Up
+ALTER TABLE parked_events
+    ADD COLUMN origin_topic     text,
+    ADD COLUMN origin_partition integer,
+    ADD COLUMN origin_offset    bigint,
+    ADD COLUMN origin_timestamp timestamptz,
+    ADD COLUMN outbox_id        text;
+
+-- +goose Down
+ALTER TABLE parked_events
+    DROP COLUMN origin_topic,
+    DROP COLUMN origin_partition,
+    DROP COLUMN origin_offset,
+    DROP COLUMN origin_timestamp,
+    DROP COLUMN outbox_id;
