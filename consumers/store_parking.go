@@ -143,6 +143,13 @@ func insertParked(ctx context.Context, tx pgx.Tx, k parkKey, ev *event.Event, ob
 // insertParkedAs is insertParked; head puts ev in front of the key's
 // other parked events.
 func insertParkedAs(ctx context.Context, tx pgx.Tx, k parkKey, ev *event.Event, obj []byte, head bool) error {
+	return insertParkedRow(ctx, tx, k, ev, obj, head, false)
+}
+
+// insertParkedRow is insertParkedAs; pending keeps ev's place for an event
+// whose inbox row was not visible yet (parkLate). Parking an event whose
+// place is pending fills it in (its fetched object) and ends pending.
+func insertParkedRow(ctx context.Context, tx pgx.Tx, k parkKey, ev *event.Event, obj []byte, head, pending bool) error {
 	var created *time.Time
 	if !ev.CreatedAt.IsZero() {
 		created = &ev.CreatedAt
@@ -158,10 +165,12 @@ func insertParkedAs(ctx context.Context, tx pgx.Tx, k parkKey, ev *event.Event, 
 		outbox = &ev.OutboxID
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO parked_events (destination, provider, kafka_key, event_id, event_type, envelope, object, created_at, received_at, head,
-  origin_topic, origin_partition, origin_offset, origin_timestamp, outbox_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT DO NOTHING`,
+  origin_topic, origin_partition, origin_offset, origin_timestamp, outbox_id, pending)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+ON CONFLICT (destination, provider, kafka_key, event_id) DO UPDATE SET object = EXCLUDED.object, received_at = EXCLUDED.received_at, pending = false
+WHERE parked_events.pending AND NOT EXCLUDED.pending`,
 		k.dest, k.provider, k.key, ev.ID, ev.Type, []byte(ev.StoredEnvelope()), obj, created, receivedAt(ev), head,
-		otopic, opart, ooff, ots, outbox)
+		otopic, opart, ooff, ots, outbox, pending)
 	if err != nil {
 		return fmt.Errorf("park: %w", err)
 	}
@@ -275,8 +284,8 @@ type parkedEvent struct {
 	ev  event.Event
 	obj []byte
 	// applied: the batch that parked the event has committed its inbox
-	// row's state (terminal, or no row): until then the drain leaves it
-	// parked (parking_drain.go).
+	// row's state (terminal, or no row), and its place is not pending
+	// (parkLate): until then the drain leaves it parked (parking_drain.go).
 	applied bool
 }
 
@@ -299,7 +308,7 @@ WHERE state = 'ready' AND next_at <= now() ORDER BY next_at LIMIT $1`, limit)
 // terminal (its batch applied).
 func parkedOf(ctx context.Context, tx pgx.Tx, k parkKey) ([]parkedEvent, error) {
 	rows, err := tx.Query(ctx, `SELECT e.seq, e.event_id, e.event_type, e.envelope, e.object, e.created_at, e.received_at,
-  coalesce(i.processing_state = ANY($4), true), coalesce(e.origin_topic, ''), coalesce(e.origin_partition, 0),
+  NOT e.pending AND coalesce(i.processing_state = ANY($4), true), coalesce(e.origin_topic, ''), coalesce(e.origin_partition, 0),
   coalesce(e.origin_offset, -1), e.origin_timestamp, coalesce(e.outbox_id, '')
 FROM parked_events e LEFT JOIN inbox i ON i.provider = e.provider AND i.event_id = e.event_id
 WHERE e.destination = $1 AND e.provider = $2 AND e.kafka_key = $3 ORDER BY e.head DESC, e.seq`,

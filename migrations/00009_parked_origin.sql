@@ -5,13 +5,19 @@
 -- the retry ladder writes one: the same key, value and event headers, and
 -- gatehouse_original_* naming its first delivery. NULL: parked before this
 -- migration (the position is unknown).
+-- pending marks the place of an event whose record reached an ordered
+-- destination's batch before its inbox row was visible (still missing 150
+-- ms after the claim): the record goes down the retry ladder, and the
+-- event keeps its place among its key's parked events, delivered only
+-- once its retry has parked it for real (pending false) and applied.
 -- +goose Up
 ALTER TABLE parked_events
     ADD COLUMN origin_topic     text,
     ADD COLUMN origin_partition integer,
     ADD COLUMN origin_offset    bigint,
     ADD COLUMN origin_timestamp timestamptz,
-    ADD COLUMN outbox_id        text;
+    ADD COLUMN outbox_id        text,
+    ADD COLUMN pending          boolean NOT NULL DEFAULT false;
 
 -- +goose Down
 ALTER TABLE parked_events
@@ -19,4 +25,5 @@ ALTER TABLE parked_events
     DROP COLUMN origin_partition,
     DROP COLUMN origin_offset,
     DROP COLUMN origin_timestamp,
-    DROP COLUMN outbox_id;
+    DROP COLUMN outbox_id,
+    DROP COLUMN pending;

@@ -769,7 +769,8 @@ CREATE TABLE public.parked_events (
     origin_partition integer,
     origin_offset bigint,
     origin_timestamp timestamp with time zone,
-    outbox_id text
+    outbox_id text,
+    pending boolean DEFAULT false NOT NULL
 );
 
 --
