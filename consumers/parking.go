@@ -68,6 +68,7 @@ func deliverOrdered(ctx context.Context, b *event.Batch, fw Forwarder, ev *event
 	}
 	_, onDead, _, _ := o.Ordering()
 	k := parkKey{dest: fw.Destination(), provider: ev.Provider, key: ev.ObjectKey}
+	ev = ptr(*ev) // this destination's copy: park marks a replay on it (Event.Replay)
 	res, err := st.park(ctx, k, ev, obj)
 	if err != nil {
 		return event.Sent{}, err
@@ -92,6 +93,8 @@ func deliverOrdered(ctx context.Context, b *event.Batch, fw Forwarder, ev *event
 	}
 	return sent, err
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // bound dead-letters destination dest's oldest parked keys of provider
 // while it parks more than maxKeys keys or maxEvents events, one key per

@@ -29,6 +29,7 @@ type orderService struct {
 	mu    sync.Mutex
 	fails map[string]int // event id → 500s still to answer (<0: always)
 	got   []string       // accepted event ids, in order
+	hdrs  []http.Header  // their requests' headers, in order
 	at    map[string]time.Time
 }
 
@@ -50,6 +51,7 @@ func newOrderService(t *testing.T) *orderService {
 			return
 		}
 		s.got = append(s.got, id)
+		s.hdrs = append(s.hdrs, r.Header.Clone())
 		s.at[id] = time.Now()
 		w.WriteHeader(http.StatusNoContent)
 	}))

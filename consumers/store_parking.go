@@ -32,16 +32,21 @@ const (
 	parkParked                   // parked behind the head: not delivered now
 )
 
-// park parks ev (with obj, the fetched object) behind k's head when k is
+// park parks ev (with obj, the fetched object; ev is the caller's copy)
+// behind k's head when k is
 // parked and ev is not its head. A key not parked costs one index probe
 // (the common case); a parked key's row is then read again FOR SHARE, so a
 // drain finishing the key (FOR UPDATE, then delete) either sees the new
 // event or is waited for, after which the key is gone and ev is
 // delivered at once. A repeat of a parked event is parked once.
+//
+// The same probe tells whether ev's record is a replay (a row of replays
+// names its outbox id): ev.Replay is set then, before ev is parked.
 func (s store) park(ctx context.Context, k parkKey, ev *event.Event, obj []byte) (parkResult, error) {
 	var parked bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM parked_keys WHERE destination = $1 AND provider = $2 AND kafka_key = $3)`,
-		k.dest, k.provider, k.key).Scan(&parked)
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM parked_keys WHERE destination = $1 AND provider = $2 AND kafka_key = $3),
+  $5 <> '' AND EXISTS (SELECT 1 FROM replays WHERE provider = $2 AND event_id = $4 AND outbox_id::text = $5)`,
+		k.dest, k.provider, k.key, ev.ID, ev.OutboxID).Scan(&parked, &ev.Replay)
 	if err != nil {
 		return parkNone, fmt.Errorf("park: %w", err)
 	}
@@ -165,12 +170,13 @@ func insertParkedRow(ctx context.Context, tx pgx.Tx, k parkKey, ev *event.Event,
 		outbox = &ev.OutboxID
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO parked_events (destination, provider, kafka_key, event_id, event_type, envelope, object, created_at, received_at, head,
-  origin_topic, origin_partition, origin_offset, origin_timestamp, outbox_id, pending)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-ON CONFLICT (destination, provider, kafka_key, event_id) DO UPDATE SET object = EXCLUDED.object, received_at = EXCLUDED.received_at, pending = false
+  origin_topic, origin_partition, origin_offset, origin_timestamp, outbox_id, pending, replay)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+ON CONFLICT (destination, provider, kafka_key, event_id) DO UPDATE SET object = EXCLUDED.object, received_at = EXCLUDED.received_at,
+  replay = EXCLUDED.replay, pending = false
 WHERE parked_events.pending AND NOT EXCLUDED.pending`,
 		k.dest, k.provider, k.key, ev.ID, ev.Type, []byte(ev.StoredEnvelope()), obj, created, receivedAt(ev), head,
-		otopic, opart, ooff, ots, outbox, pending)
+		otopic, opart, ooff, ots, outbox, pending, ev.Replay)
 	if err != nil {
 		return fmt.Errorf("park: %w", err)
 	}
@@ -309,7 +315,7 @@ WHERE state = 'ready' AND next_at <= now() ORDER BY next_at LIMIT $1`, limit)
 func parkedOf(ctx context.Context, tx pgx.Tx, k parkKey) ([]parkedEvent, error) {
 	rows, err := tx.Query(ctx, `SELECT e.seq, e.event_id, e.event_type, e.envelope, e.object, e.created_at, e.received_at,
   NOT e.pending AND coalesce(i.processing_state = ANY($4), true), coalesce(e.origin_topic, ''), coalesce(e.origin_partition, 0),
-  coalesce(e.origin_offset, -1), e.origin_timestamp, coalesce(e.outbox_id, '')
+  coalesce(e.origin_offset, -1), e.origin_timestamp, coalesce(e.outbox_id, ''), e.replay
 FROM parked_events e LEFT JOIN inbox i ON i.provider = e.provider AND i.event_id = e.event_id
 WHERE e.destination = $1 AND e.provider = $2 AND e.kafka_key = $3 ORDER BY e.head DESC, e.seq`,
 		k.dest, k.provider, k.key, schemas.TerminalStates())
@@ -321,7 +327,7 @@ WHERE e.destination = $1 AND e.provider = $2 AND e.kafka_key = $3 ORDER BY e.hea
 		var env []byte
 		var created, received, ots *time.Time
 		err := r.Scan(&p.seq, &p.ev.ID, &p.ev.Type, &env, &p.obj, &created, &received, &p.applied,
-			&p.ev.Origin.Topic, &p.ev.Origin.Partition, &p.ev.Origin.Offset, &ots, &p.ev.OutboxID)
+			&p.ev.Origin.Topic, &p.ev.Origin.Partition, &p.ev.Origin.Offset, &ots, &p.ev.OutboxID, &p.ev.Replay)
 		if ots != nil {
 			p.ev.Origin.Timestamp = *ots
 		}

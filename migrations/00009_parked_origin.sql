@@ -10,6 +10,9 @@
 -- ms after the claim): the record goes down the retry ladder, and the
 -- event keeps its place among its key's parked events, delivered only
 -- once its retry has parked it for real (pending false) and applied.
+-- replay marks a parked event whose record was a replay: the drain
+-- delivers it with the Gatehouse-Replay header, as a delivery at once
+-- would have been.
 -- +goose Up
 ALTER TABLE parked_events
     ADD COLUMN origin_topic     text,
@@ -17,7 +20,8 @@ ALTER TABLE parked_events
     ADD COLUMN origin_offset    bigint,
     ADD COLUMN origin_timestamp timestamptz,
     ADD COLUMN outbox_id        text,
-    ADD COLUMN pending          boolean NOT NULL DEFAULT false;
+    ADD COLUMN pending          boolean NOT NULL DEFAULT false,
+    ADD COLUMN replay           boolean NOT NULL DEFAULT false;
 
 -- +goose Down
 ALTER TABLE parked_events
@@ -26,4 +30,5 @@ ALTER TABLE parked_events
     DROP COLUMN origin_offset,
     DROP COLUMN origin_timestamp,
     DROP COLUMN outbox_id,
-    DROP COLUMN pending;
+    DROP COLUMN pending,
+    DROP COLUMN replay;

@@ -33,6 +33,11 @@ type Event struct {
 	// topic's partition and offset); zero when unknown (an Event built
 	// directly).
 	Origin Origin
+	// Replay: the record is a replay (an operator's, through the outbox)
+	// of an event gatehouse had already processed; a destination ordered
+	// per object is told so (Gatehouse-Replay). Set by the consumers on
+	// their copy for such a delivery.
+	Replay bool
 }
 
 // Origin is the position of an event's record in its main topic. A retry

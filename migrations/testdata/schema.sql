@@ -770,7 +770,8 @@ CREATE TABLE public.parked_events (
     origin_offset bigint,
     origin_timestamp timestamp with time zone,
     outbox_id text,
-    pending boolean DEFAULT false NOT NULL
+    pending boolean DEFAULT false NOT NULL,
+    replay boolean DEFAULT false NOT NULL
 );
 
 --
