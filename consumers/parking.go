@@ -30,7 +30,11 @@ import (
 // offset order when any destination is ordered (chains), and a record
 // whose inbox row is not visible yet when its batch claims it (late.go)
 // is re-read before the batch is handled rather than beside it
-// (claimLate), so it is handled in its key's chain.
+// (claimLate), so it is handled in its key's chain; one still missing then
+// parks its key in its chain before it goes down the retry ladder
+// (parking_late.go). A parked event goes out only once its batch applied
+// (parking_drain.go), and one that dies is written to the dead-letter
+// topic (parking_dead.go).
 
 // orderedForwarder is a Forwarder that may ask for order per object
 // (consumers/forward's Forwarder is one).
