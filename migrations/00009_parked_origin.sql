@@ -13,6 +13,8 @@
 -- replay marks a parked event whose record was a replay: the drain
 -- delivers it with the Gatehouse-Replay header, as a delivery at once
 -- would have been.
+-- failure_issue_events gets an index by event: the failure issue of a
+-- parked key's head (the API's and console's parked keys by cause).
 -- +goose Up
 ALTER TABLE parked_events
     ADD COLUMN origin_topic     text,
@@ -23,7 +25,12 @@ ALTER TABLE parked_events
     ADD COLUMN pending          boolean NOT NULL DEFAULT false,
     ADD COLUMN replay           boolean NOT NULL DEFAULT false;
 
+-- The failure issue of a parked key's head (the API's parked keys by
+-- cause) is found by the head's event.
+CREATE INDEX failure_issue_events_event ON failure_issue_events (provider, event_id);
+
 -- +goose Down
+DROP INDEX failure_issue_events_event;
 ALTER TABLE parked_events
     DROP COLUMN origin_topic,
     DROP COLUMN origin_partition,

@@ -1358,6 +1358,12 @@ CREATE INDEX auth_tokens_family_idx ON public.auth_tokens USING btree (family_id
 CREATE INDEX erasures_requested_at_idx ON public.erasures USING btree (requested_at);
 
 --
+-- Name: failure_issue_events_event; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX failure_issue_events_event ON public.failure_issue_events USING btree (provider, event_id);
+
+--
 -- Name: failure_issue_events_last_seen_idx; Type: INDEX; Schema: public; Owner: -
 --
 
