@@ -152,20 +152,16 @@ WHERE k.destination = $1 AND k.provider = $2 AND k.kafka_key = $3 AND k.state = 
 	return nil, ErrParkedNotHeld
 }
 
-// listParked answers the parked keys and their causes ({"parked": [...],
-// "causes": [...]}).
+// listParked answers the parked keys ({"parked": [...]}), each with the
+// failure issue of its head (a client groups them by it, as the console's
+// Parked page does with ListParkedCauses).
 func (s *Server) listParked(w http.ResponseWriter, r *http.Request) {
 	keys, err := s.inbox.ListParked(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	causes, err := s.inbox.ListParkedCauses(r.Context())
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"parked": keys, "causes": causes})
+	writeJSON(w, http.StatusOK, map[string]any{"parked": keys})
 }
 
 // releaseParked releases a held key ({"destination", "provider", "key"}):

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse/gatehouse/api"
 )
 
 // GET /parked lists the parked keys, the longest parked first; POST
@@ -54,16 +56,16 @@ VALUES ('acme', 'forward:https://team.example/…#3f2a9c1e', 'f1', 'transient', 
 	if k := keys[1].(map[string]any); k["issue_id"] != nil {
 		t.Errorf("second parked key: %v, want no issue", k)
 	}
-	// the keys grouped by cause: the head's error and its failure issue
-	causes, _ := a.body["causes"].([]any)
-	if len(causes) != 2 {
-		t.Fatalf("causes: %s", a.raw)
+	// the keys grouped by cause (the console's): the head's error and its failure issue
+	causes, err := (api.Inbox{Pool: f.pool}).ListParkedCauses(ctx)
+	if err != nil || len(causes) != 2 {
+		t.Fatalf("causes: %v, %v", causes, err)
 	}
-	if c := causes[0].(map[string]any); c["cause"] != "forward to x: status 503" || c["issue_id"] != float64(issue) || c["keys"] != float64(1) || c["events"] != float64(1) {
-		t.Errorf("first cause: %v", c)
+	if c := causes[0]; c.Cause != "forward to x: status 503" || c.IssueID == nil || *c.IssueID != issue || c.Keys != 1 || c.Events != 1 {
+		t.Errorf("first cause: %+v", c)
 	}
-	if c := causes[1].(map[string]any); c["cause"] != "" || c["issue_id"] != nil || c["keys"] != float64(1) || c["events"] != float64(0) {
-		t.Errorf("second cause: %v", c)
+	if c := causes[1]; c.Cause != "" || c.IssueID != nil || c.Keys != 1 || c.Events != 0 {
+		t.Errorf("second cause: %+v", c)
 	}
 	if a := f.bearerGet(fmt.Sprintf("/api/v1/issues/%d", issue), read); a.status != 200 || a.body["parked_keys"] != float64(1) {
 		t.Errorf("issue %d: %d %s, want parked_keys 1", issue, a.status, a.raw)
