@@ -51,6 +51,7 @@ type Issue struct {
 	LastReplayedAt  *time.Time `json:"last_replayed_at,omitempty"`
 	LastReplayedBy  *string    `json:"last_replayed_by,omitempty"`
 	DeadEvents      *int64     `json:"dead_events,omitempty"` // GetIssue only: its events now dead
+	ParkedKeys      *int64     `json:"parked_keys,omitempty"` // GetIssue only: keys parked behind its events (ordered destinations)
 }
 
 // IssueFilter selects issues: by status and provider ("" : any).
@@ -138,6 +139,11 @@ WHERE e.issue_id = $1 AND i.processing_state = 'dead'`, id).Scan(&dead); err != 
 		return nil, fmt.Errorf("count dead events of issue: %w", err)
 	}
 	is.DeadEvents = &dead
+	parked, err := ib.issueParkedKeys(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	is.ParkedKeys = &parked
 	return is, nil
 }
 

@@ -2,9 +2,12 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse/gatehouse/api"
 )
 
 // GET /parked lists the parked keys, the longest parked first; POST
@@ -25,6 +28,14 @@ VALUES ('https://team.example/…#3f2a9c1e', 'acme', 'pay_1', 'evt_3', 'payment.
 			t.Fatal(err)
 		}
 	}
+	var issue int64
+	if err := f.pool.QueryRow(ctx, `INSERT INTO failure_issues (provider, stage, fingerprint, error_class, message, last_error)
+VALUES ('acme', 'forward:https://team.example/…#3f2a9c1e', 'f1', 'transient', 'forward to x: status 503', 'forward to x: status 503') RETURNING id`).Scan(&issue); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.pool.Exec(ctx, `INSERT INTO failure_issue_events (issue_id, provider, event_id, received_at) VALUES ($1, 'acme', 'evt_1', now())`, issue); err != nil {
+		t.Fatal(err)
+	}
 	read := f.token("dave", "events:read", "roles", []string{"gatehouse:operator"})
 	op := f.token("dave", "events:read events:replay", "roles", []string{"gatehouse:operator"})
 	post := func(tok, body string) answer {
@@ -38,8 +49,26 @@ VALUES ('https://team.example/…#3f2a9c1e', 'acme', 'pay_1', 'evt_3', 'payment.
 	if a.status != 200 || len(keys) != 2 {
 		t.Fatalf("list: %d %s", a.status, a.raw)
 	}
-	if k := keys[0].(map[string]any); k["key"] != "pay_1" || k["state"] != "held" || k["events"] != float64(1) || k["head_event_id"] != "evt_1" {
-		t.Errorf("first parked key: %v", k)
+	if k := keys[0].(map[string]any); k["key"] != "pay_1" || k["state"] != "held" || k["events"] != float64(1) || k["head_event_id"] != "evt_1" ||
+		k["issue_id"] != float64(issue) {
+		t.Errorf("first parked key: %v, want issue %d", k, issue)
+	}
+	if k := keys[1].(map[string]any); k["issue_id"] != nil {
+		t.Errorf("second parked key: %v, want no issue", k)
+	}
+	// the keys grouped by cause (the console's): the head's error and its failure issue
+	causes, err := (api.Inbox{Pool: f.pool}).ListParkedCauses(ctx)
+	if err != nil || len(causes) != 2 {
+		t.Fatalf("causes: %v, %v", causes, err)
+	}
+	if c := causes[0]; c.Cause != "forward to x: status 503" || c.IssueID == nil || *c.IssueID != issue || c.Keys != 1 || c.Events != 1 {
+		t.Errorf("first cause: %+v", c)
+	}
+	if c := causes[1]; c.Cause != "" || c.IssueID != nil || c.Keys != 1 || c.Events != 0 {
+		t.Errorf("second cause: %+v", c)
+	}
+	if a := f.bearerGet(fmt.Sprintf("/api/v1/issues/%d", issue), read); a.status != 200 || a.body["parked_keys"] != float64(1) {
+		t.Errorf("issue %d: %d %s, want parked_keys 1", issue, a.status, a.raw)
 	}
 	held := `{"destination": "https://team.example/…#3f2a9c1e", "provider": "acme", "key": "pay_1"}`
 	if a := post(read, held); a.status != 403 {

@@ -31,6 +31,9 @@ type work struct {
 	// beside: how the record ends is decided beside the stages (a forward
 	// down the retry ladder, a late inbox row); settle folds it in.
 	beside bool
+	// late: its inbox row was still missing after claimLate; the handle
+	// stage parks its key in its chain (parkLate) and forwards it.
+	late bool
 	// ctx holds the record's span (trace.go); span is ended by settle.
 	ctx  context.Context
 	span trace.Span
@@ -163,6 +166,8 @@ func (b *batch) claim(ctx context.Context) {
 		for _, w := range b.claimLate(ctx, late) {
 			if errors.Is(w.err, errNoInbox) {
 				r.m.rejected.WithLabelValues(r.cfg.Group, w.rec.Topic, "no_inbox_row").Inc()
+				w.late = true // its key parks behind it in its chain, then it is forwarded (handle)
+				continue
 			}
 			b.forward(w)
 		}
@@ -240,7 +245,7 @@ func (b *batch) handle(ctx context.Context) {
 	r := b.m.r
 	var todo []*work
 	for _, w := range b.firsts {
-		if w.err == nil && !w.done {
+		if (w.err == nil && !w.done) || w.late {
 			todo = append(todo, w)
 		}
 	}
@@ -255,12 +260,24 @@ func (b *batch) handle(ctx context.Context) {
 				if r.tracing {
 					hctx = trace.ContextWithSpan(ctx, todo[i].span)
 				}
+				if todo[i].late { // its row is missing: its key waits behind it (parking_late.go)
+					res[i].err = r.parkLate(hctx, ev)
+					continue
+				}
 				res[i].eff, res[i].err = r.handleEvent(hctx, ev, b.calls)
 			}
 		}()
 	}
 	wg.Wait()
 	for i, w := range todo {
+		if w.late {
+			if res[i].err != nil {
+				r.log.WarnContext(w.ctx, "parking behind an event whose inbox row is missing failed; its key's later events may overtake it",
+					"provider", w.ev.Provider, "event_id", w.ev.ID, "err", res[i].err)
+			}
+			b.forward(w) // down the retry ladder, with errNoInbox
+			continue
+		}
 		w.eff, w.err = res[i].eff, res[i].err
 	}
 	b.notify()

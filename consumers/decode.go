@@ -3,6 +3,8 @@ package consumers
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -30,7 +32,26 @@ func decode(rec *kgo.Record, provider string) (*event.Event, error) {
 	return &event.Event{
 		Provider: r.Provider, ID: r.EventID, Type: r.Type, ObjectKey: r.Key, CreatedAt: r.Time,
 		Envelope: r.Payload, Data: env.Data, OutboxID: r.OutboxID, Attempt: r.Attempt, ReceivedAt: r.ReceivedAt,
+		Origin: originOf(rec),
 	}, nil
+}
+
+// originOf is rec's position in its main topic: its gatehouse_original_*
+// headers (a retry topic's record), else its own.
+func originOf(rec *kgo.Record) event.Origin {
+	o := event.Origin{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset, Timestamp: rec.Timestamp}
+	h := schemas.Headers(rec)
+	topic, ok := h[schemas.HeaderOriginTopic]
+	if !ok {
+		return o
+	}
+	p, perr := strconv.ParseInt(h[schemas.HeaderOriginPartition], 10, 32)
+	off, oerr := strconv.ParseInt(h[schemas.HeaderOriginOffset], 10, 64)
+	ts, terr := time.Parse(time.RFC3339Nano, h[schemas.HeaderOriginTimestamp])
+	if perr != nil || oerr != nil || terr != nil {
+		return event.Origin{Topic: topic, Offset: -1} // headers that do not parse: the position is unknown
+	}
+	return event.Origin{Topic: topic, Partition: int32(p), Offset: off, Timestamp: ts}
 }
 
 // peekIdentity reads provider and event id from the headers of a record that

@@ -30,7 +30,11 @@ import (
 // offset order when any destination is ordered (chains), and a record
 // whose inbox row is not visible yet when its batch claims it (late.go)
 // is re-read before the batch is handled rather than beside it
-// (claimLate), so it is handled in its key's chain.
+// (claimLate), so it is handled in its key's chain; one still missing then
+// parks its key in its chain before it goes down the retry ladder
+// (parking_late.go). A parked event goes out only once its batch applied
+// (parking_drain.go), and one that dies is written to the dead-letter
+// topic (parking_dead.go).
 
 // orderedForwarder is a Forwarder that may ask for order per object
 // (consumers/forward's Forwarder is one).
@@ -68,6 +72,7 @@ func deliverOrdered(ctx context.Context, b *event.Batch, fw Forwarder, ev *event
 	}
 	_, onDead, _, _ := o.Ordering()
 	k := parkKey{dest: fw.Destination(), provider: ev.Provider, key: ev.ObjectKey}
+	ev = ptr(*ev) // this destination's copy: park marks a replay on it (Event.Replay)
 	res, err := st.park(ctx, k, ev, obj)
 	if err != nil {
 		return event.Sent{}, err
@@ -93,18 +98,15 @@ func deliverOrdered(ctx context.Context, b *event.Batch, fw Forwarder, ev *event
 	return sent, err
 }
 
+func ptr[T any](v T) *T { return &v }
+
 // bound dead-letters destination dest's oldest parked keys of provider
-// while it parks more than maxKeys keys or maxEvents events. The drain
-// runs it (parking_drain.go).
-func (s store) bound(ctx context.Context, dest, provider string, maxKeys, maxEvents int) error {
+// while it parks more than maxKeys keys or maxEvents events, one key per
+// transaction (deadLetterOldest), each key's events handed to dead first
+// (the dead-letter topic). The drain runs it (parking_drain.go).
+func (s store) bound(ctx context.Context, dest, provider string, maxKeys, maxEvents int, dead deadParked) error {
 	for {
-		keys, events, err := s.parkedCounts(ctx, dest, provider)
-		if err != nil || (keys <= maxKeys && events <= maxEvents) {
-			return err
-		}
-		reason := fmt.Sprintf("forward to %s: parked bound reached (%d keys, %d events; max_parked_keys %d, max_parked_events %d): "+
-			"the oldest parked key was dead-lettered", dest, keys, events, maxKeys, maxEvents)
-		key, err := s.deadLetterOldest(ctx, dest, provider, reason)
+		key, err := s.deadLetterOldest(ctx, dest, provider, maxKeys, maxEvents, dead)
 		if err != nil || key == "" {
 			return err
 		}

@@ -32,13 +32,41 @@ const (
 	parkDrainAtOnce = 16 // keys drained at once
 	parkGaugesEvery = 5 * time.Second
 	parkOpenWait    = time.Second // a key whose destination's circuit is open is tried again after this
+	// parkUnappliedWait: a key whose next parked event's batch has not
+	// applied yet is tried again after this (see below).
+	parkUnappliedWait = 100 * time.Millisecond
 )
+
+// Parking and the batch's apply. A batch's handle stage
+// parks an event (its own transaction, under the key's row lock, so a drain
+// finishing the key either sees it or is waited for), and the batch's
+// apply commits the event's inbox state later. The drain delivers a parked
+// event only once its inbox row is terminal (the batch applied it; or a
+// retry, or the dead-letter topic, ended it), and nothing of its key after
+// it. So the parking takes effect when the batch's processed state
+// commits, as if in its transaction:
+//   - a crash after the parking, before the apply: the event stays parked,
+//     undelivered; the records are delivered again (their offsets were not
+//     marked), the handler parks the event again (a no-op: one row per
+//     event), and the apply that then commits releases it to the drain; had
+//     the drain sent it meanwhile, the redelivered record would find its
+//     key gone and be sent a second time, after its key's later events;
+//   - a crash after the apply: the parking committed before it;
+//   - the bound dead-letters only keys whose events all applied
+//     (deadLetterOldest), so no apply finishing later records one of them
+//     succeeded.
 
 // drainParked drains ready keys until ctx ends, and keeps the parking
 // gauges current.
 func (r *Runner) drainParked(ctx context.Context) {
 	t := time.NewTicker(parkDrainEvery)
 	defer t.Stop()
+	dl, err := r.newDeadLetters()
+	if err != nil { // the drain still delivers; a key whose event dies stays parked until a producer can write it
+		r.log.Error("parking: no dead-letter producer", "err", err)
+	} else {
+		defer dl.cl.Close()
+	}
 	var gaugedAt time.Time
 	for {
 		select {
@@ -46,8 +74,8 @@ func (r *Runner) drainParked(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		r.boundParked(ctx)
-		r.drainRound(ctx)
+		r.boundParked(ctx, dl)
+		r.drainRound(ctx, dl)
 		if now := time.Now(); now.Sub(gaugedAt) >= parkGaugesEvery {
 			gaugedAt = now
 			if err := r.store.gaugeParking(ctx, r.pm); err != nil && ctx.Err() == nil {
@@ -58,20 +86,25 @@ func (r *Runner) drainParked(ctx context.Context) {
 }
 
 // boundParked dead-letters the oldest parked keys of every ordered
-// destination beyond its bounds (max_parked_keys, max_parked_events).
-func (r *Runner) boundParked(ctx context.Context) {
+// destination beyond its bounds (max_parked_keys, max_parked_events),
+// their events written to the dead-letter topic by dl.
+func (r *Runner) boundParked(ctx context.Context, dl deadLetters) {
 	for provider, fws := range r.cfg.Handlers.ordered {
+		dead := func(ctx context.Context, reason string, evs []parkedEvent) error {
+			return dl.write(ctx, provider, parkedEvents(evs), 1, event.ClassPermanent, errors.New(reason))
+		}
 		for dest, fw := range fws {
 			_, _, maxKeys, maxEvents := fw.Ordering()
-			if err := r.store.bound(ctx, dest, provider, maxKeys, maxEvents); err != nil && ctx.Err() == nil {
+			if err := r.store.bound(ctx, dest, provider, maxKeys, maxEvents, dead); err != nil && ctx.Err() == nil {
 				r.log.Warn("bound parked keys", "destination", dest, "provider", provider, "err", err)
 			}
 		}
 	}
 }
 
-// drainRound drains the keys ready now, parkDrainAtOnce at a time.
-func (r *Runner) drainRound(ctx context.Context) {
+// drainRound drains the keys ready now, parkDrainAtOnce at a time; dl
+// writes the parked events that die to the dead-letter topic.
+func (r *Runner) drainRound(ctx context.Context, dl deadLetters) {
 	keys, err := r.store.readyKeys(ctx, parkDrainKeys)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -86,7 +119,7 @@ func (r *Runner) drainRound(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if err := r.drainKey(ctx, k); err != nil && ctx.Err() == nil {
+			if err := r.drainKey(ctx, k, dl); err != nil && ctx.Err() == nil {
 				r.log.Warn("drain parked key", "destination", k.dest, "provider", k.provider, "key", k.key, "err", err)
 			}
 		}()
@@ -95,8 +128,9 @@ func (r *Runner) drainRound(ctx context.Context) {
 }
 
 // drainKey delivers k's parked events in order, each removed once
-// delivered; the key is removed when none is left.
-func (r *Runner) drainKey(ctx context.Context, k parkKey) error {
+// delivered; the key is removed when none is left. An event that dies is
+// written to the dead-letter topic by dl first.
+func (r *Runner) drainKey(ctx context.Context, k parkKey, dl deadLetters) error {
 	fw := r.cfg.Handlers.orderedTo(k.provider, k.dest)
 	if fw == nil {
 		return errors.New("no forward ordered per object to this destination is configured: the key stays parked")
@@ -126,20 +160,32 @@ func (r *Runner) drainKey(ctx context.Context, k parkKey) error {
 		}
 		return nil
 	}
+	// later keeps what was delivered and tries the key again after d
+	later := func(d time.Duration) error {
+		if _, err := tx.Exec(ctx, `UPDATE parked_keys SET next_at = now() + $4::interval
+WHERE destination = $1 AND provider = $2 AND kafka_key = $3`, k.dest, k.provider, k.key, d.String()); err != nil {
+			return fmt.Errorf("drain: %w", err)
+		}
+		return commit()
+	}
 	for _, p := range evs {
+		if !p.applied { // its batch has not committed yet: it and the rest wait (see the top of the file)
+			return later(parkUnappliedWait)
+		}
 		p.ev.Attempt = attempts + 1
 		_, derr := fw.DeliverOrdered(ctx, &p.ev, p.obj)
 		if derr != nil && ctx.Err() != nil {
 			return commit() // what was delivered stays delivered; the rest waits
 		}
 		if errors.Is(derr, event.ErrCircuitOpen) { // not a failure of the event: try again after a while
-			if _, err := tx.Exec(ctx, `UPDATE parked_keys SET next_at = now() + $4::interval
-WHERE destination = $1 AND provider = $2 AND kafka_key = $3`, k.dest, k.provider, k.key, parkOpenWait.String()); err != nil {
-				return fmt.Errorf("drain: %w", err)
-			}
-			return commit()
+			return later(parkOpenWait)
 		}
 		dead := derr != nil && (event.Classify(derr) != event.ClassTransient || attempts >= len(r.layout.delays))
+		if dead {
+			if err := dl.write(ctx, k.provider, []*event.Event{&p.ev}, p.ev.Attempt, event.Classify(derr), derr); err != nil {
+				return errors.Join(err, later(parkOpenWait)) // it stays parked, tried again
+			}
+		}
 		if derr == nil || dead {
 			if _, err := tx.Exec(ctx, `DELETE FROM parked_events WHERE seq = $1`, p.seq); err != nil {
 				return fmt.Errorf("drain: %w", err)

@@ -29,6 +29,7 @@ type orderService struct {
 	mu    sync.Mutex
 	fails map[string]int // event id → 500s still to answer (<0: always)
 	got   []string       // accepted event ids, in order
+	hdrs  []http.Header  // their requests' headers, in order
 	at    map[string]time.Time
 }
 
@@ -50,6 +51,7 @@ func newOrderService(t *testing.T) *orderService {
 			return
 		}
 		s.got = append(s.got, id)
+		s.hdrs = append(s.hdrs, r.Header.Clone())
 		s.at[id] = time.Now()
 		w.WriteHeader(http.StatusNoContent)
 	}))
@@ -315,6 +317,16 @@ func TestOrderedDestinationBoundDeadLettersTheOldestKey(t *testing.T) {
 		if e := f.inbox(id).LastError; !strings.Contains(e, "parked bound reached") {
 			t.Errorf("%s: last_error %q, want the bound named", id, e)
 		}
+	}
+	var dead []string // written to the dead-letter topic, with the reason
+	for _, d := range f.readTopic(schemas.DeadLetterTopic(f.topic), 3, 10*time.Second) {
+		dead = append(dead, header(d, schemas.HeaderID))
+		if !strings.Contains(header(d, schemas.HeaderErrorMessage), "parked bound reached") || header(d, schemas.HeaderOriginTopic) != f.topic {
+			t.Errorf("dead letter %s: headers %v, want the bound named and the main topic as origin", header(d, schemas.HeaderID), d.Headers)
+		}
+	}
+	if slices.Sort(dead); !slices.Equal(dead, a[2:]) {
+		t.Errorf("dead letters %v, want %v", dead, a[2:])
 	}
 	f.waitState(schemas.StateSucceeded, 60*time.Second, a[0], a[1], b[0], b[1])
 	waitFor(t, 30*time.Second, "B's parked events to be delivered", func() bool {

@@ -70,6 +70,9 @@ func (m *membership) fail(ctx context.Context, rec *kgo.Record, role topicRole, 
 		if herr := r.store.headDead(ctx, provider, id, FailureSummary(err)); herr != nil { // on_dead of the keys parked behind it (parking.go)
 			r.log.ErrorContext(ctx, "parked keys behind a dead-lettered event", "provider", provider, "event_id", id, "err", herr)
 		}
+		if perr := r.store.dropPending(ctx, provider, id); perr != nil { // its place among parked events, when it had no row (parking_late.go)
+			r.log.ErrorContext(ctx, "pending parked event of a dead-lettered event", "provider", provider, "event_id", id, "err", perr)
+		}
 	}
 	if provider == role.provider && id != "" {
 		var at *time.Time

@@ -314,11 +314,24 @@ func (c *Console) dead(w http.ResponseWriter, r *http.Request) {
 // parked lists the keys parked for forward destinations ordered per
 // object, each held one with its replay and release buttons (through the
 // API: POST /api/v1/events/{provider}/{event_id}/replay, /parked/release).
+// The page first groups them by cause (the heads' error, and the failure
+// issue that holds it).
 func (c *Console) parked(w http.ResponseWriter, r *http.Request) {
 	keys, err := c.inbox.ListParked(r.Context())
 	if err != nil {
 		c.dbError(w, r, err)
 		return
 	}
-	c.render(w, r, http.StatusOK, "parked", "Parked keys", keys)
+	causes, err := c.inbox.ListParkedCauses(r.Context())
+	if err != nil {
+		c.dbError(w, r, err)
+		return
+	}
+	c.render(w, r, http.StatusOK, "parked", "Parked keys", parkedData{Causes: causes, Keys: keys})
+}
+
+// parkedData is the Parked page's.
+type parkedData struct {
+	Causes []*api.ParkedCause
+	Keys   []*api.ParkedKey
 }

@@ -20,6 +20,9 @@ VALUES ('https://team.example/…#3f2a9c1e', 'demo', 'pay_<b>1</b>', 'evt_1', 'f
 		`INSERT INTO parked_keys (destination, provider, kafka_key, head_event_id, state) VALUES ('https://team.example/…#3f2a9c1e', 'demo', 'pay_2', 'evt_2', 'waiting')`,
 		`INSERT INTO parked_events (destination, provider, kafka_key, event_id, event_type, envelope)
 VALUES ('https://team.example/…#3f2a9c1e', 'demo', 'pay_<b>1</b>', 'evt_3', 'payment.succeeded', '{}')`,
+		`INSERT INTO failure_issues (id, provider, stage, fingerprint, error_class, message, last_error) OVERRIDING SYSTEM VALUE
+VALUES (4242, 'demo', 'forward:https://team.example/…#3f2a9c1e', 'f1', 'transient', 'forward to x: status 503', 'forward to x: status 503')`,
+		`INSERT INTO failure_issue_events (issue_id, provider, event_id, received_at) VALUES (4242, 'demo', 'evt_1', now())`,
 	} {
 		if _, err := pool.Exec(context.Background(), q); err != nil {
 			t.Fatal(err)
@@ -33,10 +36,15 @@ VALUES ('https://team.example/…#3f2a9c1e', 'demo', 'pay_<b>1</b>', 'evt_3', 'p
 		`pay_&lt;b&gt;1&lt;/b&gt;`, `href="/console/events/demo/evt_1"`, `status 503`, `href="/console/events/demo/evt_2"`,
 		`class="parked-release" data-destination="https://team.example/…#3f2a9c1e" data-provider="demo" data-key="pay_&lt;b&gt;1&lt;/b&gt;"`,
 		`class="replay" data-provider="demo" data-event="evt_1"`, `aria-current="page">Parked</a>`,
+		`<table class="parked-causes">`, `<a href="/console/issues/4242">#4242</a>`, `none: going out`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %s", want)
 		}
+	}
+	if code, _, issue := get(t, srv, "/console/issues/4242", operator.Subject); code != 200 ||
+		!strings.Contains(issue, `<dt>Parked keys</dt><dd><a href="/console/parked">1 keys</a>`) {
+		t.Errorf("the issue page (%d) does not show its parked key", code)
 	}
 	if n := strings.Count(body, `class="parked-release"`); n != 1 {
 		t.Errorf("%d release buttons, want 1 (the held key's)", n)

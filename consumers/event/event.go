@@ -29,6 +29,24 @@ type Event struct {
 	// claimed, the row's own received_at. The inbox is partitioned by it,
 	// so the consumers' updates of the row read one partition.
 	ReceivedAt time.Time
+	// Origin is where the event's record was first delivered (its main
+	// topic's partition and offset); zero when unknown (an Event built
+	// directly).
+	Origin Origin
+	// Replay: the record is a replay (an operator's, through the outbox)
+	// of an event gatehouse had already processed; a destination ordered
+	// per object is told so (Gatehouse-Replay). Set by the consumers on
+	// their copy for such a delivery.
+	Replay bool
+}
+
+// Origin is the position of an event's record in its main topic. A retry
+// topic's record carries it in its gatehouse_original_* headers.
+type Origin struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Timestamp time.Time
 }
 
 // Path reads a dotted path ("object.id") from the event's data member and

@@ -229,6 +229,9 @@ func (f *Forwarder) shaped(ctx context.Context, ev *event.Event, obj json.RawMes
 		}
 		body, extra = tr.body, tr.headers
 	}
+	if ev.Replay {
+		extra = replayHeaders(extra, ev)
+	}
 	return event.Sent{Body: body, Headers: extra, Transformed: f.tf != nil}, f.deliverWaiting(ctx, ev, body, extra, wait)
 }
 

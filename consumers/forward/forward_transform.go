@@ -48,7 +48,8 @@ const (
 
 // reservedHeaders are the headers a transform may not set: the signature's
 // and the body's.
-var reservedHeaders = []string{"webhook-id", "webhook-timestamp", "webhook-signature", "content-type", "content-length", "host"}
+var reservedHeaders = []string{"webhook-id", "webhook-timestamp", "webhook-signature", "content-type", "content-length", "host",
+	HeaderReplay, HeaderOriginalReceivedAt}
 
 // trialBody is the delivery of the trial run: the shape of a real one.
 const trialBody = `{"type":"gatehouse.trial","timestamp":"2000-01-01T00:00:00Z","data":{"provider":"","event_id":"trial","type":"gatehouse.trial","attempt":0,"event":{}}}`

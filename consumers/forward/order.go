@@ -3,6 +3,8 @@ package forward
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"time"
 
 	"github.com/gatehouse/gatehouse/consumers/event"
 )
@@ -35,4 +37,30 @@ func (c *Config) orderDefaults() {
 	if c.MaxParkedEvents <= 0 {
 		c.MaxParkedEvents = 100000
 	}
+}
+
+// The headers of a replay's delivery to a destination ordered per object
+// (docs/CONSUMERS.md "Ordered delivery per object"): a transform may not
+// set them.
+const (
+	// HeaderReplay is "true" on the delivery of a replayed event.
+	HeaderReplay = "Gatehouse-Replay"
+	// HeaderOriginalReceivedAt is when gatehouse first received the
+	// replayed event (RFC 3339, UTC): its original position among its
+	// object's events, which a replay is delivered after.
+	HeaderOriginalReceivedAt = "Gatehouse-Original-Received-At"
+)
+
+// replayHeaders is extra (a transform's headers; nil: none) with the
+// replay headers of ev added, in a new header map.
+func replayHeaders(extra http.Header, ev *event.Event) http.Header {
+	h := extra.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set(HeaderReplay, "true")
+	if !ev.ReceivedAt.IsZero() {
+		h.Set(HeaderOriginalReceivedAt, ev.ReceivedAt.UTC().Format(time.RFC3339Nano))
+	}
+	return h
 }

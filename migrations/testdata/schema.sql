@@ -764,7 +764,14 @@ CREATE TABLE public.parked_events (
     created_at timestamp with time zone,
     received_at timestamp with time zone,
     head boolean DEFAULT false NOT NULL,
-    parked_at timestamp with time zone DEFAULT now() NOT NULL
+    parked_at timestamp with time zone DEFAULT now() NOT NULL,
+    origin_topic text,
+    origin_partition integer,
+    origin_offset bigint,
+    origin_timestamp timestamp with time zone,
+    outbox_id text,
+    pending boolean DEFAULT false NOT NULL,
+    replay boolean DEFAULT false NOT NULL
 );
 
 --
@@ -1349,6 +1356,12 @@ CREATE INDEX auth_tokens_family_idx ON public.auth_tokens USING btree (family_id
 --
 
 CREATE INDEX erasures_requested_at_idx ON public.erasures USING btree (requested_at);
+
+--
+-- Name: failure_issue_events_event; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX failure_issue_events_event ON public.failure_issue_events USING btree (provider, event_id);
 
 --
 -- Name: failure_issue_events_last_seen_idx; Type: INDEX; Schema: public; Owner: -
