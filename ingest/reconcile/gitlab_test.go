@@ -219,3 +219,52 @@ func TestGitLabShiftedPageIsNotMalformed(t *testing.T) {
 		t.Fatalf("pass %+v, %v: want 3 listed and resent once each, by X-Gitlab-Event-UUID", res, err)
 	}
 }
+
+// A pass reads at most max_events hook events: it says it was truncated,
+// resends the missing ones it listed, and leaves no partial window (the
+// events carry no time: every pass lists them again from the first page).
+func TestGitLabPassIsBoundedByMaxEvents(t *testing.T) {
+	ok := func(id int) string {
+		return fmt.Sprintf(`{"id":%d,"url":"u","trigger":"push_hooks","request_headers":{"Idempotency-Key":"idem-%d"},"request_data":{},"response_status":"500"}`, id, id)
+	}
+	resent := answer(201, `{"response_status":204}`)
+	api, calls := eventList(t, answer(200, "["+ok(9)+","+ok(8)+","+ok(7)+"]", "X-Next-Page", "2"), resent, resent)
+	pool, _ := inboxtest.NewWriter(t, 0)
+	kind, _ := providers.Lookup("gitlab")
+	r, err := reconcile.New(reconcile.Config{Provider: "gitlab", Kind: kind,
+		Settings: settings.Reconcile{Enabled: true, Hook: settings.HookGroup, Group: "42", HookID: 7, MaxEvents: 2},
+		APIURL:   api.URL, APIKey: []byte("glpat-test-token"), DedupeWindow: settings.GitLabDedupeWindow, Pool: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Pass(context.Background(), reconcile.Options{})
+	if err != nil || !res.Truncated || res.Listed != 2 || res.Closed != 2 || calls.Load() != 3 ||
+		!slices.Equal(res.Missing, []string{"idem-9", "idem-8"}) {
+		t.Fatalf("pass %+v, %v (%d calls): want 2 of the 3 listed and resent, truncated", res, err, calls.Load())
+	}
+	var partial *time.Time
+	if err := pool.QueryRow(context.Background(), `SELECT partial_from FROM reconcile_passes WHERE provider = 'gitlab'`).Scan(&partial); err != nil || partial != nil {
+		t.Fatalf("partial_from %v, %v: want none", partial, err)
+	}
+}
+
+// A gitlab Reconciler needs a GitLab hook kind and a dedupe window
+// covering GitLab's 7 days with a day's margin.
+func TestGitLabReconcilerNeedsItsHookAndDedupeWindow(t *testing.T) {
+	pool, _ := inboxtest.NewWriter(t, 0)
+	kind, _ := providers.Lookup("gitlab")
+	for _, tc := range []struct {
+		hook   settings.Reconcile
+		window time.Duration
+		want   string
+	}{
+		{settings.Reconcile{Hook: settings.HookRepository, Owner: "o", Repo: "r", HookID: 1}, settings.GitLabDedupeWindow, "is not project or group"},
+		{settings.Reconcile{Hook: settings.HookProject, Project: "1", HookID: 1}, 7 * 24 * time.Hour, "shorter than 192h0m0s"},
+	} {
+		_, err := reconcile.New(reconcile.Config{Provider: "gitlab", Kind: kind, Settings: tc.hook, APIURL: "https://gitlab.example.com",
+			DedupeWindow: tc.window, Pool: pool})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New(%+v, %s) = %v, want %q", tc.hook, tc.window, err, tc.want)
+		}
+	}
+}
