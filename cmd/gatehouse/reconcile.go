@@ -66,8 +66,11 @@ func runReconcile(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	dry := ""
+	if res.Deferred > 0 { // GitLab: beyond the resends a pass may ask for
+		dry = fmt.Sprintf(", deferred to the next pass %d", res.Deferred)
+	}
 	if *dryRun {
-		dry = " (dry run: nothing changed)"
+		dry += " (dry run: nothing changed)"
 	}
 	fmt.Fprintf(e.stdout, "reconciled %s by %s from %s to %s: listed %d, missing %d, %s %d, stored meanwhile by their webhook %d, api calls %d, truncated %v%s\n",
 		*provider, r.Way(), res.From.UTC().Format(time.RFC3339), res.To.UTC().Format(time.RFC3339),

@@ -29,6 +29,7 @@ type client struct {
 	http          *http.Client
 	limiter       *rate.Limiter // nil: unlimited
 	basic         bool          // send key "user:password" with HTTP Basic
+	authHeader    string        // send key in this header ("PRIVATE-TOKEN", GitLab's); "": bearer
 	calls         int           // calls made (one pass uses one client at a time)
 	onError       func()
 }
@@ -82,7 +83,13 @@ func (c *client) call(ctx context.Context, method, path string, query url.Values
 // send is call with a JSON body (nil: none).
 func (c *client) send(ctx context.Context, method, path string, query url.Values, body []byte, out any) (http.Header, error) {
 	u := *c.base
-	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	// path may hold escaped segments (GitLab's "group%2Fproject")
+	raw := strings.TrimSuffix(u.EscapedPath(), "/") + path
+	unescaped, err := url.PathUnescape(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	u.Path, u.RawPath = unescaped, raw
 	u.RawQuery = query.Encode()
 	return c.do(ctx, method, &u, path, body, out)
 }
@@ -125,7 +132,9 @@ func (c *client) do(ctx context.Context, method string, u *url.URL, path string,
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if c.key != "" {
+	if c.key != "" && c.authHeader != "" {
+		req.Header.Set(c.authHeader, c.key)
+	} else if c.key != "" {
 		if user, pass, ok := strings.Cut(c.key, ":"); ok && c.basic {
 			req.SetBasicAuth(user, pass)
 		} else {

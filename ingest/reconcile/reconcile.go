@@ -2,7 +2,8 @@
 // the inbox over a window and closes the difference: it backfills, through
 // ingest/inbox's Writer, each event of the provider's event list the inbox
 // lacks (Stripe), or asks the provider to redeliver each delivery whose
-// event was never stored (GitHub), as the catalogue declares per scheme
+// event was never stored (GitHub, and GitLab's resend of a hook's event),
+// as the catalogue declares per scheme
 // (providers.Reconcile). A pass runs on one instance at a time per
 // provider, resumes from a durable cursor (reconcile_passes) and is
 // bounded (max_events).
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/time/rate"
 
 	"github.com/gatehouse/gatehouse/ingest/inbox"
 	"github.com/gatehouse/gatehouse/internal/settings"
@@ -69,6 +71,10 @@ type Reconciler struct {
 	cfg  Config
 	way  string
 	list providers.EventList // the event list a backfill reads
+	// gitlab: the hook's events are resent (resendGitLab), paced by
+	// resends across passes.
+	gitlab  bool
+	resends *rate.Limiter
 }
 
 // margin keeps a pass this far inside the dedupe window: a key written at
@@ -101,8 +107,18 @@ func New(cfg Config) (*Reconciler, error) {
 	if way == providers.ReconcileBackfill && cfg.Writer == nil {
 		return nil, fmt.Errorf("reconcile %s: backfill needs a Writer", cfg.Provider)
 	}
-	if way == providers.ReconcileRedeliver && cfg.Settings.DeliveriesPath() == "" {
-		return nil, fmt.Errorf("reconcile %s: hook: %q is not repository, organization or app", cfg.Provider, cfg.Settings.Hook)
+	gitlab := cfg.Kind.Scheme == "gitlab"
+	hook := cfg.Settings.Hook
+	switch {
+	case way != providers.ReconcileRedeliver:
+	case gitlab && !gitlabHook(hook):
+		return nil, fmt.Errorf("reconcile %s: hook: %q is not project or group", cfg.Provider, hook)
+	case !gitlab && (gitlabHook(hook) || cfg.Settings.DeliveriesPath() == ""):
+		return nil, fmt.Errorf("reconcile %s: hook: %q is not repository, organization or app", cfg.Provider, hook)
+	}
+	if gitlab && cfg.DedupeWindow < settings.GitLabDedupeWindow {
+		return nil, fmt.Errorf("reconcile %s: the dedupe window %s is shorter than %s: GitLab's hook events carry no time, so it must cover their %s",
+			cfg.Provider, cfg.DedupeWindow, settings.GitLabDedupeWindow, settings.GitLabHistory)
 	}
 	cfg.Settings.ApplyDefaults()
 	if cfg.KeyLifetime < cfg.DedupeWindow {
@@ -117,7 +133,11 @@ func New(cfg Config) (*Reconciler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Reconciler{cfg: cfg, way: way, list: list}, nil
+	r := &Reconciler{cfg: cfg, way: way, list: list, gitlab: gitlab}
+	if gitlab {
+		r.resends = newResendLimiter()
+	}
+	return r, nil
 }
 
 // Way is how the provider is reconciled: providers.ReconcileBackfill or
@@ -150,9 +170,13 @@ type Result struct {
 	// Raced counts missing events stored meanwhile by their webhook: the
 	// backfill's write was a duplicate.
 	Raced int
-	// Truncated: the pass stopped at max_events; the next one resumes.
+	// Truncated: the pass stopped at max_events; the next one resumes
+	// (GitLab: the older hook events were not checked).
 	Truncated bool
-	Calls     int // API calls made
+	// Deferred counts missing events whose resend did not fit in the pass
+	// (GitLab: five a minute for each hook); a later pass resends them.
+	Deferred int
+	Calls    int // API calls made
 }
 
 // ErrNoProgress is Pass's error when max_events items share the time the
@@ -201,7 +225,10 @@ func (r *Reconciler) Pass(ctx context.Context, opt Options) (Result, error) {
 		}
 	}
 	oldest, err := r.run(ctx, w, opt, &res)
-	if err == nil && res.Truncated && !oldest.Before(w.before) {
+	// GitLab's hook events carry no time: each pass lists them all again,
+	// and the cursor only records the pass
+	timed := !r.gitlab
+	if err == nil && timed && res.Truncated && !oldest.Before(w.before) {
 		// the bound was reached within one instant: the next pass would
 		// list the same items again and never get past them
 		err = fmt.Errorf("%w: more than max_events (%d) items at %s: raise max_events", ErrNoProgress, r.cfg.Settings.MaxEvents, oldest.UTC().Format(time.RFC3339))
@@ -224,11 +251,11 @@ func (r *Reconciler) Pass(ctx context.Context, opt Options) (Result, error) {
 	r.cfg.Metrics.lastSuccess.WithLabelValues(r.cfg.Provider).Set(float64(end.UnixMilli()) / 1000)
 	r.cfg.Logger.Info("reconciliation pass", "provider", r.cfg.Provider, "way", r.way, "from", w.from, "to", w.before,
 		"listed", res.Listed, "missing", len(res.Missing), "closed", res.Closed, "raced", res.Raced,
-		"truncated", res.Truncated, "calls", res.Calls, "dry_run", opt.DryRun)
+		"truncated", res.Truncated, "deferred", res.Deferred, "calls", res.Calls, "dry_run", opt.DryRun)
 	if opt.DryRun {
 		return res, nil
 	}
-	next := st.next(w, res.Truncated, oldest, opt.Since > 0)
+	next := st.next(w, timed && res.Truncated, oldest, opt.Since > 0)
 	if err := saveOK(ctx, r.cfg.Pool, r.cfg.Provider, end, res, next); err != nil {
 		return res, fmt.Errorf("reconcile %s: %w", r.cfg.Provider, err)
 	}
@@ -245,6 +272,10 @@ func (r *Reconciler) run(ctx context.Context, w window, opt Options, res *Result
 	}
 	c.basic = r.list.Auth == providers.AuthBasic
 	defer func() { res.Calls = c.calls }()
+	if r.gitlab {
+		c.authHeader = gitlabAuthHeader
+		return time.Time{}, r.resendGitLab(ctx, c, opt, res)
+	}
 	if !w.before.After(w.from) {
 		return time.Time{}, nil
 	}
@@ -259,8 +290,11 @@ func (r *Reconciler) run(ctx context.Context, w window, opt Options, res *Result
 func (r *Reconciler) missing(res *Result, id string, at time.Time, opt Options) {
 	res.Missing = append(res.Missing, id)
 	r.cfg.Metrics.missing.WithLabelValues(r.cfg.Provider, r.way).Inc()
-	r.cfg.Logger.Warn("event missing from the inbox", "provider", r.cfg.Provider, "way", r.way, "id", id,
-		"at", at, "dry_run", opt.DryRun)
+	attrs := []any{"provider", r.cfg.Provider, "way", r.way, "id", id, "dry_run", opt.DryRun}
+	if !at.IsZero() { // GitLab's hook events carry no time
+		attrs = append(attrs, "at", at)
+	}
+	r.cfg.Logger.Warn("event missing from the inbox", attrs...)
 }
 
 // Run runs a pass every Settings.Interval until ctx ends, the first one

@@ -217,7 +217,7 @@ func (p *Provider) validate() error {
 			return fmt.Errorf("api_url: %q is not an absolute URL", p.APIURL)
 		}
 	}
-	if err := p.Reconcile.Validate("reconcile", p.Kind().Reconcile.Way, providers.ReconcileRedeliver); err != nil {
+	if err := p.Reconcile.Validate("reconcile", p.Scheme, p.Kind().Reconcile.Way, providers.ReconcileRedeliver); err != nil {
 		return err
 	}
 	if p.Reconcile.List != nil && p.Kind().Envelope == providers.EnvelopeFields && !bodyOnly(p.Kind().EventID) {

@@ -6,7 +6,8 @@ import (
 )
 
 // providers.<name>.reconcile: enabled needs a scheme the catalogue can
-// reconcile (or a declared list), an API, and for GitHub the hook; a
+// reconcile (or a declared list), an API, and for GitHub and GitLab the
+// hook (for GitLab a dedupe window covering its 7 days of events); a
 // declared list needs its fields and, for an hmac definition, an event id
 // read from the body.
 func TestReconcileSettingsValidated(t *testing.T) {
@@ -24,6 +25,16 @@ func TestReconcileSettingsValidated(t *testing.T) {
 		{"hmac list", base + "    scheme: hmac\n" + hmac + "    event_id: [{path: id}]\n    reconcile:\n      enabled: true\n" + list, ""},
 		{"hmac header id", base + "    scheme: hmac\n" + hmac + "    event_id: [{header: X-Id}]\n    reconcile:\n      enabled: true\n" + list, "event_id must be read from the body"},
 		{"hmac no list", base + "    scheme: hmac\n" + hmac + "    event_id: [{path: id}]\n    reconcile: {enabled: true}\n", "cannot be reconciled"},
+		{"gitlab no hook", base + "    scheme: gitlab\n    dedupe_window: 192h\n    reconcile: {enabled: true}\n", "reconcile.hook"},
+		{"gitlab github hook", base + "    scheme: gitlab\n    dedupe_window: 192h\n    reconcile: {enabled: true, hook: repository, owner: o, repo: r, hook_id: 1}\n", "is not project or group"},
+		{"gitlab project no id", base + "    scheme: gitlab\n    dedupe_window: 192h\n    reconcile: {enabled: true, hook: project, project: g/p}\n", "needs project and hook_id"},
+		{"gitlab group no group", base + "    scheme: gitlab\n    dedupe_window: 192h\n    reconcile: {enabled: true, hook: group, hook_id: 3}\n", "needs group and hook_id"},
+		{"gitlab project", base + "    scheme: gitlab\n    dedupe_window: 192h\n    reconcile: {enabled: true, hook: project, project: g/p, hook_id: 3}\n", ""},
+		{"gitlab group", base + "    scheme: gitlab\n    dedupe_window: 200h\n    reconcile: {enabled: true, hook: group, group: \"42\", hook_id: 3}\n", ""},
+		{"gitlab short dedupe window", base + "    scheme: gitlab\n    dedupe_window: 168h\n    reconcile: {enabled: true, hook: project, project: g/p, hook_id: 3}\n", "providers.p.dedupe_window: 168h0m0s is shorter than 192h0m0s"},
+		{"gitlab default dedupe window", base + "    scheme: gitlab\n    reconcile: {enabled: true, hook: project, project: g/p, hook_id: 3}\n", "providers.p.dedupe_window"},
+		{"gitlab short window, off", base + "    scheme: gitlab\n    dedupe_window: 168h\n", ""},
+		{"github gitlab hook", base + "    scheme: github\n    reconcile: {enabled: true, hook: project, project: g/p, hook_id: 3}\n", "is not repository, organization or app"},
 		{"list incomplete", base + "    scheme: stripe\n    reconcile:\n      list: {path: /events}\n", "reconcile.list.items: required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

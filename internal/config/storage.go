@@ -79,6 +79,10 @@ func (c *Config) validateRetention() error {
 		if r := p.Kind().Redelivery; dedupe < r.Window {
 			return errorf("providers.%s.dedupe_window: %s is shorter than %s's redelivery window %s (%s)", name, dedupe, p.Scheme, r.Window, r.Source)
 		}
+		if p.Scheme == "gitlab" && p.Reconcile.Enabled && dedupe < settings.GitLabDedupeWindow {
+			return errorf("providers.%s.dedupe_window: %s is shorter than %s: a reconciled gitlab provider resends any of the hook's events of GitLab's %s, which carry no time, so the dedupe window must cover them with a day's margin",
+				name, dedupe, settings.GitLabDedupeWindow, settings.GitLabHistory)
+		}
 		if o := c.ObjectRetention(name); o < dedupe {
 			return errorf("providers.%s: object_retention %s is shorter than its dedupe window %s (set providers.%s.object_retention or storage.object_retention)", name, o, dedupe, name)
 		}

@@ -50,8 +50,8 @@ const (
 )
 
 // reconciles holds each catalogue scheme's reconciliation (Kind.Reconcile;
-// `gatehouse providers` prints it). Stripe and Paddle (backfill) and
-// GitHub (redelivery) are implemented by ingest/reconcile; a scheme whose
+// `gatehouse providers` prints it). Stripe, Paddle, Square and Mailgun
+// (backfill), GitHub and GitLab (redelivery) are implemented by ingest/reconcile; a scheme whose
 // provider documents a record gatehouse does not read yet says so and
 // why.
 var reconciles = map[string]Reconcile{
@@ -71,8 +71,11 @@ var reconciles = map[string]Reconcile{
 	"clerk":             {Reason: svixSender},
 	"shopify":           {Reason: noRecord + " (failed deliveries are visible only in the Partner Dashboard)"},
 	"resend":            {Reason: noRecord},
-	"gitlab": {Reason: notYetLog + "a hook's events (GET /projects/:id/hooks/:hook_id/events) and their resend " +
-		"(POST …/events/:hook_log_id/resend), with page numbers, not GitHub's delivery list and cursor"},
+	"gitlab": {Way: ReconcileRedeliver,
+		List: "GET /api/v4/projects/:id/hooks/:hook_id/events or /api/v4/groups/:id/hooks/:hook_id/events " +
+			"(the past 7 days, page and X-Next-Page; no time per event: dedupe_window ≥ 192h)",
+		Redeliver: "POST …/events/:hook_event_id/resend (five a minute for each hook)",
+		Source:    "https://docs.gitlab.com/api/project_webhooks/"},
 	"bitbucket": {Reason: noRecord + " (the request history is in the repository's settings only)"},
 	"discord":   {Reason: "interactions must be answered within 3 seconds; a late one cannot be answered"},
 	"twilio":    {Reason: "status callbacks are not events of a log; the resources' own state is fetched instead"},
