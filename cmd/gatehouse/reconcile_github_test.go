@@ -170,25 +170,8 @@ func TestReconcileGitHubRedeliveryArrivesSigned(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	count := func() (rows, verified int) {
-		t.Helper()
-		if err := conn.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE verified AND secret_id = 's1' AND via = 'webhook')
-FROM inbox WHERE provider = 'github' AND event_id = ANY($1)`, ids).Scan(&rows, &verified); err != nil {
-			t.Fatal(err)
-		}
-		return rows, verified
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		rows, verified := count()
-		if rows == len(ids) && verified == len(ids) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d deliveries stored (%d verified, via webhook); serve stderr:\n%s", rows, len(ids), verified, srv.stderr)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	got := redelivered{t: t, conn: conn, provider: "github", ids: ids}
+	got.wait(srv.stderr)
 	// let two more passes run: the stored deliveries are not asked for again
 	time.Sleep(2500 * time.Millisecond)
 	hook.mu.Lock()
@@ -216,7 +199,7 @@ FROM inbox WHERE provider = 'github' AND event_id = ANY($1)`, ids).Scan(&rows, &
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("second redelivery: Prism answered %d", resp.StatusCode)
 	}
-	deadline = time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		hook.mu.Lock()
 		last := hook.items[len(hook.items)-1]
@@ -233,7 +216,7 @@ FROM inbox WHERE provider = 'github' AND event_id = ANY($1)`, ids).Scan(&rows, &
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if rows, verified := count(); rows != len(ids) || verified != len(ids) {
+	if rows, verified := got.count(); rows != len(ids) || verified != len(ids) {
 		t.Fatalf("after the second redelivery: %d rows (%d verified): want each delivery once", rows, verified)
 	}
 	var dupes int

@@ -155,25 +155,8 @@ func TestReconcileGitLabResendArrivesThroughTheReceiver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	count := func() (rows, verified int) {
-		t.Helper()
-		if err := conn.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE verified AND secret_id = 's1' AND via = 'webhook')
-FROM inbox WHERE provider = 'gitlab' AND event_id = ANY($1)`, keys).Scan(&rows, &verified); err != nil {
-			t.Fatal(err)
-		}
-		return rows, verified
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		rows, verified := count()
-		if rows == len(keys) && verified == len(keys) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d events stored (%d verified, via webhook); serve stderr:\n%s", rows, len(keys), verified, srv.stderr)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	got := redelivered{t: t, conn: conn, provider: "gitlab", ids: keys}
+	got.wait(srv.stderr)
 	time.Sleep(2500 * time.Millisecond) // two more passes: nothing is resent again
 	hook.mu.Lock()
 	posts, first := hook.posts, hook.items[0]["id"].(int)
@@ -200,7 +183,7 @@ FROM inbox WHERE provider = 'gitlab' AND event_id = ANY($1)`, keys).Scan(&rows, 
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM inbox WHERE provider = 'gitlab'`).Scan(&all); err != nil {
 		t.Fatal(err)
 	}
-	if rows, verified := count(); rows != len(keys) || verified != len(keys) || all != len(keys) {
+	if rows, verified := got.count(); rows != len(keys) || verified != len(keys) || all != len(keys) {
 		t.Fatalf("after the second resend: %d rows (%d verified, %d in all): want each event once", rows, verified, all)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/gatehouse/gatehouse/ingest/signature"
 	"github.com/gatehouse/gatehouse/internal/testenv"
 )
@@ -156,4 +158,41 @@ func refusingURL(t *testing.T) string {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	return "http://" + addr + "/webhooks/stripe"
+}
+
+// redelivered reads provider's inbox rows of the event ids of a
+// reconciliation test: how many are stored, and how many of them verified
+// with secret s1 and received as webhooks (a redelivery through the
+// receiver, not a backfill).
+type redelivered struct {
+	t        *testing.T
+	conn     *pgx.Conn
+	provider string
+	ids      []string
+}
+
+func (r redelivered) count() (rows, verified int) {
+	r.t.Helper()
+	if err := r.conn.QueryRow(context.Background(), `SELECT count(*), count(*) FILTER (WHERE verified AND secret_id = 's1' AND via = 'webhook')
+FROM inbox WHERE provider = $1 AND event_id = ANY($2)`, r.provider, r.ids).Scan(&rows, &verified); err != nil {
+		r.t.Fatal(err)
+	}
+	return rows, verified
+}
+
+// wait waits up to a minute for every id to be stored and verified, and
+// fails with serve's stderr.
+func (r redelivered) wait(stderr fmt.Stringer) {
+	r.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		rows, verified := r.count()
+		if rows == len(r.ids) && verified == len(r.ids) {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("%d of %d events stored (%d verified, via webhook); serve stderr:\n%s", rows, len(r.ids), verified, stderr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
