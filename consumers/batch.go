@@ -250,6 +250,15 @@ func (b *batch) handle(ctx context.Context) {
 		}
 	}
 	res := make([]called, len(todo))
+	var parking parker = r.store
+	if r.cfg.Handlers.Ordered() { // one probe of the batch's parked keys, not one per delivery (parking_probe.go)
+		bp, err := r.probeParking(ctx, todo)
+		if err != nil {
+			r.log.WarnContext(ctx, "probing the batch's parked keys failed; each delivery probes its own", "err", err)
+		} else {
+			parking, b.calls = bp, event.NewBatch(bp)
+		}
+	}
 	var wg sync.WaitGroup
 	for _, chain := range chains(todo, r.cfg.Handlers.Ordered()) { // one key's records in order when a destination is ordered (parking.go)
 		wg.Add(1)
@@ -261,7 +270,7 @@ func (b *batch) handle(ctx context.Context) {
 					hctx = trace.ContextWithSpan(ctx, todo[i].span)
 				}
 				if todo[i].late { // its row is missing: its key waits behind it (parking_late.go)
-					res[i].err = r.parkLate(hctx, ev)
+					res[i].err = r.parkLate(hctx, ev, parking)
 					continue
 				}
 				res[i].eff, res[i].err = r.handleEvent(hctx, ev, b.calls)

@@ -66,14 +66,15 @@ func ordering(fw Forwarder) (o orderedForwarder, ok bool) {
 // key is sent at once.
 func deliverOrdered(ctx context.Context, b *event.Batch, fw Forwarder, ev *event.Event, obj json.RawMessage) (event.Sent, error) {
 	o, ok := ordering(fw)
-	st, isStore := b.Ledger().(store)
+	pk, isStore := b.Ledger().(parker)
 	if !ok || !isStore || ev.ObjectKey == "" {
 		return fw.DeliverShaped(ctx, ev, obj)
 	}
+	st := pk.parking()
 	_, onDead, _, _ := o.Ordering()
 	k := parkKey{dest: fw.Destination(), provider: ev.Provider, key: ev.ObjectKey}
 	ev = ptr(*ev) // this destination's copy: park marks a replay on it (Event.Replay)
-	res, err := st.park(ctx, k, ev, obj)
+	res, err := pk.park(ctx, k, ev, obj)
 	if err != nil {
 		return event.Sent{}, err
 	}
@@ -85,12 +86,14 @@ func deliverOrdered(ctx context.Context, b *event.Batch, fw Forwarder, ev *event
 		if res == parkHead {
 			return event.Sent{}, st.parkHeadOpen(ctx, k, ev, obj) // the head goes first once the circuit lets it
 		}
+		pk.parkedNow(k) // whether or not the park lands: the chain's next record probes again
 		return event.Sent{}, st.parkOpen(ctx, k, ev, obj, onDead)
 	}
 	switch {
 	case err == nil && res == parkHead:
 		return sent, st.headDelivered(ctx, k, ev.ID)
 	case err != nil && event.Classify(err) == event.ClassTransient && ctx.Err() == nil:
+		pk.parkedNow(k)
 		if perr := st.parkBehind(ctx, k, ev.ID, FailureSummary(err), onDead); perr != nil {
 			return sent, fmt.Errorf("%w (and %w)", err, perr)
 		}

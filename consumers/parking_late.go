@@ -26,7 +26,8 @@ const lateMissing = "the event's inbox row was not visible 150 ms after its batc
 // parkLate parks ev's key, for every destination of ev's provider ordered
 // per object that takes ev, behind ev, whose inbox row is missing (see
 // above).
-func (r *Runner) parkLate(ctx context.Context, ev *event.Event) error {
+// A key it parks is marked in bp, the batch's parking snapshot.
+func (r *Runner) parkLate(ctx context.Context, ev *event.Event, bp parker) error {
 	if ev.ObjectKey == "" {
 		return nil
 	}
@@ -35,7 +36,9 @@ func (r *Runner) parkLate(ctx context.Context, ev *event.Event) error {
 			continue
 		}
 		_, onDead, _, _ := fw.Ordering()
-		if err := r.store.parkLate(ctx, parkKey{dest: dest, provider: ev.Provider, key: ev.ObjectKey}, ev, onDead); err != nil {
+		k := parkKey{dest: dest, provider: ev.Provider, key: ev.ObjectKey}
+		bp.parkedNow(k)
+		if err := r.store.parkLate(ctx, k, ev, onDead); err != nil {
 			return err
 		}
 	}
