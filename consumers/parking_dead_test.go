@@ -20,7 +20,8 @@ import (
 // key's head, runs out of the ladder's attempts and is dead-lettered. Its
 // dead-letter record has the main topic record's key, value and event
 // headers, its first delivery's position, the attempt, the error's class
-// and message; on_dead then delivers A4 and A5 (skip) or holds them.
+// and message, and its failures in the drain are counted into a failure
+// issue of its forward stage; on_dead then delivers A4 and A5 (skip) or holds them.
 func TestOrderedDestinationParkedEventThatDiesIsDeadLettered(t *testing.T) {
 	for _, onDead := range []string{"skip", "hold"} {
 		t.Run(onDead, func(t *testing.T) {
@@ -64,6 +65,14 @@ func TestOrderedDestinationParkedEventThatDiesIsDeadLettered(t *testing.T) {
 			if header(d, schemas.HeaderErrorClass) != event.ClassTransient || !strings.Contains(header(d, schemas.HeaderErrorMessage), "500") ||
 				header(d, schemas.HeaderAttempt) != strconv.Itoa(len(f.delays)+1) || header(d, schemas.HeaderDueAt) != "" {
 				t.Errorf("dead letter ladder headers %v, want transient, the 500, attempt %d, no due time", d.Headers, len(f.delays)+1)
+			}
+			var stage string
+			var failures int
+			if err := f.pool.QueryRow(context.Background(), `SELECT fi.stage, fi.failures FROM failure_issue_events fe
+JOIN failure_issues fi ON fi.id = fe.issue_id WHERE fe.event_id = $1`, a[2]).Scan(&stage, &failures); err != nil {
+				t.Errorf("A3's drained failures are in no failure issue: %v", err)
+			} else if !strings.HasPrefix(stage, event.StageForwardPrefix) || failures < len(f.delays)+1 {
+				t.Errorf("A3's failure issue: stage %q with %d failures, want forward:… with at least %d", stage, failures, len(f.delays)+1)
 			}
 			if onDead == "skip" {
 				waitFor(t, 30*time.Second, "A4 and A5 to be delivered", func() bool { return slices.Contains(svc.accepted(), a[4]) })

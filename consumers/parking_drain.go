@@ -181,6 +181,9 @@ WHERE destination = $1 AND provider = $2 AND kafka_key = $3`, k.dest, k.provider
 			return later(parkOpenWait)
 		}
 		dead := derr != nil && (event.Classify(derr) != event.ClassTransient || attempts >= len(r.layout.delays))
+		if derr != nil {
+			r.drainIssue(ctx, tx, k, &p.ev, derr)
+		}
 		if dead {
 			if err := dl.write(ctx, k.provider, []*event.Event{&p.ev}, p.ev.Attempt, event.Classify(derr), derr); err != nil {
 				return errors.Join(err, later(parkOpenWait)) // it stays parked, tried again
@@ -226,6 +229,33 @@ WHERE destination = $1 AND provider = $2 AND kafka_key = $3`, k.dest, k.provider
 		return fmt.Errorf("drain: %w", err)
 	}
 	return commit()
+}
+
+// drainIssue counts the failed delivery of parked event ev, drained to
+// k's destination, into its failure issue in tx (stage forward:<k's
+// destination>, as a delivery from a batch): the console's parked keys then
+// name the issue of a head the drain made, and the issue counts the
+// drain's failures beside the batches'. It runs under a savepoint: when
+// the issue cannot be written, the drain still records what it did, and
+// the error is logged.
+func (r *Runner) drainIssue(ctx context.Context, tx pgx.Tx, k parkKey, ev *event.Event, derr error) {
+	sp, err := tx.Begin(ctx)
+	if err == nil {
+		at := ev.ReceivedAt
+		if at.IsZero() { // a row parked before its received_at was known
+			at = time.Now()
+		}
+		err = recordIssue(ctx, sp, k.provider, ev.ID, ev.Type, at, event.StageForwardPrefix+k.dest,
+			event.Classify(derr), text.Truncate(derr.Error(), maxErrorMessage), FailureSummary(derr), time.Now())
+		if err != nil {
+			_ = sp.Rollback(ctx)
+		} else {
+			err = sp.Commit(ctx)
+		}
+	}
+	if err != nil && ctx.Err() == nil {
+		r.log.Warn("failure issue of a drained parked event", "destination", k.dest, "provider", k.provider, "event_id", ev.ID, "err", err)
+	}
 }
 
 // parkMetrics are the parking gauges, per destination.
