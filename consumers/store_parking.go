@@ -33,48 +33,36 @@ const (
 )
 
 // park parks ev (with obj, the fetched object; ev is the caller's copy)
-// behind k's head when k is
-// parked and ev is not its head. A key not parked costs one index probe
-// (the common case); a parked key's row is then read again FOR SHARE, so a
-// drain finishing the key (FOR UPDATE, then delete) either sees the new
-// event or is waited for, after which the key is gone and ev is
-// delivered at once. A repeat of a parked event is parked once.
+// behind k's head when k is parked and ev is not its head, in one
+// statement: k's row is read FOR SHARE, so a drain finishing the key
+// (FOR UPDATE, then delete) either sees the new event or is waited for,
+// after which the key is gone and ev is delivered at once. A repeat of a
+// parked event is parked once. A key not parked costs one index probe.
 //
-// The same probe tells whether ev's record is a replay (a row of replays
-// names its outbox id): ev.Replay is set then, before ev is parked.
+// The same statement tells whether ev's record is a replay (a row of
+// replays names its outbox id): ev.Replay is set then, and the parked
+// event keeps it.
 func (s store) park(ctx context.Context, k parkKey, ev *event.Event, obj []byte) (parkResult, error) {
-	var parked bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM parked_keys WHERE destination = $1 AND provider = $2 AND kafka_key = $3),
-  $5 <> '' AND EXISTS (SELECT 1 FROM replays WHERE provider = $2 AND event_id = $4 AND outbox_id::text = $5)`,
-		k.dest, k.provider, k.key, ev.ID, ev.OutboxID).Scan(&parked, &ev.Replay)
-	if err != nil {
+	var head *string
+	args := append(parkedRowArgs(k, ev, obj, false, false), ev.OutboxID)
+	err := s.pool.QueryRow(ctx, `WITH k AS (
+  SELECT head_event_id FROM parked_keys WHERE destination = $1 AND provider = $2 AND kafka_key = $3 FOR SHARE
+), r AS (
+  SELECT $17::text <> '' AND EXISTS (SELECT 1 FROM replays WHERE provider = $2 AND event_id = $4 AND outbox_id::text = $17::text) AS replay
+), ins AS (
+  INSERT INTO parked_events (`+parkedColumns+`)
+  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, r.replay FROM k, r WHERE k.head_event_id <> $4
+  `+parkedConflict+`
+  RETURNING 1
+)
+SELECT (SELECT head_event_id FROM k), (SELECT replay FROM r)`, args...).Scan(&head, &ev.Replay)
+	switch {
+	case err != nil:
 		return parkNone, fmt.Errorf("park: %w", err)
-	}
-	if !parked {
+	case head == nil:
 		return parkNone, nil
-	}
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return parkNone, fmt.Errorf("park: %w", err)
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	var head string
-	err = tx.QueryRow(ctx, `SELECT head_event_id FROM parked_keys WHERE destination = $1 AND provider = $2 AND kafka_key = $3 FOR SHARE`,
-		k.dest, k.provider, k.key).Scan(&head)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return parkNone, nil
-	}
-	if err != nil {
-		return parkNone, fmt.Errorf("park: %w", err)
-	}
-	if head == ev.ID {
+	case *head == ev.ID:
 		return parkHead, nil
-	}
-	if err := insertParked(ctx, tx, k, ev, obj); err != nil {
-		return parkNone, err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return parkNone, fmt.Errorf("park: %w", err)
 	}
 	return parkParked, nil
 }
@@ -155,6 +143,29 @@ func insertParkedAs(ctx context.Context, tx pgx.Tx, k parkKey, ev *event.Event, 
 // whose inbox row was not visible yet (parkLate). Parking an event whose
 // place is pending fills it in (its fetched object) and ends pending.
 func insertParkedRow(ctx context.Context, tx pgx.Tx, k parkKey, ev *event.Event, obj []byte, head, pending bool) error {
+	_, err := tx.Exec(ctx, `INSERT INTO parked_events (`+parkedColumns+`)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+`+parkedConflict, append(parkedRowArgs(k, ev, obj, head, pending), ev.Replay)...)
+	if err != nil {
+		return fmt.Errorf("park: %w", err)
+	}
+	return nil
+}
+
+// parkedColumns are the columns of a parked event, in the order of
+// parkedRowArgs then its replay flag.
+const parkedColumns = `destination, provider, kafka_key, event_id, event_type, envelope, object, created_at, received_at, head,
+  origin_topic, origin_partition, origin_offset, origin_timestamp, outbox_id, pending, replay`
+
+// parkedConflict stores a repeat of a parked event once, and fills in the
+// place an event whose inbox row was not visible kept (pending).
+const parkedConflict = `ON CONFLICT (destination, provider, kafka_key, event_id) DO UPDATE SET object = EXCLUDED.object, received_at = EXCLUDED.received_at,
+  replay = EXCLUDED.replay, pending = false
+WHERE parked_events.pending AND NOT EXCLUDED.pending`
+
+// parkedRowArgs are the values of parkedColumns but the last (replay) for
+// ev of key k with obj: $1 to $16.
+func parkedRowArgs(k parkKey, ev *event.Event, obj []byte, head, pending bool) []any {
 	var created *time.Time
 	if !ev.CreatedAt.IsZero() {
 		created = &ev.CreatedAt
@@ -169,18 +180,8 @@ func insertParkedRow(ctx context.Context, tx pgx.Tx, k parkKey, ev *event.Event,
 	if ev.OutboxID != "" {
 		outbox = &ev.OutboxID
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO parked_events (destination, provider, kafka_key, event_id, event_type, envelope, object, created_at, received_at, head,
-  origin_topic, origin_partition, origin_offset, origin_timestamp, outbox_id, pending, replay)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
-ON CONFLICT (destination, provider, kafka_key, event_id) DO UPDATE SET object = EXCLUDED.object, received_at = EXCLUDED.received_at,
-  replay = EXCLUDED.replay, pending = false
-WHERE parked_events.pending AND NOT EXCLUDED.pending`,
-		k.dest, k.provider, k.key, ev.ID, ev.Type, []byte(ev.StoredEnvelope()), obj, created, receivedAt(ev), head,
-		otopic, opart, ooff, ots, outbox, pending, ev.Replay)
-	if err != nil {
-		return fmt.Errorf("park: %w", err)
-	}
-	return nil
+	return []any{k.dest, k.provider, k.key, ev.ID, ev.Type, []byte(ev.StoredEnvelope()), obj, created, receivedAt(ev), head,
+		otopic, opart, ooff, ots, outbox, pending}
 }
 
 // headDelivered marks k ready once its head headID was delivered: its
