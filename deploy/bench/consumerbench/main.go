@@ -103,7 +103,7 @@ const fwdSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 // tables first); "limited" has api_rate_limit 100, "fwd…" ones forward
 // ("fwdord…" with order: per_object).
 var providers = []string{"warmup", "maxrate", "slow", "grouped", "limited", "steady", "alone", "mixed", "fwdfast", "fwdslow",
-	"fwdordered", "fwdordfail"}
+	"fwdordered", "fwdordfail", "fwdorderedafter"}
 
 // topic is the topic of provider p's events.
 func topic(p string) string { return "bench." + p }

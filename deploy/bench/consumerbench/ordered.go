@@ -18,6 +18,11 @@ import (
 // Their p99 is of each event's time from its claim to its processed_at
 // (handled, delivered, applied), against case 11's: the time an object
 // waits in the backlog before its claim is the run's, not the parking's.
+//
+// Case 11 runs twice, before and after case 12 (fwdordered, then
+// fwdorderedafter), and case 12 is divided by the mean of the two: the
+// database grows and autovacuum wakes up as the cases go on, and a
+// baseline measured only before would charge that drift to the parking.
 
 const (
 	orderedPerObject = 5   // events per object
@@ -61,19 +66,29 @@ FROM inbox WHERE provider = 'fwdordfail' AND (split_part(event_id, '_', 2)::int 
 		return fmt.Errorf("case 12: %w", err)
 	}
 	rate := others / max(span, 1e-9)
-	res.row("12 | the same with 1 %% of the objects failing their first attempt (parked behind it until its retry 10 s later): the other objects' events | %.0f events/s = **%.2f × case 11** | ≥ 0.9 ×",
-		rate, rate/clean)
 	var p99 float64
 	if err := b.Pool.QueryRow(ctx, orderedP99SQL, "fwdordfail", orderedPerObject, orderedFailEvery).Scan(&p99); err != nil {
 		return fmt.Errorf("case 12: %w", err)
 	}
-	res.row("12 p99 | the same: the other objects' events, p99 from claim to processed (handled, delivered, applied) | %.1f ms = **%.2f × case 11's** (%.1f ms) | ≤ 1.5 ×",
-		1000*p99, p99/max(cleanP99, 1e-9), 1000*cleanP99)
+	b.Logf("case 11 again, after case 12 (the baseline is the mean of both runs)")
+	after, err := b.backlog(ctx, "fwdorderedafter", o.events, orderedPerObject)
+	if err != nil {
+		return err
+	}
+	var afterP99 float64
+	if err := b.Pool.QueryRow(ctx, orderedP99SQL, "fwdorderedafter", orderedPerObject, 0).Scan(&afterP99); err != nil {
+		return fmt.Errorf("case 11 after 12: %w", err)
+	}
+	base, baseP99 := (clean+after)/2, (cleanP99+afterP99)/2
+	res.row("12 | the same with 1 %% of the objects failing their first attempt (parked behind it until its retry 10 s later): the other objects' events | %.0f events/s = **%.2f × case 11** (%.0f events/s, the mean of its runs before and after case 12: %.0f and %.0f) | ≥ 0.9 ×",
+		rate, rate/base, base, clean, after)
+	res.row("12 p99 | the same: the other objects' events, p99 from claim to processed (handled, delivered, applied) | %.1f ms = **%.2f × case 11's** (%.1f ms, the mean of %.1f and %.1f) | ≤ 1.5 ×",
+		1000*p99, p99/max(baseP99, 1e-9), 1000*baseP99, 1000*cleanP99, 1000*afterP99)
 	// A parked event's inbox row is final once the batch that parked it
 	// applied; it goes out when the drain reaches it, after its object's
 	// head was retried (10 s): wait for the drain before counting every
-	// delivery (cases 7, 8, 11 and 12), so a lost one still fails the run.
-	want := int64(4 * o.events)
+	// delivery (cases 7, 8, 11 twice and 12), so a lost one still fails the run.
+	want := int64(5 * o.events)
 	for deadline := time.Now().Add(90 * time.Second); b.api.delivered.Load() < want && time.Now().Before(deadline); {
 		select {
 		case <-ctx.Done():
