@@ -106,32 +106,6 @@ func (f *keyFilters) probeOf(buf []byte) probe {
 	return pr
 }
 
-// probeArgs are insertSQL's $15–$19: each row's probe, column by column.
-type probeArgs [1 + 2*maxProbeWindows][]pgtype.Timestamptz
-
-func newProbeArgs(n int) *probeArgs {
-	var a probeArgs
-	for c := range a {
-		a[c] = make([]pgtype.Timestamptz, n)
-	}
-	return &a
-}
-
-func (a *probeArgs) set(row int, p probe) {
-	a[0][row] = p.from
-	for w, win := range p.windows {
-		a[1+2*w][row], a[2+2*w][row] = win[0], win[1]
-	}
-}
-
-func (a *probeArgs) args() []any {
-	out := make([]any, len(a))
-	for c := range a {
-		out[c] = a[c]
-	}
-	return out
-}
-
 func sameInstant(a, b pgtype.Timestamptz) bool {
 	return a.Valid == b.Valid && a.InfinityModifier == b.InfinityModifier && a.Time.Equal(b.Time)
 }

@@ -86,10 +86,10 @@ const (
 // created or dropped shrank by as much.
 const insertSQL = `
 WITH input AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::timestamptz[], $6::text[], $7::uuid[], $8::text[], $9::text[], $10::int[], $11::text[], $12::float8[], $14::text[],
-      $15::timestamptz[], $16::timestamptz[], $17::timestamptz[], $18::timestamptz[], $19::timestamptz[], $20::bytea[], $21::float8[], $22::text[])
-    AS t(provider, event_id, event_type, payload, created_at, secret_id, outbox_id, aggregate_id, topic, ord, event_time, lifetime_s, traceparent,
-      probe_from, w1_starts, w1_ends, w2_starts, w2_ends, guard_key, guard_ttl_s, via)
+  SELECT p AS provider, e AS event_id, t AS event_type, d AS payload, c AS created_at, s AS secret_id, o AS outbox_id,
+      a AS aggregate_id, k AS topic, n AS ord, m AS event_time, l AS lifetime_s, r AS traceparent,
+      f AS probe_from, u1 AS w1_starts, v1 AS w1_ends, u2 AS w2_starts, v2 AS w2_ends, g AS guard_key, x AS guard_ttl_s, y AS via
+  FROM jsonb_to_recordset($1::jsonb) AS j(` + inputColumns + `)
 ), gen AS (
   SELECT starts FROM storage_partitions
   WHERE parent = 'dedupe_keys' AND starts <= now() + interval '` + keyOverlap + `' AND ends > now() - interval '` + keyOverlap + `'
@@ -106,7 +106,7 @@ WITH input AS (
         AND o.gen > now() - make_interval(secs => i.lifetime_s) - (SELECT w FROM width)
         -- the same bound for the whole batch: PostgreSQL prunes the
         -- partitions outside it instead of probing each
-        AND o.gen > now() - make_interval(secs => $13::float8) - (SELECT w FROM width) AND o.gen < now() + interval '` + keyOverlap + `'
+        AND o.gen > now() - make_interval(secs => $2::float8) - (SELECT w FROM width) AND o.gen < now() + interval '` + keyOverlap + `'
         -- the sealed partitions whose key filters exclude the id are
         -- pruned for this row (keyfilter.go)
         AND (o.gen >= i.probe_from OR (o.gen >= i.w1_starts AND o.gen < i.w1_ends) OR (o.gen >= i.w2_starts AND o.gen < i.w2_ends))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/gatehouse/gatehouse/deploy/bench/benchenv"
 )
@@ -25,52 +22,50 @@ type pgScript struct {
 	text string
 }
 
-var paramRef = regexp.MustCompile(`\$(\d+)\b`)
+var (
+	paramRef = regexp.MustCompile(`\$(\d+)\b`)
+	// outboxKey is the outbox id of the captured row in the Writer's jsonb input.
+	outboxKey = regexp.MustCompile(`"o":"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"`)
+)
 
 // buildScript turns the captured statement into a pgbench script: every
 // parameter keeps its cast and captured value (bound with -D, as pgx binds
-// it) except the event id, ARRAY[:eid] (a per-client counter, 13 digits
-// like the receiver's), and the outbox id derived from it. An unknown
-// parameter type fails, so a change to the Writer cannot go unnoticed.
+// it) except, inside the Writer's jsonb input (ingest/inbox/store_input.go),
+// the event id, a per-client counter (13 digits like the receiver's), and
+// the outbox id derived from it: the input is the text around them
+// concatenated with them and cast as the statement casts it, so
+// PostgreSQL parses one jsonb value per transaction as it does for the
+// receiver. An unknown parameter type fails, so a change to the Writer
+// cannot go unnoticed.
 func buildScript(dir, stmt string, args []any) (*pgScript, error) {
 	s := &pgScript{path: filepath.Join(dir, "ingest-insert.sql"), defs: []string{"n=0"}}
 	repl := make(map[int]string, len(args))
-	var idSeen, uuidSeen bool
+	var idSeen bool
 	for i, a := range args {
 		n := i + 1
 		var lit string
 		switch v := a.(type) {
-		case []string:
-			if len(v) == 1 && v[0] == captureEventID {
-				repl[n], idSeen = "ARRAY[:eid]", true
-				continue
+		case []byte: // the rows, one jsonb array
+			js := string(v)
+			id := `"e":"` + captureEventID + `"`
+			ie := strings.Index(js, id)
+			loc := outboxKey.FindStringIndex(js)
+			if ie < 0 || loc == nil || loc[0] < ie {
+				return nil, fmt.Errorf("pgbench script: parameter $%d: the captured row's event id or outbox id not found in %.200s", n, js)
 			}
-			lit = arrayLit(v[0])
-		case []pgtype.Timestamptz:
-			lit = arrayLit(v[0].Time.Format(time.RFC3339Nano))
-		case []pgtype.Text:
-			lit = arrayLit(v[0].String)
-		case []int32:
-			lit = fmt.Sprintf("{%d}", v[0])
-		case []float64:
-			lit = "{" + strconv.FormatFloat(v[0], 'g', -1, 64) + "}"
+			pre, mid, suf := js[:ie]+`"e":"`, `"`+js[ie+len(id):loc[0]]+`"o":"`, `"`+js[loc[1]:]
+			repl[n], idSeen = fmt.Sprintf("(:p%da || :eid::text || :p%db || lpad(to_hex(:eid::bigint), 32, '0')::uuid::text || :p%dc)", n, n, n), true
+			s.defs = append(s.defs, fmt.Sprintf("p%da=%s", n, pre), fmt.Sprintf("p%db=%s", n, mid), fmt.Sprintf("p%dc=%s", n, suf))
+			continue
 		case float64:
 			lit = strconv.FormatFloat(v, 'g', -1, 64)
-		case [][]byte: // the replay guard's key: none for the reference scheme
-			lit = "{NULL}"
-			if v[0] != nil {
-				lit = arrayLit(`\x` + hex.EncodeToString(v[0]))
-			}
-		case []pgtype.UUID:
-			repl[n], uuidSeen = "ARRAY[lpad(to_hex(:eid::bigint), 32, '0')::uuid]", true
-			continue
 		default:
 			return nil, fmt.Errorf("pgbench script: parameter $%d has unsupported type %T", n, a)
 		}
 		repl[n], s.defs = fmt.Sprintf(":p%d", n), append(s.defs, fmt.Sprintf("p%d=%s", n, lit))
 	}
-	if !idSeen || !uuidSeen {
-		return nil, fmt.Errorf("pgbench script: event id or outbox id parameter not found in %d captured arguments", len(args))
+	if !idSeen {
+		return nil, fmt.Errorf("pgbench script: the rows' parameter (with the event id and outbox id) not found in %d captured arguments", len(args))
 	}
 	var bad error
 	body := paramRef.ReplaceAllStringFunc(stmt, func(m string) string {
@@ -86,11 +81,6 @@ func buildScript(dir, stmt string, args []any) (*pgScript, error) {
 	}
 	s.text = "\\set n :n + 1\n\\set eid 1000000000000 + :n * 1000 + :client_id\n" + strings.TrimSpace(body) + ";\n"
 	return s, os.WriteFile(s.path, []byte(s.text), 0o644)
-}
-
-// arrayLit is a one-element PostgreSQL array literal.
-func arrayLit(v string) string {
-	return `{"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v) + `"}`
 }
 
 // runPgbench runs the script with clients connections for d (at rate per

@@ -4,25 +4,20 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 func TestBuildScriptKeepsStatementAndBindsEveryParameter(t *testing.T) {
-	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	stmt := "SELECT $1::text[], $2::text[], $3::jsonb[], $4::timestamptz[], $5::uuid[], $10::int[], $6::text[], $7::text[], $8::text[], $9::text[]"
-	args := []any{
-		[]string{"bench"}, []string{captureEventID}, []string{`{"id":"1","q":"a\"b\\c"}`}, []pgtype.Timestamptz{{Time: created, Valid: true}},
-		[]pgtype.UUID{{Bytes: uuid.New(), Valid: true}}, []string{"x"}, []string{"y"}, []string{"z"}, []string{"w"}, []int32{0},
-	}
-	s, err := buildScript(t.TempDir(), stmt, args)
+	out := uuid.New().String()
+	rows := `[{"p":"bench","e":"` + captureEventID + `","d":{"id":"1","q":"a\"b\\c"},"o":"` + out + `","n":0}]`
+	stmt := "SELECT * FROM jsonb_to_recordset($1::jsonb) AS j(p text), make_interval(secs => $2::float8)"
+	s, err := buildScript(t.TempDir(), stmt, []any{[]byte(rows), 691200.0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "SELECT :p1::text[], ARRAY[:eid]::text[], :p3::jsonb[], :p4::timestamptz[], " +
-		"ARRAY[lpad(to_hex(:eid::bigint), 32, '0')::uuid]::uuid[], :p10::int[], :p6::text[], :p7::text[], :p8::text[], :p9::text[];"
+	want := "SELECT * FROM jsonb_to_recordset((:p1a || :eid::text || :p1b || lpad(to_hex(:eid::bigint), 32, '0')::uuid::text || :p1c)::jsonb) " +
+		"AS j(p text), make_interval(secs => :p2::float8);"
 	if !strings.Contains(s.text, want) {
 		t.Fatalf("script:\n%s\nwant statement:\n%s", s.text, want)
 	}
@@ -34,7 +29,7 @@ func TestBuildScriptKeepsStatementAndBindsEveryParameter(t *testing.T) {
 		t.Fatalf("script file: %v, %q", err, onDisk)
 	}
 	defs := strings.Join(s.defs, "\n")
-	for _, d := range []string{"n=0", "p1={\"bench\"}", `p3={"{\"id\":\"1\",\"q\":\"a\\\"b\\\\c\"}"}`, "p4={\"2026-01-02T03:04:05Z\"}", "p10={0}"} {
+	for _, d := range []string{"n=0", `p1a=[{"p":"bench","e":"`, `p1b=","d":{"id":"1","q":"a\"b\\c"},"o":"`, `p1c=","n":0}]`, "p2=691200"} {
 		if !strings.Contains(defs, d) {
 			t.Errorf("missing -D %s in\n%s", d, defs)
 		}
@@ -43,15 +38,15 @@ func TestBuildScriptKeepsStatementAndBindsEveryParameter(t *testing.T) {
 
 func TestBuildScriptRejectsUnknownParameters(t *testing.T) {
 	for name, args := range map[string][]any{
-		"unsupported type": {[]string{captureEventID}, []pgtype.UUID{{Bytes: uuid.New(), Valid: true}}, []bool{true}},
-		"no event id":      {[]string{"a"}, []pgtype.UUID{{Bytes: uuid.New(), Valid: true}}},
-		"no outbox id":     {[]string{captureEventID}},
+		"unsupported type": {[]byte(`[{"e":"` + captureEventID + `","o":"` + uuid.New().String() + `"}]`), []bool{true}},
+		"no event id":      {[]byte(`[{"e":"a","o":"` + uuid.New().String() + `"}]`)},
+		"no outbox id":     {[]byte(`[{"e":"` + captureEventID + `"}]`)},
 	} {
 		if _, err := buildScript(t.TempDir(), "SELECT $1, $2, $3", args); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
-	if _, err := buildScript(t.TempDir(), "SELECT $1, $2, $3", []any{[]string{captureEventID}, []pgtype.UUID{{Bytes: uuid.New(), Valid: true}}}); err == nil {
+	if _, err := buildScript(t.TempDir(), "SELECT $1, $2, $3", []any{[]byte(`[{"e":"` + captureEventID + `","o":"` + uuid.New().String() + `"}]`), 1.0}); err == nil {
 		t.Error("statement referencing a parameter beyond the arguments: no error")
 	}
 }
