@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -125,7 +127,7 @@ type stmtTracer struct {
 
 func (t *stmtTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	for _, a := range d.Args {
-		if v, ok := a.([]string); ok && len(v) == 1 && v[0] == captureEventID {
+		if v, ok := a.([]byte); ok && bytes.Contains(v, []byte(`"e":"`+captureEventID+`"`)) { // the rows' jsonb (ingest/inbox/store_input.go)
 			t.once.Do(func() { t.q <- d })
 		}
 	}
@@ -157,6 +159,10 @@ func captureStatement(ctx context.Context, dbURL string, rec inbox.Record) (stri
 	if _, err = w.Write(ctx, rec); err != nil {
 		return "", nil, fmt.Errorf("capture statement: %w", err)
 	}
-	d := <-tr.q
-	return d.SQL, d.Args, nil
+	select { // the tracer runs inside the Writer's query, before Write returns
+	case d := <-tr.q:
+		return d.SQL, d.Args, nil
+	default:
+		return "", nil, errors.New("capture statement: no statement of the Writer carried the captured row's event id in its rows' jsonb")
+	}
 }
