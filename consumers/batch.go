@@ -62,8 +62,7 @@ type work struct {
 //  4. apply every effect in one transaction (one commit), the events of
 //     each object in offset order, so one authoritative state is applied
 //     once and the object's other events are ignored_stale; a record that
-//     failed is forwarded to the retry or dead-letter topic (a handler's
-//     failure as the transaction starts, beside it; an apply's after it);
+//     failed is forwarded to the retry or dead-letter topic;
 //  5. settle: wait for the forwards and late rows, count and log every
 //     record, and mark each partition's offsets in order, up to its first
 //     record that could not be finished (then the membership ends and the

@@ -13,21 +13,10 @@ import (
 // apply applies the effects of the handled events in one transaction,
 // ordered by object and offset. When the transaction fails for another
 // reason than a deadlock, each event is applied alone, so one event the
-// database refuses fails alone. A record whose handler failed is forwarded
-// down the retry ladder beside the stages as the apply starts, so its
-// forward and failure record overlap the transaction instead of following
-// it (the batch's finish waits for both); one whose apply failed is
-// forwarded after it. Forwards still start in the order of the batches'
-// finishes, which the membership runs one after another.
+// database refuses fails alone. A record that failed (its handler, or its
+// apply) is then forwarded down the retry ladder beside the stages.
 func (b *batch) apply() {
-	b.forwardFailed()
 	b.applyEffects(b.ctx)
-	b.forwardFailed()
-}
-
-// forwardFailed forwards the batch's records that failed and are not
-// finished or forwarded yet.
-func (b *batch) forwardFailed() {
 	for _, w := range b.firsts {
 		if !w.beside && w.err != nil && !w.done {
 			b.forward(w)
