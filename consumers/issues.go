@@ -121,6 +121,24 @@ ON CONFLICT (provider, stage, fingerprint) DO UPDATE SET
     FROM (SELECT array_remove(i.sample_event_ids, $8::text) || $8::text AS a) s)
 RETURNING id`
 
+// inSavepoint runs fn in a savepoint of tx, so a failure issue that
+// cannot be written leaves tx's own writes standing: fn's error (the
+// savepoint rolled back) or the savepoint's own is returned.
+func inSavepoint(ctx context.Context, tx pgx.Tx, fn func(sp pgx.Tx) error) error {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("failure issue: %w", err)
+	}
+	if err := fn(sp); err != nil {
+		_ = sp.Rollback(ctx)
+		return err
+	}
+	if err := sp.Commit(ctx); err != nil {
+		return fmt.Errorf("failure issue: %w", err)
+	}
+	return nil
+}
+
 // recordIssue counts the failure of one event (provider, eventID of type
 // typ, received at receivedAt) into its issue in tx. The issue is keyed by
 // the digest of msg (Fingerprint), and keeps summary (FailureSummary; ""

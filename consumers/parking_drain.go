@@ -239,20 +239,14 @@ WHERE destination = $1 AND provider = $2 AND kafka_key = $3`, k.dest, k.provider
 // the issue cannot be written, the drain still records what it did, and
 // the error is logged.
 func (r *Runner) drainIssue(ctx context.Context, tx pgx.Tx, k parkKey, ev *event.Event, derr error) {
-	sp, err := tx.Begin(ctx)
-	if err == nil {
-		at := ev.ReceivedAt
-		if at.IsZero() { // a row parked before its received_at was known
-			at = time.Now()
-		}
-		err = recordIssue(ctx, sp, k.provider, ev.ID, ev.Type, at, event.StageForwardPrefix+k.dest,
-			event.Classify(derr), text.Truncate(derr.Error(), maxErrorMessage), FailureSummary(derr), time.Now())
-		if err != nil {
-			_ = sp.Rollback(ctx)
-		} else {
-			err = sp.Commit(ctx)
-		}
+	at := ev.ReceivedAt
+	if at.IsZero() { // a row parked before its received_at was known
+		at = time.Now()
 	}
+	err := inSavepoint(ctx, tx, func(sp pgx.Tx) error {
+		return recordIssue(ctx, sp, k.provider, ev.ID, ev.Type, at, event.StageForwardPrefix+k.dest,
+			event.Classify(derr), text.Truncate(derr.Error(), maxErrorMessage), FailureSummary(derr), time.Now())
+	})
 	if err != nil && ctx.Err() == nil {
 		r.log.Warn("failure issue of a drained parked event", "destination", k.dest, "provider", k.provider, "event_id", ev.ID, "err", err)
 	}

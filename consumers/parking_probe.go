@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/gatehouse/gatehouse/consumers/event"
 )
 
@@ -55,45 +57,37 @@ func (r *Runner) probeParking(ctx context.Context, todo []*work) (*batchParking,
 			rprovs, rids, routs = append(rprovs, ev.Provider), append(rids, ev.ID), append(routs, ev.OutboxID)
 		}
 	}
-	if len(dests) > 0 {
-		rows, err := r.store.pool.Query(ctx, `SELECT p.destination, p.provider, p.kafka_key
+	err := r.store.triples(ctx, `SELECT p.destination, p.provider, p.kafka_key
 FROM unnest($1::text[], $2::text[], $3::text[]) AS k(destination, provider, kafka_key)
-JOIN parked_keys p USING (destination, provider, kafka_key)`, dests, provs, keys)
-		if err != nil {
-			return nil, fmt.Errorf("probe the batch's parked keys: %w", err)
-		}
-		for rows.Next() {
-			var k parkKey
-			if err := rows.Scan(&k.dest, &k.provider, &k.key); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("probe the batch's parked keys: %w", err)
-			}
-			bp.parked[k] = true
-		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("probe the batch's parked keys: %w", err)
-		}
+JOIN parked_keys p USING (destination, provider, kafka_key)`, dests, provs, keys, func(dest, provider, key string) {
+		bp.parked[parkKey{dest, provider, key}] = true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("probe the batch's parked keys: %w", err)
 	}
-	if len(rprovs) > 0 {
-		rows, err := r.store.pool.Query(ctx, `SELECT DISTINCT r.provider, r.event_id, r.outbox_id::text
+	err = r.store.triples(ctx, `SELECT DISTINCT r.provider, r.event_id, r.outbox_id::text
 FROM unnest($1::text[], $2::text[], $3::text[]) AS k(provider, event_id, outbox_id)
-JOIN replays r ON r.provider = k.provider AND r.event_id = k.event_id AND r.outbox_id::text = k.outbox_id`, rprovs, rids, routs)
-		if err != nil {
-			return nil, fmt.Errorf("probe the batch's replays: %w", err)
-		}
-		for rows.Next() {
-			var o replayOf
-			if err := rows.Scan(&o.provider, &o.eventID, &o.outboxID); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("probe the batch's replays: %w", err)
-			}
-			bp.replays[o] = true
-		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("probe the batch's replays: %w", err)
-		}
+JOIN replays r ON r.provider = k.provider AND r.event_id = k.event_id AND r.outbox_id::text = k.outbox_id`, rprovs, rids, routs,
+		func(provider, eventID, outboxID string) { bp.replays[replayOf{provider, eventID, outboxID}] = true })
+	if err != nil {
+		return nil, fmt.Errorf("probe the batch's replays: %w", err)
 	}
 	return bp, nil
+}
+
+// triples runs query over three text arrays of one length (none when
+// empty) and hands each of its rows, three text columns, to each.
+func (s store) triples(ctx context.Context, query string, a, b, c []string, each func(x, y, z string)) error {
+	if len(a) == 0 {
+		return nil
+	}
+	rows, err := s.pool.Query(ctx, query, a, b, c)
+	if err != nil {
+		return err
+	}
+	var x, y, z string
+	_, err = pgx.ForEachRow(rows, []any{&x, &y, &z}, func() error { each(x, y, z); return nil })
+	return err
 }
 
 // park is store.park for a record of the batch: a key the snapshot found

@@ -126,13 +126,9 @@ WHERE provider = $1 AND event_id = $2 AND processing_state <> ALL($7)`
 			return nil, fmt.Errorf("record %s: %w", state, err)
 		}
 	}
-	if sp, err := tx.Begin(ctx); err != nil {
-		issueErr = fmt.Errorf("failure issue: %w", err)
-	} else if issueErr = recordIssue(ctx, sp, provider, eventID, typ, rat, stage, class, msg, summary, time.Now()); issueErr != nil {
-		_ = sp.Rollback(ctx)
-	} else if err := sp.Commit(ctx); err != nil {
-		issueErr = fmt.Errorf("failure issue: %w", err)
-	}
+	issueErr = inSavepoint(ctx, tx, func(sp pgx.Tx) error {
+		return recordIssue(ctx, sp, provider, eventID, typ, rat, stage, class, msg, summary, time.Now())
+	})
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("record %s: %w", state, err)
 	}

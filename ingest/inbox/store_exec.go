@@ -87,10 +87,7 @@ func insertArgs(uniq []*pending, filters *keyFilters) (batchArgs, error) {
 			return batchArgs{}, fmt.Errorf("outbox id: %w", err)
 		}
 		outbox[i] = pgtype.UUID{Bytes: id, Valid: true}
-		w.key("o")
-		w.b = append(w.b, '"')
-		w.b = append(w.b, id.String()...)
-		w.b = append(w.b, '"')
+		w.str("o", id.String())
 		w.str("a", r.AggregateID)
 		w.str("k", r.Topic)
 		w.int("n", i)
