@@ -23,4 +23,4 @@ ${GO:-go} build -o bin/gatehouse ./cmd/gatehouse
 ${GO:-go} build -o bin/ingestbench ./deploy/bench/ingestbench
 nice_value="${BENCH_NICE:-$([ "$(id -u)" = 0 ] && echo -10 || echo 0)}"
 # The section's defaults (ingestbench's own are the tracing section's).
-exec nice -n "$nice_value" bin/ingestbench -gatehouse bin/gatehouse -runs 3 -d 8s -open-runs 2 -mix-runs 1 "$@"
+exec nice -n "$nice_value" bin/ingestbench -gatehouse bin/gatehouse -runs 3 -d 8s -open-runs 2 -mix-runs 3 "$@"
