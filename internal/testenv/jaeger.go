@@ -153,6 +153,14 @@ func StartJaeger(ctx context.Context, dir string) (*Jaeger, error) {
 	}
 }
 
+// Pid is the Jaeger process's id (0 before it started).
+func (j *Jaeger) Pid() int {
+	if j.cmd == nil || j.cmd.Process == nil {
+		return 0
+	}
+	return j.cmd.Process.Pid
+}
+
 // Stop ends the Jaeger process.
 func (j *Jaeger) Stop() {
 	if j.cmd != nil && j.cmd.Process != nil {

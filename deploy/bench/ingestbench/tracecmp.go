@@ -33,11 +33,12 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "## Tracing\n\nThe receiver (`gatehouse serve`) with tracing off and with every delivery traced (OTEL_TRACES_SAMPLER=always_on, OTLP/HTTP to a local Jaeger %s, in-memory storage, on the same machine), "+
-		"%d rounds of %s per side at each concurrency, sides in rotating order beside pgbench running the Writer's statement (the ceiling). PostgreSQL %s (%s). CPU per event is the receiver process's own (user+system) over acknowledged events.\n\n",
+		"%d rounds of %s per side at each concurrency, sides in rotating order beside pgbench running the Writer's statement (the ceiling). PostgreSQL %s (%s). CPU per event is the receiver process's own (user+system) over acknowledged events; Jaeger's is the collector's, on the same 2 cores, which the receiver and PostgreSQL share with it.\n\n",
 		testenv.JaegerModule, b.o.runs, b.o.duration, b.PGVersion, b.settings)
-	tb := benchenv.NewTable(w, "connections>", "receiver", "events/s>", "paired ratio to tracing off>", "receiver CPU/event>", "PostgreSQL CPU/event>")
+	tb := benchenv.NewTable(w, "connections>", "receiver", "events/s>", "paired ratio to tracing off>", "receiver CPU/event>", "PostgreSQL CPU/event>", "Jaeger CPU/event>")
 	for _, c := range b.o.conc {
 		sides := []side{b.closedSide(ctx, "tracing off", b.recv, c), b.closedSide(ctx, "tracing on, 100 % to Jaeger", on, c), b.pgbenchSide(ctx, "pgbench", c, 0)}
+		collector := collectorCPU(sides, j.Pid())
 		ss, err := b.rotate(ctx, b.o.runs, sides, func(round int, ss [][]sample) {
 			b.Logf("tracing c=%d round %d: off %.0f/s on %.0f/s", c, round+1, ss[0][round].tput(), ss[1][round].tput())
 		})
@@ -45,11 +46,44 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 			return err
 		}
 		lo, hi, ratio := paired(ss[1], ss[0])
-		tb.Rowf("%d | %s | %s | 1 | %.0f µs | %.0f µs", c, sides[0].name, benchenv.Thousands(med(ss[0], sample.tput)), med(ss[0], sample.recvPer), med(ss[0], sample.pgPer))
-		tb.Rowf("%d | %s | %s | %.3f (%.3f–%.3f) | %.0f µs | %.0f µs", c, sides[1].name, benchenv.Thousands(med(ss[1], sample.tput)), ratio, lo, hi,
-			med(ss[1], sample.recvPer), med(ss[1], sample.pgPer))
-		tb.Rowf("%d | pgbench (ceiling) | %s | | | %.0f µs", c, benchenv.Thousands(med(ss[2], sample.tput)), med(ss[2], sample.pgPer))
+		tb.Rowf("%d | %s | %s | 1 | %.0f µs | %.0f µs | %.0f µs", c, sides[0].name, benchenv.Thousands(med(ss[0], sample.tput)), med(ss[0], sample.recvPer), med(ss[0], sample.pgPer),
+			collector.per(0, ss[0]))
+		tb.Rowf("%d | %s | %s | %.3f (%.3f–%.3f) | %.0f µs | %.0f µs | %.0f µs", c, sides[1].name, benchenv.Thousands(med(ss[1], sample.tput)), ratio, lo, hi,
+			med(ss[1], sample.recvPer), med(ss[1], sample.pgPer), collector.per(1, ss[1]))
+		tb.Rowf("%d | pgbench (ceiling) | %s | | | %.0f µs | ", c, benchenv.Thousands(med(ss[2], sample.tput)), med(ss[2], sample.pgPer))
 		fmt.Fprintf(w, "\nCPU per event added by tracing at %d connections (median on − median off): %.0f µs.\n\n", c, med(ss[1], sample.recvPer)-med(ss[0], sample.recvPer))
 	}
 	return nil
+}
+
+// collectorRuns is the collector's CPU time over each run of each side, in
+// the order of the side's samples.
+type collectorRuns [][]time.Duration
+
+// collectorCPU wraps each side's run to record the CPU time the process pid
+// (the collector) used during it.
+func collectorCPU(sides []side, pid int) collectorRuns {
+	runs := make(collectorRuns, len(sides))
+	for k := range sides {
+		run := sides[k].run
+		sides[k].run = func(src func(time.Time) []byte) (sample, error) {
+			c0, _, _ := benchenv.ProcCPU(pid, false)
+			s, err := run(src)
+			c1, _, _ := benchenv.ProcCPU(pid, false)
+			runs[k] = append(runs[k], c1-c0)
+			return s, err
+		}
+	}
+	return runs
+}
+
+// per is side k's median collector CPU per acknowledged event, in µs.
+func (r collectorRuns) per(k int, ss []sample) float64 {
+	var v []float64
+	for i, d := range r[k] {
+		if i < len(ss) {
+			v = append(v, ss[i].perEvent(d))
+		}
+	}
+	return benchenv.Median(v)
 }
