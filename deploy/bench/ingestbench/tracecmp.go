@@ -52,7 +52,39 @@ func (b *bench) traceCompare(ctx context.Context, w io.Writer) error {
 			med(ss[1], sample.recvPer), med(ss[1], sample.pgPer), collector.per(1, ss[1]))
 		tb.Rowf("%d | pgbench (ceiling) | %s | | | %.0f µs | ", c, benchenv.Thousands(med(ss[2], sample.tput)), med(ss[2], sample.pgPer))
 		fmt.Fprintf(w, "\nCPU per event added by tracing at %d connections (median on − median off): %.0f µs.\n\n", c, med(ss[1], sample.recvPer)-med(ss[0], sample.recvPer))
+		if err := b.traceAtRate(ctx, w, c, 0.8*med(ss[1], sample.tput), on, j.Pid()); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// traceAtRate runs both receivers at the same fixed rate (requests due every
+// 1/rate s, sent over up to c connections), so the CPU per event of the two
+// sides is compared at one load: closed loop, the traced side runs slower,
+// and a process's fixed work per second is spread over fewer events.
+func (b *bench) traceAtRate(ctx context.Context, w io.Writer, c int, rate float64, on *benchenv.Proc, collectorPid int) error {
+	fixed := func(name string, recv *benchenv.Proc) side {
+		return side{name: name, recv: recv, run: func(src func(time.Time) []byte) (sample, error) {
+			return fromLoad(benchenv.Load{Addr: recv.Public, Conns: c, Next: src}.Fixed(ctx, rate, b.o.duration), ctx.Err())
+		}}
+	}
+	sides := []side{fixed("tracing off", b.recv), fixed("tracing on, 100 % to Jaeger", on)}
+	collector := collectorCPU(sides, collectorPid)
+	ss, err := b.rotate(ctx, b.o.runs, sides, func(round int, ss [][]sample) {
+		b.Logf("tracing c=%d at %.0f/s round %d: receiver CPU per event off %.0f µs on %.0f µs", c, rate, round+1, ss[0][round].recvPer(), ss[1][round].recvPer())
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "The same receivers at one fixed rate, %s events/s (0.8 × the traced side's closed-loop median) over up to %d connections, %d rounds of %s per side:\n\n",
+		benchenv.Thousands(rate), c, b.o.runs, b.o.duration)
+	tb := benchenv.NewTable(w, "connections>", "receiver", "events/s>", "p99 ack>", "receiver CPU/event>", "PostgreSQL CPU/event>", "Jaeger CPU/event>")
+	for k, sd := range sides {
+		tb.Rowf("%d | %s | %s | %.2f ms | %.0f µs | %.0f µs | %.0f µs", c, sd.name, benchenv.Thousands(med(ss[k], sample.tput)), med(ss[k], sample.p99),
+			med(ss[k], sample.recvPer), med(ss[k], sample.pgPer), collector.per(k, ss[k]))
+	}
+	fmt.Fprintf(w, "\nReceiver CPU per event added by tracing at the same rate (median on − median off): %.0f µs.\n\n", med(ss[1], sample.recvPer)-med(ss[0], sample.recvPer))
 	return nil
 }
 
