@@ -77,7 +77,7 @@ func (b *bench) traceAtRate(ctx context.Context, w io.Writer, c int, rate float6
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "The same receivers at one fixed rate, %s events/s (half the traced side's closed-loop median, below what either side saturates at) over up to %d connections, %d rounds of %s per side:\n\n",
+	fmt.Fprintf(w, "The same receivers at one fixed rate, %s events/s (half the traced side's closed-loop median; latency from each request's due time) over up to %d connections, %d rounds of %s per side:\n\n",
 		benchenv.Thousands(rate), c, b.o.runs, b.o.duration)
 	tb := benchenv.NewTable(w, "connections>", "receiver", "events/s>", "p99 ack>", "receiver CPU/event>", "PostgreSQL CPU/event>", "Jaeger CPU/event>")
 	for k, sd := range sides {
