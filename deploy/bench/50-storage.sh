@@ -5,7 +5,7 @@
 # history store (deploy/bench/storagebench; see
 # `go run ./deploy/bench/storagebench -h`), e.g.
 # `-history 5000000 -days 30 -d 15s`. The default history is 50 M events:
-# ~46 GB of disk (checked before the load) and over an hour to load on a
+# ~48 GB of disk (checked before the load) and about 27 minutes to load on a
 # 2-core machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -122,8 +122,8 @@ func layout(ctx context.Context, pool *pgxpool.Pool, o options) (past []span, er
 }
 
 // bytesPerEvent is what an event of the history takes on disk: its inbox row
-// and indexes (~770 B) and its keys (~160 B), measured at 5 M.
-const bytesPerEvent = 950
+// and indexes (~840 B) and its keys (~165 B), measured at 50 M.
+const bytesPerEvent = 1000
 
 // diskFor fails when the file system holding dir has less room than the
 // history needs (with 10 %% and 2 GB to spare for WAL and the runs), so a

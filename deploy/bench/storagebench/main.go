@@ -24,7 +24,7 @@ import (
 
 type options struct {
 	benchenv.Options
-	history     int           `flag:"history" default:"50000000" help:"earlier events loaded into the history store (about 950 bytes of disk each, checked before the load)"`
+	history     int           `flag:"history" default:"50000000" help:"earlier events loaded into the history store (about 1 000 bytes of disk each, checked before the load)"`
 	days        int           `flag:"days" default:"30" help:"days of history (one inbox partition a day; the default retention is 30 days)"`
 	keyInterval time.Duration `flag:"key-interval" default:"24h" help:"width of the dedupe key partitions (storage.key_partition_interval)"`
 	keyFilterFP float64       `flag:"key-filters" help:"false positive rate of the key filters built for the history's sealed key partitions (storage.key_filter_false_positives; 0: none)"`
@@ -41,7 +41,7 @@ func main() {
 }
 
 const helpText = "storagebench: what history and retention cost the receiver's write, and the API's pages on the history (docs/BENCHMARKS.md \"Storage\").\n\n" +
-	"Example (5 M events, ~4.6 GB, ~10 minutes on 2 cores; the default 50 M need ~46 GB and over an hour): go run ./deploy/bench/storagebench -history 5000000 -days 30 -d 15s\n\nFlags:\n"
+	"Example (5 M events, ~4.6 GB, ~10 minutes on 2 cores; the default 50 M need ~48 GB and about 35 minutes): go run ./deploy/bench/storagebench -history 5000000 -days 30 -d 15s\n\nFlags:\n"
 
 func run(ctx context.Context, st *benchenv.Stack, o options, stdout io.Writer) error {
 	histURL, err := testenv.CreateDatabase(ctx, st.PG.AdminURL(), true)
